@@ -1,0 +1,41 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createLogger } from './logger.js';
+
+function capture(): { lines: string[]; stream: Writable } {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  return { lines, stream };
+}
+
+describe('createLogger', () => {
+  it('writes JSON lines that carry the service name and a string level', () => {
+    const { lines, stream } = capture();
+    createLogger({ service: 'gateway', destination: stream }).info({ trace_id: 'abc' }, 'hello');
+    const line = JSON.parse(lines[0]!) as Record<string, unknown>;
+    expect(line).toMatchObject({ service: 'gateway', level: 'info', trace_id: 'abc', msg: 'hello' });
+  });
+
+  it('when an object with secrets is logged whole, no canary secret reaches the line', () => {
+    const canary = 'canary-5f1e0c7a9b';
+    const { lines, stream } = capture();
+    const log = createLogger({ service: 'executor', destination: stream });
+    log.info(
+      {
+        task: { runtime_config: { vault: { QCC_KEY: canary }, model: { api_key: canary } } },
+        vault: { QCC_KEY: canary },
+        request: { headers: { authorization: `Bearer ${canary}`, token: canary, 'x-api-key': canary } },
+        oauth: { client_secret: canary, access_token: canary },
+      },
+      'logged whole',
+    );
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).not.toContain(canary);
+    expect(lines[0]).toContain('[redacted]');
+  });
+});

@@ -1,0 +1,28 @@
+/**
+ * The one logger of every service: pino JSON lines carrying `service`, with secret-named fields
+ * redacted at any depth (see redaction.ts) so that no secret reaches a log line in clear.
+ */
+import { pino, type Logger } from 'pino';
+import { redactSecrets } from './redaction.js';
+
+export type { Logger } from 'pino';
+
+export interface LoggerOptions {
+  service: string;
+  level?: string;
+  /** Where lines go; stdout when omitted. Tests pass a stream to read what was logged. */
+  destination?: pino.DestinationStream;
+}
+
+export function createLogger({ service, level = 'info', destination }: LoggerOptions): Logger {
+  const options: pino.LoggerOptions = {
+    level,
+    base: { service },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: {
+      level: (label) => ({ level: label }),
+      log: (object) => redactSecrets(object) as Record<string, unknown>,
+    },
+  };
+  return destination ? pino(options, destination) : pino(options);
+}

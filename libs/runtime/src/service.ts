@@ -1,0 +1,78 @@
+/**
+ * The life cycle every service shares: parse config once, create the logger, connect to NATS, start,
+ * and on SIGTERM/SIGINT stop the service's own work first, then drain the NATS connection and exit.
+ */
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { z } from 'zod';
+import { baseConfigSchema, ConfigError, loadConfig, type BaseConfig } from './config.js';
+import { createLogger, type Logger } from './logger.js';
+import { connectNats } from './nats-connection.js';
+
+export interface ServiceContext<C> {
+  config: Readonly<C>;
+  log: Logger;
+  nc: NatsConnection;
+}
+
+/** What a started service hands back: how to stop its own work (consumers, HTTP servers, …). */
+export interface RunningService {
+  stop(): Promise<void>;
+}
+
+export interface ServiceDefinition<S extends z.ZodType<BaseConfig>> {
+  name: string;
+  configSchema?: S;
+  start(ctx: ServiceContext<z.infer<S>>): Promise<RunningService>;
+}
+
+const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
+
+/**
+ * Runs a service until a termination signal. Exits 0 after a clean shutdown, 1 when start-up fails or
+ * the shutdown does not finish within `SHUTDOWN_TIMEOUT_MS`.
+ */
+export async function runService<S extends z.ZodType<BaseConfig>>(definition: ServiceDefinition<S>): Promise<void> {
+  let config: Readonly<z.infer<S>>;
+  try {
+    config = loadConfig((definition.configSchema ?? baseConfigSchema) as S);
+  } catch (error) {
+    const message = error instanceof ConfigError ? error.message : String(error);
+    process.stderr.write(`${definition.name}: ${message}\n`);
+    process.exit(1);
+  }
+
+  const log = createLogger({ service: definition.name, level: config.LOG_LEVEL });
+  let nc: NatsConnection;
+  let running: RunningService;
+  try {
+    nc = await connectNats({ url: config.NATS_URL, name: definition.name });
+    running = await definition.start({ config, log, nc });
+  } catch (error) {
+    log.fatal({ err: error }, 'start-up failed');
+    process.exit(1);
+  }
+  log.info({ nats: nc.getServer() }, 'service ready');
+
+  let stopping = false;
+  const shutdown = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    const timer = setTimeout(() => {
+      log.error({ timeout_ms: config.SHUTDOWN_TIMEOUT_MS }, 'shutdown timed out');
+      process.exit(1);
+    }, config.SHUTDOWN_TIMEOUT_MS);
+    timer.unref();
+    try {
+      await running.stop();
+      await nc.drain();
+      log.info('service stopped');
+      clearTimeout(timer);
+      process.exit(0);
+    } catch (error) {
+      log.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  for (const signal of SIGNALS) process.once(signal, () => void shutdown(signal));
+}
