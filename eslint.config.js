@@ -9,7 +9,9 @@ export default tseslint.config(
   js.configs.recommended,
   {
     files: ['**/*.mjs', '**/*.js'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly', URL: 'readonly' } },
+    languageOptions: {
+      globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly', URL: 'readonly' },
+    },
   },
   ...tseslint.configs.recommended,
   {
@@ -33,10 +35,19 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['@agentmesh/gateway', '@agentmesh/assembler', '@agentmesh/executor', '@agentmesh/recall'],
-              message: 'Services never import each other: they meet on NATS subjects named in @agentmesh/protocol.',
+              group: [
+                '@agentmesh/gateway',
+                '@agentmesh/assembler',
+                '@agentmesh/executor',
+                '@agentmesh/recall',
+              ],
+              message:
+                'Services never import each other: they meet on NATS subjects named in @agentmesh/protocol.',
             },
-            { group: ['../../*/src/**', '../../../services/**'], message: 'Services never import each other.' },
+            {
+              group: ['../../*/src/**', '../../../services/**'],
+              message: 'Services never import each other.',
+            },
           ],
         },
       ],

@@ -69,15 +69,21 @@ async function startNats() {
     say(`started nats-server (JetStream store ${store})`);
   } else if (onPath('docker') && spawnSync('docker', ['info'], { stdio: 'ignore' }).status === 0) {
     const image = process.env.AGENTMESH_NATS_IMAGE ?? 'nats:2.10';
-    const run = spawnSync('docker', ['run', '-d', '--rm', '--network', 'host', image, '-a', '127.0.0.1', '-p', String(port), '-js'], {
-      encoding: 'utf8',
-    });
+    const run = spawnSync(
+      'docker',
+      ['run', '-d', '--rm', '--network', 'host', image, '-a', '127.0.0.1', '-p', String(port), '-js'],
+      {
+        encoding: 'utf8',
+      },
+    );
     if (run.status !== 0) throw new Error(`docker run failed: ${run.stderr}`);
     const id = run.stdout.trim();
     cleanups.push(() => spawnSync('docker', ['rm', '-f', id], { stdio: 'ignore' }));
     say(`started NATS container ${id.slice(0, 12)} from ${image}`);
   } else {
-    throw new Error('no NATS: set NATS_URL, install nats-server, or run a Docker engine (see infra/setup-machine.sh)');
+    throw new Error(
+      'no NATS: set NATS_URL, install nats-server, or run a Docker engine (see infra/setup-machine.sh)',
+    );
   }
   await waitForPort(port, 15_000);
   return `nats://127.0.0.1:${port}`;

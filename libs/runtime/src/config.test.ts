@@ -5,7 +5,11 @@ import { baseConfigSchema, ConfigError, loadConfig } from './config.js';
 describe('loadConfig', () => {
   it('when the environment is empty, the base defaults apply and the config is frozen', () => {
     const config = loadConfig(baseConfigSchema, {});
-    expect(config).toEqual({ NATS_URL: 'nats://127.0.0.1:4222', LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: 10_000 });
+    expect(config).toEqual({
+      NATS_URL: 'nats://127.0.0.1:4222',
+      LOG_LEVEL: 'info',
+      SHUTDOWN_TIMEOUT_MS: 10_000,
+    });
     expect(Object.isFrozen(config)).toBe(true);
   });
 

@@ -31,7 +31,9 @@ const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
  * Runs a service until a termination signal. Exits 0 after a clean shutdown, 1 when start-up fails or
  * the shutdown does not finish within `SHUTDOWN_TIMEOUT_MS`.
  */
-export async function runService<S extends z.ZodType<BaseConfig>>(definition: ServiceDefinition<S>): Promise<void> {
+export async function runService<S extends z.ZodType<BaseConfig>>(
+  definition: ServiceDefinition<S>,
+): Promise<void> {
   let config: Readonly<z.infer<S>>;
   try {
     config = loadConfig((definition.configSchema ?? baseConfigSchema) as S);
@@ -42,18 +44,10 @@ export async function runService<S extends z.ZodType<BaseConfig>>(definition: Se
   }
 
   const log = createLogger({ service: definition.name, level: config.LOG_LEVEL });
-  let nc: NatsConnection;
-  let running: RunningService;
-  try {
-    nc = await connectNats({ url: config.NATS_URL, name: definition.name });
-    running = await definition.start({ config, log, nc });
-  } catch (error) {
-    log.fatal({ err: error }, 'start-up failed');
-    process.exit(1);
-  }
-  log.info({ nats: nc.getServer() }, 'service ready');
-
+  let nc: NatsConnection | undefined;
+  let running: RunningService | undefined;
   let stopping = false;
+
   const shutdown = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
@@ -64,8 +58,8 @@ export async function runService<S extends z.ZodType<BaseConfig>>(definition: Se
     }, config.SHUTDOWN_TIMEOUT_MS);
     timer.unref();
     try {
-      await running.stop();
-      await nc.drain();
+      await running?.stop();
+      await nc?.drain();
       log.info('service stopped');
       clearTimeout(timer);
       process.exit(0);
@@ -74,5 +68,17 @@ export async function runService<S extends z.ZodType<BaseConfig>>(definition: Se
       process.exit(1);
     }
   };
+  // Listen before anything else: a signal that arrives while the service starts must not kill it
+  // with the default action, half-started.
   for (const signal of SIGNALS) process.once(signal, () => void shutdown(signal));
+
+  try {
+    nc = await connectNats({ url: config.NATS_URL, name: definition.name });
+    if (stopping) return;
+    running = await definition.start({ config, log, nc });
+  } catch (error) {
+    log.fatal({ err: error }, 'start-up failed');
+    process.exit(1);
+  }
+  if (!stopping) log.info({ nats: nc.getServer() }, 'service ready');
 }

@@ -25,6 +25,8 @@ export interface ServiceProcess {
   stderr(): string;
   /** Resolves with the first log line matching `predicate`, rejects after `timeoutMs`. */
   waitForLog(predicate: (line: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>;
+  /** Resolves with the exit code once the process has exited (by itself or by {@link stop}). */
+  readonly exited: Promise<number | null>;
   /** Sends `signal` and resolves with the exit code. */
   stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<number | null>;
 }
@@ -53,7 +55,8 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
       }
     }
   });
-  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  // 'close' (not 'exit') waits for stdout to be read to its end, so the last log lines are in `logs`.
+  const exited = once(child, 'close') as Promise<[number | null, NodeJS.Signals | null]>;
 
   const waitForLog = (predicate: (line: LogLine) => boolean, timeoutMs = 20_000): Promise<LogLine> => {
     const seen = logs.find(predicate);
@@ -87,5 +90,5 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
     return code;
   };
 
-  return { child, logs, stderr: () => stderr, waitForLog, stop };
+  return { child, logs, stderr: () => stderr, waitForLog, exited: exited.then(([code]) => code), stop };
 }

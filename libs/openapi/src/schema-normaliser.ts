@@ -1,0 +1,232 @@
+// Turns OpenAPI 3.0/3.1 Schema Objects into self-contained JSON Schema for a request: `$ref`s are inlined
+// (recursive ones expanded a bounded number of times, then cut with a described stub), `allOf` merged,
+// unions kept as `anyOf`, `nullable` made a type, readOnly properties dropped. Each operation converts in
+// bounded time and size: past `maxDepth` or `maxSchemaNodes` sub-schemas become described stubs.
+//
+// Converted `$ref` targets are memoised per document. A memoised result is reused only where converting
+// afresh would give the very same schema (no recursion cut that depended on the schemas around it, no
+// limit hit, no ref of the current path inside it, enough depth and size left), so results never depend
+// on which operation was converted first.
+
+import { asString, isObject, type JsonObject } from './json.js';
+import { makeNullable, type JsonSchema } from './json-schema.js';
+import { convertKeywords, stubFor } from './schema-keywords.js';
+import { NoteCode, type ConversionNote, type NoteCollector } from './notes.js';
+import type { ResolvedOptions } from './options.js';
+import type { RefResolver } from './ref-resolver.js';
+
+/** State of converting one operation: its notes and how much of the size budget is spent. */
+export interface NormaliseSession {
+  readonly notes: NoteCollector;
+  /** Where inline schemas of this operation live in the document, for notes. */
+  readonly source: string | undefined;
+  nodes: number;
+}
+
+interface Frame {
+  readonly key: string;
+  readonly index: number;
+  readonly startDepth: number;
+  /** Smallest stack index of a ref whose presence caused a recursion cut below this frame. */
+  cutDependsOn: number;
+  truncated: boolean;
+  deepest: number;
+  readonly refs: Set<string>;
+}
+
+interface MemoEntry {
+  readonly schema: JsonSchema;
+  readonly nodes: number;
+  readonly height: number;
+  readonly refs: ReadonlySet<string>;
+  readonly notes: readonly ConversionNote[];
+}
+
+// Keywords that may sit beside a `$ref` without changing what it means (3.0 ignores siblings; these
+// are the ones documents use anyway). Any other sibling makes the pair an implicit `allOf`.
+const REF_ANNOTATIONS = new Set([
+  '$ref',
+  'description',
+  'summary',
+  'title',
+  'nullable',
+  'readOnly',
+  'writeOnly',
+  'deprecated',
+  'default',
+  'example',
+  'examples',
+]);
+
+export class SchemaNormaliser {
+  private readonly memo = new Map<string, MemoEntry>();
+  private readonly stack: Frame[] = [];
+  private session: NormaliseSession | undefined;
+
+  constructor(
+    private readonly resolver: RefResolver,
+    readonly options: ResolvedOptions,
+  ) {}
+
+  /**
+   * Converts `schema` at nesting `depth` (1 = an argument of the function). Not re-entrant across
+   * sessions: one operation is converted at a time.
+   */
+  normalise(schema: unknown, session: NormaliseSession, depth: number): JsonSchema {
+    this.session = session;
+    try {
+      return this.node(schema, depth);
+    } finally {
+      this.session = undefined;
+      this.stack.length = 0;
+    }
+  }
+
+  private get current(): NormaliseSession {
+    if (!this.session) throw new Error('SchemaNormaliser used outside normalise()');
+    return this.session;
+  }
+
+  /** Records a note at the innermost `$ref` being expanded (or the operation's own location). */
+  note(code: (typeof NoteCode)[keyof typeof NoteCode], message: string): void {
+    this.current.notes.add(code, message, this.stack.at(-1)?.key ?? this.current.source);
+  }
+
+  /** Called by keyword conversion when it descends, so frames know how deep their subtree goes. */
+  private touch(depth: number): void {
+    const top = this.stack.at(-1);
+    if (top && depth > top.deepest) top.deepest = depth;
+  }
+
+  private truncate(): void {
+    const top = this.stack.at(-1);
+    if (top) top.truncated = true;
+  }
+
+  node(schema: unknown, depth: number): JsonSchema {
+    this.touch(depth);
+    if (depth > this.options.maxDepth) {
+      this.truncate();
+      this.note(NoteCode.DEPTH_LIMIT, `nesting deeper than ${this.options.maxDepth} levels was not expanded`);
+      return stubFor(this.targetOf(schema), `Nested deeper than ${this.options.maxDepth} levels; not expanded.`);
+    }
+    const session = this.current;
+    session.nodes += 1;
+    if (session.nodes > this.options.maxSchemaNodes) {
+      this.truncate();
+      this.note(NoteCode.SIZE_LIMIT, `the schema reached ${this.options.maxSchemaNodes} nodes; the rest was not expanded`);
+      return stubFor(this.targetOf(schema), 'Not expanded: the schema is too large.');
+    }
+    if (schema === true || (isObject(schema) && Object.keys(schema).length === 0)) return {};
+    if (!isObject(schema)) {
+      this.note(NoteCode.INVALID_INPUT, `a schema was ${JSON.stringify(schema)}, not an object; any value is accepted`);
+      return {};
+    }
+    if (typeof schema.$ref === 'string') return this.reference(schema, depth);
+    return convertKeywords(schema, depth, this);
+  }
+
+  private reference(schema: JsonObject, depth: number): JsonSchema {
+    const siblings = Object.keys(schema).filter((key) => !REF_ANNOTATIONS.has(key) && !key.startsWith('x-'));
+    if (siblings.length > 0) {
+      // OpenAPI 3.1 lets a `$ref` carry real keywords: read it as `allOf: [ref, rest]`.
+      const { $ref, ...rest } = schema;
+      return convertKeywords({ ...rest, allOf: [{ $ref }, ...(Array.isArray(rest.allOf) ? rest.allOf : [])] }, depth, this);
+    }
+    const ref = schema.$ref as string;
+    const resolution = this.resolver.resolve(ref);
+    if (!resolution.ok) {
+      this.note(NoteCode.UNRESOLVED_REF, resolution.reason);
+      return this.annotate({ description: `Unresolved reference ${ref}; any value is accepted.` }, schema, depth);
+    }
+    const key = resolution.pointer;
+    const occurrences = this.stack.filter((frame) => frame.key === key);
+    if (occurrences.length >= this.options.recursionDepth) {
+      const top = this.stack.at(-1);
+      if (top) top.cutDependsOn = Math.min(top.cutDependsOn, occurrences[0]!.index);
+      this.note(NoteCode.RECURSION_CUT, `recursive schema ${key} was cut after ${this.options.recursionDepth} expansion(s)`);
+      const name = key.split('/').at(-1) ?? key;
+      return this.annotate(stubFor(resolution.value, `Recursive ${name}; not expanded further.`), schema, depth);
+    }
+    const reused = this.reuse(key, depth);
+    if (reused) return this.annotate(reused, schema, depth);
+
+    const frame: Frame = {
+      key,
+      index: this.stack.length,
+      startDepth: depth,
+      cutDependsOn: Infinity,
+      truncated: false,
+      deepest: depth,
+      refs: new Set([key]),
+    };
+    const notesMark = this.current.notes.mark();
+    const nodesBefore = this.current.nodes;
+    this.stack.push(frame);
+    let converted: JsonSchema;
+    try {
+      converted = this.node(resolution.value, depth);
+    } finally {
+      this.stack.pop();
+    }
+    this.absorb(frame);
+    if (!frame.truncated && frame.cutDependsOn >= frame.index) {
+      this.memo.set(key, {
+        schema: converted,
+        nodes: this.current.nodes - nodesBefore,
+        height: frame.deepest - depth,
+        refs: frame.refs,
+        notes: this.current.notes.since(notesMark),
+      });
+    }
+    return this.annotate(converted, schema, depth);
+  }
+
+  private reuse(key: string, depth: number): JsonSchema | undefined {
+    const entry = this.memo.get(key);
+    if (!entry) return undefined;
+    if (depth + entry.height > this.options.maxDepth) return undefined;
+    if (this.current.nodes + entry.nodes > this.options.maxSchemaNodes) return undefined;
+    if (this.stack.some((frame) => entry.refs.has(frame.key))) return undefined;
+    this.current.nodes += entry.nodes;
+    for (const note of entry.notes) this.current.notes.push(note);
+    const top = this.stack.at(-1);
+    if (top) {
+      top.deepest = Math.max(top.deepest, depth + entry.height);
+      for (const ref of entry.refs) top.refs.add(ref);
+    }
+    return entry.schema;
+  }
+
+  /** Hands what a finished frame learnt to the frame around it. */
+  private absorb(frame: Frame): void {
+    const parent = this.stack.at(-1);
+    if (!parent) return;
+    parent.cutDependsOn = Math.min(parent.cutDependsOn, frame.cutDependsOn);
+    parent.truncated ||= frame.truncated;
+    parent.deepest = Math.max(parent.deepest, frame.deepest);
+    for (const ref of frame.refs) parent.refs.add(ref);
+  }
+
+  /** Applies the annotations written beside a `$ref` (description, nullable, readOnly, ...). */
+  private annotate(target: JsonSchema, refHolder: JsonObject, depth: number): JsonSchema {
+    const annotations: JsonObject = {};
+    for (const key of ['description', 'readOnly', 'writeOnly', 'deprecated', 'default', 'example']) {
+      if (refHolder[key] !== undefined) annotations[key] = refHolder[key];
+    }
+    let annotated = target;
+    if (Object.keys(annotations).length > 0) {
+      const overlay = convertKeywords(annotations, depth, this);
+      annotated = { ...target, ...overlay };
+    }
+    return refHolder.nullable === true ? makeNullable(annotated) : annotated;
+  }
+
+  /** The schema a possibly-`$ref` node stands for, for describing stubs. */
+  private targetOf(schema: unknown): unknown {
+    const ref = isObject(schema) ? asString(schema.$ref) : undefined;
+    if (ref === undefined) return schema;
+    const resolution = this.resolver.resolve(ref);
+    return resolution.ok ? resolution.value : schema;
+  }
+}

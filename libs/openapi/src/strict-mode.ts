@@ -1,0 +1,128 @@
+// The OpenAI structured-outputs ("strict") variant of a converted function: every object closed with
+// `additionalProperties: false`, every property required (optional ones made nullable, and recorded so
+// the request builder treats their `null` as "absent"), and only the keywords strict mode accepts.
+
+import type { NullAsAbsent } from './conversion.js';
+import {
+  allowsNull,
+  isObjectSchema,
+  makeNullable,
+  typesOf,
+  type FunctionParameters,
+  type JsonSchema,
+} from './json-schema.js';
+import { NoteCode, type NoteCollector } from './notes.js';
+import { joinSentences } from './text.js';
+
+const KEPT_KEYWORDS = new Set([
+  'type',
+  'description',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'anyOf',
+  'enum',
+  'const',
+  'pattern',
+  'format',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minItems',
+  'maxItems',
+]);
+const STRICT_FORMATS = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
+const ANY_VALUE: JsonSchema = { type: ['string', 'number', 'boolean', 'null'] };
+// OpenAI's documented limits for one strict schema.
+const MAX_PROPERTIES = 5000;
+const MAX_ENUM_VALUES = 1000;
+
+export interface StrictResult {
+  readonly parameters: FunctionParameters;
+  readonly nullAsAbsent: NullAsAbsent | undefined;
+}
+
+export function toStrictParameters(parameters: FunctionParameters, notes: NoteCollector): StrictResult {
+  const tree: NullAsAbsent = {};
+  const counts = { properties: 0, enumValues: 0 };
+  const converted = strictSchema(parameters, tree, notes, counts);
+  if (counts.properties > MAX_PROPERTIES) {
+    notes.add(NoteCode.STRICT_ADJUSTED, `${counts.properties} properties exceed strict mode's ${MAX_PROPERTIES}`);
+  }
+  if (counts.enumValues > MAX_ENUM_VALUES) {
+    notes.add(NoteCode.STRICT_ADJUSTED, `${counts.enumValues} enum values exceed strict mode's ${MAX_ENUM_VALUES}`);
+  }
+  return {
+    parameters: {
+      type: 'object',
+      properties: converted.properties ?? {},
+      required: converted.required ?? [],
+      additionalProperties: false,
+    },
+    nullAsAbsent: isEmptyTree(tree) ? undefined : tree,
+  };
+}
+
+function strictSchema(
+  schema: JsonSchema,
+  tree: NullAsAbsent,
+  notes: NoteCollector,
+  counts: { properties: number; enumValues: number },
+): JsonSchema {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) if (KEPT_KEYWORDS.has(key)) out[key] = value;
+  let result = out as JsonSchema;
+  if (schema.default !== undefined) {
+    result.description = joinSentences(result.description, `Default: ${JSON.stringify(schema.default)}.`);
+  }
+  if (result.format !== undefined && !STRICT_FORMATS.has(result.format)) delete result.format;
+  if (result.enum) counts.enumValues += result.enum.length;
+
+  if (result.anyOf) {
+    result.anyOf = result.anyOf.map((branch) => strictSchema(branch, tree, notes, counts));
+    return result;
+  }
+  if (isObjectSchema(result) || (typesOf(result).length === 0 && result.additionalProperties !== undefined)) {
+    const wasMap = typeof schema.additionalProperties === 'object' || schema.additionalProperties === true;
+    if (wasMap && !schema.properties) {
+      notes.add(NoteCode.STRICT_ADJUSTED, 'a free-form map cannot be expressed in strict mode and accepts only {}');
+    }
+    const required = new Set(schema.required ?? []);
+    const properties: Record<string, JsonSchema> = {};
+    for (const [name, child] of Object.entries(schema.properties ?? {})) {
+      counts.properties += 1;
+      tree.properties ??= {};
+      const childTree = (tree.properties[name] ??= {});
+      let converted = strictSchema(child, childTree, notes, counts);
+      // An optional property that already accepted null keeps null as a value the API understands.
+      if (!required.has(name) && !allowsNull(converted)) {
+        converted = makeNullable(converted);
+        childTree.absentIfNull = true;
+      }
+      if (isEmptyTree(childTree)) delete tree.properties[name];
+      properties[name] = converted;
+    }
+    if (tree.properties && Object.keys(tree.properties).length === 0) delete tree.properties;
+    result = { ...result, properties, required: Object.keys(properties), additionalProperties: false };
+    if (typesOf(result).length === 0) result.type = 'object';
+    return result;
+  }
+  if (typesOf(result).includes('array')) {
+    const itemsTree = (tree.items ??= {});
+    result.items = schema.items ? strictSchema(schema.items, itemsTree, notes, counts) : ANY_VALUE;
+    if (isEmptyTree(itemsTree)) delete tree.items;
+    return result;
+  }
+  if (typesOf(result).length === 0 && result.enum === undefined && result.const === undefined) {
+    notes.add(NoteCode.STRICT_ADJUSTED, 'a value of any type is limited to a string, number, boolean or null');
+    return { ...result, ...ANY_VALUE };
+  }
+  return result;
+}
+
+function isEmptyTree(tree: NullAsAbsent): boolean {
+  return !tree.absentIfNull && !tree.properties && !tree.items;
+}

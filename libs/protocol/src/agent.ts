@@ -1,0 +1,37 @@
+// An agent (seed 001 "workflow"), as kept in KV `mesh_agents` under its workflow_id: what the assembler needs
+// to turn a submitted task into a runnable one. Holds no secret: the model key is named, not included.
+import { z } from 'zod';
+import { WorkflowId } from './ids.js';
+import { DEFAULT_MAX_STEPS, DEFAULT_MODEL_PROVIDER, ToolProtocol } from './task.js';
+import { CredentialName } from './tools/http-auth.js';
+import { HttpUrl } from './tools/http-request.js';
+
+/** Strict: a key in clear must be refused, not silently dropped or stored in KV. */
+export const AgentModel = z.strictObject({
+  provider: z.string().min(1).default(DEFAULT_MODEL_PROVIDER),
+  model_name: z.string().min(1),
+  base_url: HttpUrl,
+  temperature: z.number().min(0).max(2).optional(),
+  max_tokens: z.int().positive().optional(),
+  tool_protocol: ToolProtocol.optional(),
+  timeout_ms: z.int().positive().optional(),
+  /** Name of the user's credential that holds the model's API key; none for keyless endpoints. */
+  api_key_credential: CredentialName.optional(),
+});
+export type AgentModel = z.infer<typeof AgentModel>;
+
+export const AgentDefinition = z.object({
+  workflow_id: WorkflowId,
+  name: z.string().min(1).optional(),
+  description: z.string().optional(),
+  /** Prepended to the task's messages as a system message. */
+  system_prompt: z.string().optional(),
+  model: AgentModel,
+  /** Bound tools, by canonical tool name. */
+  tools: z.array(z.string().min(1)).default([]),
+  max_steps: z.int().min(1).max(1000).default(DEFAULT_MAX_STEPS),
+  /** Wall-clock budget of one run (see TaskLimits.deadline_ms). */
+  deadline_ms: z.int().positive().optional(),
+});
+export type AgentDefinition = z.infer<typeof AgentDefinition>;
+export type AgentDefinitionInput = z.input<typeof AgentDefinition>;

@@ -1,0 +1,143 @@
+// The event stream of a task (`mesh.events.<account>.<trace_id>`, SSE `/v1/tasks/{id}/events`), with seed 002's
+// event names. Every event has the same envelope; `seq` starts at 1 and strictly increases per task (the SSE
+// `id:`), and `attempt` is the JetStream delivery that produced it. Each attempt ends with exactly one terminal
+// event, `done` or `error`.
+import { z } from 'zod';
+import { ErrorCodeSchema } from './errors.js';
+import { IsoDateTime } from './ids.js';
+import { TraceId } from './trace-id.js';
+
+export const EventType = {
+  TOOL_THINKING: 'tool_thinking',
+  TOOL_START: 'tool_start',
+  TOOL_RESULT: 'tool_result',
+  MESSAGE_CHUNK: 'message_chunk',
+  DONE: 'done',
+  ERROR: 'error',
+} as const;
+export type EventType = (typeof EventType)[keyof typeof EventType];
+
+export const TERMINAL_EVENT_TYPES = [EventType.DONE, EventType.ERROR] as const;
+export type TerminalEventType = (typeof TERMINAL_EVENT_TYPES)[number];
+
+const Count = z.int().nonnegative();
+
+export const ToolThinkingData = z.object({
+  /** A piece of the model's reasoning (`reasoning_content`). */
+  delta: z.string(),
+});
+
+export const ToolStartData = z.object({
+  /** The model's tool call id. */
+  call_id: z.string().min(1),
+  tool: z.string().min(1),
+  /** Parsed JSON arguments, or the raw text when the model's arguments did not parse. */
+  arguments: z.union([z.record(z.string(), z.unknown()), z.string()]),
+});
+
+export const ToolError = z.object({
+  code: ErrorCodeSchema,
+  message: z.string(),
+  detail: z.unknown().optional(),
+});
+export type ToolError = z.infer<typeof ToolError>;
+
+export const ToolResultData = z.discriminatedUnion('ok', [
+  z.object({
+    call_id: z.string().min(1),
+    tool: z.string().min(1),
+    ok: z.literal(true),
+    result: z.unknown(),
+    duration_ms: Count,
+  }),
+  z.object({
+    call_id: z.string().min(1),
+    tool: z.string().min(1),
+    ok: z.literal(false),
+    error: ToolError,
+    duration_ms: Count,
+  }),
+]);
+
+export const MessageChunkData = z.object({ delta: z.string() });
+
+export const TokenUsage = z.object({
+  prompt_tokens: Count,
+  completion_tokens: Count,
+  total_tokens: Count,
+});
+export type TokenUsage = z.infer<typeof TokenUsage>;
+
+export const DoneData = z.object({
+  /** The final assistant answer. */
+  message: z.string(),
+  /** Model round trips taken. */
+  steps: Count,
+  usage: TokenUsage,
+  duration_ms: Count,
+});
+
+export const ErrorData = z.object({
+  code: ErrorCodeSchema,
+  message: z.string(),
+  retryable: z.boolean(),
+  detail: z.unknown().optional(),
+});
+
+const envelope = {
+  trace_id: TraceId,
+  seq: z.int().min(1),
+  ts: IsoDateTime,
+  attempt: z.int().min(1),
+};
+
+export const ToolThinkingEvent = z.object({
+  ...envelope,
+  type: z.literal(EventType.TOOL_THINKING),
+  data: ToolThinkingData,
+});
+export const ToolStartEvent = z.object({
+  ...envelope,
+  type: z.literal(EventType.TOOL_START),
+  data: ToolStartData,
+});
+export const ToolResultEvent = z.object({
+  ...envelope,
+  type: z.literal(EventType.TOOL_RESULT),
+  data: ToolResultData,
+});
+export const MessageChunkEvent = z.object({
+  ...envelope,
+  type: z.literal(EventType.MESSAGE_CHUNK),
+  data: MessageChunkData,
+});
+export const DoneEvent = z.object({ ...envelope, type: z.literal(EventType.DONE), data: DoneData });
+export const ErrorEvent = z.object({ ...envelope, type: z.literal(EventType.ERROR), data: ErrorData });
+
+export const TaskEvent = z.discriminatedUnion('type', [
+  ToolThinkingEvent,
+  ToolStartEvent,
+  ToolResultEvent,
+  MessageChunkEvent,
+  DoneEvent,
+  ErrorEvent,
+]);
+export type TaskEvent = z.infer<typeof TaskEvent>;
+export type ToolThinkingEvent = z.infer<typeof ToolThinkingEvent>;
+export type ToolStartEvent = z.infer<typeof ToolStartEvent>;
+export type ToolResultEvent = z.infer<typeof ToolResultEvent>;
+export type MessageChunkEvent = z.infer<typeof MessageChunkEvent>;
+export type DoneEvent = z.infer<typeof DoneEvent>;
+export type ErrorEvent = z.infer<typeof ErrorEvent>;
+export type TerminalEvent = DoneEvent | ErrorEvent;
+
+/** The `data` of an event of the given type. */
+export type EventData<T extends EventType> = Extract<TaskEvent, { type: T }>['data'];
+
+export function isTerminalEventType(type: string): type is TerminalEventType {
+  return (TERMINAL_EVENT_TYPES as readonly string[]).includes(type);
+}
+
+export function isTerminalEvent(event: TaskEvent): event is TerminalEvent {
+  return isTerminalEventType(event.type);
+}

@@ -1,0 +1,75 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { AgentDefinition } from './agent.js';
+import { rejectionPaths } from './__fixtures__/rejection-paths.js';
+import {
+  PreAssembledTaskRequest,
+  SubmitTaskReply,
+  SubmitTaskRequest,
+  isPreAssembledSubmission,
+} from './gateway.js';
+
+const request = {
+  workflow_id: 'agent_chat',
+  user_id: 'u-1',
+  messages: [{ role: 'user', content: 'hello' }],
+};
+
+describe('gateway bodies', () => {
+  it('a submission with an upstream UUID trace id gets it normalised', () => {
+    const parsed = SubmitTaskRequest.parse({ ...request, trace_id: 'BDB78B62-6C48-11F0-AF96-FA8DCC0A06B2' });
+    expect(parsed.trace_id).toBe('bdb78b626c4811f0af96fa8dcc0a06b2');
+  });
+
+  it('a submission without messages, or with a workflow id that is not a key, is rejected at that field', () => {
+    expect(rejectionPaths(SubmitTaskRequest, { ...request, messages: [] })).toEqual(['messages']);
+    expect(rejectionPaths(SubmitTaskRequest, { ...request, workflow_id: 'a b' })).toEqual(['workflow_id']);
+    expect(rejectionPaths(SubmitTaskRequest, { ...request, deadline: 'soon' })).toEqual(['deadline']);
+  });
+
+  it('the seed 001 payload is a pre-assembled submission, and a plain one is not', () => {
+    const payload: unknown = JSON.parse(
+      readFileSync(new URL('./__fixtures__/seeds/001-s2-payload.json', import.meta.url), 'utf8'),
+    );
+    expect(isPreAssembledSubmission(payload)).toBe(true);
+    expect(isPreAssembledSubmission(request)).toBe(false);
+    const parsed = PreAssembledTaskRequest.parse({ ...(payload as object), idempotency_key: 'order-42' });
+    expect(parsed.idempotency_key).toBe('order-42');
+  });
+
+  it('the reply names the trace id, its events subject and SSE url', () => {
+    const reply = {
+      trace_id: 'bdb78b626c4811f0af96fa8dcc0a06b2',
+      events_subject: 'mesh.events.acme.bdb78b626c4811f0af96fa8dcc0a06b2',
+      events_url: '/v1/tasks/bdb78b626c4811f0af96fa8dcc0a06b2/events',
+    };
+    expect(SubmitTaskReply.parse(reply)).toEqual(reply);
+  });
+});
+
+describe('agent definitions', () => {
+  it('default to ten steps and no tools, and name (never hold) the model key', () => {
+    const agent = AgentDefinition.parse({
+      workflow_id: 'agent_chat',
+      model: {
+        model_name: 'deepseek-chat',
+        base_url: 'http://one-api:3000/v1',
+        api_key_credential: 'ONEAPI_KEY',
+      },
+    });
+    expect(agent).toMatchObject({ max_steps: 10, tools: [], model: { provider: 'openai' } });
+  });
+
+  it('refuse a model key in clear, naming the field', () => {
+    const agent = {
+      workflow_id: 'a',
+      model: { model_name: 'm', base_url: 'http://one-api:3000/v1', api_key: 'sk-1' },
+    };
+    expect(rejectionPaths(AgentDefinition, agent)).toEqual(['model.api_key']);
+  });
+
+  it('reject a model base_url that is not http(s)', () => {
+    const agent = { workflow_id: 'a', model: { model_name: 'm', base_url: 'file:///etc/passwd' } };
+    expect(rejectionPaths(AgentDefinition, agent)).toEqual(['model.base_url']);
+  });
+});

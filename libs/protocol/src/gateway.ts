@@ -1,0 +1,43 @@
+// Ingress bodies of the gateway: `POST /v1/tasks` (alias `/v1/run_workflow`) and the NATS request subject
+// `mesh.gateway.submit` accept either a SubmitTaskRequest (the assembler looks up the agent) or, from trusted
+// upstreams, a PreAssembledTaskRequest (seed 001 payload, RuoYi mode). Both answer SubmitTaskReply or ErrorBody.
+import { z } from 'zod';
+import { ChatMessage } from './chat.js';
+import { IdempotencyKey, IsoDateTime, UserIdInput, WorkflowId } from './ids.js';
+import { ClearTaskPayload } from './task.js';
+import { TraceId, TraceIdInput } from './trace-id.js';
+import { JsonObject } from './tools/json-schema.js';
+
+export const SubmitTaskRequest = z.object({
+  workflow_id: WorkflowId,
+  user_id: UserIdInput,
+  messages: z.array(ChatMessage).min(1),
+  variables: JsonObject.optional(),
+  /** Same key (per account) → same trace_id, and the task runs once. */
+  idempotency_key: IdempotencyKey.optional(),
+  /** Upstream's own id for the task, 32 hex or a UUID; generated when absent. */
+  trace_id: TraceIdInput.optional(),
+  deadline: IsoDateTime.optional(),
+});
+export type SubmitTaskRequest = z.infer<typeof SubmitTaskRequest>;
+export type SubmitTaskRequestInput = z.input<typeof SubmitTaskRequest>;
+
+/** Seed 001 payload with the vault in clear; the gateway seals it before anything reaches the bus. */
+export const PreAssembledTaskRequest = ClearTaskPayload.extend({
+  idempotency_key: IdempotencyKey.optional(),
+});
+export type PreAssembledTaskRequest = z.infer<typeof PreAssembledTaskRequest>;
+
+/** Whether a submission body is the pre-assembled form (it carries seed 001's top-level sections). */
+export function isPreAssembledSubmission(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && ('runtime_config' in body || 'task_meta' in body);
+}
+
+export const SubmitTaskReply = z.object({
+  trace_id: TraceId,
+  /** NATS subject of the task's events. */
+  events_subject: z.string().min(1),
+  /** Where to follow the events over SSE (absolute, or relative to the gateway). */
+  events_url: z.string().min(1),
+});
+export type SubmitTaskReply = z.infer<typeof SubmitTaskReply>;

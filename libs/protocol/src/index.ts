@@ -1,0 +1,154 @@
+// @agentmesh/protocol: the contracts of the mesh. Zod schemas (each also names its inferred type), NATS names,
+// error codes, event types, tool formats and their adapters. No I/O.
+
+export { ErrorCode, ErrorCodeSchema, ERROR_CODE_INFO, ErrorBody } from './errors.js';
+export {
+  httpStatusOf,
+  isRetryableByDefault,
+  formatIssuePath,
+  describeZodError,
+  zodErrorBody,
+} from './errors.js';
+export type { ErrorCodeInfo, IssueDescription, ZodErrorDescription } from './errors.js';
+
+export {
+  TraceId,
+  TraceIdInput,
+  InvalidTraceIdError,
+  isTraceId,
+  normaliseTraceId,
+  newTraceId,
+} from './trace-id.js';
+
+export { WorkflowId, UserId, UserIdInput, IdempotencyKey, IsoDateTime } from './ids.js';
+
+export { AccountId, isAccountId, InvalidSubjectTokenError } from './names.js';
+export { Subjects, Streams, Consumers, Services, Buckets, Wildcards } from './names.js';
+export { taskReceivedSubject, taskAssembledSubject, taskEventsSubject, cancelSubject } from './names.js';
+export { accountEventsWildcard, parseTaskSubject, parseEventsSubject } from './names.js';
+export type { Bucket, TaskStage } from './names.js';
+
+export { ChatMessage, ChatSystemMessage, ChatDeveloperMessage, ChatUserMessage } from './chat.js';
+export { ChatAssistantMessage, ChatToolMessage, ChatToolCall, ChatUserContentPart } from './chat.js';
+export {
+  ChatTextPart,
+  ChatImagePart,
+  ChatAudioPart,
+  ChatFilePart,
+  ChatRefusalPart,
+  ModelTool,
+} from './chat.js';
+
+export { ClearVault, SealedVault, MODEL_API_KEY_VAULT_ENTRY, RESERVED_VAULT_ENTRY_PREFIX } from './vault.js';
+export { SEALED_VAULT_ALGORITHM } from './vault.js';
+
+export {
+  TaskMeta,
+  ClearTaskMeta,
+  TaskInput,
+  ToolProtocol,
+  ModelConfig,
+  AssembledModelConfig,
+} from './task.js';
+export { TaskLimits, ClearRuntimeConfig, ClearTaskPayload, AssembledRuntimeConfig } from './task.js';
+export {
+  ReceivedTask,
+  AssembledTask,
+  AccountType,
+  DEFAULT_MAX_STEPS,
+  DEFAULT_MODEL_PROVIDER,
+} from './task.js';
+export type { ClearTaskPayloadInput } from './task.js';
+
+export { CancelSignal } from './control.js';
+
+export {
+  EventType,
+  TERMINAL_EVENT_TYPES,
+  TaskEvent,
+  isTerminalEvent,
+  isTerminalEventType,
+} from './events.js';
+export {
+  ToolThinkingEvent,
+  ToolStartEvent,
+  ToolResultEvent,
+  MessageChunkEvent,
+  DoneEvent,
+} from './events.js';
+export { ErrorEvent, ToolThinkingData, ToolStartData, ToolResultData, MessageChunkData } from './events.js';
+export { DoneData, ErrorData, ToolError, TokenUsage } from './events.js';
+export type { EventData, TerminalEvent, TerminalEventType } from './events.js';
+
+export {
+  TaskStatus,
+  TaskStatusSchema,
+  TaskStatusRecord,
+  FINAL_TASK_STATUSES,
+  isFinalTaskStatus,
+} from './task-status.js';
+
+export {
+  UniqueIdentity,
+  ActionRecallRequest,
+  RecallRequest,
+  ActionRecallResponse,
+  RecallErrorBody,
+} from './recall.js';
+export { recallIdentities, ActionQueryRequest, ActionQueryResponse, Action, ActionSource } from './recall.js';
+export {
+  ActionSourceType,
+  ApiSpec,
+  OpenApiParameter,
+  OpenApiParameterLocation,
+  ToolDetailResponse,
+} from './recall.js';
+export type { ActionRecallResponseInput } from './recall.js';
+
+export { AgentDefinition, AgentModel } from './agent.js';
+export type { AgentDefinitionInput } from './agent.js';
+
+export {
+  SubmitTaskRequest,
+  SubmitTaskReply,
+  PreAssembledTaskRequest,
+  isPreAssembledSubmission,
+} from './gateway.js';
+export type { SubmitTaskRequestInput } from './gateway.js';
+
+export { buildJsonSchemas, serialiseJsonSchema } from './json-schemas.js';
+export type { JsonSchemaDocument } from './json-schemas.js';
+
+// ---- tools ----
+
+export { JsonSchema, JsonSchemaObject, JsonObject, emptyParameters } from './tools/json-schema.js';
+export { FunctionName, FUNCTION_NAME_PATTERN, FUNCTION_NAME_MAX_LENGTH } from './tools/function-name.js';
+export { isFunctionName, toFunctionName } from './tools/function-name.js';
+export {
+  HttpMethod,
+  ParamPlacement,
+  ArgumentLocation,
+  HttpUrl,
+  HttpUrlTemplate,
+} from './tools/http-request.js';
+export { AuthType, AuthLocation, AuthMapping, AuthConfig, CredentialName } from './tools/http-auth.js';
+export { ApiKeyAuth, BearerAuth, BasicAuth, OAuth2Auth, OAuth2ClientCredentials } from './tools/http-auth.js';
+export { authCredentialSources } from './tools/http-auth.js';
+export { HttpPlugin, HttpPluginExecution, PluginStatus, PluginStatusInput } from './tools/http-plugin.js';
+export type { HttpPluginInput } from './tools/http-plugin.js';
+export { PayloadTool, NativePayloadTool, HttpPayloadTool, PayloadAuthConfig } from './tools/payload-tool.js';
+export { ShortAuthConfig, NativeExecutionConfig, HttpExecutionConfig } from './tools/payload-tool.js';
+export { isShortAuthConfig } from './tools/payload-tool.js';
+export { ToolJson, ToolJsonHandler, ToolJsonSecurityContext, ToolJsonExample } from './tools/tool-json.js';
+export { ScriptLanguage, ExternalScriptHandler, ServiceMethodHandler } from './tools/tool-json.js';
+export { DynamicTool, FixedParams } from './tools/dynamic-tool.js';
+export type { DynamicToolInput } from './tools/dynamic-tool.js';
+export { ToolDefinition, ToolType, ToolFormat, ToolOrigin } from './tools/canonical.js';
+export { HttpTool, HttpToolExecution, NativeTool, ScriptTool, ScriptHandler } from './tools/canonical.js';
+export { ScriptSecurityContext, ScriptExample, DynamicToolDefinition } from './tools/canonical.js';
+export { fromHttpPlugin, toHttpPlugin, fromPayloadTool, toPayloadTool } from './tools/adapters.js';
+export { fromToolJson, toToolJson, fromDynamicTool, toDynamicTool } from './tools/adapters.js';
+export { detectToolFormat, importToolDefinition } from './tools/import.js';
+export type { DetectedToolFormat, ImportedTool } from './tools/import.js';
+export { toModelTool } from './tools/model-tool.js';
+export { requiredCredentials } from './tools/credentials.js';

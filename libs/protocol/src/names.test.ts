@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import {
+  AccountId,
+  Buckets,
+  Consumers,
+  InvalidSubjectTokenError,
+  Services,
+  Streams,
+  Subjects,
+  Wildcards,
+  accountEventsWildcard,
+  cancelSubject,
+  parseEventsSubject,
+  parseTaskSubject,
+  taskAssembledSubject,
+  taskEventsSubject,
+  taskReceivedSubject,
+} from './names.js';
+
+const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const UUID_ACCOUNT = 'bdb78b62-6c48-11f0-af96-fa8dcc0a06b2';
+
+describe('NATS names', () => {
+  it('builds the subjects of the SPEC', () => {
+    expect(Subjects.GATEWAY_SUBMIT).toBe('mesh.gateway.submit');
+    expect(taskReceivedSubject('acme')).toBe('mesh.tasks.received.acme');
+    expect(taskAssembledSubject('acme')).toBe('mesh.tasks.assembled.acme');
+    expect(taskEventsSubject('acme', TRACE)).toBe(`mesh.events.acme.${TRACE}`);
+    expect(cancelSubject(TRACE)).toBe(`mesh.control.cancel.${TRACE}`);
+    expect(Subjects.RECALL_ACTIONS).toBe('mesh.recall.actions');
+  });
+
+  it('names the streams, consumers, micro service and buckets of the SPEC', () => {
+    expect(Streams.TASKS).toEqual({ name: 'MESH_TASKS', subjects: ['mesh.tasks.>'] });
+    expect(Streams.EVENTS).toEqual({ name: 'MESH_EVENTS', subjects: ['mesh.events.>'] });
+    expect(Consumers.ASSEMBLER.durable_name).toBe('assembler');
+    expect(Consumers.EXECUTOR.durable_name).toBe('executor');
+    expect(Services.RECALL).toEqual({ name: 'recall', subject: 'mesh.recall.actions' });
+    expect(Object.values(Buckets).sort()).toEqual([
+      'mesh_agents',
+      'mesh_credentials',
+      'mesh_plugins',
+      'mesh_tasks',
+    ]);
+  });
+
+  it("each consumer's filter covers the subjects of its stage, and those lie in the tasks stream", () => {
+    const covers = (filter: string, subject: string) =>
+      new RegExp(`^${filter.replaceAll('.', '\\.').replace('*', '[^.]+').replace('>', '.+')}$`).test(subject);
+    expect(covers(Consumers.ASSEMBLER.filter_subject, taskReceivedSubject('acme'))).toBe(true);
+    expect(covers(Consumers.ASSEMBLER.filter_subject, taskAssembledSubject('acme'))).toBe(false);
+    expect(covers(Consumers.EXECUTOR.filter_subject, taskAssembledSubject('acme'))).toBe(true);
+    expect(covers(Streams.TASKS.subjects[0], taskAssembledSubject('acme'))).toBe(true);
+    expect(covers(Streams.EVENTS.subjects[0], taskEventsSubject('acme', TRACE))).toBe(true);
+    expect(covers(accountEventsWildcard('acme'), taskEventsSubject('acme', TRACE))).toBe(true);
+    expect(covers(accountEventsWildcard('acme'), taskEventsSubject('other', TRACE))).toBe(false);
+    expect(covers(Wildcards.ALL_CANCELS, cancelSubject(TRACE))).toBe(true);
+  });
+
+  it('a UUID account id is one legal subject token', () => {
+    expect(AccountId.safeParse(UUID_ACCOUNT).success).toBe(true);
+    expect(taskReceivedSubject(UUID_ACCOUNT)).toBe(`mesh.tasks.received.${UUID_ACCOUNT}`);
+  });
+
+  it.each(['a.b', '*', '>', 'a b', '', 'tab\there', 'x'.repeat(129), 'acme>'])(
+    'the account token %j throws instead of widening a subject',
+    (account) => {
+      expect(() => taskReceivedSubject(account)).toThrow(InvalidSubjectTokenError);
+      expect(() => taskEventsSubject(account, TRACE)).toThrow(InvalidSubjectTokenError);
+      expect(() => accountEventsWildcard(account)).toThrow(InvalidSubjectTokenError);
+      expect(AccountId.safeParse(account).success).toBe(false);
+    },
+  );
+
+  it('a trace id that is not canonical throws', () => {
+    expect(() => cancelSubject('*')).toThrow(InvalidSubjectTokenError);
+    expect(() => taskEventsSubject('acme', '3f2b8c1e-9d4a-4e6b-8f1c-2a7d5e9b0c13')).toThrow(/trace id/);
+  });
+
+  it('parses task and event subjects back into their parts', () => {
+    expect(parseTaskSubject(taskReceivedSubject('acme'))).toEqual({ stage: 'received', accountId: 'acme' });
+    expect(parseTaskSubject(taskAssembledSubject(UUID_ACCOUNT))).toEqual({
+      stage: 'assembled',
+      accountId: UUID_ACCOUNT,
+    });
+    expect(parseEventsSubject(taskEventsSubject('acme', TRACE))).toEqual({
+      accountId: 'acme',
+      traceId: TRACE,
+    });
+  });
+
+  it('parses nothing out of subjects of another shape', () => {
+    expect(parseTaskSubject('mesh.tasks.done.acme')).toBeUndefined();
+    expect(parseTaskSubject('mesh.tasks.received.acme.extra')).toBeUndefined();
+    expect(parseTaskSubject('mesh.tasks.received')).toBeUndefined();
+    expect(parseEventsSubject(`mesh.events.acme`)).toBeUndefined();
+    expect(parseEventsSubject(`mesh.events.acme.not-a-trace`)).toBeUndefined();
+  });
+});

@@ -1,0 +1,125 @@
+// Every NATS name of the mesh in one place: subjects, streams, durable consumers, the recall micro service and
+// the KV buckets. Builders validate their inputs and throw, because a bad token here is a bug upstream of them
+// (boundary schemas use AccountId and TraceId first), and a `.`/`*`/`>` smuggled into a subject would widen it.
+import { z } from 'zod';
+import { ErrorCode } from './errors.js';
+import { isTraceId, type TraceId } from './trace-id.js';
+
+const ACCOUNT_ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** An account id is one NATS subject token, so NATS permissions can confine a tenant to its own subjects. */
+export const AccountId = z
+  .string()
+  .regex(ACCOUNT_ID_PATTERN, 'account id must be 1-128 characters of A-Z, a-z, 0-9, "_" or "-"');
+export type AccountId = z.infer<typeof AccountId>;
+
+export function isAccountId(value: unknown): value is AccountId {
+  return typeof value === 'string' && ACCOUNT_ID_PATTERN.test(value);
+}
+
+/** Thrown by the subject builders when handed a value that is not a legal token for its place. */
+export class InvalidSubjectTokenError extends Error {
+  readonly code = ErrorCode.INVALID_REQUEST;
+  readonly retryable = false;
+
+  constructor(
+    readonly what: 'account id' | 'trace id',
+    readonly value: unknown,
+  ) {
+    super(`not a valid ${what} for a NATS subject: ${JSON.stringify(String(value).slice(0, 80))}`);
+    this.name = 'InvalidSubjectTokenError';
+  }
+}
+
+export const Subjects = {
+  /** Request/reply ingress for upstream services. */
+  GATEWAY_SUBMIT: 'mesh.gateway.submit',
+  /** Request/reply endpoint of the recall micro service. */
+  RECALL_ACTIONS: 'mesh.recall.actions',
+  TASKS_RECEIVED_PREFIX: 'mesh.tasks.received',
+  TASKS_ASSEMBLED_PREFIX: 'mesh.tasks.assembled',
+  EVENTS_PREFIX: 'mesh.events',
+  CANCEL_PREFIX: 'mesh.control.cancel',
+} as const;
+
+export const Streams = {
+  TASKS: { name: 'MESH_TASKS', subjects: ['mesh.tasks.>'] },
+  EVENTS: { name: 'MESH_EVENTS', subjects: ['mesh.events.>'] },
+} as const;
+
+/** Durable consumers; each one reads one stage of MESH_TASKS and is shared by all instances of its service. */
+export const Consumers = {
+  ASSEMBLER: { durable_name: 'assembler', stream: 'MESH_TASKS', filter_subject: 'mesh.tasks.received.*' },
+  EXECUTOR: { durable_name: 'executor', stream: 'MESH_TASKS', filter_subject: 'mesh.tasks.assembled.*' },
+} as const;
+
+export const Services = {
+  RECALL: { name: 'recall', subject: 'mesh.recall.actions' },
+} as const;
+
+export const Buckets = {
+  AGENTS: 'mesh_agents',
+  PLUGINS: 'mesh_plugins',
+  CREDENTIALS: 'mesh_credentials',
+  TASKS: 'mesh_tasks',
+} as const;
+export type Bucket = (typeof Buckets)[keyof typeof Buckets];
+
+function account(value: string): AccountId {
+  if (!isAccountId(value)) throw new InvalidSubjectTokenError('account id', value);
+  return value;
+}
+
+function trace(value: string): TraceId {
+  if (!isTraceId(value)) throw new InvalidSubjectTokenError('trace id', value);
+  return value;
+}
+
+/** `mesh.tasks.received.<account>`: written by the gateway (Nats-Msg-Id = trace_id), read by the assembler. */
+export function taskReceivedSubject(accountId: string): string {
+  return `${Subjects.TASKS_RECEIVED_PREFIX}.${account(accountId)}`;
+}
+
+/** `mesh.tasks.assembled.<account>`: written by the assembler, read by the executors. */
+export function taskAssembledSubject(accountId: string): string {
+  return `${Subjects.TASKS_ASSEMBLED_PREFIX}.${account(accountId)}`;
+}
+
+/** `mesh.events.<account>.<trace_id>`: every event of one task, in order. */
+export function taskEventsSubject(accountId: string, traceId: string): string {
+  return `${Subjects.EVENTS_PREFIX}.${account(accountId)}.${trace(traceId)}`;
+}
+
+/** `mesh.control.cancel.<trace_id>`: core NATS cancellation broadcast for one task. */
+export function cancelSubject(traceId: string): string {
+  return `${Subjects.CANCEL_PREFIX}.${trace(traceId)}`;
+}
+
+/** Subscription covering every event of every task of one account. */
+export function accountEventsWildcard(accountId: string): string {
+  return `${Subjects.EVENTS_PREFIX}.${account(accountId)}.*`;
+}
+
+export const Wildcards = {
+  ALL_RECEIVED_TASKS: 'mesh.tasks.received.*',
+  ALL_ASSEMBLED_TASKS: 'mesh.tasks.assembled.*',
+  ALL_EVENTS: 'mesh.events.>',
+  ALL_CANCELS: 'mesh.control.cancel.*',
+} as const;
+
+export type TaskStage = 'received' | 'assembled';
+
+/** The stage and account of a MESH_TASKS subject, or undefined if it is not one. */
+export function parseTaskSubject(subject: string): { stage: TaskStage; accountId: AccountId } | undefined {
+  const [mesh, tasks, stage, accountId, ...rest] = subject.split('.');
+  if (mesh !== 'mesh' || tasks !== 'tasks' || rest.length > 0 || accountId === undefined) return undefined;
+  if (stage !== 'received' && stage !== 'assembled') return undefined;
+  return isAccountId(accountId) ? { stage, accountId } : undefined;
+}
+
+/** The account and trace id of an events subject, or undefined if it is not one. */
+export function parseEventsSubject(subject: string): { accountId: AccountId; traceId: TraceId } | undefined {
+  const [mesh, events, accountId, traceId, ...rest] = subject.split('.');
+  if (mesh !== 'mesh' || events !== 'events' || rest.length > 0) return undefined;
+  return isAccountId(accountId) && isTraceId(traceId) ? { accountId, traceId } : undefined;
+}

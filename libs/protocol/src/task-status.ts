@@ -1,0 +1,44 @@
+// Task status as kept in KV `mesh_tasks` (key: trace_id) and returned by `GET /v1/tasks/{id}`.
+import { z } from 'zod';
+import { ErrorCodeSchema } from './errors.js';
+import { IsoDateTime, WorkflowId } from './ids.js';
+import { AccountId } from './names.js';
+import { TraceId } from './trace-id.js';
+
+export const TaskStatus = {
+  QUEUED: 'queued',
+  RUNNING: 'running',
+  DONE: 'done',
+  ERROR: 'error',
+  CANCELLED: 'cancelled',
+} as const;
+export type TaskStatus = (typeof TaskStatus)[keyof typeof TaskStatus];
+
+export const TaskStatusSchema = z.enum(TaskStatus);
+
+export const FINAL_TASK_STATUSES: readonly TaskStatus[] = [
+  TaskStatus.DONE,
+  TaskStatus.ERROR,
+  TaskStatus.CANCELLED,
+];
+
+export function isFinalTaskStatus(status: TaskStatus): boolean {
+  return FINAL_TASK_STATUSES.includes(status);
+}
+
+export const TaskStatusRecord = z.object({
+  trace_id: TraceId,
+  account_id: AccountId,
+  workflow_id: WorkflowId,
+  status: TaskStatusSchema,
+  /** Delivery attempt that last touched the task; 0 while queued. */
+  attempt: z.int().nonnegative(),
+  submitted_at: IsoDateTime.optional(),
+  updated_at: IsoDateTime,
+  /** Seq of the last event published, to resume a stream from. */
+  last_seq: z.int().nonnegative().optional(),
+  error: z
+    .object({ code: ErrorCodeSchema, message: z.string(), retryable: z.boolean().optional() })
+    .optional(),
+});
+export type TaskStatusRecord = z.infer<typeof TaskStatusRecord>;

@@ -1,0 +1,147 @@
+// The one tool definition the mesh stores (KV `mesh_plugins`) and ships to executors, whatever format the tool
+// came in. A discriminated union on `type`; MCP tools will join as one more member. Every member has a legal
+// OpenAI function `name`, a `description` and an object `parameters` schema: the part the model sees.
+// `origin` records the source format and its original id, so adapters can write the tool back exactly.
+import { z } from 'zod';
+import { AuthConfig, CredentialName } from './http-auth.js';
+import { ArgumentLocation, HttpMethod, HttpUrlTemplate, ParamPlacement } from './http-request.js';
+import { FixedParams } from './dynamic-tool.js';
+import { FunctionName } from './function-name.js';
+import { JsonObject, JsonSchema, JsonSchemaObject } from './json-schema.js';
+import { PluginStatus } from './http-plugin.js';
+import { ScriptLanguage } from './tool-json.js';
+
+export const ToolType = {
+  HTTP: 'HTTP',
+  NATIVE: 'NATIVE',
+  SCRIPT: 'SCRIPT',
+  DYNAMIC: 'DYNAMIC',
+} as const;
+export type ToolType = (typeof ToolType)[keyof typeof ToolType];
+
+export const ToolFormat = {
+  /** Seed 000 plugin JSON. */
+  HTTP_PLUGIN: 'http-plugin',
+  /** Seed 001 `runtime_config.tools[]` entry. */
+  PAYLOAD_TOOL: 'payload-tool',
+  /** Seed 003 `*.tool.json`. */
+  TOOL_JSON: 'tool-json',
+  /** Seed 004 `_dynamic_tools[]` entry. */
+  DYNAMIC_TOOL: 'dynamic-tool',
+  /** Registered from code by an executor (seed 002). */
+  NATIVE: 'native',
+  /** Imported from an OpenAPI operation. */
+  OPENAPI: 'openapi',
+} as const;
+export type ToolFormat = (typeof ToolFormat)[keyof typeof ToolFormat];
+
+export const ToolOrigin = z.object({
+  format: z.enum(ToolFormat),
+  /** The tool's id in its source format (plugin name, toolId, operationId, ...). */
+  id: z.string().min(1),
+});
+export type ToolOrigin = z.infer<typeof ToolOrigin>;
+
+const ToolCommon = {
+  name: FunctionName,
+  description: z.string(),
+  parameters: JsonSchemaObject,
+  origin: ToolOrigin.optional(),
+};
+
+export const HttpToolExecution = z.object({
+  method: HttpMethod,
+  url: HttpUrlTemplate,
+  content_type: z.string().min(1).optional(),
+  /** Where the arguments go when `argument_locations` does not say; GET/DELETE → query, others → body. */
+  param_placement: ParamPlacement.optional(),
+  argument_locations: z.record(z.string(), ArgumentLocation).optional(),
+});
+export type HttpToolExecution = z.infer<typeof HttpToolExecution>;
+
+export const HttpTool = z.object({
+  type: z.literal(ToolType.HTTP),
+  ...ToolCommon,
+  title: z.string().optional(),
+  icon_url: z.string().optional(),
+  /** Absent means enabled. */
+  status: PluginStatus.optional(),
+  execution: HttpToolExecution,
+  auth: AuthConfig.optional(),
+  required_credentials: z.array(CredentialName).optional(),
+  timeout_ms: z.int().positive().optional(),
+});
+export type HttpTool = z.infer<typeof HttpTool>;
+
+export const NativeTool = z.object({
+  type: z.literal(ToolType.NATIVE),
+  ...ToolCommon,
+  /** The executor's registered implementation (seed 002 `class_name`). */
+  class_name: z.string().min(1),
+});
+export type NativeTool = z.infer<typeof NativeTool>;
+
+export const ScriptHandler = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('external-script'),
+    script_path: z.string().min(1),
+    language: ScriptLanguage,
+    entry_point: z.string().min(1).optional(),
+  }),
+  z.object({
+    type: z.literal('service-method'),
+    service_name: z.string().min(1),
+    method_name: z.string().min(1),
+  }),
+]);
+export type ScriptHandler = z.infer<typeof ScriptHandler>;
+
+export const ScriptSecurityContext = z.object({
+  file_access: z
+    .object({ allow_read: z.array(z.string()).optional(), allow_write: z.array(z.string()).optional() })
+    .optional(),
+  network_access: z.object({ allow_hosts: z.array(z.string()).optional() }).optional(),
+  required_capabilities: z.array(z.string()).optional(),
+});
+export type ScriptSecurityContext = z.infer<typeof ScriptSecurityContext>;
+
+export const ScriptExample = z.object({
+  description: z.string().optional(),
+  input: JsonObject,
+  expected_output: z.unknown().optional(),
+});
+
+/** A seed 003 direct-service tool (sandboxed script or service method). */
+export const ScriptTool = z.object({
+  type: z.literal(ToolType.SCRIPT),
+  ...ToolCommon,
+  /** Seed 003 `toolId`, e.g. `core:execute-python-script` (`name` is its legal function-name form). */
+  tool_id: z.string().min(1),
+  display_name: z.string().min(1),
+  version: z.string().min(1),
+  handler: ScriptHandler,
+  output: JsonSchema.optional(),
+  security_context: ScriptSecurityContext.optional(),
+  examples: z.array(ScriptExample).optional(),
+  tags: z.array(z.string()).optional(),
+});
+export type ScriptTool = z.infer<typeof ScriptTool>;
+
+/** A seed 004 tool found by action recall, called through the tool box proxy. */
+export const DynamicToolDefinition = z.object({
+  type: z.literal(ToolType.DYNAMIC),
+  ...ToolCommon,
+  api_url: HttpUrlTemplate,
+  original_schema: JsonObject,
+  fixed_params: FixedParams,
+  action_id: z.string().min(1).optional(),
+});
+export type DynamicToolDefinition = z.infer<typeof DynamicToolDefinition>;
+
+export const ToolDefinition = z.discriminatedUnion('type', [
+  HttpTool,
+  NativeTool,
+  ScriptTool,
+  DynamicToolDefinition,
+]);
+export type ToolDefinition = z.infer<typeof ToolDefinition>;

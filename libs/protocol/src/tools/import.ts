@@ -1,0 +1,65 @@
+// Reading a tool definition whose format is not known in advance (a plugin directory, a management upload):
+// recognise the format by its distinctive fields, validate with that format's schema, convert to canonical.
+import type { z } from 'zod';
+import { ToolDefinition, ToolFormat, ToolType } from './canonical.js';
+import { DynamicTool } from './dynamic-tool.js';
+import { HttpPlugin } from './http-plugin.js';
+import { PayloadTool } from './payload-tool.js';
+import { ToolJson } from './tool-json.js';
+import { fromDynamicTool, fromHttpPlugin, fromPayloadTool, fromToolJson } from './adapters.js';
+
+/** The formats a tool file can arrive in; `canonical` means it already is a ToolDefinition. */
+export type DetectedToolFormat =
+  | 'canonical'
+  | typeof ToolFormat.HTTP_PLUGIN
+  | typeof ToolFormat.PAYLOAD_TOOL
+  | typeof ToolFormat.TOOL_JSON
+  | typeof ToolFormat.DYNAMIC_TOOL;
+
+const CANONICAL_TYPES: ReadonlySet<unknown> = new Set(Object.values(ToolType));
+
+export function detectToolFormat(value: unknown): DetectedToolFormat | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const has = (key: string) => Object.hasOwn(value, key);
+  const type = (value as { type?: unknown }).type;
+  if (has('toolId')) return ToolFormat.TOOL_JSON;
+  if (CANONICAL_TYPES.has(type) && has('parameters')) return 'canonical';
+  if ((type === 'HTTP' || type === 'NATIVE') && has('execution_config')) return ToolFormat.PAYLOAD_TOOL;
+  if (has('execution')) return ToolFormat.HTTP_PLUGIN;
+  if (has('api_url')) return ToolFormat.DYNAMIC_TOOL;
+  return undefined;
+}
+
+export type ImportedTool =
+  | { success: true; format: DetectedToolFormat; tool: ToolDefinition }
+  /** `error` is undefined when the format itself was not recognised. */
+  | { success: false; format: DetectedToolFormat | undefined; error: z.ZodError | undefined };
+
+/** Any supported tool JSON → canonical ToolDefinition. */
+export function importToolDefinition(value: unknown): ImportedTool {
+  const format = detectToolFormat(value);
+  switch (format) {
+    case undefined:
+      return { success: false, format, error: undefined };
+    case 'canonical':
+      return outcome(format, ToolDefinition.safeParse(value), (tool) => tool);
+    case ToolFormat.TOOL_JSON:
+      return outcome(format, ToolJson.safeParse(value), fromToolJson);
+    case ToolFormat.PAYLOAD_TOOL:
+      return outcome(format, PayloadTool.safeParse(value), fromPayloadTool);
+    case ToolFormat.HTTP_PLUGIN:
+      return outcome(format, HttpPlugin.safeParse(value), fromHttpPlugin);
+    case ToolFormat.DYNAMIC_TOOL:
+      return outcome(format, DynamicTool.safeParse(value), fromDynamicTool);
+  }
+}
+
+function outcome<In>(
+  format: DetectedToolFormat,
+  parsed: z.ZodSafeParseResult<In>,
+  convert: (input: In) => ToolDefinition,
+): ImportedTool {
+  return parsed.success
+    ? { success: true, format, tool: convert(parsed.data) }
+    : { success: false, format, error: parsed.error };
+}

@@ -1,0 +1,61 @@
+/**
+ * @agentmesh/testkit — real servers for integration tests: NATS (one server or a JetStream cluster)
+ * through testcontainers, a scripted OpenAI-compatible model, a recording HTTP API, and bounded
+ * waiting. Nothing here is a mock: every server listens on 127.0.0.1.
+ */
+export { waitFor, WaitForTimeoutError, type WaitForOptions } from './wait-for.js';
+export { findFreePort, findFreePorts } from './free-ports.js';
+
+export { startNats, type NatsServer, type StartNatsOptions } from './nats/start-nats.js';
+export {
+  startNatsCluster,
+  type NatsCluster,
+  type NatsClusterNode,
+  type StartNatsClusterOptions,
+} from './nats/start-nats-cluster.js';
+export type { NatsServerControls } from './nats/nats-server-handle.js';
+export { NatsMode, DEFAULT_NATS_IMAGE } from './nats/nats-settings.js';
+export { NatsStartupError } from './nats/nats-runtime.js';
+export { TESTKIT_LABEL } from './nats/nats-container.js';
+
+export {
+  startScriptedModel,
+  type RecordedModelRequest,
+  type ScriptedModel,
+  type ScriptedModelOptions,
+} from './model/scripted-model-server.js';
+export {
+  ModelFault,
+  type ChatCompletionRequest,
+  type ChatMessage,
+  type ChatRequestBody,
+  type DropConnectionFault,
+  type HangFault,
+  type MalformedJsonFault,
+  type ModelFaultKind,
+  type ModelFaultStep,
+  type ModelOutcome,
+  type ModelReply,
+  type ModelStep,
+  type ModelUsage,
+  type RateLimitFault,
+  type RespondFunction,
+  type ScriptedToolCall,
+  type ServerErrorFault,
+} from './model/model-script.js';
+
+export {
+  startRecordingApi,
+  type RecordedApiRequest,
+  type RecordingApi,
+  type RecordingApiOptions,
+} from './recording-api/recording-api-server.js';
+export type { RouteReply, RouteSpec, RoutedRequest } from './recording-api/route-table.js';
+export type { HeaderMap, QueryMap, RecordedRequest } from './http/recorded-request.js';
+
+export {
+  startServiceProcess,
+  type LogLine,
+  type ServiceProcess,
+  type ServiceProcessOptions,
+} from './service-process.js';

@@ -1,0 +1,7 @@
+export { decryptSecret, encryptSecret } from './at-rest.js';
+export type { EncryptedSecret, MasterKey } from './at-rest.js';
+export { VaultKeyInvalidError, VaultKeyUnknownError, VaultTamperedError } from './errors.js';
+export { generateVaultKeyPair, importVaultPrivateKey, importVaultPublicKey } from './keys.js';
+export type { VaultKeyPair } from './keys.js';
+export { openVault, sealVault, VAULT_ALGORITHM } from './seal.js';
+export type { ClearVaultShape, SealedVaultShape, SealFor, VaultKeyring } from './seal.js';

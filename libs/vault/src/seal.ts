@@ -1,0 +1,102 @@
+/**
+ * Sealing a task's vault for the executors, so that no credential crosses the bus in clear.
+ *
+ * ECIES over X25519: a fresh ephemeral key pair per vault; the shared secret with the executors' public
+ * key goes through HKDF-SHA256 (salt = ephemeral public key ‖ recipient public key, info names the
+ * scheme and key id) to an AES-256-GCM key. The additional authenticated data is the task's trace_id,
+ * so a sealed vault copied into another task does not open. `kid` names the executors' key pair so keys
+ * can rotate: executors keep old private keys until no task sealed for them remains.
+ */
+import {
+  createCipheriv,
+  createDecipheriv,
+  createPublicKey,
+  diffieHellman,
+  generateKeyPairSync,
+  hkdfSync,
+  randomBytes,
+  type KeyObject,
+} from 'node:crypto';
+import { VaultKeyUnknownError, VaultTamperedError } from './errors.js';
+import { importVaultPrivateKey, importVaultPublicKey } from './keys.js';
+
+export const VAULT_ALGORITHM = 'X25519-HKDF-SHA256-A256GCM';
+
+/** The sealed form of a vault as it travels on the bus (mirrors `SealedVault` of the protocol). */
+export interface SealedVaultShape {
+  v: 1;
+  alg: typeof VAULT_ALGORITHM;
+  kid: string;
+  epk: string;
+  iv: string;
+  ct: string;
+  tag: string;
+}
+
+export type ClearVaultShape = Record<string, string>;
+
+export interface SealFor {
+  kid: string;
+  /** the executors' raw X25519 public key, base64url */
+  publicKey: string;
+}
+
+function rawPublic(key: KeyObject): Buffer {
+  return Buffer.from(key.export({ format: 'jwk' }).x!, 'base64url');
+}
+
+function deriveKey(shared: Buffer, epk: Buffer, recipient: Buffer, kid: string): Buffer {
+  const salt = Buffer.concat([epk, recipient]);
+  const info = Buffer.from(`agentmesh/vault/v1/${kid}`);
+  return Buffer.from(hkdfSync('sha256', shared, salt, info, 32));
+}
+
+export function sealVault(vault: ClearVaultShape, traceId: string, to: SealFor): SealedVaultShape {
+  const recipient = importVaultPublicKey(to.publicKey);
+  const ephemeral = generateKeyPairSync('x25519');
+  const shared = diffieHellman({ privateKey: ephemeral.privateKey, publicKey: recipient });
+  const epk = rawPublic(ephemeral.publicKey);
+  const key = deriveKey(shared, epk, rawPublic(recipient), to.kid);
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  cipher.setAAD(Buffer.from(traceId, 'utf8'));
+  const ct = Buffer.concat([cipher.update(JSON.stringify(vault), 'utf8'), cipher.final()]);
+  return {
+    v: 1,
+    alg: VAULT_ALGORITHM,
+    kid: to.kid,
+    epk: epk.toString('base64url'),
+    iv: iv.toString('base64url'),
+    ct: ct.toString('base64url'),
+    tag: cipher.getAuthTag().toString('base64url'),
+  };
+}
+
+/** Private keys by key id, as an executor holds them. */
+export type VaultKeyring = ReadonlyMap<string, string>;
+
+export function openVault(sealed: SealedVaultShape, traceId: string, keyring: VaultKeyring): ClearVaultShape {
+  const privateEncoded = keyring.get(sealed.kid);
+  if (privateEncoded === undefined) throw new VaultKeyUnknownError(sealed.kid);
+  const privateKey = importVaultPrivateKey(privateEncoded);
+  const recipient = rawPublic(createPublicKey(privateKey));
+  let plain: string;
+  try {
+    const epk = importVaultPublicKey(sealed.epk);
+    const shared = diffieHellman({ privateKey, publicKey: epk });
+    const key = deriveKey(shared, Buffer.from(sealed.epk, 'base64url'), recipient, sealed.kid);
+    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(sealed.iv, 'base64url'));
+    decipher.setAAD(Buffer.from(traceId, 'utf8'));
+    decipher.setAuthTag(Buffer.from(sealed.tag, 'base64url'));
+    plain = Buffer.concat([decipher.update(Buffer.from(sealed.ct, 'base64url')), decipher.final()]).toString(
+      'utf8',
+    );
+  } catch (error) {
+    throw new VaultTamperedError('the sealed vault does not open for this task and key', { cause: error });
+  }
+  const parsed: unknown = JSON.parse(plain);
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new VaultTamperedError('the sealed vault does not hold a credential map');
+  }
+  return parsed as ClearVaultShape;
+}
