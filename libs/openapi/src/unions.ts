@@ -5,7 +5,7 @@
 
 import { mergeAllOf, type ConflictReporter } from './all-of.js';
 import { isPrimitive, uniqueJsonValues } from './json.js';
-import { makeNullable, typesOf, withTypes, type JsonSchema } from './json-schema.js';
+import { makeNullable, typesOf, withTypes, type JsonSchema, type JsonSchemaType } from './json-schema.js';
 import { UnionMode } from './options.js';
 import { joinSentences } from './text.js';
 
@@ -86,7 +86,7 @@ function isNullOnly(branch: JsonSchema): boolean {
 function asConstantUnion(branches: readonly JsonSchema[]): JsonSchema | undefined {
   const values: unknown[] = [];
   const labels: string[] = [];
-  const types = new Set<string>();
+  const types = new Set<JsonSchemaType>();
   for (const branch of branches) {
     const allowed = new Set(['const', 'enum', 'type', 'description']);
     if (!Object.keys(branch).every((key) => allowed.has(key))) return undefined;
@@ -96,7 +96,7 @@ function asConstantUnion(branches: readonly JsonSchema[]): JsonSchema | undefine
     values.push(...branchValues);
     if (branch.description && branchValues.length === 1) labels.push(`${JSON.stringify(branchValues[0])}: ${branch.description}`);
   }
-  const schema = withTypes({ enum: uniqueJsonValues(values) }, [...types] as JsonSchema['type'] & string[]);
+  const schema = withTypes({ enum: uniqueJsonValues(values) }, [...types]);
   return labels.length > 0 ? { ...schema, description: `Values: ${labels.join('; ')}.` } : schema;
 }
 

@@ -7,3 +7,6 @@ export { connectNats } from './nats-connection.js';
 export type { NatsConnectionOptions } from './nats-connection.js';
 export { runService } from './service.js';
 export type { RunningService, ServiceContext, ServiceDefinition } from './service.js';
+export { startTelemetry } from './telemetry.js';
+export type { Telemetry, TelemetryOptions } from './telemetry.js';
+export { activeTraceIds, extractTraceContext, injectTraceContext, taskRootContext } from './trace-context.js';

@@ -1,9 +1,11 @@
 /**
- * The one logger of every service: pino JSON lines carrying `service`, with secret-named fields
+ * The one logger of every service: pino JSON lines carrying `service` (and `trace_id`/`span_id` of the
+ * active span, when there is one), with secret-named fields
  * redacted at any depth (see redaction.ts) so that no secret reaches a log line in clear.
  */
 import { pino, type Logger } from 'pino';
 import { redactSecrets } from './redaction.js';
+import { activeTraceIds } from './trace-context.js';
 
 export type { Logger } from 'pino';
 
@@ -19,6 +21,7 @@ export function createLogger({ service, level = 'info', destination }: LoggerOpt
     level,
     base: { service },
     timestamp: pino.stdTimeFunctions.isoTime,
+    mixin: () => activeTraceIds() ?? {},
     formatters: {
       level: (label) => ({ level: label }),
       log: (object) => redactSecrets(object) as Record<string, unknown>,

@@ -1,12 +1,14 @@
 /**
- * The life cycle every service shares: parse config once, create the logger, connect to NATS, start,
- * and on SIGTERM/SIGINT stop the service's own work first, then drain the NATS connection and exit.
+ * The life cycle every service shares: parse config once, start telemetry, create the logger, connect
+ * to NATS, start, and on SIGTERM/SIGINT stop the service's own work first, then drain the NATS
+ * connection, flush telemetry and exit.
  */
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { z } from 'zod';
 import { baseConfigSchema, ConfigError, loadConfig, type BaseConfig } from './config.js';
 import { createLogger, type Logger } from './logger.js';
 import { connectNats } from './nats-connection.js';
+import { startTelemetry } from './telemetry.js';
 
 export interface ServiceContext<C> {
   config: Readonly<C>;
@@ -43,6 +45,7 @@ export async function runService<S extends z.ZodType<BaseConfig>>(
     process.exit(1);
   }
 
+  const telemetry = startTelemetry({ service: definition.name, env: process.env });
   const log = createLogger({ service: definition.name, level: config.LOG_LEVEL });
   let nc: NatsConnection | undefined;
   let running: RunningService | undefined;
@@ -60,6 +63,7 @@ export async function runService<S extends z.ZodType<BaseConfig>>(
     try {
       await running?.stop();
       await nc?.drain();
+      await telemetry.shutdown();
       log.info('service stopped');
       clearTimeout(timer);
       process.exit(0);
