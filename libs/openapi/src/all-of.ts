@@ -24,7 +24,9 @@ function mergeTwo(a: JsonSchema, b: JsonSchema, report: ConflictReporter, at: st
   if (b.type !== undefined) {
     const types = a.type === undefined ? typesOf(b) : intersectTypes(typesOf(a), typesOf(b));
     if (types.length === 0) {
-      report(`allOf branches disagree on type${where}: ${describeTypes(a)} vs ${describeTypes(b)}; kept ${describeTypes(a)}`);
+      report(
+        `allOf branches disagree on type${where}: ${describeTypes(a)} vs ${describeTypes(b)}; kept ${describeTypes(a)}`,
+      );
     } else {
       Object.assign(out, withTypes({}, types));
     }
@@ -34,7 +36,9 @@ function mergeTwo(a: JsonSchema, b: JsonSchema, report: ConflictReporter, at: st
     const properties = { ...(a.properties ?? {}) };
     for (const [name, schema] of Object.entries(b.properties)) {
       const existing = properties[name];
-      properties[name] = existing ? mergeTwo(existing, schema, report, at === '' ? name : `${at}.${name}`) : schema;
+      properties[name] = existing
+        ? mergeTwo(existing, schema, report, at === '' ? name : `${at}.${name}`)
+        : schema;
     }
     out.properties = properties;
   }
@@ -47,7 +51,8 @@ function mergeTwo(a: JsonSchema, b: JsonSchema, report: ConflictReporter, at: st
     } else {
       const keep = new Set(b.enum.map(jsonKey));
       const common = a.enum.filter((value) => keep.has(jsonKey(value)));
-      if (common.length === 0) report(`allOf branches have no enum value in common${where}; kept the first list`);
+      if (common.length === 0)
+        report(`allOf branches have no enum value in common${where}; kept the first list`);
       else out.enum = common;
     }
   }

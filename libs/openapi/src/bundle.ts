@@ -92,7 +92,10 @@ export async function bundleDocument(root: unknown, options: BundleOptions): Pro
       }
       const tokens = parseLocalPointer(fragment || '#');
       if (!tokens) {
-        notes.push({ code: NoteCode.UNRESOLVED_REF, message: `"${ref}" has a fragment that is not a JSON Pointer` });
+        notes.push({
+          code: NoteCode.UNRESOLVED_REF,
+          message: `"${ref}" has a fragment that is not a JSON Pointer`,
+        });
         continue;
       }
       if (targetUri === entryUri) {

@@ -10,11 +10,20 @@ import { asNonEmptyString, asString, isObject, type JsonObject } from './json.js
 import { parseLocalPointer, pointerFromTokens } from './json-pointer.js';
 import { NoteCode, type ConversionNote } from './notes.js';
 import { resolveOptions, type ConversionOptions } from './options.js';
-import { convertOperationSource, type ConverterContext, type OperationSource } from './operation-converter.js';
+import {
+  convertOperationSource,
+  type ConverterContext,
+  type OperationSource,
+} from './operation-converter.js';
 import { RefResolver } from './ref-resolver.js';
 import { SchemaNormaliser } from './schema-normaliser.js';
 import { summariseSecuritySchemes, type SecuritySchemeSummary } from './security-schemes.js';
-import { hasSwagger2Parameters, isSwagger2, swagger2ToOpenApi3, upgradeSwagger2Operation } from './swagger2.js';
+import {
+  hasSwagger2Parameters,
+  isSwagger2,
+  swagger2ToOpenApi3,
+  upgradeSwagger2Operation,
+} from './swagger2.js';
 
 export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
@@ -29,7 +38,8 @@ export interface OperationSummary {
 }
 
 /** Which operation of a document: by operationId, or by method + path template. */
-export type OperationSelector = { readonly operationId: string } | { readonly method: string; readonly path: string };
+export type OperationSelector =
+  { readonly operationId: string } | { readonly method: string; readonly path: string };
 
 export interface OperationFailure {
   readonly method: string;
@@ -143,7 +153,9 @@ export function convertApiSpec(apiSpec: unknown, options: ApiSpecOptions = {}): 
         : undefined;
     if (!located) {
       throw new OperationNotFoundError(
-        selector ? `no operation matches ${JSON.stringify(selector)}` : 'the document has several operations: name one',
+        selector
+          ? `no operation matches ${JSON.stringify(selector)}`
+          : 'the document has several operations: name one',
         { operations: prepared.operations.length },
       );
     }
@@ -153,7 +165,8 @@ export function convertApiSpec(apiSpec: unknown, options: ApiSpecOptions = {}): 
   }
   const resolver = new RefResolver(apiSpec);
   let operation: JsonObject = { ...apiSpec };
-  if (operation.requestBody === undefined && operation.request_body !== undefined) operation.requestBody = operation.request_body;
+  if (operation.requestBody === undefined && operation.request_body !== undefined)
+    operation.requestBody = operation.request_body;
   if (hasSwagger2Parameters(operation, resolver)) operation = upgradeSwagger2Operation(operation, apiSpec);
   const method = asNonEmptyString(apiSpec.method)?.toLowerCase();
   const path = asNonEmptyString(apiSpec.path);
@@ -188,7 +201,10 @@ function converterContext(resolver: RefResolver, options: ConversionOptions | un
 
 function convertLocated(located: LocatedOperation, ctx: ConverterContext): OperationConversion {
   if (located.problem !== undefined) {
-    throw new InvalidDocumentError(located.problem, { path: located.source.path, method: located.source.method });
+    throw new InvalidDocumentError(located.problem, {
+      path: located.source.path,
+      method: located.source.method,
+    });
   }
   const conversion = convertOperationSource(located.source, located.name, ctx);
   if (located.operationId !== undefined && located.name !== located.operationId) {
@@ -225,7 +241,11 @@ function prepareDocument(input: unknown): PreparedDocument {
     const itemPointer = pointerFromTokens(['paths', path]);
     const item = resolver.deref(rawItem);
     if (!item.ok || !isObject(item.value)) {
-      notes.push({ code: NoteCode.UNRESOLVED_REF, message: `path item ${path} could not be read`, source: itemPointer });
+      notes.push({
+        code: NoteCode.UNRESOLVED_REF,
+        message: `path item ${path} could not be read`,
+        source: itemPointer,
+      });
       continue;
     }
     const pathItem = item.value;
@@ -242,14 +262,20 @@ function prepareDocument(input: unknown): PreparedDocument {
           path,
           operation,
           pathParameters: pathItem.parameters,
-          pointer: (op.ok ? op.pointer : undefined) ?? pointerFromTokens([...(parseLocalPointer(pathItemPointer) ?? []), method]),
+          pointer:
+            (op.ok ? op.pointer : undefined) ??
+            pointerFromTokens([...(parseLocalPointer(pathItemPointer) ?? []), method]),
           pathItemPointer,
           servers: firstNonEmpty(serverUrls(operation.servers), itemServers, documentServers),
           defaultSecurity: document.security,
         },
         name: registry.claim(operationFunctionName(operationId, method, path)),
         operationId,
-        problem: op.ok ? (isObject(op.value) ? undefined : `${method.toUpperCase()} ${path} is not an object`) : op.reason,
+        problem: op.ok
+          ? isObject(op.value)
+            ? undefined
+            : `${method.toUpperCase()} ${path} is not an object`
+          : op.reason,
       });
     }
   }

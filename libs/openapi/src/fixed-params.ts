@@ -19,7 +19,10 @@ export function emptyFixedParams(): FixedParams {
 }
 
 /** The seed's `map_parameters_by_schema`, falling back to `mapParametersByNaming` for an unreadable spec. */
-export function mapParametersBySchema(actionParameters: Record<string, unknown>, apiSpec: unknown): FixedParams {
+export function mapParametersBySchema(
+  actionParameters: Record<string, unknown>,
+  apiSpec: unknown,
+): FixedParams {
   if (!isObject(apiSpec) || (apiSpec.parameters !== undefined && !Array.isArray(apiSpec.parameters))) {
     return mapParametersByNaming(actionParameters);
   }

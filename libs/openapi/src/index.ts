@@ -40,7 +40,11 @@ export type {
 export { emptyFixedParams, mapParametersByNaming, mapParametersBySchema } from './fixed-params.js';
 export type { FixedParams } from './fixed-params.js';
 export { summariseSecuritySchemes } from './security-schemes.js';
-export type { SecuritySchemeSummary, SecuritySummaryOptions, SuggestedAuthConfig } from './security-schemes.js';
+export type {
+  SecuritySchemeSummary,
+  SecuritySummaryOptions,
+  SuggestedAuthConfig,
+} from './security-schemes.js';
 export { isSwagger2, swagger2ToOpenApi3 } from './swagger2.js';
 export { BUNDLE_KEY, bundleDocument } from './bundle.js';
 export type { BundleOptions, BundleResult, DocumentLoader } from './bundle.js';

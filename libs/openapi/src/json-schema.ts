@@ -1,7 +1,15 @@
 // The JSON Schema (draft 2020-12 subset) this library emits for function parameters. Every schema is
 // self-contained: no `$ref`, no OpenAPI-only keywords (`nullable`, `discriminator`, `example`, ...).
 
-export const JSON_SCHEMA_TYPES = ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null'] as const;
+export const JSON_SCHEMA_TYPES = [
+  'string',
+  'number',
+  'integer',
+  'boolean',
+  'object',
+  'array',
+  'null',
+] as const;
 export type JsonSchemaType = (typeof JSON_SCHEMA_TYPES)[number];
 
 export interface JsonSchema {

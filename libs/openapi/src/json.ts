@@ -38,7 +38,13 @@ export function isPrimitive(value: unknown): value is string | number | boolean 
 /** Order-independent equality of two JSON values (used to deduplicate enum values). */
 export function jsonKey(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
-    isObject(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]])) : v,
+    isObject(v)
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, v[k]]),
+        )
+      : v,
   );
 }
 

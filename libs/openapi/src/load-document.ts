@@ -17,17 +17,25 @@ export interface LoadDocumentOptions {
 }
 
 /** Reads `entryPath` and every file its relative `$ref`s reach, as one self-contained document. */
-export async function loadDocument(entryPath: string, options: LoadDocumentOptions = {}): Promise<BundleResult> {
+export async function loadDocument(
+  entryPath: string,
+  options: LoadDocumentOptions = {},
+): Promise<BundleResult> {
   const entry = resolve(entryPath);
   const root = await realpath(resolve(options.root ?? dirname(entry))).catch((error: unknown) => {
-    throw new DocumentParseError(`root folder of ${entryPath} cannot be read`, { entryPath }, { cause: error });
+    throw new DocumentParseError(
+      `root folder of ${entryPath} cannot be read`,
+      { entryPath },
+      { cause: error },
+    );
   });
   const document = await readDocumentFile(entry);
   return bundleDocument(document, {
     baseUri: pathToFileURL(entry).href,
     maxFiles: options.maxFiles,
     load: async (uri) => {
-      if (!uri.startsWith('file:')) throw new ExternalReferenceError(`only local files are read, not ${uri}`, { uri });
+      if (!uri.startsWith('file:'))
+        throw new ExternalReferenceError(`only local files are read, not ${uri}`, { uri });
       const file = await realpath(fileURLToPath(uri)).catch((error: unknown) => {
         throw new ExternalReferenceError(`file not found: ${uri}`, { uri }, { cause: error });
       });

@@ -8,7 +8,9 @@ export interface OpenAiTool {
   function: { name: string; description: string; parameters: FunctionParameters; strict?: true };
 }
 
-export function toOpenAiTool(conversion: Pick<OperationConversion, 'name' | 'description' | 'parameters' | 'strict'>): OpenAiTool {
+export function toOpenAiTool(
+  conversion: Pick<OperationConversion, 'name' | 'description' | 'parameters' | 'strict'>,
+): OpenAiTool {
   return {
     type: 'function',
     function: {

@@ -51,7 +51,11 @@ interface Argument {
 
 const LOCATION_ORDER: readonly ParameterLocation[] = ['path', 'query', 'header', 'cookie', 'body'];
 
-export function convertOperationSource(source: OperationSource, name: string, ctx: ConverterContext): OperationConversion {
+export function convertOperationSource(
+  source: OperationSource,
+  name: string,
+  ctx: ConverterContext,
+): OperationConversion {
   const notes = new NoteCollector();
   const session: NormaliseSession = { notes, source: source.pointer, nodes: 0 };
   const parameters = collectParameters(
@@ -99,14 +103,21 @@ export function convertOperationSource(source: OperationSource, name: string, ct
   };
 }
 
-function parameterArgument(parameter: ResolvedParameter, ctx: ConverterContext, session: NormaliseSession): Argument {
+function parameterArgument(
+  parameter: ResolvedParameter,
+  ctx: ConverterContext,
+  session: NormaliseSession,
+): Argument {
   const raw = parameter.schema ?? { type: 'string' };
   let schema = ctx.normaliser.normalise(raw, session, 1);
   const description = joinSentences(parameter.deprecated ? 'Deprecated.' : undefined, parameter.description);
   if (description !== undefined) {
     const bounded = boundText(description, ctx.options.maxDescriptionLength);
     if (bounded.truncated) {
-      session.notes.add(NoteCode.DESCRIPTION_TRUNCATED, `the description of parameter "${parameter.name}" was cut`);
+      session.notes.add(
+        NoteCode.DESCRIPTION_TRUNCATED,
+        `the description of parameter "${parameter.name}" was cut`,
+      );
     }
     schema = { ...schema, description: bounded.text };
   }
@@ -137,26 +148,39 @@ function bodyArguments(
   ctx: ConverterContext,
   session: NormaliseSession,
 ): { args: Argument[]; binding: BodyBinding } {
-  const structured = body.kind === BodyKind.JSON || body.kind === BodyKind.FORM || body.kind === BodyKind.MULTIPART;
+  const structured =
+    body.kind === BodyKind.JSON || body.kind === BodyKind.FORM || body.kind === BodyKind.MULTIPART;
   if (structured && body.schema !== undefined && ctx.options.bodyMode === BodyMode.FLATTEN) {
     const schema = ctx.normaliser.normalise(body.schema, session, 0);
     if (isObjectSchema(schema) && schema.properties && !schema.anyOf) {
       if (typeof schema.additionalProperties === 'object') {
-        session.notes.add(NoteCode.KEYWORD_DROPPED, 'body properties beyond the declared ones cannot be passed');
+        session.notes.add(
+          NoteCode.KEYWORD_DROPPED,
+          'body properties beyond the declared ones cannot be passed',
+        );
       }
       const required = new Set(schema.required ?? []);
       const args = Object.entries(schema.properties).map(([name, property]) =>
         bodyPropertyArgument(name, property, required.has(name), body),
       );
-      return { args, binding: { contentType: body.contentType, kind: body.kind, required: body.required, whole: false } };
+      return {
+        args,
+        binding: { contentType: body.contentType, kind: body.kind, required: body.required, whole: false },
+      };
     }
     return wholeBody(body, schema, ctx);
   }
-  const schema = structured && body.schema !== undefined ? ctx.normaliser.normalise(body.schema, session, 1) : {};
+  const schema =
+    structured && body.schema !== undefined ? ctx.normaliser.normalise(body.schema, session, 1) : {};
   return wholeBody(body, schema, ctx);
 }
 
-function bodyPropertyArgument(name: string, property: JsonSchema, required: boolean, body: SelectedBody): Argument {
+function bodyPropertyArgument(
+  name: string,
+  property: JsonSchema,
+  required: boolean,
+  body: SelectedBody,
+): Argument {
   const encoding = isObject(body.encoding[name]) ? body.encoding[name] : {};
   const partType = asString(encoding.contentType);
   let schema = property;
@@ -168,7 +192,10 @@ function bodyPropertyArgument(name: string, property: JsonSchema, required: bool
       type: 'string',
       contentEncoding: 'base64',
       contentMediaType: partType,
-      description: joinSentences(property.description, 'File content, base64-encoded (a data: URL is also accepted).'),
+      description: joinSentences(
+        property.description,
+        'File content, base64-encoded (a data: URL is also accepted).',
+      ),
     };
   }
   const style = asString(encoding.style) ?? (body.kind === BodyKind.JSON ? undefined : 'form');
@@ -176,7 +203,9 @@ function bodyPropertyArgument(name: string, property: JsonSchema, required: bool
     in: ParameterLocation.BODY,
     name,
     required,
-    ...(style !== undefined ? { style, explode: typeof encoding.explode === 'boolean' ? encoding.explode : style === 'form' } : {}),
+    ...(style !== undefined
+      ? { style, explode: typeof encoding.explode === 'boolean' ? encoding.explode : style === 'form' }
+      : {}),
     ...(partType !== undefined ? { contentType: partType } : {}),
     ...(body.kind === BodyKind.MULTIPART && file ? { file: true } : {}),
   };
@@ -188,7 +217,11 @@ function isFileSchema(schema: JsonSchema): boolean {
   return target.contentMediaType !== undefined && target.contentEncoding === 'base64';
 }
 
-function wholeBody(body: SelectedBody, converted: JsonSchema, ctx: ConverterContext): { args: Argument[]; binding: BodyBinding } {
+function wholeBody(
+  body: SelectedBody,
+  converted: JsonSchema,
+  ctx: ConverterContext,
+): { args: Argument[]; binding: BodyBinding } {
   let schema: JsonSchema;
   if (body.kind === BodyKind.BINARY) {
     schema = {
@@ -203,7 +236,9 @@ function wholeBody(body: SelectedBody, converted: JsonSchema, ctx: ConverterCont
     schema = converted;
   }
   const description = joinSentences(body.description, schema.description);
-  if (description !== undefined) schema = { ...schema, description: boundText(description, ctx.options.maxDescriptionLength).text };
+  if (description !== undefined) {
+    schema = { ...schema, description: boundText(description, ctx.options.maxDescriptionLength).text };
+  }
   return {
     args: [{ schema, binding: { in: ParameterLocation.BODY, required: body.required } }],
     binding: { contentType: body.contentType, kind: body.kind, required: body.required, whole: true },
@@ -217,34 +252,41 @@ function wholeBody(body: SelectedBody, converted: JsonSchema, ctx: ConverterCont
  * (`request_body` if a parameter is called `body`). Each rename is reported as a note.
  */
 class PropertyNamer {
+  /** Property name → what claimed it, for notes. */
   private readonly owners = new Map<string, string>();
 
   constructor(private readonly notes: NoteCollector) {}
 
   claim(arg: Argument): string {
-    const location = arg.binding.in;
-    const wanted = arg.binding.name ?? 'body';
-    const owner = `${location === 'body' && arg.binding.name === undefined ? 'request body' : `${location} ${location === 'body' ? 'property' : 'parameter'}`} "${wanted}"`;
+    const { in: location, name } = arg.binding;
+    const wanted = name ?? 'body';
     let property = wanted;
-    if (this.owners.has(property)) {
-      const prefixed = arg.binding.name === undefined ? 'request_body' : `${location}_${wanted}`;
+    if (this.owners.has(wanted)) {
+      const prefixed = name === undefined ? 'request_body' : `${location}_${wanted}`;
       property = prefixed;
       for (let n = 2; this.owners.has(property); n++) property = `${prefixed}_${n}`;
       this.notes.add(
         NoteCode.NAME_COLLISION,
-        `${owner} is exposed as "${property}" because ${this.owners.get(wanted)} is called "${wanted}"`,
+        `${describeArgument(arg)} is exposed as "${property}" because "${wanted}" is taken by ${this.owners.get(wanted)}`,
       );
     }
-    this.owners.set(property, owner);
+    this.owners.set(property, describeArgument(arg));
     return property;
   }
+}
+
+function describeArgument({ binding }: Argument): string {
+  if (binding.name === undefined) return 'the request body';
+  return `${binding.in} ${binding.in === 'body' ? 'property' : 'parameter'} "${binding.name}"`;
 }
 
 function assembleArguments(
   args: readonly Argument[],
   notes: NoteCollector,
 ): { properties: Record<string, JsonSchema>; required: string[]; bindings: ArgumentBinding[] } {
-  const ordered = [...args].sort((a, b) => LOCATION_ORDER.indexOf(a.binding.in) - LOCATION_ORDER.indexOf(b.binding.in));
+  const ordered = [...args].sort(
+    (a, b) => LOCATION_ORDER.indexOf(a.binding.in) - LOCATION_ORDER.indexOf(b.binding.in),
+  );
   const namer = new PropertyNamer(notes);
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
@@ -258,28 +300,38 @@ function assembleArguments(
   return { properties, required, bindings };
 }
 
-function operationDescription(source: OperationSource, options: ResolvedOptions, notes: NoteCollector): string {
+function operationDescription(
+  source: OperationSource,
+  options: ResolvedOptions,
+  notes: NoteCollector,
+): string {
   const summary = asString(source.operation.summary)?.trim();
   const description = asString(source.operation.description)?.trim();
   let text: string;
-  if (summary && description) text = description.startsWith(summary) ? description : `${summary}\n\n${description}`;
+  if (summary && description)
+    text = description.startsWith(summary) ? description : `${summary}\n\n${description}`;
   else text = description || summary || [source.method?.toUpperCase(), source.path].filter(Boolean).join(' ');
   if (source.operation.deprecated === true) text = `Deprecated. ${text}`.trim();
   const bounded = boundText(text, options.maxDescriptionLength);
   if (bounded.truncated) {
-    notes.add(NoteCode.DESCRIPTION_TRUNCATED, `the operation description was cut to ${options.maxDescriptionLength} characters`);
+    notes.add(
+      NoteCode.DESCRIPTION_TRUNCATED,
+      `the operation description was cut to ${options.maxDescriptionLength} characters`,
+    );
   }
   return bounded.text;
 }
 
 function readSecurity(raw: unknown): Array<Record<string, string[]>> | undefined {
   if (!Array.isArray(raw)) return undefined;
-  return raw.filter(isObject).map((requirement) =>
-    Object.fromEntries(
-      Object.entries(requirement).map(([scheme, scopes]) => [
-        scheme,
-        asArray(scopes).filter((scope): scope is string => typeof scope === 'string'),
-      ]),
-    ),
-  );
+  return raw
+    .filter(isObject)
+    .map((requirement) =>
+      Object.fromEntries(
+        Object.entries(requirement).map(([scheme, scopes]) => [
+          scheme,
+          asArray(scopes).filter((scope): scope is string => typeof scope === 'string'),
+        ]),
+      ),
+    );
 }

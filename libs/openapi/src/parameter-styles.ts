@@ -31,7 +31,8 @@ export function serialisePathValue(name: string, value: unknown, style: string, 
   if (Array.isArray(value)) {
     const items = value.map((item) => enc(scalarText(item)));
     if (style === 'label') return `.${items.join(explode ? '.' : ',')}`;
-    if (style === 'matrix') return explode ? items.map((item) => `;${name}=${item}`).join('') : `;${name}=${items.join(',')}`;
+    if (style === 'matrix')
+      return explode ? items.map((item) => `;${name}=${item}`).join('') : `;${name}=${items.join(',')}`;
     return items.join(',');
   }
   if (value !== null && typeof value === 'object') {
@@ -49,16 +50,23 @@ export function serialisePathValue(name: string, value: unknown, style: string, 
 }
 
 /** Query pairs for one parameter (styles form, spaceDelimited, pipeDelimited, deepObject). */
-export function serialiseQueryValue(name: string, value: unknown, style: string, explode: boolean): QueryPair[] {
+export function serialiseQueryValue(
+  name: string,
+  value: unknown,
+  style: string,
+  explode: boolean,
+): QueryPair[] {
   if (Array.isArray(value)) {
     const items = value.map(scalarText);
-    if (style === 'deepObject') return bracketPairs(name, value).map(([n, v]) => ({ name: n, parts: [v], delimiter: '' }));
+    if (style === 'deepObject')
+      return bracketPairs(name, value).map(([n, v]) => ({ name: n, parts: [v], delimiter: '' }));
     if (explode && style === 'form') return items.map((item) => ({ name, parts: [item], delimiter: '' }));
     const delimiter = style === 'spaceDelimited' ? ' ' : style === 'pipeDelimited' ? '|' : ',';
     return [{ name, parts: items, delimiter }];
   }
   if (value !== null && typeof value === 'object') {
-    if (style === 'deepObject') return bracketPairs(name, value).map(([n, v]) => ({ name: n, parts: [v], delimiter: '' }));
+    if (style === 'deepObject')
+      return bracketPairs(name, value).map(([n, v]) => ({ name: n, parts: [v], delimiter: '' }));
     const entries = entriesOf(value);
     if (explode) return entries.map(([k, v]) => ({ name: k, parts: [scalarText(v)], delimiter: '' }));
     return [{ name, parts: entries.flatMap(([k, v]) => [k, scalarText(v)]), delimiter: ',' }];
@@ -81,7 +89,10 @@ export function serialiseHeaderValue(value: unknown, explode: boolean): string {
 /** A cookie value (style form; lists and objects comma-joined, as `explode: false` defines). */
 export function serialiseCookieValue(value: unknown): string {
   if (Array.isArray(value)) return value.map(scalarText).join(',');
-  if (value !== null && typeof value === 'object') return entriesOf(value).flatMap(([k, v]) => [k, scalarText(v)]).join(',');
+  if (value !== null && typeof value === 'object')
+    return entriesOf(value)
+      .flatMap(([k, v]) => [k, scalarText(v)])
+      .join(',');
   return scalarText(value);
 }
 
@@ -98,7 +109,12 @@ export function bracketPairs(name: string, value: unknown): Array<[string, strin
 }
 
 /** Form-body pairs for one field: scalars as is, lists by style, objects in bracket notation. */
-export function serialiseFormField(name: string, value: unknown, style: string, explode: boolean): Array<[string, string]> {
+export function serialiseFormField(
+  name: string,
+  value: unknown,
+  style: string,
+  explode: boolean,
+): Array<[string, string]> {
   if (Array.isArray(value) && value.every(isScalar) && style !== 'deepObject') {
     if (style === 'form' && explode) return value.map((item) => [name, scalarText(item)]);
     const delimiter = style === 'spaceDelimited' ? ' ' : style === 'pipeDelimited' ? '|' : ',';

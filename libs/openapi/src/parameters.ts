@@ -96,7 +96,11 @@ function readParameter(
   }
   const parameterIn = location as ParameterIn;
   if (parameterIn === 'header' && IGNORED_HEADERS.has(name.toLowerCase())) {
-    notes.add(NoteCode.PARAMETER_IGNORED, `header parameter "${name}" is set by the HTTP client and was ignored`, where);
+    notes.add(
+      NoteCode.PARAMETER_IGNORED,
+      `header parameter "${name}" is set by the HTTP client and was ignored`,
+      where,
+    );
     return undefined;
   }
   const { schema, contentType } = parameterSchema(parameter);

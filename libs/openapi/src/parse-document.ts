@@ -16,6 +16,10 @@ export function parseDocumentText(text: string, name = 'document'): unknown {
   try {
     return parseYaml(text, { uniqueKeys: false, maxAliasCount: 100_000 }) as unknown;
   } catch (error) {
-    throw new DocumentParseError(`${name} is neither JSON nor YAML: ${(error as Error).message}`, { name }, { cause: error });
+    throw new DocumentParseError(
+      `${name} is neither JSON nor YAML: ${(error as Error).message}`,
+      { name },
+      { cause: error },
+    );
   }
 }

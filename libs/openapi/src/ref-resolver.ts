@@ -37,7 +37,8 @@ export class RefResolver {
     let current = node;
     let pointer: string | undefined;
     for (let hops = 0; hops < MAX_REF_CHAIN; hops++) {
-      if (!isObject(current) || typeof current.$ref !== 'string') return { ok: true, value: current, pointer };
+      if (!isObject(current) || typeof current.$ref !== 'string')
+        return { ok: true, value: current, pointer };
       const resolution = this.resolve(current.$ref);
       if (!resolution.ok) return { ok: false, reason: resolution.reason, ref: current.$ref };
       pointer = resolution.pointer;

@@ -57,6 +57,8 @@ export function walkReferences(
     if (!isObject(node) || seen.has(node)) continue;
     seen.add(node);
     if (context === 'namedMap' || context === 'exampleMap') {
+      // A whole map given as a reference (DigitalOcean writes `properties: {$ref: attributes.yml#/x}`).
+      if (typeof node.$ref === 'string') visit(node, 'node');
       const childContext = context === 'exampleMap' ? 'exampleObject' : 'node';
       for (const value of Object.values(node)) stack.push([value, childContext]);
       continue;

@@ -1,7 +1,7 @@
 // Chooses what an operation's request body is sent as: one media type among those offered (JSON
 // preferred, the choice recorded as a note) and its schema and per-property encoding.
 
-import { BodyKind } from './conversion.js';
+import type { BodyKind } from './conversion.js';
 import { asString, isObject, type JsonObject } from './json.js';
 import { bodyKindOf, pickMediaType } from './media-types.js';
 import { NoteCode, type NoteCollector } from './notes.js';
@@ -41,7 +41,11 @@ export function selectRequestBody(
   if (contentType === undefined) return undefined;
   if (offered.length > 1) {
     const others = offered.filter((type) => type !== contentType).join(', ');
-    notes.add(NoteCode.CONTENT_TYPE_CHOSEN, `the body is sent as ${contentType} (also offered: ${others})`, where);
+    notes.add(
+      NoteCode.CONTENT_TYPE_CHOSEN,
+      `the body is sent as ${contentType} (also offered: ${others})`,
+      where,
+    );
   }
   const media = isObject(body.content[contentType]) ? body.content[contentType] : {};
   return {

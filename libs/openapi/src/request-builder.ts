@@ -3,7 +3,13 @@
 // template filled and URL-encoded, query/header/cookie values serialised by style/explode, and the
 // body encoded for its media type (JSON, form with bracket notation, multipart with file parts).
 
-import { BodyKind, ParameterLocation, type ArgumentBinding, type NullAsAbsent, type OperationConversion } from './conversion.js';
+import {
+  BodyKind,
+  ParameterLocation,
+  type ArgumentBinding,
+  type NullAsAbsent,
+  type OperationConversion,
+} from './conversion.js';
 import { InvalidArgumentsError } from './errors.js';
 import type { FixedParams } from './fixed-params.js';
 import { isObject, type JsonObject } from './json.js';
@@ -18,7 +24,10 @@ import {
   type QueryPair,
 } from './parameter-styles.js';
 
-export type RequestTemplate = Pick<OperationConversion, 'method' | 'path' | 'arguments' | 'body' | 'nullAsAbsent'>;
+export type RequestTemplate = Pick<
+  OperationConversion,
+  'method' | 'path' | 'arguments' | 'body' | 'nullAsAbsent'
+>;
 
 export interface MultipartPart {
   readonly name: string;
@@ -57,7 +66,10 @@ export interface BuildRequestOptions {
 }
 
 interface Placed {
-  readonly binding: Pick<ArgumentBinding, 'in' | 'name' | 'style' | 'explode' | 'allowReserved' | 'contentType' | 'file'>;
+  readonly binding: Pick<
+    ArgumentBinding,
+    'in' | 'name' | 'style' | 'explode' | 'allowReserved' | 'contentType' | 'file'
+  >;
   readonly value: unknown;
 }
 
@@ -86,9 +98,15 @@ export function buildRequestParts(
   const at = (location: ParameterLocation): Placed[] => placed.filter((p) => p.binding.in === location);
   const path = fillPath(conversion, at(ParameterLocation.PATH));
   const queryPairs = at(ParameterLocation.QUERY).flatMap(({ binding, value }) =>
-    serialiseQueryValue(binding.name!, encodeContent(value, binding), binding.style ?? 'form', binding.explode ?? true).map(
-      (pair): QueryPair & { allowReserved?: boolean } => ({ ...pair, allowReserved: binding.allowReserved ?? false }),
-    ),
+    serialiseQueryValue(
+      binding.name!,
+      encodeContent(value, binding),
+      binding.style ?? 'form',
+      binding.explode ?? true,
+    ).map((pair): QueryPair & { allowReserved?: boolean } => ({
+      ...pair,
+      allowReserved: binding.allowReserved ?? false,
+    })),
   );
   const header: Record<string, string> = {};
   for (const { binding, value } of at(ParameterLocation.HEADER)) {
@@ -125,7 +143,9 @@ function mergeFixedParams(placed: Placed[], conversion: RequestTemplate, fixed: 
     for (const [name, value] of Object.entries(fixed[location] ?? {})) {
       if (value === undefined) continue;
       const sameName = (candidate: string | undefined): boolean =>
-        location === ParameterLocation.HEADER ? candidate?.toLowerCase() === name.toLowerCase() : candidate === name;
+        location === ParameterLocation.HEADER
+          ? candidate?.toLowerCase() === name.toLowerCase()
+          : candidate === name;
       if (placed.some((p) => p.binding.in === location && sameName(p.binding.name))) continue;
       const binding = conversion.arguments.find((b) => b.in === location && sameName(b.name));
       placed.push({ binding: binding ?? { in: location, name }, value });
@@ -142,7 +162,12 @@ function fillPath(conversion: RequestTemplate, values: readonly Placed[]): strin
       missing.push(name);
       return '';
     }
-    return serialisePathValue(name, found.value, found.binding.style ?? 'simple', found.binding.explode ?? false);
+    return serialisePathValue(
+      name,
+      found.value,
+      found.binding.style ?? 'simple',
+      found.binding.explode ?? false,
+    );
   });
   if (missing.length > 0) {
     throw new InvalidArgumentsError(`missing path parameter(s): ${missing.join(', ')}`, { missing });
@@ -197,13 +222,19 @@ function wholeValueBody(kind: string, value: unknown): RequestBody {
     case BodyKind.BINARY:
       return { kind: 'binary', bytes: decodeBinary(scalarText(value)).bytes };
     case BodyKind.FORM: {
-      const pairs = isObject(value) ? Object.entries(value).flatMap(([k, v]) => serialiseFormField(k, v, 'form', true)) : [];
+      const pairs = isObject(value)
+        ? Object.entries(value).flatMap(([k, v]) => serialiseFormField(k, v, 'form', true))
+        : [];
       return { kind: 'form', fields: pairs, text: new URLSearchParams(pairs).toString() };
     }
     case BodyKind.MULTIPART:
       return {
         kind: 'multipart',
-        parts: isObject(value) ? Object.entries(value).flatMap(([name, v]) => multipartParts({ binding: { in: 'body', name }, value: v })) : [],
+        parts: isObject(value)
+          ? Object.entries(value).flatMap(([name, v]) =>
+              multipartParts({ binding: { in: 'body', name }, value: v }),
+            )
+          : [],
       };
     default:
       return jsonBody(value);
@@ -216,15 +247,21 @@ function jsonBody(value: unknown): RequestBody {
 
 function multipartParts({ binding, value }: Placed): MultipartPart[] {
   const name = binding.name!;
-  const values = Array.isArray(value) && (binding.file || value.every((item) => typeof item !== 'object')) ? value : [value];
+  const values =
+    Array.isArray(value) && (binding.file || value.every((item) => typeof item !== 'object'))
+      ? value
+      : [value];
   return values.map((item, index): MultipartPart => {
     if (binding.file) {
       const { bytes, mediaType } = decodeBinary(scalarText(item));
       const contentType = mediaType ?? binding.contentType ?? 'application/octet-stream';
       return { name, value: bytes, filename: values.length > 1 ? `${name}-${index + 1}` : name, contentType };
     }
-    if (item !== null && typeof item === 'object') return { name, value: JSON.stringify(item), contentType: 'application/json' };
-    return binding.contentType ? { name, value: scalarText(item), contentType: binding.contentType } : { name, value: scalarText(item) };
+    if (item !== null && typeof item === 'object')
+      return { name, value: JSON.stringify(item), contentType: 'application/json' };
+    return binding.contentType
+      ? { name, value: scalarText(item), contentType: binding.contentType }
+      : { name, value: scalarText(item) };
   });
 }
 

@@ -30,6 +30,8 @@ export interface KeywordHost {
   readonly options: ResolvedOptions;
   node(schema: unknown, depth: number): JsonSchema;
   note(code: NoteCode, message: string): void;
+  /** A map given as `{$ref}` (e.g. a whole `properties` object), resolved; other values as they are. */
+  resolveMap(value: unknown): unknown;
 }
 
 const BINARY_DESCRIPTION = 'Binary content, base64-encoded (a data: URL is also accepted).';
@@ -65,9 +67,10 @@ export function convertKeywords(schema: JsonObject, depth: number, host: Keyword
   const description = describe(schema, host, binary);
   if (description !== undefined) out.description = description;
 
-  if (isObject(schema.properties)) {
+  const declared = host.resolveMap(schema.properties);
+  if (isObject(declared)) {
     const properties: Record<string, JsonSchema> = {};
-    for (const [name, child] of Object.entries(schema.properties)) {
+    for (const [name, child] of Object.entries(declared)) {
       const converted = host.node(child, depth + 1);
       // A request never carries what the server alone writes.
       if (converted.readOnly) continue;
@@ -78,14 +81,19 @@ export function convertKeywords(schema: JsonObject, depth: number, host: Keyword
   const required = asArray(schema.required).filter((name): name is string => typeof name === 'string');
   if (required.length > 0) out.required = [...new Set(required)];
 
-  if (typeof schema.additionalProperties === 'boolean') out.additionalProperties = schema.additionalProperties;
-  else if (isObject(schema.additionalProperties)) {
+  if (typeof schema.additionalProperties === 'boolean') {
+    out.additionalProperties = schema.additionalProperties;
+  } else if (isObject(schema.additionalProperties)) {
     out.additionalProperties = host.node(schema.additionalProperties, depth + 1);
   }
 
-  if (isObject(schema.items) || schema.items === true) out.items = host.node(schema.items, depth + 1);
-  else if (Array.isArray(schema.items) && schema.items.length > 0) {
-    host.note(NoteCode.KEYWORD_DROPPED, 'a tuple `items` list became one item schema accepting any of its entries');
+  if (isObject(schema.items) || schema.items === true) {
+    out.items = host.node(schema.items, depth + 1);
+  } else if (Array.isArray(schema.items) && schema.items.length > 0) {
+    host.note(
+      NoteCode.KEYWORD_DROPPED,
+      'a tuple `items` list became one item schema accepting any of its entries',
+    );
     out.items = host.node({ anyOf: schema.items }, depth + 1);
   }
 
@@ -105,8 +113,8 @@ export function convertKeywords(schema: JsonObject, depth: number, host: Keyword
   const reportConflict = (message: string): void => host.note(NoteCode.ALLOF_CONFLICT, message);
   if (Array.isArray(schema.allOf) && schema.allOf.length > 0) {
     const branches = schema.allOf.map((branch) => host.node(branch, depth));
+    // This schema's own keywords come first, so its description wins over inherited ones.
     out = mergeAllOf([out, ...branches], reportConflict);
-    // A property readOnly in a base schema and listed as required by the child is still not sent.
   }
 
   const union = [...asArray(schema.oneOf), ...asArray(schema.anyOf)];
@@ -114,7 +122,9 @@ export function convertKeywords(schema: JsonObject, depth: number, host: Keyword
     if (Array.isArray(schema.oneOf) && Array.isArray(schema.anyOf)) {
       host.note(NoteCode.UNION_SIMPLIFIED, 'oneOf and anyOf on one schema were read as one union');
     }
-    const discriminator = isObject(schema.discriminator) ? asString(schema.discriminator.propertyName) : undefined;
+    const discriminator = isObject(schema.discriminator)
+      ? asString(schema.discriminator.propertyName)
+      : undefined;
     out = applyUnion(
       out,
       union.map((branch) => host.node(branch, depth)),
@@ -141,7 +151,8 @@ function readTypes(schema: JsonObject, host: KeywordHost): JsonSchemaType[] {
   const raw = Array.isArray(schema.type) ? schema.type : schema.type === undefined ? [] : [schema.type];
   const types: JsonSchemaType[] = [];
   for (const type of raw) {
-    if (type === 'file') types.push('string'); // Swagger 2.0 file parameters, see isBinary
+    if (type === 'file')
+      types.push('string'); // Swagger 2.0 file parameters, see isBinary
     else if (JSON_SCHEMA_TYPES.includes(type as JsonSchemaType)) types.push(type as JsonSchemaType);
     else host.note(NoteCode.INVALID_INPUT, `unknown type ${JSON.stringify(type)} was ignored`);
   }
@@ -155,17 +166,25 @@ function isBinary(schema: JsonObject, types: readonly JsonSchemaType[]): boolean
   if (schema.format === 'binary') return true;
   // OpenAPI 3.1 spells binary strings with contentMediaType/contentEncoding instead of a format.
   const mediaType = asString(schema.contentMediaType);
-  return mediaType !== undefined && !/^text\/|json|xml/.test(mediaType) && schema.contentEncoding === undefined;
+  return (
+    mediaType !== undefined && !/^text\/|json|xml/.test(mediaType) && schema.contentEncoding === undefined
+  );
 }
 
 function describe(schema: JsonObject, host: KeywordHost, binary: boolean): string | undefined {
-  const text = asString(schema.description) ?? asString(schema.title);
+  // Titles are mostly internal type names (Stripe's `optional_fields_address`); for a constant,
+  // though, the title is the value's name (Discord's `GUILD_TEXT`), which a model should see.
+  const isConstant = schema.const !== undefined || (Array.isArray(schema.enum) && schema.enum.length === 1);
+  const text = asString(schema.description) ?? (isConstant ? asString(schema.title) : undefined);
   const deprecated = schema.deprecated === true ? 'Deprecated.' : undefined;
   const full = joinSentences(deprecated, text, binary ? BINARY_DESCRIPTION : undefined);
   if (full === undefined) return undefined;
   const bounded = boundText(full, host.options.maxDescriptionLength);
   if (bounded.truncated) {
-    host.note(NoteCode.DESCRIPTION_TRUNCATED, `a description was cut to ${host.options.maxDescriptionLength} characters`);
+    host.note(
+      NoteCode.DESCRIPTION_TRUNCATED,
+      `a description was cut to ${host.options.maxDescriptionLength} characters`,
+    );
   }
   return bounded.text;
 }
@@ -185,8 +204,13 @@ function copyFormat(schema: JsonObject, out: JsonSchema, binary: boolean, host: 
   }
   const pattern = asString(schema.pattern);
   if (pattern !== undefined) {
-    if (isUnicodeRegExp(pattern)) out.pattern = pattern;
-    else host.note(NoteCode.INVALID_INPUT, `pattern ${JSON.stringify(pattern)} is not an ECMAScript regular expression and was dropped`);
+    const usable = ecmaPattern(pattern);
+    if (usable !== undefined) out.pattern = usable;
+    else
+      host.note(
+        NoteCode.INVALID_INPUT,
+        `pattern ${JSON.stringify(pattern)} is not an ECMAScript regular expression and was dropped`,
+      );
   }
 }
 
@@ -203,9 +227,18 @@ function copyEnum(schema: JsonObject, out: JsonSchema, host: KeywordHost): void 
     out.enum = values;
     return;
   }
-  host.note(NoteCode.ENUM_BOUNDED, `an enum of ${values.length} values (over ${max}) became a described free value`);
-  const sample = values.slice(0, 20).map((value) => JSON.stringify(value)).join(', ');
-  out.description = joinSentences(out.description, `One of ${values.length} allowed values, e.g. ${sample}, …`);
+  host.note(
+    NoteCode.ENUM_BOUNDED,
+    `an enum of ${values.length} values (over ${max}) became a described free value`,
+  );
+  const sample = values
+    .slice(0, 20)
+    .map((value) => JSON.stringify(value))
+    .join(', ');
+  out.description = joinSentences(
+    out.description,
+    `One of ${values.length} allowed values, e.g. ${sample}, …`,
+  );
 }
 
 function copyConstraints(schema: JsonObject, out: JsonSchema): void {
@@ -227,7 +260,14 @@ function copyConstraints(schema: JsonObject, out: JsonSchema): void {
   }
   const multipleOf = asFiniteNumber(schema.multipleOf);
   if (multipleOf !== undefined && multipleOf > 0) out.multipleOf = multipleOf;
-  for (const key of ['minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties'] as const) {
+  for (const key of [
+    'minLength',
+    'maxLength',
+    'minItems',
+    'maxItems',
+    'minProperties',
+    'maxProperties',
+  ] as const) {
     const value = asNonNegativeInteger(schema[key]);
     if (value !== undefined) out[key] = value;
   }
@@ -251,6 +291,28 @@ function isUnicodeRegExp(pattern: string): boolean {
   }
 }
 
+// After a backslash, what Unicode-mode regular expressions accept: syntax characters, `-`, and letters
+// or digits (classes, control escapes, back-references). Anything else (`\:`, `\@`) is a needless escape
+// other regex dialects tolerate.
+const VALID_ESCAPED = /[\\^$.*+?()[\]{}|/\-A-Za-z0-9]/;
+
+/** The pattern as a JSON Schema (ECMAScript, Unicode-mode) pattern: as is, or without needless escapes. */
+function ecmaPattern(pattern: string): string | undefined {
+  if (isUnicodeRegExp(pattern)) return pattern;
+  let repaired = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const char = pattern[i]!;
+    const next = pattern[i + 1];
+    if (char === '\\' && next !== undefined) {
+      repaired += VALID_ESCAPED.test(next) ? char + next : next;
+      i += 1;
+    } else {
+      repaired += char;
+    }
+  }
+  return isUnicodeRegExp(repaired) ? repaired : undefined;
+}
+
 /**
  * A described placeholder for a schema that is not expanded (recursion, depth or size limit): it keeps
  * the target's type and the start of its description, and accepts any content of that type.
@@ -258,7 +320,9 @@ function isUnicodeRegExp(pattern: string): boolean {
 export function stubFor(target: unknown, reason: string): JsonSchema {
   const schema = isObject(target) ? target : {};
   const rawTypes = Array.isArray(schema.type) ? schema.type : [schema.type];
-  let types = rawTypes.filter((type): type is JsonSchemaType => JSON_SCHEMA_TYPES.includes(type as JsonSchemaType));
+  let types = rawTypes.filter((type): type is JsonSchemaType =>
+    JSON_SCHEMA_TYPES.includes(type as JsonSchemaType),
+  );
   if (types.length === 0 && isObject(schema.properties)) types = ['object'];
   if (types.length === 0 && schema.items !== undefined) types = ['array'];
   const summary = asString(schema.description)?.split(/(?<=\.)\s/)[0];

@@ -9,6 +9,7 @@
 // on which operation was converted first.
 
 import { asString, isObject, type JsonObject } from './json.js';
+import { parseLocalPointer } from './json-pointer.js';
 import { makeNullable, type JsonSchema } from './json-schema.js';
 import { convertKeywords, stubFor } from './schema-keywords.js';
 import { NoteCode, type ConversionNote, type NoteCollector } from './notes.js';
@@ -42,6 +43,9 @@ interface MemoEntry {
   readonly notes: readonly ConversionNote[];
 }
 
+// Most nested conversions in progress at once (refs, allOf, unions, properties), whatever the input.
+const MAX_NESTING = 200;
+
 // Keywords that may sit beside a `$ref` without changing what it means (3.0 ignores siblings; these
 // are the ones documents use anyway). Any other sibling makes the pair an implicit `allOf`.
 const REF_ANNOTATIONS = new Set([
@@ -61,6 +65,7 @@ const REF_ANNOTATIONS = new Set([
 export class SchemaNormaliser {
   private readonly memo = new Map<string, MemoEntry>();
   private readonly stack: Frame[] = [];
+  private nesting = 0;
   private session: NormaliseSession | undefined;
 
   constructor(
@@ -79,6 +84,7 @@ export class SchemaNormaliser {
     } finally {
       this.session = undefined;
       this.stack.length = 0;
+      this.nesting = 0;
     }
   }
 
@@ -88,7 +94,7 @@ export class SchemaNormaliser {
   }
 
   /** Records a note at the innermost `$ref` being expanded (or the operation's own location). */
-  note(code: (typeof NoteCode)[keyof typeof NoteCode], message: string): void {
+  note(code: NoteCode, message: string): void {
     this.current.notes.add(code, message, this.stack.at(-1)?.key ?? this.current.source);
   }
 
@@ -105,25 +111,55 @@ export class SchemaNormaliser {
 
   node(schema: unknown, depth: number): JsonSchema {
     this.touch(depth);
-    if (depth > this.options.maxDepth) {
+    const limit = this.limitReached(depth);
+    if (limit) {
       this.truncate();
-      this.note(NoteCode.DEPTH_LIMIT, `nesting deeper than ${this.options.maxDepth} levels was not expanded`);
-      return stubFor(this.targetOf(schema), `Nested deeper than ${this.options.maxDepth} levels; not expanded.`);
-    }
-    const session = this.current;
-    session.nodes += 1;
-    if (session.nodes > this.options.maxSchemaNodes) {
-      this.truncate();
-      this.note(NoteCode.SIZE_LIMIT, `the schema reached ${this.options.maxSchemaNodes} nodes; the rest was not expanded`);
-      return stubFor(this.targetOf(schema), 'Not expanded: the schema is too large.');
+      this.note(limit.code, limit.note);
+      return stubFor(this.targetOf(schema), limit.stub);
     }
     if (schema === true || (isObject(schema) && Object.keys(schema).length === 0)) return {};
     if (!isObject(schema)) {
-      this.note(NoteCode.INVALID_INPUT, `a schema was ${JSON.stringify(schema)}, not an object; any value is accepted`);
+      const shown = Array.isArray(schema) ? 'a list' : JSON.stringify(schema)?.slice(0, 80);
+      this.note(NoteCode.INVALID_INPUT, `a schema was ${shown}, not an object; any value is accepted`);
       return {};
     }
-    if (typeof schema.$ref === 'string') return this.reference(schema, depth);
-    return convertKeywords(schema, depth, this);
+    this.nesting += 1;
+    try {
+      if (typeof schema.$ref === 'string') return this.reference(schema, depth);
+      return convertKeywords(schema, depth, this);
+    } finally {
+      this.nesting -= 1;
+    }
+  }
+
+  /** Which bound (depth, size, call nesting) stops expanding here, if any; counts the node otherwise. */
+  private limitReached(depth: number): { code: NoteCode; note: string; stub: string } | undefined {
+    const { maxDepth, maxSchemaNodes } = this.options;
+    if (depth > maxDepth) {
+      return {
+        code: NoteCode.DEPTH_LIMIT,
+        note: `nesting deeper than ${maxDepth} levels was not expanded`,
+        stub: `Nested deeper than ${maxDepth} levels; not expanded.`,
+      };
+    }
+    // allOf/anyOf chains do not add levels; this catches them (and cyclic YAML aliases) too.
+    if (this.nesting >= MAX_NESTING) {
+      return {
+        code: NoteCode.DEPTH_LIMIT,
+        note: `schemas nested more than ${MAX_NESTING} times were not expanded`,
+        stub: 'Nested too deeply; not expanded.',
+      };
+    }
+    const session = this.current;
+    session.nodes += 1;
+    if (session.nodes > maxSchemaNodes) {
+      return {
+        code: NoteCode.SIZE_LIMIT,
+        note: `the schema reached ${maxSchemaNodes} nodes; the rest was not expanded`,
+        stub: 'Not expanded: the schema is too large.',
+      };
+    }
+    return undefined;
   }
 
   private reference(schema: JsonObject, depth: number): JsonSchema {
@@ -131,22 +167,37 @@ export class SchemaNormaliser {
     if (siblings.length > 0) {
       // OpenAPI 3.1 lets a `$ref` carry real keywords: read it as `allOf: [ref, rest]`.
       const { $ref, ...rest } = schema;
-      return convertKeywords({ ...rest, allOf: [{ $ref }, ...(Array.isArray(rest.allOf) ? rest.allOf : [])] }, depth, this);
+      return convertKeywords(
+        { ...rest, allOf: [{ $ref }, ...(Array.isArray(rest.allOf) ? rest.allOf : [])] },
+        depth,
+        this,
+      );
     }
     const ref = schema.$ref as string;
     const resolution = this.resolver.resolve(ref);
     if (!resolution.ok) {
       this.note(NoteCode.UNRESOLVED_REF, resolution.reason);
-      return this.annotate({ description: `Unresolved reference ${ref}; any value is accepted.` }, schema, depth);
+      return this.annotate(
+        { description: `Unresolved reference ${ref}; any value is accepted.` },
+        schema,
+        depth,
+      );
     }
     const key = resolution.pointer;
     const occurrences = this.stack.filter((frame) => frame.key === key);
     if (occurrences.length >= this.options.recursionDepth) {
       const top = this.stack.at(-1);
       if (top) top.cutDependsOn = Math.min(top.cutDependsOn, occurrences[0]!.index);
-      this.note(NoteCode.RECURSION_CUT, `recursive schema ${key} was cut after ${this.options.recursionDepth} expansion(s)`);
-      const name = key.split('/').at(-1) ?? key;
-      return this.annotate(stubFor(resolution.value, `Recursive ${name}; not expanded further.`), schema, depth);
+      this.note(
+        NoteCode.RECURSION_CUT,
+        `recursive schema ${key} was cut after ${this.options.recursionDepth} expansion(s)`,
+      );
+      const name = displayName(key);
+      return this.annotate(
+        stubFor(resolution.value, `Recursive ${name}; not expanded further.`),
+        schema,
+        depth,
+      );
     }
     const reused = this.reuse(key, depth);
     if (reused) return this.annotate(reused, schema, depth);
@@ -222,6 +273,14 @@ export class SchemaNormaliser {
     return refHolder.nullable === true ? makeNullable(annotated) : annotated;
   }
 
+  resolveMap(value: unknown): unknown {
+    if (!isObject(value) || typeof value.$ref !== 'string' || Object.keys(value).length !== 1) return value;
+    const deref = this.resolver.deref(value);
+    if (deref.ok) return deref.value;
+    this.note(NoteCode.UNRESOLVED_REF, deref.reason);
+    return {};
+  }
+
   /** The schema a possibly-`$ref` node stands for, for describing stubs. */
   private targetOf(schema: unknown): unknown {
     const ref = isObject(schema) ? asString(schema.$ref) : undefined;
@@ -229,4 +288,10 @@ export class SchemaNormaliser {
     const resolution = this.resolver.resolve(ref);
     return resolution.ok ? resolution.value : schema;
   }
+}
+
+/** `#/components/schemas/Node` → `Node`; a bundled file `#/x-…/models~1pet.yml` → `pet.yml`. */
+function displayName(pointer: string): string {
+  const last = parseLocalPointer(pointer)?.at(-1) ?? pointer;
+  return last.split('/').at(-1) || pointer;
 }

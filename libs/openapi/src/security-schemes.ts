@@ -42,17 +42,27 @@ export interface SecuritySummaryOptions {
   readonly credentialPrefix?: string;
 }
 
-export function summariseSecuritySchemes(document: unknown, options: SecuritySummaryOptions = {}): SecuritySchemeSummary[] {
+export function summariseSecuritySchemes(
+  document: unknown,
+  options: SecuritySummaryOptions = {},
+): SecuritySchemeSummary[] {
   if (!isObject(document)) return [];
   const components = isObject(document.components) ? document.components : {};
   const schemes = isObject(components.securitySchemes) ? components.securitySchemes : {};
   const baseUrl = firstServerUrl(document);
   return Object.entries(schemes)
     .filter((entry): entry is [string, JsonObject] => isObject(entry[1]))
-    .map(([name, scheme]) => summarise(name, scheme, credentialStem(options.credentialPrefix ?? '', name), baseUrl));
+    .map(([name, scheme]) =>
+      summarise(name, scheme, credentialStem(options.credentialPrefix ?? '', name), baseUrl),
+    );
 }
 
-function summarise(name: string, scheme: JsonObject, stem: string, baseUrl: string | undefined): SecuritySchemeSummary {
+function summarise(
+  name: string,
+  scheme: JsonObject,
+  stem: string,
+  baseUrl: string | undefined,
+): SecuritySchemeSummary {
   const schemeType = asString(scheme.type) ?? 'unknown';
   const base = { name, schemeType, description: asString(scheme.description) };
   const unsupported = (reason: string): SecuritySchemeSummary => ({
@@ -73,16 +83,22 @@ function summarise(name: string, scheme: JsonObject, stem: string, baseUrl: stri
     const location = scheme.in;
     if (target === undefined) return unsupported('the apiKey scheme names no parameter');
     if (location !== 'header' && location !== 'query') {
-      return unsupported(`an apiKey in ${String(location)} cannot be mapped (seed 000 places keys in a header or query)`);
+      return unsupported(
+        `an apiKey in ${String(location)} cannot be mapped (seed 000 places keys in a header or query)`,
+      );
     }
     return supported({ type: 'api_key', mapping: [{ source: stem, target, location }] }, [stem]);
   }
   if (schemeType === 'http') {
     const httpScheme = asString(scheme.scheme)?.toLowerCase();
-    if (httpScheme === 'bearer') return supported({ type: 'bearer', token_source: `${stem}_TOKEN` }, [`${stem}_TOKEN`]);
+    if (httpScheme === 'bearer')
+      return supported({ type: 'bearer', token_source: `${stem}_TOKEN` }, [`${stem}_TOKEN`]);
     if (httpScheme === 'basic') {
       const [username, password] = [`${stem}_USERNAME`, `${stem}_PASSWORD`];
-      return supported({ type: 'basic', username_source: username, password_source: password }, [username, password]);
+      return supported({ type: 'basic', username_source: username, password_source: password }, [
+        username,
+        password,
+      ]);
     }
     return unsupported(`HTTP authentication scheme "${String(scheme.scheme)}" is not supported`);
   }
@@ -91,7 +107,9 @@ function summarise(name: string, scheme: JsonObject, stem: string, baseUrl: stri
     const flow = isObject(flows.clientCredentials) ? flows.clientCredentials : undefined;
     if (!flow) {
       const offered = Object.keys(flows).join(', ') || 'none';
-      return unsupported(`only the OAuth2 clientCredentials flow can run without a user (offered: ${offered})`);
+      return unsupported(
+        `only the OAuth2 clientCredentials flow can run without a user (offered: ${offered})`,
+      );
     }
     const tokenUrl = absoluteUrl(asString(flow.tokenUrl), baseUrl);
     if (tokenUrl === undefined) return unsupported('the clientCredentials flow has no usable tokenUrl');

@@ -34,7 +34,17 @@ const KEPT_KEYWORDS = new Set([
   'minItems',
   'maxItems',
 ]);
-const STRICT_FORMATS = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
+const STRICT_FORMATS = new Set([
+  'date-time',
+  'time',
+  'date',
+  'duration',
+  'email',
+  'hostname',
+  'ipv4',
+  'ipv6',
+  'uuid',
+]);
 const ANY_VALUE: JsonSchema = { type: ['string', 'number', 'boolean', 'null'] };
 // OpenAI's documented limits for one strict schema.
 const MAX_PROPERTIES = 5000;
@@ -50,10 +60,16 @@ export function toStrictParameters(parameters: FunctionParameters, notes: NoteCo
   const counts = { properties: 0, enumValues: 0 };
   const converted = strictSchema(parameters, tree, notes, counts);
   if (counts.properties > MAX_PROPERTIES) {
-    notes.add(NoteCode.STRICT_ADJUSTED, `${counts.properties} properties exceed strict mode's ${MAX_PROPERTIES}`);
+    notes.add(
+      NoteCode.STRICT_ADJUSTED,
+      `${counts.properties} properties exceed strict mode's ${MAX_PROPERTIES}`,
+    );
   }
   if (counts.enumValues > MAX_ENUM_VALUES) {
-    notes.add(NoteCode.STRICT_ADJUSTED, `${counts.enumValues} enum values exceed strict mode's ${MAX_ENUM_VALUES}`);
+    notes.add(
+      NoteCode.STRICT_ADJUSTED,
+      `${counts.enumValues} enum values exceed strict mode's ${MAX_ENUM_VALUES}`,
+    );
   }
   return {
     parameters: {
@@ -88,7 +104,10 @@ function strictSchema(
   if (isObjectSchema(result) || (typesOf(result).length === 0 && result.additionalProperties !== undefined)) {
     const wasMap = typeof schema.additionalProperties === 'object' || schema.additionalProperties === true;
     if (wasMap && !schema.properties) {
-      notes.add(NoteCode.STRICT_ADJUSTED, 'a free-form map cannot be expressed in strict mode and accepts only {}');
+      notes.add(
+        NoteCode.STRICT_ADJUSTED,
+        'a free-form map cannot be expressed in strict mode and accepts only {}',
+      );
     }
     const required = new Set(schema.required ?? []);
     const properties: Record<string, JsonSchema> = {};
@@ -97,10 +116,11 @@ function strictSchema(
       tree.properties ??= {};
       const childTree = (tree.properties[name] ??= {});
       let converted = strictSchema(child, childTree, notes, counts);
-      // An optional property that already accepted null keeps null as a value the API understands.
-      if (!required.has(name) && !allowsNull(converted)) {
-        converted = makeNullable(converted);
-        childTree.absentIfNull = true;
+      // An optional property the API declares nullable keeps null as a value the API understands;
+      // for any other optional property, null is how the model says "not given".
+      if (!required.has(name)) {
+        if (!allowsNull(converted)) converted = makeNullable(converted);
+        if (!explicitlyNullable(child)) childTree.absentIfNull = true;
       }
       if (isEmptyTree(childTree)) delete tree.properties[name];
       properties[name] = converted;
@@ -117,10 +137,18 @@ function strictSchema(
     return result;
   }
   if (typesOf(result).length === 0 && result.enum === undefined && result.const === undefined) {
-    notes.add(NoteCode.STRICT_ADJUSTED, 'a value of any type is limited to a string, number, boolean or null');
+    notes.add(
+      NoteCode.STRICT_ADJUSTED,
+      'a value of any type is limited to a string, number, boolean or null',
+    );
     return { ...result, ...ANY_VALUE };
   }
   return result;
+}
+
+function explicitlyNullable(schema: JsonSchema): boolean {
+  if (schema.anyOf) return schema.anyOf.some(explicitlyNullable);
+  return typesOf(schema).includes('null') || (schema.enum?.includes(null) ?? false) || schema.const === null;
 }
 
 function isEmptyTree(tree: NullAsAbsent): boolean {

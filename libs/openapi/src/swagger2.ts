@@ -83,8 +83,10 @@ export function swagger2ToOpenApi3(input: JsonObject): Swagger2Conversion {
   if (Array.isArray(swagger.tags)) document.tags = swagger.tags;
   walkReferences(document, (holder) => {
     const ref = holder.$ref as string;
-    if (ref.startsWith('#/definitions/')) holder.$ref = `#/components/schemas/${ref.slice('#/definitions/'.length)}`;
-    else if (ref.startsWith('#/responses/')) holder.$ref = `#/components/responses/${ref.slice('#/responses/'.length)}`;
+    if (ref.startsWith('#/definitions/'))
+      holder.$ref = `#/components/schemas/${ref.slice('#/definitions/'.length)}`;
+    else if (ref.startsWith('#/responses/'))
+      holder.$ref = `#/components/responses/${ref.slice('#/responses/'.length)}`;
   });
   return { document, notes };
 }
@@ -123,7 +125,10 @@ function convertOperation(operation: JsonObject, pathParameters: unknown, ctx: O
   for (const raw of [...asArray(pathParameters), ...asArray(operation.parameters)]) {
     const deref = ctx.resolver.deref(raw);
     if (!deref.ok || !isObject(deref.value)) {
-      ctx.notes.push({ code: NoteCode.UNRESOLVED_REF, message: `${ctx.where}: a parameter could not be resolved` });
+      ctx.notes.push({
+        code: NoteCode.UNRESOLVED_REF,
+        message: `${ctx.where}: a parameter could not be resolved`,
+      });
       continue;
     }
     merged.set(`${String(deref.value.in)}\u0000${String(deref.value.name)}`, deref.value);
@@ -197,13 +202,16 @@ function formRequest(fields: readonly JsonObject[], ctx: OperationContext): Json
     if (field.description !== undefined) schema.description = field.description;
     properties[name] = schema;
     if (field.required === true) required.push(name);
-    if (converted.style !== undefined) encoding[name] = { style: converted.style, explode: converted.explode };
+    if (converted.style !== undefined)
+      encoding[name] = { style: converted.style, explode: converted.explode };
   }
   const hasFile = fields.some((field) => field.type === 'file');
   const offered = ctx.consumes.filter((type) => type === FORM_URLENCODED || type === MULTIPART);
   const types = hasFile ? [MULTIPART] : offered.length > 0 ? offered : [FORM_URLENCODED];
   const schema = { type: 'object', properties, ...(required.length > 0 ? { required } : {}) };
-  const content = Object.fromEntries(types.map((type) => [type, { schema, ...(Object.keys(encoding).length > 0 ? { encoding } : {}) }]));
+  const content = Object.fromEntries(
+    types.map((type) => [type, { schema, ...(Object.keys(encoding).length > 0 ? { encoding } : {}) }]),
+  );
   return { content, required: required.length > 0 };
 }
 
@@ -239,8 +247,10 @@ function securitySchemes(definitions: unknown): JsonObject {
     if (!isObject(definition)) continue;
     const description = definition.description !== undefined ? { description: definition.description } : {};
     if (definition.type === 'basic') out[name] = { type: 'http', scheme: 'basic', ...description };
-    else if (definition.type === 'apiKey') out[name] = { type: 'apiKey', name: definition.name, in: definition.in, ...description };
-    else if (definition.type === 'oauth2') out[name] = { type: 'oauth2', flows: oauthFlows(definition), ...description };
+    else if (definition.type === 'apiKey')
+      out[name] = { type: 'apiKey', name: definition.name, in: definition.in, ...description };
+    else if (definition.type === 'oauth2')
+      out[name] = { type: 'oauth2', flows: oauthFlows(definition), ...description };
   }
   return out;
 }

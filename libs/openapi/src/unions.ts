@@ -19,7 +19,11 @@ export interface UnionContext {
 // Keywords that only annotate: they stay on the union itself instead of being copied into each branch.
 const ANNOTATIONS = new Set(['description', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly']);
 
-export function applyUnion(core: JsonSchema, rawBranches: readonly JsonSchema[], ctx: UnionContext): JsonSchema {
+export function applyUnion(
+  core: JsonSchema,
+  rawBranches: readonly JsonSchema[],
+  ctx: UnionContext,
+): JsonSchema {
   const branches = flattenUnions(rawBranches);
   if (branches.length === 0) return core;
 
@@ -28,7 +32,10 @@ export function applyUnion(core: JsonSchema, rawBranches: readonly JsonSchema[],
     ctx.simplified(`a union of required-property sets became a description: ${sets.join(' | ')}`);
     return {
       ...core,
-      description: joinSentences(core.description, `Provide one of these sets of properties: ${sets.join(' | ')}.`),
+      description: joinSentences(
+        core.description,
+        `Provide one of these sets of properties: ${sets.join(' | ')}.`,
+      ),
     };
   }
 
@@ -45,15 +52,21 @@ export function applyUnion(core: JsonSchema, rawBranches: readonly JsonSchema[],
   const discriminated =
     ctx.discriminator === undefined
       ? annotations.description
-      : joinSentences(annotations.description, `The "${ctx.discriminator}" property tells the variants apart.`);
-  const withDescription = discriminated === undefined ? annotations : { ...annotations, description: discriminated };
+      : joinSentences(
+          annotations.description,
+          `The "${ctx.discriminator}" property tells the variants apart.`,
+        );
+  const withDescription =
+    discriminated === undefined ? annotations : { ...annotations, description: discriminated };
 
   if (ctx.mode === UnionMode.MERGE) {
     ctx.simplified(`a union of ${branches.length} variants was merged into one schema`);
     return { ...mergeAllOf([structure, mergeUnionBranches(branches)], ctx.report), ...withDescription };
   }
   const hasStructure = Object.keys(structure).length > 0;
-  const variants = hasStructure ? branches.map((branch) => mergeAllOf([structure, branch], ctx.report)) : branches;
+  const variants = hasStructure
+    ? branches.map((branch) => mergeAllOf([structure, branch], ctx.report))
+    : branches;
   return { ...withDescription, anyOf: variants };
 }
 
@@ -73,13 +86,19 @@ function flattenUnions(branches: readonly JsonSchema[]): JsonSchema[] {
 }
 
 function isRequiredOnly(branch: JsonSchema): boolean {
-  return Object.keys(branch).every((key) => key === 'required' || key === 'description' || key === 'type') &&
-    branch.required !== undefined && (branch.type === undefined || branch.type === 'object');
+  return (
+    Object.keys(branch).every((key) => key === 'required' || key === 'description' || key === 'type') &&
+    branch.required !== undefined &&
+    (branch.type === undefined || branch.type === 'object')
+  );
 }
 
 function isNullOnly(branch: JsonSchema): boolean {
   const types = typesOf(branch);
-  return (types.length === 1 && types[0] === 'null' && !branch.anyOf) || (branch.enum?.length === 1 && branch.enum[0] === null);
+  return (
+    (types.length === 1 && types[0] === 'null' && !branch.anyOf) ||
+    (branch.enum?.length === 1 && branch.enum[0] === null)
+  );
 }
 
 /** `[{const: 1, description: 'A'}, {const: 2}]` → `{enum: [1, 2], description: '1: A'}`. */
@@ -94,7 +113,8 @@ function asConstantUnion(branches: readonly JsonSchema[]): JsonSchema | undefine
     if (!branchValues || !branchValues.every(isPrimitive)) return undefined;
     for (const type of typesOf(branch)) types.add(type);
     values.push(...branchValues);
-    if (branch.description && branchValues.length === 1) labels.push(`${JSON.stringify(branchValues[0])}: ${branch.description}`);
+    if (branch.description && branchValues.length === 1)
+      labels.push(`${JSON.stringify(branchValues[0])}: ${branch.description}`);
   }
   const schema = withTypes({ enum: uniqueJsonValues(values) }, [...types]);
   return labels.length > 0 ? { ...schema, description: `Values: ${labels.join('; ')}.` } : schema;
@@ -112,7 +132,9 @@ function splitAnnotations(schema: JsonSchema): { annotations: JsonSchema; struct
 /** One schema accepting what any branch accepts, as far as a flat schema can say it. */
 function mergeUnionBranches(branches: readonly JsonSchema[]): JsonSchema {
   const types = new Set(branches.flatMap(typesOf));
-  const anyUntyped = branches.some((branch) => typesOf(branch).length === 0 && !branch.properties && !branch.enum);
+  const anyUntyped = branches.some(
+    (branch) => typesOf(branch).length === 0 && !branch.properties && !branch.enum,
+  );
   const properties: Record<string, JsonSchema> = {};
   for (const branch of branches) {
     for (const [name, schema] of Object.entries(branch.properties ?? {})) properties[name] ??= schema;
@@ -120,7 +142,9 @@ function mergeUnionBranches(branches: readonly JsonSchema[]): JsonSchema {
   const requiredEverywhere = branches
     .map((branch) => new Set(branch.required ?? []))
     .reduce((acc, set) => new Set([...acc].filter((name) => set.has(name))));
-  const enums = branches.every((branch) => branch.enum) ? uniqueJsonValues(branches.flatMap((b) => b.enum ?? [])) : undefined;
+  const enums = branches.every((branch) => branch.enum)
+    ? uniqueJsonValues(branches.flatMap((b) => b.enum ?? []))
+    : undefined;
   let merged: JsonSchema = anyUntyped ? {} : withTypes({}, [...types]);
   if (Object.keys(properties).length > 0) merged = { ...merged, properties };
   if (requiredEverywhere.size > 0) merged = { ...merged, required: [...requiredEverywhere] };

@@ -62,6 +62,10 @@ export const Buckets = {
   PLUGINS: 'mesh_plugins',
   CREDENTIALS: 'mesh_credentials',
   TASKS: 'mesh_tasks',
+  /** `<account>.<sha256(idempotency key)>` → trace_id; created atomically, expires after a day. */
+  IDEMPOTENCY: 'mesh_idempotency',
+  /** `<sha256(api key)>` → the account the key belongs to; keys are never stored in clear. */
+  API_KEYS: 'mesh_api_keys',
 } as const;
 export type Bucket = (typeof Buckets)[keyof typeof Buckets];
 

@@ -35,6 +35,8 @@ export const TaskStatusRecord = z.object({
   attempt: z.int().nonnegative(),
   submitted_at: IsoDateTime.optional(),
   updated_at: IsoDateTime,
+  /** Set by a cancel request; a task that has not started yet never runs. */
+  cancel_requested_at: IsoDateTime.optional(),
   /** Seq of the last event published, to resume a stream from. */
   last_seq: z.int().nonnegative().optional(),
   error: z

@@ -1,0 +1,33 @@
+/** Errors of the bus layer: one class per condition, each with a protocol code and a retryable flag. */
+import { ErrorCode } from '@agentmesh/protocol';
+
+/** A value read from the bus or a KV bucket does not match its contract (written by a bug or by hand). */
+export class CorruptRecordError extends Error {
+  override readonly name = 'CorruptRecordError';
+  readonly code = ErrorCode.INTERNAL;
+  readonly retryable = false;
+
+  constructor(
+    readonly where: string,
+    options?: ErrorOptions,
+  ) {
+    super(`record at ${where} does not match its schema`, options);
+  }
+}
+
+/**
+ * Another writer appended to a task's event stream since this writer last read it: two executors
+ * believe they own the same task. The losing writer must stop.
+ */
+export class EventStreamConflictError extends Error {
+  override readonly name = 'EventStreamConflictError';
+  readonly code = ErrorCode.INTERNAL;
+  readonly retryable = false;
+
+  constructor(
+    readonly traceId: string,
+    options?: ErrorOptions,
+  ) {
+    super(`event stream of task ${traceId} was written by another writer`, options);
+  }
+}

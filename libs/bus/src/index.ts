@@ -1,0 +1,17 @@
+export { CorruptRecordError, EventStreamConflictError } from './errors.js';
+export { decodeJson, encodeJson } from './json.js';
+export { ensureMeshStreams, openMeshBuckets } from './resources.js';
+export type { MeshBuckets, MeshResourceOptions } from './resources.js';
+export { TaskEventWriter } from './task-event-writer.js';
+export type { TaskEventWriterOptions } from './task-event-writer.js';
+export { followTaskEvents } from './task-event-reader.js';
+export type { FollowTaskEventsOptions } from './task-event-reader.js';
+export { AgentStore } from './stores/agent-store.js';
+export { ApiKeyGrant, ApiKeyStore } from './stores/api-key-store.js';
+export { CredentialStore } from './stores/credential-store.js';
+export type { CredentialKeys, ResolvedCredentials } from './stores/credential-store.js';
+export { IdempotencyStore } from './stores/idempotency-store.js';
+export type { IdempotencyClaim } from './stores/idempotency-store.js';
+export { PluginStore } from './stores/plugin-store.js';
+export type { PluginCatalogue } from './stores/plugin-store.js';
+export { TaskStatusStore } from './stores/task-status-store.js';

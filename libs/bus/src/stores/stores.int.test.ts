@@ -1,0 +1,153 @@
+import { randomBytes } from 'node:crypto';
+import { fromHttpPlugin, type TaskStatusRecord } from '@agentmesh/protocol';
+import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
+import { jetstream } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openMeshBuckets, type MeshBuckets } from '../resources.js';
+import { AgentStore } from './agent-store.js';
+import { ApiKeyStore } from './api-key-store.js';
+import { CredentialStore } from './credential-store.js';
+import { IdempotencyStore } from './idempotency-store.js';
+import { PluginStore } from './plugin-store.js';
+import { TaskStatusStore } from './task-status-store.js';
+
+let nats: NatsServer;
+let nc: NatsConnection;
+let buckets: MeshBuckets;
+beforeAll(async () => {
+  nats = await startNats();
+  nc = await connect({ servers: nats.url });
+  buckets = await openMeshBuckets(jetstream(nc));
+});
+afterAll(async () => {
+  await nc?.close();
+  await nats?.stop();
+});
+
+const plugin = (name: string) =>
+  fromHttpPlugin({
+    schema_version: 'v1',
+    name,
+    description: 'd',
+    parameters: { type: 'object', properties: {} },
+    execution: { method: 'GET', base_url: 'http://127.0.0.1/x', param_placement: 'query' },
+  });
+
+describe('credential store', () => {
+  const master = { kid: 'm1', key: randomBytes(32).toString('base64') };
+  const canary = 'canary-cred-0d41f9';
+
+  it('stores values encrypted, lists names only, and resolves what is asked with the missing names', async () => {
+    const store = new CredentialStore(buckets.credentials, { current: master });
+    await store.put('acme', 'user@example.com', 'QCC_KEY', canary);
+    await store.put('acme', 'user@example.com', 'QCC_SECRET', 's2');
+    await store.put('other', 'user@example.com', 'QCC_KEY', 'not-yours');
+
+    expect(await store.listNames('acme', 'user@example.com')).toEqual(['QCC_KEY', 'QCC_SECRET']);
+    const keys: string[] = [];
+    for await (const key of await buckets.credentials.keys()) keys.push(key);
+    for (const key of keys) expect((await buckets.credentials.get(key))!.string()).not.toContain(canary);
+
+    expect(await store.resolve('acme', 'user@example.com', ['QCC_KEY', 'MISSING'])).toEqual({
+      values: { QCC_KEY: canary },
+      missing: ['MISSING'],
+    });
+    expect(await store.delete('acme', 'user@example.com', 'QCC_SECRET')).toBe(true);
+    expect(await store.listNames('acme', 'user@example.com')).toEqual(['QCC_KEY']);
+  });
+});
+
+describe('plugin store', () => {
+  it('a live catalogue sees tools that exist at start and tools added or removed later', async () => {
+    const store = new PluginStore(buckets.plugins);
+    await store.put(plugin('early_tool'));
+    const catalogue = await store.catalogue();
+    expect(catalogue.get('early_tool')?.type).toBe('HTTP');
+    await store.put(plugin('late_tool'));
+    await waitFor(() => catalogue.get('late_tool'));
+    await store.delete('early_tool');
+    await waitFor(() => catalogue.get('early_tool') === undefined);
+    catalogue.stop();
+  });
+
+  it('an entry that does not parse is reported and skipped, not fatal', async () => {
+    const store = new PluginStore(buckets.plugins);
+    await buckets.plugins.put('broken', '{"type":"HTTP"}');
+    const invalid: string[] = [];
+    const catalogue = await store.catalogue((key) => invalid.push(key));
+    expect(invalid).toContain('broken');
+    expect(catalogue.get('broken')).toBeUndefined();
+    catalogue.stop();
+    await buckets.plugins.delete('broken');
+  });
+});
+
+describe('agent store', () => {
+  it('stores an agent with defaults applied and lists it', async () => {
+    const agents = new AgentStore(buckets.agents);
+    const stored = await agents.put({
+      workflow_id: 'qcc_agent',
+      model: { model_name: 'm', base_url: 'http://127.0.0.1:1/v1' },
+      tools: ['search_company_basic'],
+    });
+    expect(stored.max_steps).toBeGreaterThan(0);
+    expect(await agents.get('qcc_agent')).toEqual(stored);
+    expect((await agents.list()).map((a) => a.workflow_id)).toContain('qcc_agent');
+    expect(await agents.delete('qcc_agent')).toBe(true);
+    expect(await agents.get('qcc_agent')).toBeUndefined();
+  });
+});
+
+describe('task status store', () => {
+  const record = (traceId: string): TaskStatusRecord => ({
+    trace_id: traceId,
+    account_id: 'acme',
+    workflow_id: 'w',
+    status: 'queued',
+    attempt: 0,
+    updated_at: new Date().toISOString(),
+  });
+
+  it('creates once, and concurrent updates are all applied', async () => {
+    const store = new TaskStatusStore(buckets.tasks);
+    const traceId = 'b'.repeat(32);
+    expect(await store.create(record(traceId))).toBe(true);
+    expect(await store.create(record(traceId))).toBe(false);
+    await Promise.all(
+      Array.from({ length: 5 }, () =>
+        store.update(traceId, (current) => ({ ...current!, attempt: current!.attempt + 1 })),
+      ),
+    );
+    expect((await store.get(traceId))?.attempt).toBe(5);
+  });
+});
+
+describe('idempotency and api keys', () => {
+  it('the same key from the same account returns the first trace id; another account claims its own', async () => {
+    const store = new IdempotencyStore(buckets.idempotency);
+    expect(await store.claim('acme', 'order-42', 'c'.repeat(32))).toEqual({
+      traceId: 'c'.repeat(32),
+      claimed: true,
+    });
+    expect(await store.claim('acme', 'order-42', 'd'.repeat(32))).toEqual({
+      traceId: 'c'.repeat(32),
+      claimed: false,
+    });
+    expect(await store.claim('beta', 'order-42', 'e'.repeat(32))).toEqual({
+      traceId: 'e'.repeat(32),
+      claimed: true,
+    });
+  });
+
+  it('api keys are stored as digests and map to their account', async () => {
+    const store = new ApiKeyStore(buckets.apiKeys);
+    await store.put('am_live_canary_123', { account_id: 'acme' });
+    expect(await store.lookup('am_live_canary_123')).toMatchObject({
+      account_id: 'acme',
+      account_type: 'user',
+    });
+    expect(await store.lookup('wrong')).toBeUndefined();
+    for await (const key of await buckets.apiKeys.keys()) expect(key).not.toContain('canary');
+  });
+});

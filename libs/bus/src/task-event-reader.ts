@@ -1,0 +1,44 @@
+/**
+ * Reads a task's events from JetStream in order: everything already stored, then live ones as they
+ * arrive, ending after the terminal event. Used by the gateway's SSE stream and by NATS clients that
+ * want replay (`afterSeq` resumes after a given event, as `Last-Event-ID` does).
+ */
+import { isTerminalEvent, Streams, TaskEvent, taskEventsSubject } from '@agentmesh/protocol';
+import { DeliverPolicy, type JetStreamClient } from '@nats-io/jetstream';
+import { decodeJson } from './json.js';
+
+export interface FollowTaskEventsOptions {
+  accountId: string;
+  traceId: string;
+  /** Only events with a greater seq are yielded. */
+  afterSeq?: number;
+  /** Stops following (the iteration ends without error). */
+  signal?: AbortSignal;
+}
+
+export async function* followTaskEvents(
+  js: JetStreamClient,
+  { accountId, traceId, afterSeq = 0, signal }: FollowTaskEventsOptions,
+): AsyncGenerator<TaskEvent> {
+  const subject = taskEventsSubject(accountId, traceId);
+  if (signal?.aborted) return;
+  const consumer = await js.consumers.get(Streams.EVENTS.name, {
+    filter_subjects: subject,
+    deliver_policy: DeliverPolicy.All,
+  });
+  const messages = await consumer.consume();
+  const stop = (): void => void messages.close();
+  signal?.addEventListener('abort', stop, { once: true });
+  if (signal?.aborted) stop();
+  try {
+    for await (const message of messages) {
+      const event = decodeJson(TaskEvent, message.data, `${subject}#${message.seq}`);
+      if (event.seq > afterSeq) yield event;
+      if (isTerminalEvent(event)) return;
+    }
+  } finally {
+    signal?.removeEventListener('abort', stop);
+    // Not awaited: closing waits for the pending pull when nobody iterates any more.
+    void messages.close();
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * Appends a task's events to `mesh.events.<account>.<trace_id>` with a strictly increasing `seq`.
+ *
+ * A writer continues from the last event already stored (a redelivered task keeps counting where the
+ * crashed attempt stopped), and each publish expects the subject's last stream sequence to be the one
+ * this writer saw: if another executor wrote in between, the publish is refused and this writer stops
+ * with {@link EventStreamConflictError}. `Nats-Msg-Id` = `<trace_id>:<seq>:<attempt>` drops a publish the
+ * client retried, while two attempts never share an id (so the sequence check, not deduplication,
+ * decides between them).
+ */
+import {
+  EventType,
+  isTerminalEvent,
+  Streams,
+  TaskEvent,
+  taskEventsSubject,
+  type EventData,
+} from '@agentmesh/protocol';
+import {
+  JetStreamApiCodes,
+  JetStreamApiError,
+  PubHeaders,
+  type JetStreamClient,
+  type JetStreamManager,
+} from '@nats-io/jetstream';
+import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
+import { EventStreamConflictError } from './errors.js';
+import { decodeJson, encodeJson } from './json.js';
+
+export interface TaskEventWriterOptions {
+  accountId: string;
+  traceId: string;
+  /** The delivery attempt writing (JetStream's delivery count). */
+  attempt: number;
+  /** Adds trace context (and anything else) to each message's headers. */
+  headers?: () => MsgHdrs;
+  now?: () => Date;
+}
+
+export class TaskEventWriter {
+  private constructor(
+    private readonly js: JetStreamClient,
+    private readonly options: TaskEventWriterOptions,
+    private readonly subject: string,
+    private lastStreamSeq: number,
+    private lastEventSeq: number,
+    private lastTerminal: TaskEvent | undefined,
+  ) {}
+
+  static async open(
+    js: JetStreamClient,
+    jsm: JetStreamManager,
+    options: TaskEventWriterOptions,
+  ): Promise<TaskEventWriter> {
+    const subject = taskEventsSubject(options.accountId, options.traceId);
+    const last = await jsm.streams
+      .getMessage(Streams.EVENTS.name, { last_by_subj: subject })
+      .catch((error) => {
+        if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.NoMessageFound)
+          return null;
+        throw error;
+      });
+    if (!last) return new TaskEventWriter(js, options, subject, 0, 0, undefined);
+    const event = decodeJson(TaskEvent, last.data, `${subject}#${last.seq}`);
+    return new TaskEventWriter(
+      js,
+      options,
+      subject,
+      last.seq,
+      event.seq,
+      isTerminalEvent(event) ? event : undefined,
+    );
+  }
+
+  /** Seq of the last event of the task (0 when none). */
+  get seq(): number {
+    return this.lastEventSeq;
+  }
+
+  /** The task's terminal event, when one was already written (by this or an earlier attempt). */
+  get terminal(): TaskEvent | undefined {
+    return this.lastTerminal;
+  }
+
+  async emit<T extends EventType>(type: T, data: EventData<T>): Promise<TaskEvent> {
+    if (this.lastTerminal) {
+      throw new Error(
+        `task ${this.options.traceId} already ended with ${this.lastTerminal.type}; nothing may follow`,
+      );
+    }
+    const event = TaskEvent.parse({
+      trace_id: this.options.traceId,
+      seq: this.lastEventSeq + 1,
+      ts: (this.options.now?.() ?? new Date()).toISOString(),
+      attempt: this.options.attempt,
+      type,
+      data,
+    });
+    try {
+      const headers = this.options.headers?.() ?? natsHeaders();
+      // Set by hand: the client leaves the expectation out when it is 0 ("no event yet"), which is
+      // exactly the case two fresh writers race on.
+      headers.set(PubHeaders.ExpectedLastSubjectSequenceHdr, String(this.lastStreamSeq));
+      const ack = await this.js.publish(this.subject, encodeJson(event), {
+        msgID: `${event.trace_id}:${event.seq}:${event.attempt}`,
+        headers,
+      });
+      this.lastStreamSeq = ack.seq;
+    } catch (error) {
+      if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamWrongLastSequence) {
+        throw new EventStreamConflictError(this.options.traceId, { cause: error });
+      }
+      throw error;
+    }
+    this.lastEventSeq = event.seq;
+    if (isTerminalEvent(event)) this.lastTerminal = event;
+    return event;
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * Reads a successful (2xx) answer into the accumulator: an SSE stream chunk by chunk, handing each
+ * piece of text on as it arrives, or — from a server that ignored `stream: true` — one buffered
+ * `chat.completion`. Connection trouble becomes a retryable attempt failure; anything unreadable a
+ * final one. Errors thrown by the caller's callbacks pass through untouched.
+ */
+import type { Dispatcher } from 'undici';
+import { AttemptFailure, excerpt, transportFailure } from './attempt-failure.js';
+import type { AttemptDeadline } from './attempt-deadline.js';
+import { SseLimitError, SseParser, type SseEvent } from './sse-parser.js';
+import {
+  MalformedChunkError,
+  UpstreamReportedError,
+  type ChunkDeltas,
+  type StreamAccumulator,
+} from './stream-accumulator.js';
+
+type ResponseBody = Dispatcher.ResponseData['body'];
+
+export interface AnswerReading {
+  accumulator: StreamAccumulator;
+  deadline: AttemptDeadline;
+  /** Hands text on to the caller. */
+  emit: (deltas: ChunkDeltas) => void;
+  /** Removes secrets from text about to be kept in an error. */
+  scrub: (text: string) => string;
+}
+
+/** A buffered answer larger than this is not a chat completion. */
+const MAX_BUFFERED_BYTES = 32 * 1024 * 1024;
+
+/** Reads an SSE answer up to `[DONE]` (or a clean end after the finish reason). */
+export async function readEventStream(body: ResponseBody, reading: AnswerReading): Promise<void> {
+  const parser = new SseParser();
+  const decoder = new TextDecoder();
+  const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  try {
+    for (;;) {
+      const chunk = await nextChunk(chunks, reading);
+      const text = chunk === undefined ? decoder.decode() : decoder.decode(chunk, { stream: true });
+      const events = parseEvents(() => (chunk === undefined ? [...parser.push(text), ...parser.end()] : parser.push(text)));
+      for (const event of events) if (takeEvent(event, reading) === 'done') return;
+      if (chunk === undefined) break;
+    }
+  } finally {
+    // After `[DONE]` the rest (if any) is discarded; on failure this closes the connection.
+    await chunks.return?.().catch(() => undefined);
+  }
+  if (!reading.accumulator.isFinished) {
+    throw new AttemptFailure({ retryable: true, reason: 'the stream ended before the answer was complete' });
+  }
+}
+
+/** Reads a whole non-streamed answer: a `chat.completion`, or SSE text sent without its content type. */
+export async function readBufferedAnswer(body: ResponseBody, reading: AnswerReading): Promise<void> {
+  const text = await readText(body, reading);
+  if (/^\s*(data|event|:)/.test(text)) {
+    const parser = new SseParser();
+    const events = parseEvents(() => [...parser.push(text), ...parser.end()]);
+    for (const event of events) if (takeEvent(event, reading) === 'done') return;
+    return;
+  }
+  const completion = parseJson(text, 'the response body', reading);
+  reading.emit(readable(() => reading.accumulator.applyCompletion(completion), reading));
+}
+
+/** Takes one SSE event; 'done' at the `[DONE]` sentinel. */
+function takeEvent(event: SseEvent, reading: AnswerReading): 'done' | 'more' {
+  if (event.data.trim() === '[DONE]') return 'done';
+  if (event.event === 'error') {
+    throw new AttemptFailure({
+      retryable: false,
+      reason: `the model server reported an error: ${excerpt(reading.scrub(reportedMessage(event.data)))}`,
+    });
+  }
+  const chunk = parseJson(event.data, 'a stream chunk', reading);
+  reading.emit(readable(() => reading.accumulator.applyChunk(chunk), reading));
+  return 'more';
+}
+
+/** The message of an `event: error`, whether its data is `{error: {message}}`, `{message}` or text. */
+function reportedMessage(data: string): string {
+  const parsed = tryParseJson(data);
+  const record = isRecord(parsed) ? parsed : {};
+  const inner = isRecord(record['error']) ? record['error'] : record;
+  return typeof inner['message'] === 'string' ? inner['message'] : data;
+}
+
+async function nextChunk(chunks: AsyncIterator<Buffer>, reading: AnswerReading): Promise<Buffer | undefined> {
+  let next: IteratorResult<Buffer>;
+  try {
+    next = await chunks.next();
+  } catch (error) {
+    throw transportFailure(error, reading.deadline.timedOut, 'response', reading.scrub);
+  }
+  if (next.done) return undefined;
+  reading.deadline.touch();
+  return next.value;
+}
+
+async function readText(body: ResponseBody, reading: AnswerReading): Promise<string> {
+  const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const parts: Buffer[] = [];
+  let size = 0;
+  try {
+    for (let chunk = await nextChunk(chunks, reading); chunk; chunk = await nextChunk(chunks, reading)) {
+      size += chunk.length;
+      if (size > MAX_BUFFERED_BYTES) {
+        throw new AttemptFailure({
+          retryable: false,
+          reason: `the response body is larger than ${MAX_BUFFERED_BYTES} bytes`,
+        });
+      }
+      parts.push(chunk);
+    }
+  } finally {
+    await chunks.return?.().catch(() => undefined);
+  }
+  return Buffer.concat(parts).toString('utf8');
+}
+
+function parseEvents(parse: () => SseEvent[]): SseEvent[] {
+  try {
+    return parse();
+  } catch (error) {
+    if (error instanceof SseLimitError) {
+      throw new AttemptFailure({ retryable: false, reason: error.message, cause: error });
+    }
+    throw error;
+  }
+}
+
+function parseJson(text: string, what: string, reading: AnswerReading): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new AttemptFailure({
+      retryable: false,
+      reason: `${what} is not valid JSON`,
+      body: excerpt(reading.scrub(text)),
+      // JSON.parse quotes the text it choked on, so the cause is scrubbed like everything else.
+      cause: error instanceof Error ? new SyntaxError(reading.scrub(error.message)) : undefined,
+    });
+  }
+}
+
+function tryParseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs an accumulator step, turning an answer it cannot read into a final attempt failure. */
+function readable<T>(step: () => T, reading: AnswerReading): T {
+  try {
+    return step();
+  } catch (error) {
+    if (error instanceof MalformedChunkError) {
+      throw new AttemptFailure({ retryable: false, reason: `malformed answer: ${error.message}`, cause: error });
+    }
+    if (error instanceof UpstreamReportedError) {
+      throw new AttemptFailure({
+        retryable: false,
+        reason: `the model server reported an error: ${excerpt(reading.scrub(error.message))}`,
+      });
+    }
+    throw error;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

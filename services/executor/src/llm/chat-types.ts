@@ -1,0 +1,52 @@
+/**
+ * What the model client takes and gives: a chat request in the protocol's message format and the
+ * assistant's complete answer, ready to append to the conversation.
+ */
+import type { ChatMessage, ChatToolCall, ModelTool, TokenUsage } from '@agentmesh/protocol';
+
+export type ToolChoice =
+  | 'none'
+  | 'auto'
+  | 'required'
+  | { type: 'function'; function: { name: string } };
+
+export interface ChatRequest {
+  model: string;
+  messages: readonly ChatMessage[];
+  /** Sent as `{type, function: {name, description, parameters}}` only. */
+  tools?: readonly ModelTool[];
+  temperature?: number;
+  max_tokens?: number;
+  tool_choice?: ToolChoice;
+  parallel_tool_calls?: boolean;
+}
+
+export interface CompleteOptions {
+  /** Aborts the request in flight and any wait between attempts. */
+  signal?: AbortSignal;
+  /** Each piece of answer text, in order, as it streams. */
+  onContentDelta?: (delta: string) => void;
+  /** Each piece of the model's reasoning (`reasoning_content` / `reasoning`), in order. */
+  onReasoningDelta?: (delta: string) => void;
+}
+
+export interface AssistantReply {
+  role: 'assistant';
+  /** null when the model said nothing (typically a tool-call-only step). */
+  content: string | null;
+  /** In the order the model produced them (their stream `index`). */
+  tool_calls?: ChatToolCall[];
+  reasoning_content?: string;
+}
+
+/** `stop`, `length`, `tool_calls`, `content_filter`, or whatever else a server says; null if it said nothing. */
+export type FinishReason = string | null;
+
+export interface ChatResult {
+  message: AssistantReply;
+  finishReason: FinishReason;
+  /** Zeros when the server reported none. */
+  usage: TokenUsage;
+  /** HTTP attempts this result took (1 when the first one succeeded). */
+  attempts: number;
+}

@@ -1,0 +1,21 @@
+/**
+ * The executor's model client: OpenAI-compatible chat completions over undici, streamed, with
+ * retries and cancellation. The loop imports from here only.
+ */
+export { OpenAiChatClient, type OpenAiChatClientOptions } from './openai-chat-client.js';
+export type {
+  AssistantReply,
+  ChatRequest,
+  ChatResult,
+  CompleteOptions,
+  FinishReason,
+  ToolChoice,
+} from './chat-types.js';
+export {
+  LlmAbortedError,
+  LlmError,
+  LlmResponseError,
+  LlmUnavailableError,
+  type LlmErrorDetail,
+} from './errors.js';
+export type { BackoffOptions } from './retry-policy.js';

@@ -1,0 +1,267 @@
+/**
+ * A client for OpenAI-compatible chat completions over undici. It always asks for a stream (with
+ * usage), hands text and reasoning on as they arrive, assembles tool calls, and retries load and
+ * connection failures with jittered backoff — but only while nothing has been handed on yet, since
+ * a retry after that would repeat text the caller has already passed downstream.
+ */
+import { setTimeout as sleepFor } from 'node:timers/promises';
+import { Agent, request, type Dispatcher } from 'undici';
+import { AttemptDeadline } from './attempt-deadline.js';
+import { AttemptFailure, transportFailure } from './attempt-failure.js';
+import { readBufferedAnswer, readEventStream, type AnswerReading } from './answer-reader.js';
+import type { ChatRequest, ChatResult, CompleteOptions } from './chat-types.js';
+import { errorAnswerFailure } from './error-answer.js';
+import { LlmAbortedError, LlmResponseError, LlmUnavailableError } from './errors.js';
+import { DEFAULT_BACKOFF, retryDelayMs, type BackoffOptions } from './retry-policy.js';
+import { MalformedChunkError, StreamAccumulator, type ChunkDeltas } from './stream-accumulator.js';
+
+export interface OpenAiChatClientOptions {
+  /** Up to and including the API version, e.g. `http://127.0.0.1:1234/v1`. */
+  baseUrl: string;
+  /** Sent only as `Authorization: Bearer <apiKey>`. */
+  apiKey?: string;
+  /** Per attempt: connecting plus receiving the whole answer. Default 60 s. */
+  timeoutMs?: number;
+  /** Longest silence allowed between two pieces of a streamed answer. Default: only `timeoutMs` applies. */
+  idleTimeoutMs?: number;
+  /** Attempts after the first. Default 3. */
+  maxRetries?: number;
+  /** Default `{initialMs: 500, maxMs: 8000, multiplier: 2}`. */
+  backoff?: Partial<BackoffOptions>;
+  /** A `Retry-After` longer than this is cut to it. Default 60 s. */
+  maxRetryAfterMs?: number;
+  /** Default: one keep-alive agent shared by every client in the process. */
+  dispatcher?: Dispatcher;
+  /** Wall clock, for `Retry-After` dates. */
+  now?: () => number;
+  /** The wait between attempts; must reject when `signal` aborts. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** In [0, 1), for the backoff jitter. */
+  random?: () => number;
+}
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+const DEFAULT_MAX_RETRIES = 3;
+const DEFAULT_MAX_RETRY_AFTER_MS = 60_000;
+
+let sharedAgent: Agent | undefined;
+
+/** Model calls are many and to few hosts: one pool of kept-alive connections serves them all. */
+function sharedDispatcher(): Agent {
+  sharedAgent ??= new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 300_000 });
+  return sharedAgent;
+}
+
+export class OpenAiChatClient {
+  private readonly url: string;
+  private readonly apiKey: string | undefined;
+  private readonly timeoutMs: number;
+  private readonly idleTimeoutMs: number | undefined;
+  private readonly maxRetries: number;
+  private readonly backoff: BackoffOptions;
+  private readonly maxRetryAfterMs: number;
+  private readonly dispatcher: Dispatcher;
+  private readonly now: () => number;
+  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  private readonly random: () => number;
+
+  constructor(options: OpenAiChatClientOptions) {
+    this.url = completionsUrl(options.baseUrl);
+    this.apiKey = options.apiKey || undefined;
+    this.timeoutMs = positive('timeoutMs', options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    this.idleTimeoutMs =
+      options.idleTimeoutMs === undefined ? undefined : positive('idleTimeoutMs', options.idleTimeoutMs);
+    this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
+    if (!Number.isInteger(this.maxRetries) || this.maxRetries < 0) {
+      throw new RangeError(`maxRetries must be a non-negative integer, got ${options.maxRetries}`);
+    }
+    this.backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
+    positive('backoff.initialMs', this.backoff.initialMs);
+    positive('backoff.maxMs', this.backoff.maxMs);
+    if (!(this.backoff.multiplier >= 1)) {
+      throw new RangeError(`backoff.multiplier must be at least 1, got ${this.backoff.multiplier}`);
+    }
+    this.maxRetryAfterMs = options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS;
+    if (!(this.maxRetryAfterMs >= 0)) throw new RangeError('maxRetryAfterMs must not be negative');
+    this.dispatcher = options.dispatcher ?? sharedDispatcher();
+    this.now = options.now ?? Date.now;
+    this.sleep = options.sleep ?? ((ms, signal) => sleepFor(ms, undefined, { signal }));
+    this.random = options.random ?? Math.random;
+  }
+
+  /**
+   * One model turn. Resolves with the assistant's whole message; rejects with an LlmUnavailableError,
+   * LlmResponseError or LlmAbortedError (or with whatever a callback threw).
+   */
+  async complete(chatRequest: ChatRequest, options: CompleteOptions = {}): Promise<ChatResult> {
+    const { signal } = options;
+    const body = JSON.stringify(requestBody(chatRequest));
+    let delivered = false;
+    const emit = (deltas: ChunkDeltas): void => {
+      // Text already parsed when the caller aborted is not handed on: after abort, silence.
+      if (signal?.aborted) return;
+      if (deltas.reasoning) {
+        delivered = true;
+        options.onReasoningDelta?.(deltas.reasoning);
+      }
+      if (deltas.content) {
+        delivered = true;
+        options.onContentDelta?.(deltas.content);
+      }
+    };
+
+    for (let attempts = 1; ; attempts++) {
+      if (signal?.aborted) throw aborted(signal, attempts - 1);
+      let failure: AttemptFailure;
+      try {
+        return { ...(await this.attempt(body, signal, emit)), attempts };
+      } catch (error) {
+        if (signal?.aborted) throw aborted(signal, attempts);
+        if (!(error instanceof AttemptFailure)) throw error;
+        failure = error;
+      }
+      if (!failure.retryable) {
+        throw new LlmResponseError(`model call failed: ${failure.reason}`, failure.detail(attempts), {
+          cause: failure,
+        });
+      }
+      if (delivered) {
+        const reason = `the stream broke mid-response, after text was handed on, so it was not retried: ${failure.reason}`;
+        throw new LlmUnavailableError(`model call failed: ${reason}`, failure.detail(attempts, reason), {
+          cause: failure,
+        });
+      }
+      if (attempts > this.maxRetries) {
+        throw new LlmUnavailableError(
+          `model unavailable after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${failure.reason}`,
+          failure.detail(attempts),
+          { cause: failure },
+        );
+      }
+      const waitMs = retryDelayMs({
+        retry: attempts,
+        retryAfterMs: failure.retryAfterMs,
+        backoff: this.backoff,
+        maxRetryAfterMs: this.maxRetryAfterMs,
+        random: this.random,
+      });
+      try {
+        await this.sleep(waitMs, signal);
+      } catch (error) {
+        if (signal?.aborted) throw aborted(signal, attempts);
+        throw error;
+      }
+    }
+  }
+
+  private async attempt(
+    body: string,
+    signal: AbortSignal | undefined,
+    emit: (deltas: ChunkDeltas) => void,
+  ): Promise<Omit<ChatResult, 'attempts'>> {
+    const deadline = new AttemptDeadline(signal, this.timeoutMs, this.idleTimeoutMs);
+    const scrub = (text: string): string => this.scrub(text);
+    try {
+      let response: Dispatcher.ResponseData;
+      try {
+        response = await request(this.url, {
+          method: 'POST',
+          dispatcher: this.dispatcher,
+          headers: this.headers(),
+          body,
+          signal: deadline.signal,
+          // Our own clock governs; undici's defaults (300 s) must not cut in before it.
+          headersTimeout: this.timeoutMs,
+          bodyTimeout: this.idleTimeoutMs ?? this.timeoutMs,
+        });
+      } catch (error) {
+        throw transportFailure(error, deadline.timedOut, 'request', scrub);
+      }
+      deadline.touch();
+      if (response.statusCode < 200 || response.statusCode >= 300) {
+        throw await errorAnswerFailure(response, this.now(), scrub);
+      }
+      const accumulator = new StreamAccumulator();
+      const reading: AnswerReading = { accumulator, deadline, emit, scrub };
+      const contentType = String(response.headers['content-type'] ?? '').toLowerCase();
+      if (contentType.includes('text/event-stream')) await readEventStream(response.body, reading);
+      else await readBufferedAnswer(response.body, reading);
+      return assemble(accumulator, response.statusCode);
+    } finally {
+      deadline.dispose();
+    }
+  }
+
+  private headers(): Record<string, string> {
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'text/event-stream, application/json',
+    };
+    if (this.apiKey) headers['authorization'] = `Bearer ${this.apiKey}`;
+    return headers;
+  }
+
+  /** Servers echo keys in their errors; nothing quoted from them may carry ours. */
+  private scrub(text: string): string {
+    return this.apiKey ? text.replaceAll(this.apiKey, '[redacted]') : text;
+  }
+}
+
+function assemble(accumulator: StreamAccumulator, status: number): Omit<ChatResult, 'attempts'> {
+  if (!accumulator.hasChoice) {
+    throw new AttemptFailure({ retryable: false, reason: 'the answer has no choices', status });
+  }
+  try {
+    return accumulator.result();
+  } catch (error) {
+    if (!(error instanceof MalformedChunkError)) throw error;
+    throw new AttemptFailure({
+      retryable: false,
+      reason: `malformed answer: ${error.message}`,
+      status,
+      cause: error,
+    });
+  }
+}
+
+function requestBody(chat: ChatRequest): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    model: chat.model,
+    messages: chat.messages,
+    stream: true,
+    stream_options: { include_usage: true },
+  };
+  if (chat.tools && chat.tools.length > 0) {
+    body['tools'] = chat.tools.map(({ function: fn }) => ({
+      type: 'function',
+      function: { name: fn.name, description: fn.description, parameters: fn.parameters },
+    }));
+  }
+  if (chat.temperature !== undefined) body['temperature'] = chat.temperature;
+  if (chat.max_tokens !== undefined) body['max_tokens'] = chat.max_tokens;
+  if (chat.tool_choice !== undefined) body['tool_choice'] = chat.tool_choice;
+  if (chat.parallel_tool_calls !== undefined) body['parallel_tool_calls'] = chat.parallel_tool_calls;
+  return body;
+}
+
+function aborted(signal: AbortSignal, attempts: number): LlmAbortedError {
+  return new LlmAbortedError(signal.reason, attempts, { cause: signal.reason });
+}
+
+function completionsUrl(baseUrl: string): string {
+  let url: URL;
+  try {
+    url = new URL(baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
+  } catch {
+    throw new TypeError(`baseUrl is not a URL: ${baseUrl}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new TypeError(`baseUrl must be http(s), got ${url.protocol}`);
+  }
+  return new URL('chat/completions', url).toString();
+}
+
+function positive(name: string, value: number): number {
+  if (!(Number.isFinite(value) && value > 0)) throw new RangeError(`${name} must be a positive number`);
+  return value;
+}

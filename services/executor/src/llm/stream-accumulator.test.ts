@@ -1,0 +1,140 @@
+import { describe, expect, it } from 'vitest';
+import { MalformedChunkError, StreamAccumulator, UpstreamReportedError } from './stream-accumulator.js';
+
+const chunk = (delta: Record<string, unknown>, finish_reason: string | null = null) => ({
+  object: 'chat.completion.chunk',
+  choices: [{ index: 0, delta, finish_reason }],
+});
+const toolDelta = (call: Record<string, unknown>) => chunk({ tool_calls: [call] });
+
+describe('stream accumulator', () => {
+  it('when text and reasoning stream in pieces, each piece is handed back and the message joins them', () => {
+    const accumulator = new StreamAccumulator();
+    const handed = [
+      chunk({ role: 'assistant', content: '' }),
+      chunk({ reasoning_content: 'Think' }),
+      chunk({ reasoning_content: 'ing.' }),
+      chunk({ content: 'Hel' }),
+      chunk({ content: 'lo' }),
+      chunk({}, 'stop'),
+      { choices: [], usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 } },
+    ].map((c) => accumulator.applyChunk(c));
+
+    expect(handed).toEqual([
+      {},
+      { reasoning: 'Think' },
+      { reasoning: 'ing.' },
+      { content: 'Hel' },
+      { content: 'lo' },
+      {},
+      {},
+    ]);
+    expect(accumulator.result()).toEqual({
+      message: { role: 'assistant', content: 'Hello', reasoning_content: 'Thinking.' },
+      finishReason: 'stop',
+      usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 },
+    });
+  });
+
+  it('when parallel tool calls arrive interleaved in pieces, each is assembled and they keep index order', () => {
+    const accumulator = new StreamAccumulator();
+    for (const c of [
+      toolDelta({ index: 1, id: 'call_b', type: 'function', function: { name: 'get_time', arguments: '' } }),
+      toolDelta({ index: 0, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '' } }),
+      toolDelta({ index: 0, function: { arguments: '{"city":' } }),
+      toolDelta({ index: 1, function: { arguments: '{"tz":"UTC"}' } }),
+      toolDelta({ index: 0, function: { arguments: '"Paris"}' } }),
+      chunk({}, 'tool_calls'),
+    ]) {
+      expect(accumulator.applyChunk(c)).toEqual({});
+    }
+    const { message, finishReason } = accumulator.result();
+    expect(finishReason).toBe('tool_calls');
+    expect(message).toEqual({
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+        { id: 'call_b', type: 'function', function: { name: 'get_time', arguments: '{"tz":"UTC"}' } },
+      ],
+    });
+  });
+
+  it('when a server repeats id and name on every piece or leaves out the index, the calls still come out whole', () => {
+    const accumulator = new StreamAccumulator();
+    for (const c of [
+      toolDelta({ id: 'call_a', function: { name: 'f', arguments: '{"x"' } }),
+      toolDelta({ id: 'call_a', function: { name: 'f', arguments: ':1}' } }),
+      toolDelta({ id: 'call_b', function: { name: 'g', arguments: '{}' } }),
+    ]) {
+      accumulator.applyChunk(c);
+    }
+    expect(accumulator.result().message.tool_calls).toEqual([
+      { id: 'call_a', type: 'function', function: { name: 'f', arguments: '{"x":1}' } },
+      { id: 'call_b', type: 'function', function: { name: 'g', arguments: '{}' } },
+    ]);
+  });
+
+  it('when a server sends `reasoning` and `reasoning_content` with the same text, it is taken once', () => {
+    const accumulator = new StreamAccumulator();
+    expect(accumulator.applyChunk(chunk({ reasoning: 'hmm', reasoning_content: 'hmm' }))).toEqual({
+      reasoning: 'hmm',
+    });
+    expect(accumulator.applyChunk(chunk({ reasoning: ' ok' }))).toEqual({ reasoning: ' ok' });
+    expect(accumulator.result().message.reasoning_content).toBe('hmm ok');
+  });
+
+  it('when a whole chat.completion is applied, it reads like the stream would have', () => {
+    const accumulator = new StreamAccumulator();
+    const handed = accumulator.applyCompletion({
+      object: 'chat.completion',
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: 'Sunny.',
+            tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'log', arguments: '{}' } }],
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
+    });
+    expect(handed).toEqual({ content: 'Sunny.' });
+    expect(accumulator.result()).toEqual({
+      message: {
+        role: 'assistant',
+        content: 'Sunny.',
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'log', arguments: '{}' } }],
+      },
+      finishReason: 'tool_calls',
+      usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+    });
+  });
+
+  it('when usage leaves out the total, the total is the sum', () => {
+    const accumulator = new StreamAccumulator();
+    accumulator.applyChunk({ choices: [], usage: { prompt_tokens: 2, completion_tokens: 5 } });
+    expect(accumulator.result().usage).toEqual({ prompt_tokens: 2, completion_tokens: 5, total_tokens: 7 });
+    expect(accumulator.hasChoice).toBe(false);
+  });
+
+  it('when a chunk is not shaped like a chat completion chunk, it is rejected as malformed', () => {
+    expect(() => new StreamAccumulator().applyChunk([1, 2])).toThrow(MalformedChunkError);
+    expect(() => new StreamAccumulator().applyChunk({ choices: 'no' })).toThrow(MalformedChunkError);
+    expect(() => new StreamAccumulator().applyChunk(chunk({ content: 42 }))).toThrow(MalformedChunkError);
+    expect(() => new StreamAccumulator().applyChunk(toolDelta({ index: -1 }))).toThrow(MalformedChunkError);
+  });
+
+  it('when a tool call never got a name, the result is rejected as malformed', () => {
+    const accumulator = new StreamAccumulator();
+    accumulator.applyChunk(toolDelta({ index: 0, id: 'call_1', function: { arguments: '{}' } }));
+    expect(() => accumulator.result()).toThrow(/has no function name/);
+  });
+
+  it('when a chunk carries an error object, the upstream error is raised with its message', () => {
+    expect(() =>
+      new StreamAccumulator().applyChunk({ error: { message: 'context length exceeded' } }),
+    ).toThrow(new UpstreamReportedError('context length exceeded'));
+  });
+});

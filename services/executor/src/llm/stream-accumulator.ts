@@ -1,0 +1,230 @@
+/**
+ * Assembles `chat.completion.chunk` objects into the assistant's message: text and reasoning pieces
+ * are concatenated (and handed back so they can be streamed on), tool calls are put together by
+ * their `index` (id and name arrive once, arguments in pieces, parallel calls interleaved) and kept
+ * in index order; the finish reason and usage are taken as they come. A non-streamed
+ * `chat.completion` goes through the same path as one big chunk.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ChatToolCall, TokenUsage } from '@agentmesh/protocol';
+import type { AssistantReply, FinishReason } from './chat-types.js';
+
+/** The chunk is not what an OpenAI-compatible server sends. */
+export class MalformedChunkError extends Error {
+  override readonly name = 'MalformedChunkError';
+}
+
+/** The server reported an error inside an otherwise successful (HTTP 200) answer. */
+export class UpstreamReportedError extends Error {
+  override readonly name = 'UpstreamReportedError';
+}
+
+/** Text to pass on from one chunk. */
+export interface ChunkDeltas {
+  content?: string;
+  reasoning?: string;
+}
+
+export interface AssembledCompletion {
+  message: AssistantReply;
+  finishReason: FinishReason;
+  usage: TokenUsage;
+}
+
+interface ToolCallParts {
+  id?: string;
+  name?: string;
+  arguments: string;
+}
+
+type JsonObject = Record<string, unknown>;
+
+export class StreamAccumulator {
+  private content = '';
+  private reasoning = '';
+  private readonly toolCalls = new Map<number, ToolCallParts>();
+  private lastToolCallIndex: number | undefined;
+  private finishReason: FinishReason = null;
+  private usage: TokenUsage | undefined;
+  private choiceSeen = false;
+
+  /** True once a chunk carried the first choice: the answer has begun. */
+  get hasChoice(): boolean {
+    return this.choiceSeen;
+  }
+
+  /** True once a finish reason arrived: the answer is complete even if `[DONE]` never comes. */
+  get isFinished(): boolean {
+    return this.finishReason !== null;
+  }
+
+  /** Takes one parsed `chat.completion.chunk`; returns the text it adds. */
+  applyChunk(chunk: unknown): ChunkDeltas {
+    if (!isObject(chunk)) throw new MalformedChunkError('a stream chunk is not a JSON object');
+    throwIfUpstreamError(chunk);
+    this.takeUsage(chunk['usage']);
+    const choice = firstChoice(chunk['choices']);
+    if (!choice) return {};
+    this.choiceSeen = true;
+    this.takeFinishReason(choice['finish_reason']);
+    const delta = choice['delta'];
+    if (delta === undefined || delta === null) return {};
+    if (!isObject(delta)) throw new MalformedChunkError('`choices[0].delta` is not an object');
+    return this.applyDelta(delta);
+  }
+
+  /** Takes a whole non-streamed `chat.completion`; returns its text as one delta each. */
+  applyCompletion(body: unknown): ChunkDeltas {
+    if (!isObject(body)) throw new MalformedChunkError('the response body is not a JSON object');
+    throwIfUpstreamError(body);
+    this.takeUsage(body['usage']);
+    const choice = firstChoice(body['choices']);
+    if (!choice) return {};
+    this.choiceSeen = true;
+    this.takeFinishReason(choice['finish_reason']);
+    const message = choice['message'];
+    if (!isObject(message)) throw new MalformedChunkError('`choices[0].message` is not an object');
+    const calls = message['tool_calls'];
+    const asDelta: JsonObject = {
+      ...message,
+      tool_calls: Array.isArray(calls) ? calls.map((call, index) => ({ ...asObject(call), index })) : calls,
+    };
+    return this.applyDelta(asDelta);
+  }
+
+  result(): AssembledCompletion {
+    const message: AssistantReply = { role: 'assistant', content: this.content === '' ? null : this.content };
+    const toolCalls = this.assembleToolCalls();
+    if (toolCalls.length > 0) message.tool_calls = toolCalls;
+    if (this.reasoning !== '') message.reasoning_content = this.reasoning;
+    return {
+      message,
+      finishReason: this.finishReason,
+      usage: this.usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+    };
+  }
+
+  private applyDelta(delta: JsonObject): ChunkDeltas {
+    const deltas: ChunkDeltas = {};
+    const content = optionalString(delta, 'content');
+    if (content) {
+      this.content += content;
+      deltas.content = content;
+    }
+    // DeepSeek-style servers send `reasoning_content`, OpenRouter/Ollama-style ones `reasoning`; some
+    // send both with the same text, so one of them is taken, never both.
+    // Reasoning is a side channel: a shape we do not know is skipped rather than failing the answer.
+    const reasoning = stringOrEmpty(delta['reasoning_content']) || stringOrEmpty(delta['reasoning']);
+    if (reasoning) {
+      this.reasoning += reasoning;
+      deltas.reasoning = reasoning;
+    }
+    const toolCalls = delta['tool_calls'];
+    if (toolCalls !== undefined && toolCalls !== null) {
+      if (!Array.isArray(toolCalls)) throw new MalformedChunkError('`tool_calls` is not an array');
+      for (const call of toolCalls) this.applyToolCallDelta(call);
+    }
+    return deltas;
+  }
+
+  private applyToolCallDelta(call: unknown): void {
+    if (!isObject(call)) throw new MalformedChunkError('a tool call delta is not an object');
+    const id = optionalString(call, 'id');
+    const fn = call['function'];
+    if (fn !== undefined && fn !== null && !isObject(fn)) {
+      throw new MalformedChunkError('a tool call delta has a `function` that is not an object');
+    }
+    const index = this.toolCallIndexOf(call['index'], id);
+    const parts = this.toolCalls.get(index) ?? { arguments: '' };
+    this.toolCalls.set(index, parts);
+    this.lastToolCallIndex = index;
+    // Some servers repeat id and name on every piece; the first one counts.
+    if (id && !parts.id) parts.id = id;
+    if (fn) {
+      const name = optionalString(fn, 'name');
+      if (name && !parts.name) parts.name = name;
+      const args = fn['arguments'];
+      if (typeof args === 'string') parts.arguments += args;
+      // A few servers send the arguments of a non-streamed call as an object.
+      else if (isObject(args)) parts.arguments += JSON.stringify(args);
+    }
+  }
+
+  /** The delta's `index`; servers that leave it out get one from the call id or the call before. */
+  private toolCallIndexOf(rawIndex: unknown, id: string | undefined): number {
+    if (typeof rawIndex === 'number' && Number.isInteger(rawIndex) && rawIndex >= 0) return rawIndex;
+    if (rawIndex !== undefined && rawIndex !== null) {
+      throw new MalformedChunkError('a tool call delta has an `index` that is not a non-negative integer');
+    }
+    if (id) {
+      for (const [index, parts] of this.toolCalls) if (parts.id === id) return index;
+      return this.toolCalls.size === 0 ? 0 : Math.max(...this.toolCalls.keys()) + 1;
+    }
+    return this.lastToolCallIndex ?? 0;
+  }
+
+  private assembleToolCalls(): ChatToolCall[] {
+    return [...this.toolCalls.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([index, parts]) => {
+        if (!parts.name) throw new MalformedChunkError(`tool call #${index} has no function name`);
+        return {
+          id: parts.id ?? `call_${randomUUID().replaceAll('-', '')}`,
+          type: 'function' as const,
+          function: { name: parts.name, arguments: parts.arguments },
+        };
+      });
+  }
+
+  private takeFinishReason(value: unknown): void {
+    if (typeof value === 'string' && value !== '') this.finishReason = value;
+  }
+
+  private takeUsage(value: unknown): void {
+    if (!isObject(value)) return;
+    const prompt = tokenCount(value['prompt_tokens']);
+    const completion = tokenCount(value['completion_tokens']);
+    const total = tokenCount(value['total_tokens']) || prompt + completion;
+    this.usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total };
+  }
+}
+
+function firstChoice(choices: unknown): JsonObject | undefined {
+  if (choices === undefined || choices === null) return undefined;
+  if (!Array.isArray(choices)) throw new MalformedChunkError('`choices` is not an array');
+  // We never ask for n > 1; a server that sends more choices gets only its first one read.
+  const choice = choices.find((c: unknown) => isObject(c) && (c['index'] ?? 0) === 0);
+  if (choice === undefined) return undefined;
+  return choice as JsonObject;
+}
+
+function throwIfUpstreamError(body: JsonObject): void {
+  const error = body['error'];
+  if (error === undefined || error === null) return;
+  const message = isObject(error) ? optionalString(error, 'message') : undefined;
+  throw new UpstreamReportedError(message || 'the model server reported an error');
+}
+
+function tokenCount(value: unknown): number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : 0;
+}
+
+function optionalString(object: JsonObject, key: string): string | undefined {
+  const value = object[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw new MalformedChunkError(`\`${key}\` is not a string`);
+  return value;
+}
+
+function stringOrEmpty(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+function asObject(value: unknown): JsonObject {
+  if (!isObject(value)) throw new MalformedChunkError('a tool call is not an object');
+  return value;
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,30 @@
+// `{name}` path templates in a tool's URL (seed 000 `param_placement: path`, OpenAPI path parameters). Each
+// value is percent-encoded as one path segment, so `a b/c` becomes `a%20b%2Fc` and cannot change the route.
+import { InvalidToolArgumentsError } from './tool-errors.js';
+
+const PLACEHOLDER = /\{([^{}/]+)\}/g;
+
+/** The placeholder names of a URL template, in order of appearance. */
+export function placeholderNames(template: string): string[] {
+  return [...new Set([...template.matchAll(PLACEHOLDER)].map((match) => match[1] ?? ''))];
+}
+
+/** Fills every placeholder from `values`; a placeholder without a usable value is the model's mistake. */
+export function fillUrlTemplate(template: string, values: Readonly<Record<string, unknown>>): string {
+  const missing = placeholderNames(template).filter((name) => !isPathValue(values[name]));
+  if (missing.length > 0) {
+    throw new InvalidToolArgumentsError(
+      `missing path argument${missing.length === 1 ? '' : 's'}: ${missing.join(', ')} (a string or number is required)`,
+      { detail: { missing } },
+    );
+  }
+  return template.replace(PLACEHOLDER, (_match, name: string) => encodeURIComponent(String(values[name])));
+}
+
+function isPathValue(value: unknown): value is string | number | boolean {
+  return (
+    (typeof value === 'string' && value.length > 0) ||
+    (typeof value === 'number' && Number.isFinite(value)) ||
+    typeof value === 'boolean'
+  );
+}
