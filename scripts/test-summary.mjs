@@ -10,7 +10,7 @@ let passed = 0;
 let failed = 0;
 let skipped = 0;
 const perPackage = [];
-for (const group of ['libs', 'services']) {
+for (const group of ['libs', 'services', 'tests']) {
   for (const name of readdirSync(join(root, group))) {
     const report = join(root, group, name, '.test-results', 'vitest.json');
     if (!existsSync(report)) continue;

@@ -8,14 +8,8 @@
  * client retried, while two attempts never share an id (so the sequence check, not deduplication,
  * decides between them).
  */
-import {
-  EventType,
-  isTerminalEvent,
-  Streams,
-  TaskEvent,
-  taskEventsSubject,
-  type EventData,
-} from '@agentmesh/protocol';
+import type { EventType } from '@agentmesh/protocol';
+import { isTerminalEvent, Streams, TaskEvent, taskEventsSubject, type EventData } from '@agentmesh/protocol';
 import {
   JetStreamApiCodes,
   JetStreamApiError,
