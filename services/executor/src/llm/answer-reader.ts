@@ -36,9 +36,11 @@ export async function readEventStream(body: ResponseBody, reading: AnswerReading
   const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   try {
     for (;;) {
-      const chunk = await nextChunk(chunks, reading);
+      const chunk = await nextStreamChunk(chunks, reading);
       const text = chunk === undefined ? decoder.decode() : decoder.decode(chunk, { stream: true });
-      const events = parseEvents(() => (chunk === undefined ? [...parser.push(text), ...parser.end()] : parser.push(text)));
+      const events = parseEvents(() =>
+        chunk === undefined ? [...parser.push(text), ...parser.end()] : parser.push(text),
+      );
       for (const event of events) if (takeEvent(event, reading) === 'done') return;
       if (chunk === undefined) break;
     }
@@ -84,6 +86,23 @@ function reportedMessage(data: string): string {
   const record = isRecord(parsed) ? parsed : {};
   const inner = isRecord(record['error']) ? record['error'] : record;
   return typeof inner['message'] === 'string' ? inner['message'] : data;
+}
+
+/**
+ * Past the finish reason only usage and `[DONE]` are still to come: a connection lost there costs the
+ * usage figures, not the answer, so the stream counts as ended.
+ */
+async function nextStreamChunk(
+  chunks: AsyncIterator<Buffer>,
+  reading: AnswerReading,
+): Promise<Buffer | undefined> {
+  try {
+    return await nextChunk(chunks, reading);
+  } catch (error) {
+    if (error instanceof AttemptFailure && error.retryable && reading.accumulator.isFinished)
+      return undefined;
+    throw error;
+  }
 }
 
 async function nextChunk(chunks: AsyncIterator<Buffer>, reading: AnswerReading): Promise<Buffer | undefined> {
@@ -158,7 +177,11 @@ function readable<T>(step: () => T, reading: AnswerReading): T {
     return step();
   } catch (error) {
     if (error instanceof MalformedChunkError) {
-      throw new AttemptFailure({ retryable: false, reason: `malformed answer: ${error.message}`, cause: error });
+      throw new AttemptFailure({
+        retryable: false,
+        reason: `malformed answer: ${error.message}`,
+        cause: error,
+      });
     }
     if (error instanceof UpstreamReportedError) {
       throw new AttemptFailure({

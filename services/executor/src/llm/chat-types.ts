@@ -4,11 +4,7 @@
  */
 import type { ChatMessage, ChatToolCall, ModelTool, TokenUsage } from '@agentmesh/protocol';
 
-export type ToolChoice =
-  | 'none'
-  | 'auto'
-  | 'required'
-  | { type: 'function'; function: { name: string } };
+export type ToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
 
 export interface ChatRequest {
   model: string;
@@ -30,14 +26,15 @@ export interface CompleteOptions {
   onReasoningDelta?: (delta: string) => void;
 }
 
-export interface AssistantReply {
+/** A type alias, not an interface, so it fits the protocol's (open) ChatMessage and can join the conversation. */
+export type AssistantReply = {
   role: 'assistant';
   /** null when the model said nothing (typically a tool-call-only step). */
   content: string | null;
   /** In the order the model produced them (their stream `index`). */
   tool_calls?: ChatToolCall[];
   reasoning_content?: string;
-}
+};
 
 /** `stop`, `length`, `tool_calls`, `content_filter`, or whatever else a server says; null if it said nothing. */
 export type FinishReason = string | null;

@@ -95,7 +95,9 @@ export class SseParser {
 
   private dispatch(): SseEvent | undefined {
     const hasData = this.dataLines.length > 0;
-    const event = hasData ? { event: this.eventName || 'message', data: this.dataLines.join('\n') } : undefined;
+    const event = hasData
+      ? { event: this.eventName || 'message', data: this.dataLines.join('\n') }
+      : undefined;
     this.dataLines = [];
     this.dataChars = 0;
     this.eventName = '';

@@ -40,7 +40,12 @@ describe('stream accumulator', () => {
     const accumulator = new StreamAccumulator();
     for (const c of [
       toolDelta({ index: 1, id: 'call_b', type: 'function', function: { name: 'get_time', arguments: '' } }),
-      toolDelta({ index: 0, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '' } }),
+      toolDelta({
+        index: 0,
+        id: 'call_a',
+        type: 'function',
+        function: { name: 'get_weather', arguments: '' },
+      }),
       toolDelta({ index: 0, function: { arguments: '{"city":' } }),
       toolDelta({ index: 1, function: { arguments: '{"tz":"UTC"}' } }),
       toolDelta({ index: 0, function: { arguments: '"Paris"}' } }),

@@ -47,10 +47,14 @@ export function validateToolArguments(schema: object, args: unknown): ArgumentCh
   if (validate instanceof Error) {
     return {
       ok: false,
-      error: { code: ErrorCode.TOOL_ERROR, message: `the tool's parameter schema is unusable: ${validate.message}` },
+      error: {
+        code: ErrorCode.TOOL_ERROR,
+        message: `the tool's parameter schema is unusable: ${validate.message}`,
+      },
     };
   }
-  if (!isPlainObject(args)) return invalid(`the arguments must be a JSON object, not ${describeJsonType(args)}`);
+  if (!isPlainObject(args))
+    return invalid(`the arguments must be a JSON object, not ${describeJsonType(args)}`);
   const value = structuredClone(args);
   if (validate(value)) return { ok: true, value };
   const issues = describeIssues(validate.errors ?? []);

@@ -11,7 +11,13 @@ import { resolveAuth, withAuth, type OAuth2Client, type ResolvedAuth } from './a
 import { OAuth2TokenCache, type OAuth2TokenKey } from './oauth2-token-cache.js';
 import { clientBasicCredential, requestOAuth2Token } from './oauth2-token-request.js';
 import { OutboundGuard, type OutboundGuardOptions } from './outbound-guard.js';
-import { describeTarget, sendOutbound, statusLine, type OutboundResponse, type OutboundTransport } from './outbound-request.js';
+import {
+  describeTarget,
+  sendOutbound,
+  statusLine,
+  type OutboundResponse,
+  type OutboundTransport,
+} from './outbound-request.js';
 import { buildHttpRequest, type HttpRequestPlan } from './request-builder.js';
 import { interpretBody, readBoundedBody, truncationMarker } from './response-reader.js';
 import { SecretScrubber } from './secret-scrubber.js';
@@ -65,7 +71,11 @@ export class HttpToolRunner {
     this.#tokenCache = options.tokenCache ?? new OAuth2TokenCache();
   }
 
-  async run(tool: HttpTool, args: Readonly<Record<string, unknown>>, ctx: HttpToolRunContext): Promise<ToolOutcome> {
+  async run(
+    tool: HttpTool,
+    args: Readonly<Record<string, unknown>>,
+    ctx: HttpToolRunContext,
+  ): Promise<ToolOutcome> {
     const scrubber = new SecretScrubber(Object.values(ctx.vault));
     const timeoutMs = tool.timeout_ms ?? this.#defaultTimeoutMs;
     const timeout = new AbortController();
@@ -75,7 +85,9 @@ export class HttpToolRunner {
       signal.throwIfAborted();
       return await this.#call(tool, args, ctx.vault, signal, scrubber);
     } catch (error) {
-      if (ctx.signal?.aborted) return toolFailure(ErrorCode.CANCELLED, `the call to ${tool.name} was cancelled`);
+      if (ctx.signal?.aborted) {
+        return toolFailure(ErrorCode.CANCELLED, `the call to ${tool.name} was cancelled`);
+      }
       if (timeout.signal.aborted) {
         return toolFailure(ErrorCode.TOOL_TIMEOUT, `${tool.name} did not finish within ${timeoutMs} ms`);
       }
@@ -147,20 +159,29 @@ export class HttpToolRunner {
     return token;
   }
 
-  async #outcome(plan: HttpRequestPlan, response: OutboundResponse, scrubber: SecretScrubber): Promise<ToolOutcome> {
+  async #outcome(
+    plan: HttpRequestPlan,
+    response: OutboundResponse,
+    scrubber: SecretScrubber,
+  ): Promise<ToolOutcome> {
     const contentType = headerText(response.headers['content-type']);
     if (response.status >= 200 && response.status <= 299) {
       const { text, truncated } = await readBoundedBody(response.body, this.#maxResponseBytes);
-      if (truncated) return toolSuccess(scrubber.scrub(text) + truncationMarker(this.#maxResponseBytes), true);
+      if (truncated)
+        return toolSuccess(scrubber.scrubCut(text) + truncationMarker(this.#maxResponseBytes), true);
       return toolSuccess(scrubber.scrubDeep(interpretBody(text, contentType)));
     }
     const excerptLimit = Math.min(ERROR_EXCERPT_BYTES, this.#maxResponseBytes);
     const { text, truncated } = await readBoundedBody(response.body, excerptLimit);
-    const excerpt = scrubber.scrub(text) + (truncated ? '…' : '');
+    const excerpt = truncated ? `${scrubber.scrubCut(text)}…` : scrubber.scrub(text);
     const target = describeTarget({ method: plan.method, url: response.url });
-    const shortExcerpt = excerpt.length > MESSAGE_EXCERPT_CHARS ? `${excerpt.slice(0, MESSAGE_EXCERPT_CHARS)}…` : excerpt;
+    const shortExcerpt =
+      excerpt.length > MESSAGE_EXCERPT_CHARS ? `${excerpt.slice(0, MESSAGE_EXCERPT_CHARS)}…` : excerpt;
     const message = `${statusLine(response.status)} from ${target}${shortExcerpt.trim() === '' ? '' : `: ${shortExcerpt}`}`;
-    return toolFailure(ErrorCode.TOOL_ERROR, scrubber.scrub(message), { status: response.status, body: excerpt });
+    return toolFailure(ErrorCode.TOOL_ERROR, scrubber.scrub(message), {
+      status: response.status,
+      body: excerpt,
+    });
   }
 }
 

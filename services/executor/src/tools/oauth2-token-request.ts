@@ -11,6 +11,7 @@ import {
 } from './outbound-request.js';
 import type { HttpRequestPlan } from './request-builder.js';
 import { readBoundedBody, type BoundedBody } from './response-reader.js';
+import { SecretScrubber } from './secret-scrubber.js';
 import { OAuth2TokenError } from './tool-errors.js';
 
 /** Token responses are small; anything bigger is not one. */
@@ -37,9 +38,20 @@ export async function requestOAuth2Token(
   }
   const { text, truncated } = body;
   if (response.status < 200 || response.status > 299) {
+    // The endpoint may echo what it got: the client's credentials. Scrub before cutting, so no part survives.
+    const scrubber = new SecretScrubber([
+      client.clientId,
+      client.clientSecret,
+      clientBasicCredential(client),
+    ]);
+    const scrubbed = scrubber.scrub(text);
+    const excerpt =
+      scrubbed.length > ERROR_EXCERPT_CHARS || truncated
+        ? `${scrubber.scrubCut(scrubbed.slice(0, ERROR_EXCERPT_CHARS))}…`
+        : scrubbed;
     throw new OAuth2TokenError(
       `the OAuth2 token request (${describeTarget(plan)}) failed with ${statusLine(response.status)}`,
-      { detail: { status: response.status, body: text.slice(0, ERROR_EXCERPT_CHARS) } },
+      { detail: { status: response.status, body: excerpt } },
     );
   }
   return parseTokenResponse(truncated ? '' : text, plan);
@@ -86,7 +98,9 @@ function parseTokenResponse(text: string, plan: HttpRequestPlan): OAuth2AccessTo
   const record = (parsed ?? {}) as Record<string, unknown>;
   const accessToken = record.access_token;
   if (typeof accessToken !== 'string' || accessToken === '') {
-    throw new OAuth2TokenError(`the OAuth2 token endpoint (${describeTarget(plan)}) returned no access_token`);
+    throw new OAuth2TokenError(
+      `the OAuth2 token endpoint (${describeTarget(plan)}) returned no access_token`,
+    );
   }
   const expiresIn = Number(record.expires_in);
   return record.expires_in !== undefined && Number.isFinite(expiresIn)

@@ -36,7 +36,10 @@ export class OutboundGuard {
   constructor(options: OutboundGuardOptions = {}) {
     const addressEntries: string[] = [];
     for (const raw of options.allowHosts ?? []) {
-      const entry = raw.trim().toLowerCase().replace(/^\[|\]$/g, '');
+      const entry = raw
+        .trim()
+        .toLowerCase()
+        .replace(/^\[|\]$/g, '');
       if (isIP(entry.split('/')[0] ?? '') !== 0) addressEntries.push(entry);
       else if (entry.startsWith('*.')) this.#allowedSuffixes.push(entry.slice(1));
       else if (entry !== '') this.#allowedNames.add(stripTrailingDot(entry));
@@ -48,7 +51,10 @@ export class OutboundGuard {
   /** Checks what needs no DNS: the scheme, an IP literal host, metadata host names. Throws when denied. */
   checkUrl(url: URL): void {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new OutboundRequestDeniedError(url.origin, `scheme ${url.protocol} is not allowed (only http and https)`);
+      throw new OutboundRequestDeniedError(
+        url.origin,
+        `scheme ${url.protocol} is not allowed (only http and https)`,
+      );
     }
     const host = stripTrailingDot(url.hostname.replace(/^\[|\]$/g, '').toLowerCase());
     if (this.#isAllowedName(host)) return;
@@ -84,7 +90,11 @@ export class OutboundGuard {
         if (first === undefined) {
           const error = Object.assign(new Error(`no usable address for ${hostname}`), { code: 'ENOTFOUND' });
           callback(error, '', 0);
-        } else if (options.all) callback(null, usable.map((entry) => ({ ...entry })));
+        } else if (options.all)
+          callback(
+            null,
+            usable.map((entry) => ({ ...entry })),
+          );
         else callback(null, first.address, first.family);
       },
       (error: NodeJS.ErrnoException) => callback(error, '', 0),

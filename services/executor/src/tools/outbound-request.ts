@@ -34,7 +34,11 @@ export async function sendOutbound(
   for (let hop = 0; ; hop += 1) {
     const response = await sendOnce(transport, current, signal);
     const location = singleHeader(response.headers.location);
-    if (!REDIRECT_STATUSES.has(response.status) || location === undefined || options.followRedirects === false) {
+    if (
+      !REDIRECT_STATUSES.has(response.status) ||
+      location === undefined ||
+      options.followRedirects === false
+    ) {
       return response;
     }
     await response.body.dump();

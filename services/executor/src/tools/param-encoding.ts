@@ -20,7 +20,8 @@ export function flattenParam(key: string, value: unknown): ParamPair[] {
 /** How one scalar reads in a header, a cookie, a query or a form value; structures are sent as JSON. */
 export function scalarText(value: unknown): string {
   if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
+    return String(value);
   return JSON.stringify(value) ?? '';
 }
 

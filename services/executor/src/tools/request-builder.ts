@@ -41,7 +41,9 @@ export function buildHttpRequest(
     if (value === undefined || inPath.has(name)) continue;
     const declared = execution.argument_locations?.[name];
     if (declared === 'path') {
-      throw new ToolDefinitionError(`the tool places argument ${name} in the path, but its URL has no {${name}}`);
+      throw new ToolDefinitionError(
+        `the tool places argument ${name} in the path, but its URL has no {${name}}`,
+      );
     }
     let location: ValueLocation = declared ?? fallback;
     if (location === 'body' && !carriesBody) location = 'query';
@@ -98,7 +100,8 @@ function parseUrl(text: string): URL {
 }
 
 function headerName(name: string): string {
-  if (!HEADER_NAME.test(name)) throw new ToolDefinitionError(`argument ${name} cannot be an HTTP header name`);
+  if (!HEADER_NAME.test(name))
+    throw new ToolDefinitionError(`argument ${name} cannot be an HTTP header name`);
   return name.toLowerCase();
 }
 

@@ -30,6 +30,20 @@ export class SecretScrubber {
     return out;
   }
 
+  /**
+   * Scrubs text that was cut off at its end (a bounded read, an excerpt): a secret's beginning left standing
+   * at the cut is removed as well, since the full-value search cannot see it.
+   */
+  scrubCut(text: string): string {
+    const scrubbed = this.scrub(text);
+    for (const secret of this.#secrets) {
+      for (let length = Math.min(secret.length - 1, scrubbed.length); length >= 1; length -= 1) {
+        if (scrubbed.endsWith(secret.slice(0, length))) return scrubbed.slice(0, -length) + REDACTED;
+      }
+    }
+    return scrubbed;
+  }
+
   /** Scrubs every string (keys included) inside a JSON-like value. */
   scrubDeep(value: unknown): unknown {
     if (typeof value === 'string') return this.scrub(value);
