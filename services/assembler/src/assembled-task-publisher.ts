@@ -1,0 +1,27 @@
+/**
+ * Publishes an assembled task to `mesh.tasks.assembled.<account>` for the executors, with the active trace
+ * context in its headers. `Nats-Msg-Id` = `<trace_id>:assembled`, so a redelivered received task that is
+ * assembled again within the stream's duplicate window is stored once.
+ */
+import { encodeJson } from '@agentmesh/bus';
+import { taskAssembledSubject, type AssembledTask } from '@agentmesh/protocol';
+import { injectTraceContext } from '@agentmesh/runtime';
+import type { JetStreamClient } from '@nats-io/jetstream';
+
+export function assembledTaskMsgId(traceId: string): string {
+  return `${traceId}:assembled`;
+}
+
+export class AssembledTaskPublisher {
+  constructor(private readonly js: JetStreamClient) {}
+
+  /** Resolves once JetStream has stored it; `duplicate` when an earlier publish of the task had been. */
+  async publish(task: AssembledTask): Promise<{ duplicate: boolean }> {
+    const { account_id: accountId, trace_id: traceId } = task.task_meta;
+    const ack = await this.js.publish(taskAssembledSubject(accountId), encodeJson(task), {
+      msgID: assembledTaskMsgId(traceId),
+      headers: injectTraceContext(),
+    });
+    return { duplicate: ack.duplicate };
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * The expected ways a received task cannot be assembled. Each ends the task with one `error` event carrying
+ * its code, message and detail; none carries a credential value, only names.
+ */
+import { ErrorCode, type EventData } from '@agentmesh/protocol';
+
+export abstract class AssemblyError extends Error {
+  abstract readonly code: ErrorCode;
+  readonly retryable: boolean = false;
+  abstract readonly detail: Record<string, unknown> | undefined;
+
+  /** The `data` of the task's terminal `error` event. */
+  toEventData(): EventData<'error'> {
+    return {
+      code: this.code,
+      message: this.message,
+      retryable: this.retryable,
+      ...(this.detail === undefined ? {} : { detail: this.detail }),
+    };
+  }
+}
+
+/** No agent is stored under the task's workflow_id. */
+export class AgentNotFoundError extends AssemblyError {
+  override readonly name = 'AgentNotFoundError';
+  readonly code = ErrorCode.NOT_FOUND;
+  readonly detail: { workflow_id: string };
+
+  constructor(workflowId: string) {
+    super(`no agent is registered under workflow_id "${workflowId}"`);
+    this.detail = { workflow_id: workflowId };
+  }
+}
+
+/** Tools the agent is bound to are not in the registry, or are disabled there. */
+export class BoundToolUnavailableError extends AssemblyError {
+  override readonly name = 'BoundToolUnavailableError';
+  readonly code = ErrorCode.NOT_FOUND;
+  readonly detail: { workflow_id: string; missing: string[]; disabled: string[] };
+
+  constructor(workflowId: string, missing: string[], disabled: string[]) {
+    const parts = [
+      ...missing.map((name) => `${name} (not in the registry)`),
+      ...disabled.map((name) => `${name} (disabled)`),
+    ];
+    super(`agent "${workflowId}" is bound to tools that are not available: ${parts.join(', ')}`);
+    this.detail = { workflow_id: workflowId, missing, disabled };
+  }
+}
+
+/** The user has not stored credentials that the agent's tools or model need. Names only, never values. */
+export class CredentialsMissingError extends AssemblyError {
+  override readonly name = 'CredentialsMissingError';
+  readonly code = ErrorCode.CREDENTIALS_MISSING;
+  readonly detail: { missing: string[] };
+
+  constructor(missing: string[]) {
+    const sorted = [...missing].sort();
+    super(`credentials missing for this user: ${sorted.join(', ')}`);
+    this.detail = { missing: sorted };
+  }
+}
+
+/** A cancel was requested before the task was assembled: it never runs. */
+export class TaskCancelledError extends AssemblyError {
+  override readonly name = 'TaskCancelledError';
+  readonly code = ErrorCode.CANCELLED;
+  readonly detail: { cancel_requested_at: string };
+
+  constructor(requestedAt: string) {
+    super('the task was cancelled before it started');
+    this.detail = { cancel_requested_at: requestedAt };
+  }
+}
+
+/** Assembly kept failing (or the assembler kept crashing on this task) until its attempts ran out. */
+export class AssemblyAttemptsExhaustedError extends AssemblyError {
+  override readonly name = 'AssemblyAttemptsExhaustedError';
+  readonly code = ErrorCode.MAX_DELIVER_EXCEEDED;
+  readonly detail: { attempts: number };
+
+  constructor(attempts: number, options?: ErrorOptions) {
+    const reason =
+      options?.cause instanceof Error ? `; last error: ${options.cause.name}: ${options.cause.message}` : '';
+    super(`the task could not be assembled in ${attempts} attempts${reason}`, options);
+    this.detail = { attempts };
+  }
+}
+
+/** A record the assembler depends on is unusable (corrupt agent or credential, undecryptable secret). */
+export class AssemblyFailedError extends AssemblyError {
+  override readonly name = 'AssemblyFailedError';
+  readonly code = ErrorCode.INTERNAL;
+  readonly detail = undefined;
+
+  constructor(cause: Error) {
+    super(`the task could not be assembled: ${cause.name}: ${cause.message}`, { cause });
+  }
+}

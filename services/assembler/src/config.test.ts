@@ -1,0 +1,78 @@
+import { randomBytes } from 'node:crypto';
+import { ConfigError, loadConfig } from '@agentmesh/runtime';
+import { generateVaultKeyPair } from '@agentmesh/vault';
+import { describe, expect, it } from 'vitest';
+import { assemblerConfigSchema, credentialKeys } from './config.js';
+
+const vaultKey = generateVaultKeyPair('exec-1');
+const masterKey = randomBytes(32).toString('base64');
+
+const validEnv = {
+  NATS_URL: 'nats://127.0.0.1:4222',
+  VAULT_KEY_ID: vaultKey.kid,
+  VAULT_PUBLIC_KEY: vaultKey.publicKey,
+  CREDENTIALS_MASTER_KEY: masterKey,
+  CREDENTIALS_MASTER_KEY_ID: 'master-2026',
+};
+
+function problemsOf(env: Record<string, string | undefined>): { variable: string; message: string }[] {
+  try {
+    loadConfig(assemblerConfigSchema, env);
+  } catch (error) {
+    if (error instanceof ConfigError) return [...error.problems];
+    throw error;
+  }
+  throw new Error('expected the configuration to be rejected');
+}
+
+describe('assembler configuration', () => {
+  it('a complete environment gives the keys the credential store decrypts with, current first', () => {
+    const previous = randomBytes(32).toString('base64');
+    const config = loadConfig(assemblerConfigSchema, {
+      ...validEnv,
+      CREDENTIALS_PREVIOUS_KEYS: `master-2025:${previous}`,
+    });
+    expect(credentialKeys(config)).toEqual({
+      current: { kid: 'master-2026', key: masterKey },
+      previous: [{ kid: 'master-2025', key: previous }],
+    });
+    expect(config.TOOLS_DIR).toBeUndefined();
+    expect(config.MAX_CONCURRENT_ASSEMBLIES).toBe(16);
+  });
+
+  it('without any key the start-up error names every missing key variable', () => {
+    const variables = problemsOf({ NATS_URL: 'nats://127.0.0.1:4222' }).map((p) => p.variable);
+    expect(variables.sort()).toEqual([
+      'CREDENTIALS_MASTER_KEY',
+      'CREDENTIALS_MASTER_KEY_ID',
+      'VAULT_KEY_ID',
+      'VAULT_PUBLIC_KEY',
+    ]);
+  });
+
+  it('a master key of the wrong length and a vault public key that is not X25519 are rejected without echoing them', () => {
+    const shortKey = randomBytes(16).toString('base64');
+    const problems = problemsOf({ ...validEnv, CREDENTIALS_MASTER_KEY: shortKey, VAULT_PUBLIC_KEY: 'abc' });
+    expect(problems.map((p) => p.variable).sort()).toEqual(['CREDENTIALS_MASTER_KEY', 'VAULT_PUBLIC_KEY']);
+    expect(JSON.stringify(problems)).not.toContain(shortKey);
+  });
+
+  it('a malformed previous key is reported by its position, never its value', () => {
+    const good = randomBytes(32).toString('base64');
+    const problems = problemsOf({
+      ...validEnv,
+      CREDENTIALS_PREVIOUS_KEYS: `old:${good},no-colon-here-secret`,
+    });
+    expect(problems).toEqual([
+      { variable: 'CREDENTIALS_PREVIOUS_KEYS', message: expect.stringContaining('entry 2') },
+    ]);
+    expect(JSON.stringify(problems)).not.toContain('no-colon-here-secret');
+    expect(JSON.stringify(problems)).not.toContain(good);
+  });
+
+  it('every assembler variable is described', () => {
+    for (const [name, schema] of Object.entries(assemblerConfigSchema.shape)) {
+      expect(schema.description, name).toBeTruthy();
+    }
+  });
+});

@@ -1,0 +1,262 @@
+/**
+ * The assembler's work loop: the durable pull consumer `assembler` on `mesh.tasks.received.*`, shared by
+ * every instance. Each received task is validated (invalid ones are logged without payload and
+ * terminated), checked for a cancel request, assembled inside an `assemble` span that continues the
+ * task's trace, and either published for the executors or ended with one `error` event; the message is
+ * acked only after that. Unexpected failures (NATS hiccups) are retried with a growing delay; after
+ * {@link MAX_ASSEMBLY_ATTEMPTS} deliveries the task ends with an error instead of looping forever.
+ */
+import type { TaskStatusStore } from '@agentmesh/bus';
+import { Consumers, describeZodError, ReceivedTask, type TaskMeta } from '@agentmesh/protocol';
+import { extractTraceContext, taskRootContext, type Logger } from '@agentmesh/runtime';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+} from '@nats-io/jetstream';
+import type { MsgHdrs } from '@nats-io/transport-node';
+import {
+  context,
+  isSpanContextValid,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Context,
+  type Span,
+} from '@opentelemetry/api';
+import type { AssembledTaskPublisher } from './assembled-task-publisher.js';
+import {
+  AssemblyAttemptsExhaustedError,
+  AssemblyFailedError,
+  TaskCancelledError,
+  type AssemblyError,
+} from './assembly-errors.js';
+import { ConcurrencyLimit } from './concurrency-limit.js';
+import { assembleTask, type AssemblyOutcome, type AssemblySources } from './task-assembler.js';
+import type { TaskFailureRecorder } from './task-failure-recorder.js';
+
+/** Deliveries of one received task before it is ended with an error. */
+export const MAX_ASSEMBLY_ATTEMPTS = 5;
+const ACK_WAIT_MS = 30_000;
+const MAX_RETRY_DELAY_MS = 30_000;
+
+const tracer = trace.getTracer('assembler');
+
+export interface ReceivedTaskConsumerOptions {
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  log: Logger;
+  sources: AssemblySources;
+  statuses: TaskStatusStore;
+  publisher: AssembledTaskPublisher;
+  failures: TaskFailureRecorder;
+  /** Tasks assembled at once by this instance. */
+  concurrency: number;
+}
+
+/** Creates the durable consumer when it does not exist yet; an existing one is left as it is. */
+export async function ensureAssemblerConsumer(jsm: JetStreamManager): Promise<void> {
+  const { stream, durable_name, filter_subject } = Consumers.ASSEMBLER;
+  try {
+    await jsm.consumers.info(stream, durable_name);
+  } catch (error) {
+    if (!(error instanceof JetStreamApiError) || error.code !== JetStreamApiCodes.ConsumerNotFound)
+      throw error;
+    await jsm.consumers.add(stream, {
+      durable_name,
+      filter_subject,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      ack_wait: ACK_WAIT_MS * 1_000_000,
+      // One more than the attempts, so the delivery past the last attempt can end the task.
+      max_deliver: MAX_ASSEMBLY_ATTEMPTS + 1,
+    });
+  }
+}
+
+export class ReceivedTaskConsumer {
+  private stopping = false;
+  private readonly limit: ConcurrencyLimit;
+  private loop: Promise<void> = Promise.resolve();
+  private messages: ConsumerMessages | undefined;
+
+  private constructor(private readonly options: ReceivedTaskConsumerOptions) {
+    this.limit = new ConcurrencyLimit(options.concurrency);
+  }
+
+  static async start(options: ReceivedTaskConsumerOptions): Promise<ReceivedTaskConsumer> {
+    await ensureAssemblerConsumer(options.jsm);
+    const consumer = new ReceivedTaskConsumer(options);
+    const { stream, durable_name } = Consumers.ASSEMBLER;
+    const source = await options.js.consumers.get(stream, durable_name);
+    consumer.messages = await source.consume({ max_messages: options.concurrency });
+    consumer.loop = consumer.run(consumer.messages);
+    return consumer;
+  }
+
+  /** Stops pulling, hands back buffered messages, and waits for the tasks in hand to finish. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.messages?.close();
+    await this.loop;
+    await this.limit.idle();
+  }
+
+  private async run(messages: ConsumerMessages): Promise<void> {
+    try {
+      for await (const msg of messages) {
+        await this.limit.acquire();
+        if (this.stopping) {
+          this.limit.release();
+          msg.nak();
+          continue;
+        }
+        void this.handle(msg)
+          .catch((error: unknown) => this.options.log.error({ err: error }, 'received task handling failed'))
+          .finally(() => this.limit.release());
+      }
+    } catch (error) {
+      this.options.log.error({ err: error }, 'received task consumer stopped unexpectedly');
+    }
+  }
+
+  private async handle(msg: JsMsg): Promise<void> {
+    const parsed = parseReceivedTask(msg.data);
+    if (!parsed.ok) {
+      // The payload may hold anything, secrets included: only where it came from and what is wrong.
+      this.options.log.warn(
+        { subject: msg.subject, stream_seq: msg.seq, problems: parsed.problems },
+        'received task is invalid; dropped',
+      );
+      // No reason text: servers before 2.10 do not understand `+TERM <reason>` and would keep the message.
+      msg.term();
+      return;
+    }
+    const meta = parsed.task.task_meta;
+    const parent = parentContext(msg.headers, meta.trace_id);
+    const span = tracer.startSpan(
+      'assemble',
+      {
+        kind: SpanKind.CONSUMER,
+        attributes: {
+          'agentmesh.account_id': meta.account_id,
+          'agentmesh.workflow_id': meta.workflow_id,
+          'messaging.message.delivery_count': msg.info.deliveryCount,
+        },
+      },
+      parent,
+    );
+    try {
+      await context.with(trace.setSpan(parent, span), () => this.assemble(msg, parsed.task, span));
+    } finally {
+      span.end();
+    }
+  }
+
+  private async assemble(msg: JsMsg, task: ReceivedTask, span: Span): Promise<void> {
+    const attempt = msg.info.deliveryCount;
+    try {
+      const outcome: AssemblyOutcome =
+        attempt > MAX_ASSEMBLY_ATTEMPTS
+          ? { ok: false, failure: new AssemblyAttemptsExhaustedError(MAX_ASSEMBLY_ATTEMPTS) }
+          : await this.tryAssemble(task);
+      if (!outcome.ok) return await this.end(msg, task.task_meta, outcome.failure, attempt, span);
+      const { duplicate } = await this.options.publisher.publish(outcome.task);
+      msg.ack();
+      this.options.log.info(
+        {
+          workflow_id: task.task_meta.workflow_id,
+          tools: outcome.task.runtime_config.tools.length,
+          pre_assembled: task.runtime_config !== undefined,
+          duplicate,
+        },
+        'task assembled',
+      );
+    } catch (error) {
+      await this.retryOrEnd(msg, task.task_meta, error, attempt, span);
+    }
+  }
+
+  private async tryAssemble(task: ReceivedTask): Promise<AssemblyOutcome> {
+    const status = await this.options.statuses.get(task.task_meta.trace_id);
+    if (status?.cancel_requested_at !== undefined) {
+      return { ok: false, failure: new TaskCancelledError(status.cancel_requested_at) };
+    }
+    return assembleTask(task, this.options.sources);
+  }
+
+  private async end(
+    msg: JsMsg,
+    meta: TaskMeta,
+    failure: AssemblyError,
+    attempt: number,
+    span: Span,
+  ): Promise<void> {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: failure.code });
+    const { emitted } = await this.options.failures.record(meta, failure, attempt);
+    msg.ack();
+    this.options.log.info(
+      { workflow_id: meta.workflow_id, code: failure.code, detail: failure.detail, emitted },
+      'task ended by the assembler',
+    );
+  }
+
+  private async retryOrEnd(
+    msg: JsMsg,
+    meta: TaskMeta,
+    error: unknown,
+    attempt: number,
+    span: Span,
+  ): Promise<void> {
+    const cause = error instanceof Error ? error : new Error(String(error));
+    span.recordException(cause);
+    const retryable = (cause as { retryable?: unknown }).retryable !== false;
+    if (retryable && attempt < MAX_ASSEMBLY_ATTEMPTS) {
+      this.options.log.warn({ err: cause, attempt }, 'assembly failed; the task will be retried');
+      msg.nak(retryDelayMs(attempt));
+      return;
+    }
+    const failure = retryable
+      ? new AssemblyAttemptsExhaustedError(attempt, { cause })
+      : new AssemblyFailedError(cause);
+    this.options.log.error({ err: cause, attempt }, 'assembly failed; ending the task');
+    try {
+      await this.end(msg, meta, failure, attempt, span);
+    } catch (recordError) {
+      this.options.log.error({ err: recordError }, 'could not end the task; it will be redelivered');
+      msg.nak(retryDelayMs(attempt));
+    }
+  }
+}
+
+function retryDelayMs(attempt: number): number {
+  return Math.min(1000 * 2 ** (attempt - 1), MAX_RETRY_DELAY_MS);
+}
+
+type ParsedReceivedTask =
+  { ok: true; task: ReceivedTask } | { ok: false; problems: readonly { path: string; message: string }[] };
+
+export function parseReceivedTask(data: Uint8Array): ParsedReceivedTask {
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder().decode(data));
+  } catch {
+    return { ok: false, problems: [{ path: '', message: 'not valid JSON' }] };
+  }
+  const parsed = ReceivedTask.safeParse(json);
+  return parsed.success
+    ? { ok: true, task: parsed.data }
+    : { ok: false, problems: describeZodError(parsed.error).detail.issues };
+}
+
+/** The trace the gateway started for the task, or, when the message carries none, the task's own trace. */
+function parentContext(headers: MsgHdrs | undefined, traceId: string): Context {
+  const extracted = extractTraceContext(headers);
+  const spanContext = trace.getSpanContext(extracted);
+  return spanContext && isSpanContextValid(spanContext) ? extracted : taskRootContext(traceId, extracted);
+}

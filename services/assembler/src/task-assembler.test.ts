@@ -1,0 +1,287 @@
+import {
+  AgentDefinition,
+  AssembledTask,
+  MODEL_API_KEY_VAULT_ENTRY,
+  ReceivedTask,
+  TaskLimits,
+  type AgentDefinitionInput,
+  type ToolDefinition,
+} from '@agentmesh/protocol';
+import { generateVaultKeyPair, openVault, sealVault, VaultTamperedError } from '@agentmesh/vault';
+import { describe, expect, it } from 'vitest';
+import {
+  ACCOUNT,
+  CANARY,
+  qichachaAgent,
+  qichachaTool,
+  receivedTask,
+  USER,
+  weatherTool,
+} from './__fixtures__/assembly.js';
+import { assembleTask, type AssemblyOutcome, type AssemblySources } from './task-assembler.js';
+
+const executorKey = generateVaultKeyPair('exec-2026-01');
+const keyring = new Map([[executorKey.kid, executorKey.privateKey]]);
+
+interface World {
+  agents?: AgentDefinitionInput[];
+  tools?: ToolDefinition[];
+  /** Credentials of USER in ACCOUNT. */
+  credentials?: Record<string, string>;
+}
+
+/** Sources over plain data: the assembler's logic without NATS (the stores are covered by the int tests). */
+function sources({ agents = [], tools = [], credentials = {} }: World): AssemblySources {
+  const agentMap = new Map(agents.map((agent) => [agent.workflow_id, AgentDefinition.parse(agent)]));
+  const toolMap = new Map(tools.map((tool) => [tool.name, tool]));
+  return {
+    agents: { get: async (id) => agentMap.get(id) },
+    tools: { get: async (name) => toolMap.get(name) },
+    credentials: {
+      async resolve(accountId, userId, names) {
+        const own = accountId === ACCOUNT && userId === USER ? credentials : {};
+        const values: Record<string, string> = {};
+        const missing: string[] = [];
+        for (const name of names) {
+          if (own[name] === undefined) missing.push(name);
+          else values[name] = own[name];
+        }
+        return { values, missing };
+      },
+    },
+    sealFor: { kid: executorKey.kid, publicKey: executorKey.publicKey },
+  };
+}
+
+const fullWorld: World = {
+  agents: [qichachaAgent()],
+  tools: [qichachaTool(), weatherTool()],
+  credentials: {
+    QCC_KEY: CANARY.QCC_KEY,
+    QCC_SECRET: CANARY.QCC_SECRET,
+    WEATHER_TOKEN: CANARY.WEATHER_TOKEN,
+    MODEL_KEY: CANARY.MODEL_KEY,
+  },
+};
+
+function assembled(outcome: AssemblyOutcome): AssembledTask {
+  if (!outcome.ok)
+    throw new Error(`expected an assembled task, got ${outcome.failure.code}: ${outcome.failure.message}`);
+  return outcome.task;
+}
+
+function failed(outcome: AssemblyOutcome) {
+  if (outcome.ok) throw new Error('expected the assembly to fail');
+  return outcome.failure;
+}
+
+describe('assembling a task from the registry', () => {
+  it('when the agent is bound to one of two registered tools, the task carries only that tool, the agent’s model and its limits', async () => {
+    const task = receivedTask('company_research');
+    const result = assembled(await assembleTask(task, sources(fullWorld)));
+
+    expect(AssembledTask.safeParse(result).success).toBe(true);
+    expect(result.runtime_config.tools.map((tool) => tool.name)).toEqual(['search_company_basic']);
+    expect(result.runtime_config.tools[0]).toEqual(qichachaTool());
+    expect(result.runtime_config.model).toEqual({
+      provider: 'openai',
+      model_name: 'demo-model',
+      base_url: 'http://127.0.0.1:9/v1',
+      temperature: 0.2,
+      tool_protocol: 'native',
+    });
+    expect(result.limits).toEqual({ max_steps: 7, deadline_ms: 120_000 });
+    expect(result.task_meta).toEqual(task.task_meta);
+    expect(result.input.variables).toEqual({ lang: 'en' });
+  });
+
+  it('the model api key moves into the sealed vault; the vault opens with the executors’ private key for this trace_id only', async () => {
+    const task = receivedTask('company_research');
+    const result = assembled(await assembleTask(task, sources(fullWorld)));
+
+    expect(JSON.stringify(result.runtime_config.model)).not.toContain('api_key');
+    expect(result.runtime_config.vault.kid).toBe(executorKey.kid);
+    const vault = openVault(result.runtime_config.vault, task.task_meta.trace_id, keyring);
+    expect(vault).toEqual({
+      QCC_KEY: CANARY.QCC_KEY,
+      QCC_SECRET: CANARY.QCC_SECRET,
+      [MODEL_API_KEY_VAULT_ENTRY]: CANARY.MODEL_KEY,
+    });
+    const otherTrace = receivedTask('company_research').task_meta.trace_id;
+    expect(() => openVault(result.runtime_config.vault, otherTrace, keyring)).toThrow(VaultTamperedError);
+  });
+
+  it('no credential value appears anywhere in the assembled task outside the sealed vault', async () => {
+    const result = assembled(await assembleTask(receivedTask('company_research'), sources(fullWorld)));
+    const text = JSON.stringify(result);
+    for (const value of Object.values(CANARY)) expect(text).not.toContain(value);
+  });
+
+  it('credentials of tools the agent is not bound to stay out of the vault', async () => {
+    const task = receivedTask('company_research');
+    const result = assembled(await assembleTask(task, sources(fullWorld)));
+    const vault = openVault(result.runtime_config.vault, task.task_meta.trace_id, keyring);
+    expect(vault).not.toHaveProperty('WEATHER_TOKEN');
+  });
+
+  it('the agent’s system prompt is prepended to the task’s messages', async () => {
+    const result = assembled(await assembleTask(receivedTask('company_research'), sources(fullWorld)));
+    expect(result.input.messages).toEqual([
+      { role: 'system', content: 'You research companies. Use the tools.' },
+      { role: 'user', content: 'Who runs ByteDance?' },
+    ]);
+  });
+
+  it('an agent without a system prompt leaves the messages as submitted', async () => {
+    const { system_prompt: _prompt, ...agent } = qichachaAgent();
+    const world = { ...fullWorld, agents: [agent] };
+    const result = assembled(await assembleTask(receivedTask('company_research'), sources(world)));
+    expect(result.input.messages).toEqual([{ role: 'user', content: 'Who runs ByteDance?' }]);
+  });
+
+  it('a keyless model with tools that need no credentials gets an empty sealed vault', async () => {
+    const agent = qichachaAgent({
+      model: { model_name: 'local', base_url: 'http://127.0.0.1:9/v1' },
+      tools: ['get_weather'],
+    });
+    const keyless = weatherTool({ auth_config: undefined });
+    const task = receivedTask('company_research');
+    const result = assembled(await assembleTask(task, sources({ agents: [agent], tools: [keyless] })));
+    expect(openVault(result.runtime_config.vault, task.task_meta.trace_id, keyring)).toEqual({});
+  });
+
+  it('a tool bound twice is included once', async () => {
+    const agent = qichachaAgent({ tools: ['search_company_basic', 'get_weather', 'search_company_basic'] });
+    const result = assembled(
+      await assembleTask(receivedTask('company_research'), sources({ ...fullWorld, agents: [agent] })),
+    );
+    expect(result.runtime_config.tools.map((tool) => tool.name)).toEqual([
+      'search_company_basic',
+      'get_weather',
+    ]);
+  });
+});
+
+describe('tasks that cannot be assembled', () => {
+  it('when no agent has the workflow_id, the task fails with NOT_FOUND naming it', async () => {
+    const failure = failed(await assembleTask(receivedTask('no_such_agent'), sources(fullWorld)));
+    expect(failure.toEventData()).toEqual({
+      code: 'NOT_FOUND',
+      message: expect.stringContaining('no_such_agent'),
+      retryable: false,
+      detail: { workflow_id: 'no_such_agent' },
+    });
+  });
+
+  it('when a bound tool is not in the registry, the task fails with NOT_FOUND naming that tool', async () => {
+    const agent = qichachaAgent({ tools: ['search_company_basic', 'vanished_tool'] });
+    const failure = failed(
+      await assembleTask(receivedTask('company_research'), sources({ ...fullWorld, agents: [agent] })),
+    );
+    expect(failure.code).toBe('NOT_FOUND');
+    expect(failure.message).toContain('vanished_tool');
+    expect(failure.message).not.toContain('search_company_basic');
+    expect(failure.detail).toEqual({
+      workflow_id: 'company_research',
+      missing: ['vanished_tool'],
+      disabled: [],
+    });
+  });
+
+  it('when a bound tool is disabled in the registry, the task fails with NOT_FOUND naming it as disabled', async () => {
+    const disabled = disabledQichachaTool();
+    const failure = failed(
+      await assembleTask(receivedTask('company_research'), sources({ ...fullWorld, tools: [disabled] })),
+    );
+    expect(failure.code).toBe('NOT_FOUND');
+    expect(failure.message).toContain('search_company_basic (disabled)');
+    expect(failure.detail).toEqual({
+      workflow_id: 'company_research',
+      missing: [],
+      disabled: ['search_company_basic'],
+    });
+  });
+
+  it('when the user lacks a tool credential and the model key, the task fails with CREDENTIALS_MISSING naming both, never a value', async () => {
+    const world = { ...fullWorld, credentials: { QCC_KEY: CANARY.QCC_KEY } };
+    const failure = failed(await assembleTask(receivedTask('company_research'), sources(world)));
+    const data = failure.toEventData();
+    expect(data.code).toBe('CREDENTIALS_MISSING');
+    expect(data.detail).toEqual({ missing: ['MODEL_KEY', 'QCC_SECRET'] });
+    expect(data.message).toContain('MODEL_KEY');
+    expect(data.message).toContain('QCC_SECRET');
+    expect(JSON.stringify(data)).not.toContain(CANARY.QCC_KEY);
+  });
+
+  it('credentials stored for another user do not count', async () => {
+    const failure = failed(
+      await assembleTask(receivedTask('company_research', { userId: 'someone-else' }), sources(fullWorld)),
+    );
+    expect(failure.code).toBe('CREDENTIALS_MISSING');
+    expect(failure.detail).toEqual({ missing: ['MODEL_KEY', 'QCC_KEY', 'QCC_SECRET'] });
+  });
+});
+
+describe('pre-assembled tasks', () => {
+  it('a received task that already carries a sealed runtime_config passes through unchanged, without registry lookups', async () => {
+    const base = receivedTask('ruoyi_flow');
+    const runtimeConfig = {
+      model: {
+        provider: 'openai',
+        model_name: 'upstream',
+        base_url: 'http://127.0.0.1:9/v1',
+        tool_protocol: 'native',
+      },
+      tools: [weatherTool()],
+      vault: sealVault({ WEATHER_TOKEN: CANARY.WEATHER_TOKEN }, base.task_meta.trace_id, {
+        kid: executorKey.kid,
+        publicKey: executorKey.publicKey,
+      }),
+    };
+    const preAssembled = ReceivedTask.parse({
+      ...base,
+      runtime_config: runtimeConfig,
+      limits: { max_steps: 3 },
+    });
+    const untouchable = (): never => {
+      throw new Error('a pre-assembled task must not be looked up');
+    };
+    const noLookups: AssemblySources = {
+      agents: { get: untouchable },
+      tools: { get: untouchable },
+      credentials: { resolve: untouchable },
+      sealFor: { kid: executorKey.kid, publicKey: executorKey.publicKey },
+    };
+
+    const result = assembled(await assembleTask(preAssembled, noLookups));
+    expect(result).toEqual({
+      task_meta: base.task_meta,
+      input: base.input,
+      runtime_config: runtimeConfig,
+      limits: { max_steps: 3 },
+    });
+  });
+
+  it('a pre-assembled task without limits gets the default limits', async () => {
+    const base = receivedTask('ruoyi_flow');
+    const preAssembled = ReceivedTask.parse({
+      ...base,
+      runtime_config: {
+        model: { model_name: 'upstream', base_url: 'http://127.0.0.1:9/v1' },
+        tools: [],
+        vault: sealVault({}, base.task_meta.trace_id, {
+          kid: executorKey.kid,
+          publicKey: executorKey.publicKey,
+        }),
+      },
+    });
+    const result = assembled(await assembleTask(preAssembled, sources({})));
+    expect(result.limits).toEqual(TaskLimits.parse({}));
+  });
+});
+
+function disabledQichachaTool(): ToolDefinition {
+  const tool = qichachaTool();
+  if (tool.type !== 'HTTP') throw new Error('the qichacha fixture is an HTTP tool');
+  return { ...tool, status: 'disabled' };
+}

@@ -1,0 +1,111 @@
+/**
+ * Starts the whole mesh for end-to-end tests and benchmarks: NATS (testcontainers), the gateway, the
+ * assembler and N executors as real processes, each with freshly generated keys, plus a scripted model
+ * and a recording HTTP API. Everything listens on 127.0.0.1.
+ */
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import {
+  findFreePort,
+  startNats,
+  startServiceProcess,
+  type LogLine,
+  type NatsServer,
+  type ServiceProcess,
+} from '@agentmesh/testkit';
+import { generateVaultKeyPair } from '@agentmesh/vault';
+
+const serviceEntry = (name: string): string =>
+  fileURLToPath(new URL(`../../../services/${name}/src/index.ts`, import.meta.url));
+
+export interface MeshOptions {
+  executors?: number;
+  /** Extra environment per service (e.g. a shorter ack wait for crash tests). */
+  env?: { gateway?: Record<string, string>; assembler?: Record<string, string>; executor?: Record<string, string> };
+}
+
+export interface Mesh {
+  nats: NatsServer;
+  gatewayUrl: string;
+  /** An API key of account `acme` (user-facing calls). */
+  apiKey: string;
+  /** An admin key for the management plane. */
+  adminKey: string;
+  gateway: ServiceProcess;
+  assembler: ServiceProcess;
+  executors: ServiceProcess[];
+  /** Every log line of every service so far. */
+  logs(): LogLine[];
+  /** Starts one more executor (same keys). */
+  addExecutor(): Promise<ServiceProcess>;
+  stop(): Promise<void>;
+}
+
+export const MESH_ACCOUNT = 'acme';
+
+export async function startMesh(options: MeshOptions = {}): Promise<Mesh> {
+  const nats = await startNats();
+  const vaultKeys = generateVaultKeyPair('k1');
+  const masterKey = randomBytes(32).toString('base64');
+  const apiKey = `am_test_${randomBytes(12).toString('hex')}`;
+  const adminKey = `am_admin_${randomBytes(12).toString('hex')}`;
+  const port = await findFreePort();
+  const common = { NATS_URL: nats.url, LOG_LEVEL: 'info' };
+  const credentialKeys = { CREDENTIALS_MASTER_KEY: masterKey, CREDENTIALS_MASTER_KEY_ID: 'm1' };
+  const sealKeys = { VAULT_KEY_ID: vaultKeys.kid, VAULT_PUBLIC_KEY: vaultKeys.publicKey };
+
+  const executorEnv = {
+    ...common,
+    VAULT_PRIVATE_KEYS: `${vaultKeys.kid}:${vaultKeys.privateKey}`,
+    OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost',
+    ...options.env?.executor,
+  };
+  const startExecutor = (): Promise<ServiceProcess> =>
+    startServiceProcess({ entry: serviceEntry('executor'), env: executorEnv });
+
+  const [gateway, assembler, ...executors] = await Promise.all([
+    startServiceProcess({
+      entry: serviceEntry('gateway'),
+      env: {
+        ...common,
+        ...credentialKeys,
+        ...sealKeys,
+        HTTP_HOST: '127.0.0.1',
+        HTTP_PORT: String(port),
+        API_KEYS: `${apiKey}=${MESH_ACCOUNT}`,
+        ADMIN_API_KEYS: adminKey,
+        TRUST_ACCOUNT_HEADERS: 'true',
+        ...options.env?.gateway,
+      },
+    }),
+    startServiceProcess({
+      entry: serviceEntry('assembler'),
+      env: { ...common, ...credentialKeys, ...sealKeys, ...options.env?.assembler },
+    }),
+    ...Array.from({ length: options.executors ?? 1 }, startExecutor),
+  ]);
+  const all = [gateway!, assembler!, ...executors];
+  await Promise.all(all.map((service) => service.waitForLog((line) => line.msg === 'service ready', 60_000)));
+
+  return {
+    nats,
+    gatewayUrl: `http://127.0.0.1:${port}`,
+    apiKey,
+    adminKey,
+    gateway: gateway!,
+    assembler: assembler!,
+    executors,
+    logs: () => all.flatMap((service) => service.logs),
+    async addExecutor() {
+      const executor = await startExecutor();
+      await executor.waitForLog((line) => line.msg === 'service ready', 60_000);
+      all.push(executor);
+      executors.push(executor);
+      return executor;
+    },
+    async stop() {
+      await Promise.all(all.map((service) => service.stop('SIGTERM')));
+      await nats.stop();
+    },
+  };
+}
