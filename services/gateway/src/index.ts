@@ -1,14 +1,14 @@
 /**
- * gateway: the mesh's front door. Upstreams submit agent tasks over HTTP or the NATS request subject; the gateway authenticates them, stamps a trace_id, puts them on JetStream and streams their events back (SSE).
- *
- * Entry point: today the service connects to NATS, reports ready and drains on SIGTERM/SIGINT; its
- * work arrives with the issues that build it.
+ * gateway: the mesh's front door. Upstreams submit agent tasks over HTTP or the NATS request subject;
+ * the gateway authenticates them, stamps a trace_id, puts them on JetStream and streams their events
+ * back (SSE). It also serves the management plane (agents, plugins, credentials, API keys).
  */
 import { runService } from '@agentmesh/runtime';
+import { gatewayConfigSchema } from './config.js';
+import { startGateway } from './gateway.js';
 
 await runService({
   name: 'gateway',
-  async start() {
-    return { async stop() {} };
-  },
+  configSchema: gatewayConfigSchema,
+  start: (context) => startGateway(context),
 });

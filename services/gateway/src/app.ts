@@ -1,0 +1,93 @@
+/**
+ * The gateway's HTTP application, built from its dependencies so tests can run it in-process: the
+ * inference plane (tasks, SSE events), the management plane, probes, and one error body for every
+ * rejection. Requests are logged as method, route pattern, status and duration — never bodies or
+ * headers.
+ */
+import type { AgentStore, ApiKeyStore, CredentialStore, PluginStore, TaskStatusStore } from '@agentmesh/bus';
+import type { Logger } from '@agentmesh/runtime';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Authenticator } from './auth.js';
+import { installErrorReplies } from './errors.js';
+import { registerHealthRoutes } from './routes/health.js';
+import { registerManagementRoutes } from './routes/management.js';
+import { requestAuthenticator } from './routes/request-caller.js';
+import { registerTaskEventRoutes } from './routes/task-events-sse.js';
+import { registerTaskRoutes } from './routes/tasks.js';
+import type { TaskCanceller } from './task-cancellation.js';
+import type { TaskSubmitter } from './task-submission.js';
+
+export interface GatewayStores {
+  agents: AgentStore;
+  plugins: PluginStore;
+  credentials: CredentialStore;
+  statuses: TaskStatusStore;
+  apiKeys: ApiKeyStore;
+}
+
+export interface GatewayAppSettings {
+  bodyLimitBytes: number;
+  sseHeartbeatMs: number;
+  /** HTTP callers without an API key are trusted internal callers (TRUST_ACCOUNT_HEADERS). */
+  trustAccountHeaders: boolean;
+}
+
+export interface GatewayAppDeps {
+  log: Logger;
+  nc: NatsConnection;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  stores: GatewayStores;
+  authenticator: Authenticator;
+  submitter: TaskSubmitter;
+  canceller: TaskCanceller;
+  settings: GatewayAppSettings;
+}
+
+export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
+  const { log, stores, settings } = deps;
+  const app = Fastify({ bodyLimit: settings.bodyLimitBytes, logger: false });
+  installErrorReplies(app, log, settings.bodyLimitBytes);
+
+  app.addHook('onResponse', async (request, reply) => {
+    log.info(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? '(none)',
+        status: reply.statusCode,
+        duration_ms: Math.round(reply.elapsedTime),
+      },
+      'http request',
+    );
+  });
+  // Open event streams would keep the server from closing: end them first.
+  const shutdown = new AbortController();
+  app.addHook('preClose', async () => shutdown.abort());
+
+  const authenticate = requestAuthenticator(deps.authenticator, settings.trustAccountHeaders);
+  registerHealthRoutes(app, { nc: deps.nc, jsm: deps.jsm });
+  registerTaskRoutes(app, {
+    authenticate,
+    submitter: deps.submitter,
+    canceller: deps.canceller,
+    statuses: stores.statuses,
+  });
+  registerTaskEventRoutes(app, {
+    authenticate,
+    statuses: stores.statuses,
+    js: deps.js,
+    heartbeatMs: settings.sseHeartbeatMs,
+    shutdown: shutdown.signal,
+    log,
+  });
+  registerManagementRoutes(app, {
+    authenticate,
+    agents: stores.agents,
+    plugins: stores.plugins,
+    credentials: stores.credentials,
+    apiKeys: stores.apiKeys,
+  });
+  return app;
+}

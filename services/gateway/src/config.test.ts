@@ -1,0 +1,78 @@
+import { randomBytes } from 'node:crypto';
+import { ConfigError, loadConfig } from '@agentmesh/runtime';
+import { generateVaultKeyPair } from '@agentmesh/vault';
+import { describe, expect, it } from 'vitest';
+import { gatewayConfigSchema } from './config.js';
+
+const keys = generateVaultKeyPair('k1');
+const required = {
+  VAULT_KEY_ID: keys.kid,
+  VAULT_PUBLIC_KEY: keys.publicKey,
+  CREDENTIALS_MASTER_KEY: randomBytes(32).toString('base64'),
+  CREDENTIALS_MASTER_KEY_ID: 'm1',
+};
+
+function problems(env: Record<string, string>): string {
+  try {
+    loadConfig(gatewayConfigSchema, env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.message;
+    throw error;
+  }
+  throw new Error('the configuration was accepted');
+}
+
+describe('gateway configuration', () => {
+  it('with only the keys set, it listens on 127.0.0.1:8080, trusts no headers and limits bodies to 1 MiB', () => {
+    const config = loadConfig(gatewayConfigSchema, required);
+    expect(config).toMatchObject({
+      HTTP_HOST: '127.0.0.1',
+      HTTP_PORT: 8080,
+      TRUST_ACCOUNT_HEADERS: false,
+      BODY_LIMIT_BYTES: 1024 * 1024,
+      SSE_HEARTBEAT_MS: 15_000,
+    });
+    expect(config.API_KEYS).toBeUndefined();
+  });
+
+  it('API_KEYS maps keys (base64 padding and all) to accounts and optional types, ADMIN_API_KEYS is a set, and "false" really is false', () => {
+    const config = loadConfig(gatewayConfigSchema, {
+      ...required,
+      API_KEYS: ' k-one=acme:service , a2V5Mg===beta ',
+      ADMIN_API_KEYS: 'a1,a2',
+      TRUST_ACCOUNT_HEADERS: 'false',
+      PUBLIC_BASE_URL: 'https://mesh.example.com/',
+      CREDENTIALS_PREVIOUS_KEYS: `old:${randomBytes(32).toString('base64')}`,
+    });
+    expect([...config.API_KEYS!]).toEqual([
+      ['k-one', { account_id: 'acme', account_type: 'service' }],
+      ['a2V5Mg==', { account_id: 'beta' }],
+    ]);
+    expect([...config.ADMIN_API_KEYS!]).toEqual(['a1', 'a2']);
+    expect(config.TRUST_ACCOUNT_HEADERS).toBe(false);
+    expect(config.PUBLIC_BASE_URL).toBe('https://mesh.example.com');
+    expect(config.CREDENTIALS_PREVIOUS_KEYS).toEqual([{ kid: 'old', key: expect.any(String) }]);
+  });
+
+  it('a bad API_KEYS entry is reported by position, never by its value', () => {
+    const message = problems({ ...required, API_KEYS: 'good-key=acme,secret-value-xyz=bad account' });
+    expect(message).toContain('API_KEYS: entry 2 names an invalid account id');
+    expect(message).not.toContain('secret-value-xyz');
+  });
+
+  it('missing keys and a master key of the wrong size are each named', () => {
+    const message = problems({
+      CREDENTIALS_MASTER_KEY: randomBytes(16).toString('base64'),
+      VAULT_PUBLIC_KEY: 'short',
+    });
+    for (const variable of [
+      'VAULT_KEY_ID',
+      'VAULT_PUBLIC_KEY',
+      'CREDENTIALS_MASTER_KEY',
+      'CREDENTIALS_MASTER_KEY_ID',
+    ]) {
+      expect(message).toContain(variable);
+    }
+    expect(message).toContain('CREDENTIALS_MASTER_KEY: CREDENTIALS_MASTER_KEY must be 32 bytes in base64');
+  });
+});

@@ -1,0 +1,143 @@
+/**
+ * The gateway's configuration: where it listens, who may call it (API keys, trusted account headers,
+ * admin keys), its limits, and the keys it needs — the executors' vault public key (pre-assembled
+ * submissions are sealed here) and the credentials master key (management writes credentials).
+ * Parsers never echo a value they reject: several variables hold secrets.
+ */
+import { AccountId, AccountType } from '@agentmesh/protocol';
+import { baseConfigSchema } from '@agentmesh/runtime';
+import { importVaultPublicKey } from '@agentmesh/vault';
+import { z } from 'zod';
+
+export interface ConfiguredApiKey {
+  account_id: string;
+  account_type?: string;
+}
+
+const MIB = 1024 * 1024;
+
+function entries(value: string): string[] {
+  return value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+}
+
+/** `key=account[:type],...` → key → grant. */
+const apiKeyList = z.string().transform((value, ctx) => {
+  const keys = new Map<string, ConfiguredApiKey>();
+  entries(value).forEach((entry, index) => {
+    // The last `=`: keys may end in base64 padding, account ids never contain one.
+    const separator = entry.lastIndexOf('=');
+    const key = entry.slice(0, separator);
+    const [accountId = '', accountType, ...rest] = entry.slice(separator + 1).split(':');
+    const problem =
+      separator <= 0
+        ? 'is not key=account[:type]'
+        : !AccountId.safeParse(accountId).success
+          ? 'names an invalid account id'
+          : rest.length > 0 || (accountType !== undefined && !AccountType.safeParse(accountType).success)
+            ? 'has an invalid account type'
+            : keys.has(key)
+              ? 'repeats a key'
+              : undefined;
+    if (problem) ctx.addIssue({ code: 'custom', message: `entry ${index + 1} ${problem}` });
+    else
+      keys.set(
+        key,
+        accountType ? { account_id: accountId, account_type: accountType } : { account_id: accountId },
+      );
+  });
+  return keys;
+});
+
+const keySet = z.string().transform((value) => new Set(entries(value)));
+
+const base64Key32 = (what: string) =>
+  z
+    .string()
+    .refine((value) => Buffer.from(value, 'base64').length === 32, `${what} must be 32 bytes in base64`);
+
+/** `kid:base64,...` → master keys that may still decrypt during a rotation. */
+const previousMasterKeys = z.string().transform((value, ctx) =>
+  entries(value).flatMap((entry, index) => {
+    const separator = entry.indexOf(':');
+    const kid = entry.slice(0, separator);
+    const key = entry.slice(separator + 1);
+    if (separator <= 0 || Buffer.from(key, 'base64').length !== 32) {
+      ctx.addIssue({ code: 'custom', message: `entry ${index + 1} is not kid:<32 bytes in base64>` });
+      return [];
+    }
+    return [{ kid, key }];
+  }),
+);
+
+const vaultPublicKey = z.string().refine((value) => {
+  try {
+    importVaultPublicKey(value);
+    return true;
+  } catch {
+    return false;
+  }
+}, 'must be a raw X25519 public key in base64url (43 characters)');
+
+export const gatewayConfigSchema = baseConfigSchema.extend({
+  HTTP_HOST: z.string().min(1).default('127.0.0.1').describe('Address the HTTP server binds to'),
+  HTTP_PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .default(8080)
+    .describe('HTTP port; 0 picks a free one (logged at start-up)'),
+  PUBLIC_BASE_URL: z
+    .url()
+    .transform((url) => url.replace(/\/+$/, ''))
+    .optional()
+    .describe('Base URL clients reach the gateway at; makes `events_url` absolute (relative otherwise)'),
+  API_KEYS: apiKeyList
+    .optional()
+    .describe(
+      'API keys configured at start-up: `key=account[:type],...` (more are stored in KV `mesh_api_keys`)',
+    ),
+  ADMIN_API_KEYS: keySet
+    .optional()
+    .describe(
+      'Comma-separated keys for the management plane and pre-assembled submissions; on task endpoints an admin key acts for the account in `x-account-id`',
+    ),
+  TRUST_ACCOUNT_HEADERS: z
+    .stringbool()
+    .default(false)
+    .describe(
+      'Trust requests without an API key as internal callers: they name their account in `x-account-id`/`x-account-type` and may use the management plane and pre-assembled submissions. Only behind a network boundary that strips these headers from outside traffic',
+    ),
+  BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(MIB)
+    .describe('Largest request body accepted (HTTP and NATS ingress); larger ones get 413 PAYLOAD_TOO_LARGE'),
+  SSE_HEARTBEAT_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(15_000)
+    .describe('Idle time after which an SSE stream gets a `: ping` comment'),
+  VAULT_KEY_ID: z.string().min(1).max(128).describe("Key id of the executors' vault key pair"),
+  VAULT_PUBLIC_KEY: vaultPublicKey.describe(
+    "The executors' X25519 public key (base64url): pre-assembled vaults are sealed for it",
+  ),
+  CREDENTIALS_MASTER_KEY: base64Key32('CREDENTIALS_MASTER_KEY').describe(
+    'AES-256 key (base64, 32 bytes) encrypting credentials written through the management plane',
+  ),
+  CREDENTIALS_MASTER_KEY_ID: z
+    .string()
+    .min(1)
+    .max(128)
+    .describe('Id of CREDENTIALS_MASTER_KEY, stored with each ciphertext'),
+  CREDENTIALS_PREVIOUS_KEYS: previousMasterKeys
+    .optional()
+    .describe('Older master keys still able to decrypt during a rotation: `kid:base64,...`'),
+});
+
+export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;

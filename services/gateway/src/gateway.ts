@@ -1,0 +1,115 @@
+/**
+ * Starting the gateway from its configuration on a NATS connection: the mesh's streams and buckets,
+ * the stores, the HTTP server and the NATS ingress. Used by the service entry point and, in-process,
+ * by the tests.
+ */
+import type { AddressInfo } from 'node:net';
+import {
+  AgentStore,
+  ApiKeyStore,
+  CredentialStore,
+  ensureMeshStreams,
+  IdempotencyStore,
+  openMeshBuckets,
+  PluginStore,
+  TaskStatusStore,
+} from '@agentmesh/bus';
+import type { Logger } from '@agentmesh/runtime';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { FastifyInstance } from 'fastify';
+import { buildGatewayApp } from './app.js';
+import { Authenticator } from './auth.js';
+import type { GatewayConfig } from './config.js';
+import { startNatsIngress } from './nats-ingress.js';
+import { TaskCanceller } from './task-cancellation.js';
+import { TaskSubmitter } from './task-submission.js';
+
+export interface GatewayContext {
+  config: Readonly<GatewayConfig>;
+  log: Logger;
+  nc: NatsConnection;
+}
+
+export interface RunningGateway {
+  /** Where the HTTP server listens, e.g. `http://127.0.0.1:8080`. */
+  url: string;
+  app: FastifyInstance;
+  stop(): Promise<void>;
+}
+
+export async function startGateway({ config, log, nc }: GatewayContext): Promise<RunningGateway> {
+  const js = jetstream(nc);
+  const jsm = await jetstreamManager(nc);
+  await ensureMeshStreams(jsm);
+  const buckets = await openMeshBuckets(js);
+
+  const statuses = new TaskStatusStore(buckets.tasks);
+  const apiKeys = new ApiKeyStore(buckets.apiKeys);
+  const authenticator = new Authenticator({
+    ...(config.API_KEYS ? { configuredKeys: config.API_KEYS } : {}),
+    ...(config.ADMIN_API_KEYS ? { adminKeys: config.ADMIN_API_KEYS } : {}),
+    apiKeyStore: apiKeys,
+  });
+  const submitter = new TaskSubmitter({
+    js,
+    statuses,
+    idempotency: new IdempotencyStore(buckets.idempotency),
+    vaultRecipient: { kid: config.VAULT_KEY_ID, publicKey: config.VAULT_PUBLIC_KEY },
+    ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
+    log,
+  });
+  const app = buildGatewayApp({
+    log,
+    nc,
+    js,
+    jsm,
+    stores: {
+      agents: new AgentStore(buckets.agents),
+      plugins: new PluginStore(buckets.plugins),
+      credentials: new CredentialStore(buckets.credentials, {
+        current: { kid: config.CREDENTIALS_MASTER_KEY_ID, key: config.CREDENTIALS_MASTER_KEY },
+        ...(config.CREDENTIALS_PREVIOUS_KEYS ? { previous: config.CREDENTIALS_PREVIOUS_KEYS } : {}),
+      }),
+      statuses,
+      apiKeys,
+    },
+    authenticator,
+    submitter,
+    canceller: new TaskCanceller({ nc, statuses, log }),
+    settings: {
+      bodyLimitBytes: config.BODY_LIMIT_BYTES,
+      sseHeartbeatMs: config.SSE_HEARTBEAT_MS,
+      trustAccountHeaders: config.TRUST_ACCOUNT_HEADERS,
+    },
+  });
+
+  await app.listen({ host: config.HTTP_HOST, port: config.HTTP_PORT });
+  const { port } = app.server.address() as AddressInfo;
+  const host = config.HTTP_HOST.includes(':') ? `[${config.HTTP_HOST}]` : config.HTTP_HOST;
+  const url = `http://${host}:${port}`;
+  const ingress = startNatsIngress({
+    nc,
+    submitter,
+    authenticator,
+    bodyLimitBytes: config.BODY_LIMIT_BYTES,
+    log,
+  });
+  log.info(
+    {
+      url,
+      trust_account_headers: config.TRUST_ACCOUNT_HEADERS,
+      configured_api_keys: config.API_KEYS?.size ?? 0,
+    },
+    'http listening',
+  );
+
+  return {
+    url,
+    app,
+    async stop() {
+      await ingress.stop();
+      await app.close();
+    },
+  };
+}

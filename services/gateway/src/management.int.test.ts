@@ -1,0 +1,233 @@
+import { AgentDefinition, ToolDefinition } from '@agentmesh/protocol';
+import { startNats, type NatsServer } from '@agentmesh/testkit';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, call, seedFixture, startTestGateway, type TestGateway } from './testing/gateway-harness.js';
+
+const ADMIN_KEY = 'admin-key-mgmt-0123456789abcdef';
+const admin = bearer(ADMIN_KEY);
+const CREDENTIAL_CANARY = `canary-credential-${crypto.randomUUID()}`;
+
+let nats: NatsServer;
+let gw: TestGateway;
+let trusted: TestGateway;
+let client: NatsConnection;
+const everything: string[] = [];
+
+beforeAll(async () => {
+  nats = await startNats();
+  client = await connect({ servers: nats.url });
+  client.subscribe('>', {
+    callback: (_error, msg) => void everything.push(new TextDecoder().decode(msg.data)),
+  });
+  await client.flush();
+  gw = await startTestGateway(nats.url, { ADMIN_API_KEYS: ADMIN_KEY });
+  trusted = await startTestGateway(nats.url, { TRUST_ACCOUNT_HEADERS: 'true' });
+});
+afterAll(async () => {
+  await trusted?.stop();
+  await gw?.stop();
+  await client?.close();
+  await nats?.stop();
+});
+
+const agent = {
+  workflow_id: 'qcc_agent',
+  system_prompt: 'You look companies up.',
+  model: { model_name: 'deepseek-chat', base_url: 'http://127.0.0.1:9/v1', api_key_credential: 'MODEL_KEY' },
+  tools: ['search_company_basic'],
+};
+
+describe('agents', () => {
+  it('are created, read, listed, replaced and deleted; a second create is 409 and a model key in clear is refused', async () => {
+    const created = await call(gw.url, 'POST', '/v1/admin/agents', { body: agent, headers: admin });
+    expect(created.status).toBe(201);
+    expect(AgentDefinition.parse(created.body)).toMatchObject({ ...agent, max_steps: expect.any(Number) });
+    expect((await call(gw.url, 'POST', '/v1/admin/agents', { body: agent, headers: admin })).status).toBe(
+      409,
+    );
+
+    const read = await call(gw.url, 'GET', '/v1/admin/agents/qcc_agent', { headers: admin });
+    expect(read.body).toEqual(created.body);
+    const { workflow_id: _id, ...withoutId } = agent;
+    const replaced = await call(gw.url, 'PUT', '/v1/admin/agents/qcc_agent', {
+      body: { ...withoutId, system_prompt: 'Be brief.' },
+      headers: admin,
+    });
+    expect(replaced.status).toBe(200);
+    expect(replaced.body.system_prompt).toBe('Be brief.');
+    const listed = await call(gw.url, 'GET', '/v1/admin/agents', { headers: admin });
+    expect(listed.body.agents.map((a: AgentDefinition) => a.workflow_id)).toEqual(['qcc_agent']);
+
+    const withKey = await call(gw.url, 'PUT', '/v1/admin/agents/leaky', {
+      body: { ...withoutId, model: { ...agent.model, api_key: 'sk-in-clear' } },
+      headers: admin,
+    });
+    expect(withKey.status).toBe(400);
+    expect(withKey.body.message).toContain('model.api_key');
+
+    expect((await call(gw.url, 'DELETE', '/v1/admin/agents/qcc_agent', { headers: admin })).status).toBe(204);
+    const gone = await call(gw.url, 'GET', '/v1/admin/agents/qcc_agent', { headers: admin });
+    expect(gone.status).toBe(404);
+    expect(gone.body.code).toBe('NOT_FOUND');
+  });
+});
+
+describe('plugins', () => {
+  it('seed 000 plugin JSON, a seed 003 *.tool.json and a seed 001 tool are stored canonical and listed', async () => {
+    const plugin = await call(gw.url, 'POST', '/v1/admin/plugins', {
+      body: seedFixture('000-s2-plugin.json'),
+      headers: admin,
+    });
+    expect(plugin.status).toBe(201);
+    expect(plugin.body.format).toBe('http-plugin');
+    expect(ToolDefinition.parse(plugin.body.tool)).toMatchObject({
+      type: 'HTTP',
+      name: 'search_company_basic',
+    });
+
+    const script = await call(gw.url, 'POST', '/v1/admin/plugins', {
+      body: seedFixture('003-s2.2.3-execute-python-script.tool.json'),
+      headers: admin,
+    });
+    expect(script.status).toBe(201);
+    const scriptName: string = script.body.tool.name;
+    expect(scriptName).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
+
+    const payloadTool = seedFixture('001-s2-payload.json').runtime_config.tools[1];
+    const put = await call(gw.url, 'PUT', '/v1/admin/plugins/qichacha', {
+      body: payloadTool,
+      headers: admin,
+    });
+    expect(put.status).toBe(201);
+    expect(put.body.tool).toMatchObject({ type: 'HTTP', name: 'qichacha' });
+
+    const listed = await call(gw.url, 'GET', '/v1/admin/plugins', { headers: admin });
+    expect(listed.body.plugins.map((tool: ToolDefinition) => tool.name).sort()).toEqual(
+      ['qichacha', 'search_company_basic', scriptName].sort(),
+    );
+    const read = await call(gw.url, 'GET', '/v1/admin/plugins/search_company_basic', { headers: admin });
+    expect(read.body).toEqual(plugin.body.tool);
+  });
+
+  it('an invalid plugin is 400 naming the path, an unknown format is 400, a duplicate is 409, and delete removes it', async () => {
+    const broken = seedFixture('000-s2-plugin.json');
+    broken.name = 'broken_plugin';
+    broken.execution.method = 'TELEPORT';
+    const invalid = await call(gw.url, 'POST', '/v1/admin/plugins', { body: broken, headers: admin });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.message).toContain('execution.method');
+
+    const unknown = await call(gw.url, 'POST', '/v1/admin/plugins', {
+      body: { hello: 'world' },
+      headers: admin,
+    });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.message).toContain('not a recognised tool definition');
+
+    const fresh = { ...seedFixture('000-s2-plugin.json'), name: 'temporary_tool' };
+    expect((await call(gw.url, 'POST', '/v1/admin/plugins', { body: fresh, headers: admin })).status).toBe(
+      201,
+    );
+    expect((await call(gw.url, 'POST', '/v1/admin/plugins', { body: fresh, headers: admin })).status).toBe(
+      409,
+    );
+    const misnamed = await call(gw.url, 'PUT', '/v1/admin/plugins/other_name', {
+      body: fresh,
+      headers: admin,
+    });
+    expect(misnamed.status).toBe(400);
+    expect(
+      (await call(gw.url, 'DELETE', '/v1/admin/plugins/temporary_tool', { headers: admin })).status,
+    ).toBe(204);
+    expect(
+      (await call(gw.url, 'DELETE', '/v1/admin/plugins/temporary_tool', { headers: admin })).status,
+    ).toBe(404);
+  });
+});
+
+describe('credentials', () => {
+  const path = '/v1/admin/accounts/acme/users/user%40example.com/credentials';
+
+  it('are write-only: stored with 204, listed by name only, deleted; the value is in no answer, message or log line', async () => {
+    const written = await call(gw.url, 'PUT', `${path}/QCC_KEY`, {
+      body: { value: CREDENTIAL_CANARY },
+      headers: admin,
+    });
+    expect(written.status).toBe(204);
+    expect(written.text).toBe('');
+    await call(gw.url, 'PUT', `${path}/QCC_SECRET`, { body: { value: 'second' }, headers: admin });
+
+    const listed = await call(gw.url, 'GET', path, { headers: admin });
+    expect(listed.status).toBe(200);
+    expect(listed.body).toEqual({ names: ['QCC_KEY', 'QCC_SECRET'] });
+
+    expect((await call(gw.url, 'DELETE', `${path}/QCC_SECRET`, { headers: admin })).status).toBe(204);
+    expect((await call(gw.url, 'DELETE', `${path}/QCC_SECRET`, { headers: admin })).status).toBe(404);
+    expect((await call(gw.url, 'GET', path, { headers: admin })).body).toEqual({ names: ['QCC_KEY'] });
+
+    const badBody = await call(gw.url, 'PUT', `${path}/QCC_KEY`, {
+      body: { value: CREDENTIAL_CANARY, extra: true },
+      headers: admin,
+    });
+    expect(badBody.status).toBe(400);
+    expect(badBody.text).not.toContain(CREDENTIAL_CANARY);
+
+    await client.flush();
+    expect(everything.some((text) => text.includes('"ct"'))).toBe(true);
+    expect(everything.filter((text) => text.includes(CREDENTIAL_CANARY))).toEqual([]);
+    expect(gw.logs.some((line) => line.includes('credentials'))).toBe(true);
+    expect(gw.logs.filter((line) => line.includes(CREDENTIAL_CANARY))).toEqual([]);
+  });
+
+  it('a trusted caller naming an account manages only that account', async () => {
+    const own = await call(trusted.url, 'PUT', `/v1/admin/accounts/acme/users/u/credentials/K`, {
+      body: { value: 'v' },
+      headers: { 'x-account-id': 'acme' },
+    });
+    expect(own.status).toBe(204);
+    const other = await call(trusted.url, 'PUT', `/v1/admin/accounts/beta/users/u/credentials/K`, {
+      body: { value: 'v' },
+      headers: { 'x-account-id': 'acme' },
+    });
+    expect(other.status).toBe(403);
+    expect(other.body.code).toBe('FORBIDDEN');
+  });
+});
+
+describe('API keys and access', () => {
+  it('a registered key is answered once, lets its account submit, and stops working when revoked', async () => {
+    const registered = await call(gw.url, 'POST', '/v1/admin/api-keys', {
+      body: { account_id: 'keyed', label: 'ci' },
+      headers: admin,
+    });
+    expect(registered.status).toBe(201);
+    expect(registered.body).toMatchObject({ account_id: 'keyed', account_type: 'user', label: 'ci' });
+    const apiKey: string = registered.body.api_key;
+
+    const body = { workflow_id: 'w', user_id: 'u', messages: [{ role: 'user', content: 'hi' }] };
+    const submitted = await call(gw.url, 'POST', '/v1/tasks', { body, headers: bearer(apiKey) });
+    expect(submitted.status).toBe(202);
+    expect(submitted.body.events_subject).toContain('.keyed.');
+
+    expect(gw.logs.filter((line) => line.includes(apiKey))).toEqual([]);
+    expect(
+      (await call(gw.url, 'POST', '/v1/admin/api-keys/revoke', { body: { api_key: apiKey }, headers: admin }))
+        .status,
+    ).toBe(204);
+    expect((await call(gw.url, 'POST', '/v1/tasks', { body, headers: bearer(apiKey) })).status).toBe(401);
+
+    const own = await call(gw.url, 'POST', '/v1/admin/api-keys', {
+      body: { account_id: 'keyed', api_key: 'my-own-key-0123456789abcdef' },
+      headers: admin,
+    });
+    expect(own.status).toBe(201);
+    expect(own.body.api_key).toBeUndefined();
+  });
+
+  it('without an admin key or trusted headers the management plane is 401 and the body is never read', async () => {
+    const res = await call(gw.url, 'POST', '/v1/admin/agents', { body: '{not json', headers: {} });
+    expect(res.status).toBe(401);
+    expect(res.body.code).toBe('UNAUTHORIZED');
+  });
+});

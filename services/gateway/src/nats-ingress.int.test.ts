@@ -1,0 +1,106 @@
+import {
+  ErrorBody,
+  Streams,
+  Subjects,
+  SubmitTaskReply,
+  taskEventsSubject,
+  taskReceivedSubject,
+} from '@agentmesh/protocol';
+import { startNats, type NatsServer } from '@agentmesh/testkit';
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, call, startTestGateway, type TestGateway } from './testing/gateway-harness.js';
+
+const ACME_KEY = 'acme-key-nats-1234567890abcdef';
+const BODY_LIMIT = 8 * 1024;
+
+let nats: NatsServer;
+let gw: TestGateway;
+let client: NatsConnection;
+let jsm: JetStreamManager;
+
+beforeAll(async () => {
+  nats = await startNats();
+  gw = await startTestGateway(nats.url, {
+    API_KEYS: `${ACME_KEY}=acme`,
+    BODY_LIMIT_BYTES: String(BODY_LIMIT),
+  });
+  client = await connect({ servers: nats.url });
+  jsm = await jetstreamManager(client);
+});
+afterAll(async () => {
+  await gw?.stop();
+  await client?.close();
+  await nats?.stop();
+});
+
+const submission = (extra: Record<string, unknown> = {}) => ({
+  workflow_id: 'qcc_agent',
+  user_id: 'u-1',
+  messages: [{ role: 'user', content: 'hello' }],
+  ...extra,
+});
+
+async function request(body: unknown, headerValues: Record<string, string> = {}): Promise<unknown> {
+  const headers = natsHeaders();
+  for (const [name, value] of Object.entries(headerValues)) headers.set(name, value);
+  const payload = typeof body === 'string' ? body : JSON.stringify(body);
+  const reply = await client.request(Subjects.GATEWAY_SUBMIT, payload, { timeout: 5_000, headers });
+  return reply.json();
+}
+
+async function storedCount(account: string): Promise<number> {
+  const subject = taskReceivedSubject(account);
+  const info = await jsm.streams.info(Streams.TASKS.name, { subjects_filter: subject });
+  return info.state.subjects?.[subject] ?? 0;
+}
+
+describe('NATS ingress mesh.gateway.submit', () => {
+  it('a request naming its account in headers is queued and answered with the submit reply', async () => {
+    const reply = SubmitTaskReply.parse(await request(submission(), { 'x-account-id': 'nats-upstream' }));
+    expect(reply.events_subject).toBe(taskEventsSubject('nats-upstream', reply.trace_id));
+    const stored = await jsm.streams.getMessage(Streams.TASKS.name, {
+      last_by_subj: taskReceivedSubject('nats-upstream'),
+    });
+    expect(stored!.header.get('Nats-Msg-Id')).toBe(reply.trace_id);
+  });
+
+  it('a request with a bearer API key acts for the key account, and an unknown key is UNAUTHORIZED', async () => {
+    const reply = SubmitTaskReply.parse(await request(submission(), { authorization: `Bearer ${ACME_KEY}` }));
+    expect(reply.events_subject).toBe(taskEventsSubject('acme', reply.trace_id));
+    expect(
+      ErrorBody.parse(await request(submission(), { authorization: 'Bearer nope-nope-nope' })),
+    ).toMatchObject({
+      code: 'UNAUTHORIZED',
+    });
+    expect(ErrorBody.parse(await request(submission()))).toMatchObject({ code: 'UNAUTHORIZED' });
+  });
+
+  it.each([
+    ['messages missing', submission({ messages: undefined }), 'INVALID_REQUEST', 'messages'],
+    ['not JSON', '{"workflow_id"', 'INVALID_REQUEST', 'JSON'],
+    [
+      'over the body limit',
+      submission({ messages: [{ role: 'user', content: 'x'.repeat(BODY_LIMIT) }] }),
+      'PAYLOAD_TOO_LARGE',
+      `${BODY_LIMIT}`,
+    ],
+  ])('a request with %s gets a %s error body and nothing is queued', async (_case, body, code, mention) => {
+    const account = `nats-bad-${code.toLowerCase().replaceAll('_', '-')}`;
+    const reply = ErrorBody.parse(await request(body, { 'x-account-id': account }));
+    expect(reply.code).toBe(code);
+    expect(reply.message).toContain(mention);
+    expect(await storedCount(account)).toBe(0);
+  });
+
+  it('an idempotency key used over HTTP and then over NATS gives one trace_id and one queued task', async () => {
+    const body = submission({ idempotency_key: 'cross-ingress-1' });
+    const overHttp = await call(gw.url, 'POST', '/v1/tasks', { body, headers: bearer(ACME_KEY) });
+    expect(overHttp.status).toBe(202);
+    const before = await storedCount('acme');
+    const overNats = SubmitTaskReply.parse(await request(body, { 'x-api-key': ACME_KEY }));
+    expect(overNats).toEqual(overHttp.body);
+    expect(await storedCount('acme')).toBe(before);
+  });
+});

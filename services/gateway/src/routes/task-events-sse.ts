@@ -1,0 +1,67 @@
+/**
+ * `GET /v1/tasks/:trace_id/events`: the task's events as Server-Sent Events, replayed from the start
+ * or resumed after `Last-Event-ID` (header, or `?last_event_id=` for clients that cannot set headers),
+ * then followed live until the terminal event. A client that disconnects stops the JetStream reader.
+ */
+import { followTaskEvents, type TaskStatusStore } from '@agentmesh/bus';
+import type { Logger } from '@agentmesh/runtime';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { requireAccount } from '../auth.js';
+import { InvalidRequest, Rejection, sendRejection } from '../errors.js';
+import { writeSseStream } from '../sse-stream.js';
+import { ownedTaskStatus, parseTraceIdParam } from '../task-lookup.js';
+import type { AuthenticateRequest } from './request-caller.js';
+
+export interface TaskEventRouteDeps {
+  authenticate: AuthenticateRequest;
+  statuses: TaskStatusStore;
+  js: JetStreamClient;
+  heartbeatMs: number;
+  /** Aborted when the gateway stops: open streams end so the server can close. */
+  shutdown: AbortSignal;
+  log: Logger;
+}
+
+interface EventsRequest {
+  Params: { trace_id: string };
+  Querystring: { last_event_id?: string };
+}
+
+export function registerTaskEventRoutes(app: FastifyInstance, deps: TaskEventRouteDeps): void {
+  app.get<EventsRequest>('/v1/tasks/:trace_id/events', async (request, reply) => {
+    const caller = await deps.authenticate(request);
+    if (caller instanceof Rejection) return sendRejection(reply, caller);
+    const account = requireAccount(caller);
+    if (account instanceof Rejection) return sendRejection(reply, account);
+    const traceId = parseTraceIdParam(request.params.trace_id);
+    if (traceId instanceof Rejection) return sendRejection(reply, traceId);
+    const afterSeq = lastEventId(request);
+    if (afterSeq instanceof Rejection) return sendRejection(reply, afterSeq);
+    const record = await ownedTaskStatus(deps.statuses, traceId, account.accountId);
+    if (record instanceof Rejection) return sendRejection(reply, record);
+
+    reply.hijack();
+    const clientGone = new AbortController();
+    reply.raw.once('close', () => clientGone.abort());
+    const signal = AbortSignal.any([clientGone.signal, deps.shutdown]);
+    const events = followTaskEvents(deps.js, { accountId: account.accountId, traceId, afterSeq, signal });
+    try {
+      await writeSseStream(reply.raw, events, { heartbeatMs: deps.heartbeatMs, signal });
+      // Hijacked replies skip the request log; this is the stream's line.
+      deps.log.info({ trace_id: traceId, client_gone: clientGone.signal.aborted }, 'event stream ended');
+    } catch (error) {
+      if (!signal.aborted) deps.log.error({ err: error, trace_id: traceId }, 'event stream failed');
+    }
+  });
+}
+
+function lastEventId(request: FastifyRequest<EventsRequest>): number | Rejection {
+  const header = request.headers['last-event-id'];
+  const raw = (Array.isArray(header) ? header[0] : header) ?? request.query.last_event_id;
+  if (raw === undefined || raw.trim() === '') return 0;
+  if (!/^\d{1,15}$/.test(raw.trim())) {
+    return new InvalidRequest('Last-Event-ID must be the seq (a non-negative integer) of an event');
+  }
+  return Number(raw.trim());
+}

@@ -1,0 +1,64 @@
+/**
+ * The inference plane: `POST /v1/tasks` (and seed 002's alias `POST /v1/run_workflow`) submits a task,
+ * `GET /v1/tasks/:trace_id` reads its status, `POST /v1/tasks/:trace_id/cancel` cancels it.
+ */
+import type { TaskStatusStore } from '@agentmesh/bus';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { requireAccount } from '../auth.js';
+import { InvalidRequest, Rejection, sendRejection } from '../errors.js';
+import type { TaskCanceller } from '../task-cancellation.js';
+import { ownedTaskStatus, parseTraceIdParam } from '../task-lookup.js';
+import type { TaskSubmitter } from '../task-submission.js';
+import type { AuthenticateRequest } from './request-caller.js';
+
+export interface TaskRouteDeps {
+  authenticate: AuthenticateRequest;
+  submitter: TaskSubmitter;
+  canceller: TaskCanceller;
+  statuses: TaskStatusStore;
+}
+
+interface TraceParams {
+  trace_id: string;
+}
+
+const CancelRequest = z.strictObject({ reason: z.string().max(1024).optional() }).optional();
+
+export function registerTaskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
+  for (const path of ['/v1/tasks', '/v1/run_workflow']) {
+    app.post(path, async (request, reply) => {
+      const caller = await deps.authenticate(request);
+      if (caller instanceof Rejection) return sendRejection(reply, caller);
+      const outcome = await deps.submitter.submit(request.body, caller);
+      if (outcome instanceof Rejection) return sendRejection(reply, outcome);
+      return reply.code(202).send(outcome.reply);
+    });
+  }
+
+  app.get<{ Params: TraceParams }>('/v1/tasks/:trace_id', async (request, reply) => {
+    const caller = await deps.authenticate(request);
+    if (caller instanceof Rejection) return sendRejection(reply, caller);
+    const account = requireAccount(caller);
+    if (account instanceof Rejection) return sendRejection(reply, account);
+    const traceId = parseTraceIdParam(request.params.trace_id);
+    if (traceId instanceof Rejection) return sendRejection(reply, traceId);
+    const record = await ownedTaskStatus(deps.statuses, traceId, account.accountId);
+    if (record instanceof Rejection) return sendRejection(reply, record);
+    return reply.send(record);
+  });
+
+  app.post<{ Params: TraceParams }>('/v1/tasks/:trace_id/cancel', async (request, reply) => {
+    const caller = await deps.authenticate(request);
+    if (caller instanceof Rejection) return sendRejection(reply, caller);
+    const account = requireAccount(caller);
+    if (account instanceof Rejection) return sendRejection(reply, account);
+    const traceId = parseTraceIdParam(request.params.trace_id);
+    if (traceId instanceof Rejection) return sendRejection(reply, traceId);
+    const body = CancelRequest.safeParse(request.body ?? undefined);
+    if (!body.success) return sendRejection(reply, InvalidRequest.fromZod(body.error));
+    const record = await deps.canceller.cancel(traceId, account.accountId, body.data?.reason);
+    if (record instanceof Rejection) return sendRejection(reply, record);
+    return reply.code(202).send(record);
+  });
+}

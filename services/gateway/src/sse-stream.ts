@@ -1,0 +1,52 @@
+/**
+ * Writing a task's events to an HTTP response as Server-Sent Events: `id:` = seq, `event:` = type,
+ * `data:` = the event JSON; a `: ping` comment after every idle heartbeat interval; the response
+ * ends after the terminal event. Writes respect backpressure, so a slow client holds at most one
+ * event in memory.
+ */
+import { once } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import type { TaskEvent } from '@agentmesh/protocol';
+
+export const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  connection: 'keep-alive',
+  // Proxies such as nginx would otherwise buffer the stream.
+  'x-accel-buffering': 'no',
+} as const;
+
+export function formatSseEvent(event: TaskEvent): string {
+  return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
+export const SSE_HEARTBEAT = ': ping\n\n';
+
+export interface SseStreamOptions {
+  heartbeatMs: number;
+  /** Aborted when the client goes away (or the gateway stops): stop writing. */
+  signal: AbortSignal;
+}
+
+/** Streams `events` to `response` until they end or `signal` aborts; then ends the response. */
+export async function writeSseStream(
+  response: ServerResponse,
+  events: AsyncIterable<TaskEvent>,
+  { heartbeatMs, signal }: SseStreamOptions,
+): Promise<void> {
+  response.writeHead(200, SSE_HEADERS);
+  response.flushHeaders();
+  const heartbeat = setInterval(() => {
+    if (!response.writableEnded) response.write(SSE_HEARTBEAT);
+  }, heartbeatMs);
+  try {
+    for await (const event of events) {
+      if (signal.aborted) break;
+      heartbeat.refresh();
+      if (!response.write(formatSseEvent(event))) await once(response, 'drain', { signal });
+    }
+  } finally {
+    clearInterval(heartbeat);
+    if (!response.writableEnded) response.end();
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * A submission body, validated and bound to the caller's account: either a SubmitTaskRequest (the
+ * assembler will look the agent up) or, from privileged callers, a seed-001 pre-assembled payload.
+ * What comes out knows how to build the ReceivedTask for a given trace id, because a pre-assembled
+ * vault is sealed for exactly one task.
+ */
+import {
+  isPreAssembledSubmission,
+  PreAssembledTaskRequest,
+  ReceivedTask,
+  SubmitTaskRequest,
+  type TaskMeta,
+} from '@agentmesh/protocol';
+import type { SealFor } from '@agentmesh/vault';
+import { requireAccount, requirePrivileged, type Caller } from './auth.js';
+import { Forbidden, InvalidRequest, Rejection } from './errors.js';
+import { convertRuntimeConfig, sealRuntimeConfig } from './pre-assembled.js';
+
+export interface Submission {
+  accountId: string;
+  workflowId: string;
+  /** The upstream's own trace id, normalised. */
+  traceId?: string;
+  idempotencyKey?: string;
+  /** The task for the bus; validated against ReceivedTask. */
+  build(traceId: string, submittedAt: Date): ReceivedTask | Rejection;
+}
+
+export function parseSubmission(body: unknown, caller: Caller, recipient: SealFor): Submission | Rejection {
+  return isPreAssembledSubmission(body)
+    ? parsePreAssembled(body, caller, recipient)
+    : parseSubmitRequest(body, caller);
+}
+
+function parseSubmitRequest(body: unknown, caller: Caller): Submission | Rejection {
+  const account = requireAccount(caller);
+  if (account instanceof Rejection) return account;
+  const parsed = SubmitTaskRequest.safeParse(body);
+  if (!parsed.success) return InvalidRequest.fromZod(parsed.error);
+  const request = parsed.data;
+  return {
+    accountId: account.accountId,
+    workflowId: request.workflow_id,
+    ...optional('traceId', request.trace_id),
+    ...optional('idempotencyKey', request.idempotency_key),
+    build: (traceId, submittedAt) =>
+      validated({
+        task_meta: taskMeta({
+          workflow_id: request.workflow_id,
+          trace_id: traceId,
+          user_id: request.user_id,
+          account_id: account.accountId,
+          account_type: account.accountType,
+          submitted_at: submittedAt.toISOString(),
+          deadline: request.deadline,
+        }),
+        input: { messages: request.messages, variables: request.variables ?? {} },
+        ...optional('idempotency_key', request.idempotency_key),
+      }),
+  };
+}
+
+function parsePreAssembled(body: unknown, caller: Caller, recipient: SealFor): Submission | Rejection {
+  const privileged = requirePrivileged(caller, 'a pre-assembled submission');
+  if (privileged instanceof Rejection) return privileged;
+  const parsed = PreAssembledTaskRequest.safeParse(body);
+  if (!parsed.success) return InvalidRequest.fromZod(parsed.error);
+  const { task_meta: meta, input, runtime_config: runtimeConfig, limits, idempotency_key } = parsed.data;
+  if (
+    caller.accountId !== undefined &&
+    meta.account_id !== undefined &&
+    meta.account_id !== caller.accountId
+  ) {
+    return new Forbidden('task_meta.account_id names another account than x-account-id');
+  }
+  const accountId = caller.accountId ?? meta.account_id;
+  if (accountId === undefined) {
+    return new InvalidRequest(
+      'a pre-assembled task names its account in x-account-id or task_meta.account_id',
+    );
+  }
+  const unsealed = convertRuntimeConfig(runtimeConfig);
+  const submission: Submission = {
+    accountId,
+    workflowId: meta.workflow_id,
+    ...optional('traceId', meta.trace_id),
+    ...optional('idempotencyKey', idempotency_key),
+    build: (traceId, submittedAt) =>
+      validated({
+        task_meta: taskMeta({
+          workflow_id: meta.workflow_id,
+          trace_id: traceId,
+          user_id: meta.user_id,
+          account_id: accountId,
+          account_type: caller.accountType ?? meta.account_type,
+          submitted_at: meta.submitted_at ?? submittedAt.toISOString(),
+          deadline: meta.deadline,
+        }),
+        input,
+        runtime_config: sealRuntimeConfig(unsealed, traceId, recipient),
+        ...optional('limits', limits),
+        ...optional('idempotency_key', idempotency_key),
+      }),
+  };
+  // Fail now, not after the idempotency key is claimed, when the converted tools do not form a valid
+  // task (two seed tool names mapping to one function name, say).
+  const probe = submission.build(PROBE_TRACE_ID, new Date());
+  return probe instanceof Rejection ? probe : submission;
+}
+
+const PROBE_TRACE_ID = '0'.repeat(31) + '1';
+
+function taskMeta(meta: { [K in keyof TaskMeta]: TaskMeta[K] | undefined }): TaskMeta {
+  return Object.fromEntries(Object.entries(meta).filter(([, value]) => value !== undefined)) as TaskMeta;
+}
+
+function validated(task: unknown): ReceivedTask | Rejection {
+  const parsed = ReceivedTask.safeParse(task);
+  return parsed.success ? parsed.data : InvalidRequest.fromZod(parsed.error);
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}

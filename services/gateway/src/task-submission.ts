@@ -1,0 +1,185 @@
+/**
+ * Accepting a task, the same for HTTP and the NATS ingress: validate → trace_id (the upstream's,
+ * normalised, or a new one) → idempotency claim → status `queued` → publish the ReceivedTask to
+ * `mesh.tasks.received.<account>` with Nats-Msg-Id = trace_id and the trace context of a
+ * `gateway.submit` span rooted in the task's trace (so the task's trace_id is the trace's id).
+ *
+ * A repeat (same idempotency key from the same account, or the same trace_id again) answers the first
+ * task's reply and publishes nothing. A task whose publish failed is marked so, and a repeat of it is
+ * queued again — the only case in which a repeat publishes.
+ */
+import {
+  ErrorCode,
+  newTraceId,
+  TaskStatus,
+  taskEventsSubject,
+  taskReceivedSubject,
+  type SubmitTaskReply,
+  type TaskStatusRecord,
+} from '@agentmesh/protocol';
+import { encodeJson, type IdempotencyStore, type TaskStatusStore } from '@agentmesh/bus';
+import { injectTraceContext, taskRootContext, type Logger } from '@agentmesh/runtime';
+import type { SealFor } from '@agentmesh/vault';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import { context, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { Caller } from './auth.js';
+import { Conflict, Rejection, ServiceUnavailable } from './errors.js';
+import { parseSubmission, type Submission } from './submission-request.js';
+
+export interface TaskSubmitterOptions {
+  js: JetStreamClient;
+  statuses: TaskStatusStore;
+  idempotency: IdempotencyStore;
+  /** The executors' vault key: pre-assembled vaults are sealed for it. */
+  vaultRecipient: SealFor;
+  /** Makes `events_url` absolute. */
+  publicBaseUrl?: string;
+  log: Logger;
+  now?: () => Date;
+}
+
+export interface AcceptedTask {
+  reply: SubmitTaskReply;
+  /** True when this submission repeated an earlier one and nothing was published. */
+  duplicate: boolean;
+}
+
+const tracer = trace.getTracer('gateway');
+
+/** Marks a task whose ReceivedTask never reached the bus; a repeat may queue it again. */
+const NOT_QUEUED_MESSAGE = 'the task could not be queued';
+
+export class TaskSubmitter {
+  private readonly now: () => Date;
+
+  constructor(private readonly options: TaskSubmitterOptions) {
+    this.now = options.now ?? (() => new Date());
+  }
+
+  async submit(body: unknown, caller: Caller): Promise<AcceptedTask | Rejection> {
+    const submission = parseSubmission(body, caller, this.options.vaultRecipient);
+    if (submission instanceof Rejection) return submission;
+
+    let traceId = submission.traceId ?? newTraceId();
+    if (submission.idempotencyKey !== undefined) {
+      const key = submission.idempotencyKey;
+      const claim = await this.bus('idempotency', () =>
+        this.options.idempotency.claim(submission.accountId, key, traceId),
+      );
+      if (claim instanceof Rejection) return claim;
+      traceId = claim.traceId;
+    }
+    const span = tracer.startSpan(
+      'gateway.submit',
+      {
+        attributes: {
+          'agentmesh.account_id': submission.accountId,
+          'agentmesh.workflow_id': submission.workflowId,
+        },
+      },
+      taskRootContext(traceId),
+    );
+    try {
+      const outcome = await context.with(trace.setSpan(context.active(), span), () =>
+        this.enqueue(submission, traceId),
+      );
+      if (outcome instanceof Rejection) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.code });
+      else span.setAttribute('agentmesh.duplicate', outcome.duplicate);
+      return outcome;
+    } finally {
+      span.end();
+    }
+  }
+
+  private async enqueue(submission: Submission, traceId: string): Promise<AcceptedTask | Rejection> {
+    const { accountId } = submission;
+    const submittedAt = this.now();
+    const task = submission.build(traceId, submittedAt);
+    if (task instanceof Rejection) return task;
+
+    const queued: TaskStatusRecord = {
+      trace_id: traceId,
+      account_id: accountId,
+      workflow_id: submission.workflowId,
+      status: TaskStatus.QUEUED,
+      attempt: 0,
+      submitted_at: task.task_meta.submitted_at,
+      updated_at: submittedAt.toISOString(),
+    };
+    const stored = await this.bus('task status', () =>
+      this.options.statuses.update(traceId, (current) =>
+        current === undefined || (neverQueued(current) && current.account_id === accountId)
+          ? queued
+          : undefined,
+      ),
+    );
+    if (stored instanceof Rejection) return stored;
+    if (stored !== queued) {
+      if (stored?.account_id !== accountId)
+        return new Conflict(`trace_id ${traceId} is taken by another task`);
+      this.options.log.info({ account_id: accountId, duplicate: true }, 'task submission repeated');
+      return { reply: this.replyFor(accountId, traceId), duplicate: true };
+    }
+
+    try {
+      await this.options.js.publish(taskReceivedSubject(accountId), encodeJson(task), {
+        msgID: traceId,
+        headers: injectTraceContext(),
+      });
+    } catch (error) {
+      this.options.log.error({ err: error, account_id: accountId }, 'task could not be published');
+      await this.markNotQueued(traceId);
+      return new ServiceUnavailable(`${NOT_QUEUED_MESSAGE}; retry`, { cause: error });
+    }
+    this.options.log.info(
+      {
+        account_id: accountId,
+        workflow_id: submission.workflowId,
+        pre_assembled: task.runtime_config !== undefined,
+      },
+      'task accepted',
+    );
+    return { reply: this.replyFor(accountId, traceId), duplicate: false };
+  }
+
+  private replyFor(accountId: string, traceId: string): SubmitTaskReply {
+    return {
+      trace_id: traceId,
+      events_subject: taskEventsSubject(accountId, traceId),
+      events_url: `${this.options.publicBaseUrl ?? ''}/v1/tasks/${traceId}/events`,
+    };
+  }
+
+  private async markNotQueued(traceId: string): Promise<void> {
+    await this.options.statuses
+      .update(traceId, (current) =>
+        current?.status === TaskStatus.QUEUED && current.attempt === 0
+          ? {
+              ...current,
+              status: TaskStatus.ERROR,
+              updated_at: this.now().toISOString(),
+              error: { code: ErrorCode.SERVICE_UNAVAILABLE, message: NOT_QUEUED_MESSAGE, retryable: true },
+            }
+          : undefined,
+      )
+      .catch((error: unknown) => this.options.log.warn({ err: error }, 'task status could not be marked'));
+  }
+
+  private async bus<T>(what: string, call: () => Promise<T>): Promise<T | ServiceUnavailable> {
+    try {
+      return await call();
+    } catch (error) {
+      this.options.log.error({ err: error }, `${what} unavailable`);
+      return new ServiceUnavailable(`${what} is unavailable right now; retry`, { cause: error });
+    }
+  }
+}
+
+function neverQueued(record: TaskStatusRecord): boolean {
+  return (
+    record.status === TaskStatus.ERROR &&
+    record.attempt === 0 &&
+    record.error?.code === ErrorCode.SERVICE_UNAVAILABLE &&
+    record.error.message === NOT_QUEUED_MESSAGE
+  );
+}
