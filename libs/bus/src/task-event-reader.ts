@@ -38,7 +38,8 @@ export async function* followTaskEvents(
     }
   } finally {
     signal?.removeEventListener('abort', stop);
-    // Not awaited: closing waits for the pending pull when nobody iterates any more.
-    void messages.close();
+    // Not awaited: closing waits for the pending pull when nobody iterates any more. The server-side
+    // consumer is deleted too, or it would linger until its inactivity threshold (minutes).
+    void messages.close().then(() => consumer.delete().catch(() => undefined));
   }
 }

@@ -1,5 +1,5 @@
 import { EventType, taskEventsSubject, type TaskEvent } from '@agentmesh/protocol';
-import { startNats, type NatsServer } from '@agentmesh/testkit';
+import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -54,6 +54,8 @@ describe('task event streams', () => {
       [3, 'done'],
     ]);
     expect(events.every((e) => e.trace_id === traceId && e.attempt === 1)).toBe(true);
+    // The reader leaves no server-side consumer behind.
+    await waitFor(async () => (await jsm.streams.info('MESH_EVENTS')).state.consumer_count === 0);
   });
 
   it('a reader resuming after seq N gets exactly the rest', async () => {
