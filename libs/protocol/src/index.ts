@@ -128,6 +128,8 @@ export {
   HttpMethod,
   ParamPlacement,
   ArgumentLocation,
+  OpenApiArgumentBinding,
+  OpenApiRequestTemplate,
   HttpUrl,
   HttpUrlTemplate,
 } from './tools/http-request.js';

@@ -38,8 +38,12 @@ describe('NATS names', () => {
     expect(Services.RECALL).toEqual({ name: 'recall', subject: 'mesh.recall.actions' });
     expect(Object.values(Buckets).sort()).toEqual([
       'mesh_agents',
+      'mesh_api_keys',
       'mesh_credentials',
+      'mesh_idempotency',
       'mesh_plugins',
+      'mesh_recall_actions',
+      'mesh_recall_tools',
       'mesh_tasks',
     ]);
   });

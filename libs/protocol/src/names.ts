@@ -66,6 +66,10 @@ export const Buckets = {
   IDEMPOTENCY: 'mesh_idempotency',
   /** `<sha256(api key)>` → the account the key belongs to; keys are never stored in clear. */
   API_KEYS: 'mesh_api_keys',
+  /** Recall's cache of tool details and their converted schemas, per (box_id, tool_id); shared by instances. */
+  RECALL_TOOLS: 'mesh_recall_tools',
+  /** Recall's short-lived cache of action-query answers, per (account, kn_id, at_id, identities). */
+  RECALL_ACTIONS: 'mesh_recall_actions',
 } as const;
 export type Bucket = (typeof Buckets)[keyof typeof Buckets];
 

@@ -4,7 +4,13 @@
 // `origin` records the source format and its original id, so adapters can write the tool back exactly.
 import { z } from 'zod';
 import { AuthConfig, CredentialName } from './http-auth.js';
-import { ArgumentLocation, HttpMethod, HttpUrlTemplate, ParamPlacement } from './http-request.js';
+import {
+  ArgumentLocation,
+  HttpMethod,
+  HttpUrlTemplate,
+  OpenApiRequestTemplate,
+  ParamPlacement,
+} from './http-request.js';
 import { FixedParams } from './dynamic-tool.js';
 import { FunctionName } from './function-name.js';
 import { JsonObject, JsonSchema, JsonSchemaObject } from './json-schema.js';
@@ -56,6 +62,8 @@ export const HttpToolExecution = z.object({
   /** Where the arguments go when `argument_locations` does not say; GET/DELETE → query, others → body. */
   param_placement: ParamPlacement.optional(),
   argument_locations: z.record(z.string(), ArgumentLocation).optional(),
+  /** Set for tools imported from an OpenAPI document: it decides where each argument goes. */
+  request_template: OpenApiRequestTemplate.optional(),
 });
 export type HttpToolExecution = z.infer<typeof HttpToolExecution>;
 
