@@ -1,6 +1,13 @@
 import { fileURLToPath } from 'node:url';
 import { startNats, startServiceProcess, waitFor, type NatsServer } from '@agentmesh/testkit';
+import { generateVaultKeyPair } from '@agentmesh/vault';
+import { Consumers } from '@agentmesh/protocol';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+
+const entry = fileURLToPath(new URL('./index.ts', import.meta.url));
+const keys = generateVaultKeyPair('exec-process-test');
 
 let nats: NatsServer;
 beforeAll(async () => {
@@ -10,10 +17,14 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-it('the executor connects to NATS under its name, and on SIGTERM drains and exits 0', async () => {
+it('the executor connects to NATS under its name, creates its shared consumer, and on SIGTERM drains and exits 0', async () => {
   const service = await startServiceProcess({
-    entry: fileURLToPath(new URL('./index.ts', import.meta.url)),
-    env: { NATS_URL: nats.url },
+    entry,
+    env: {
+      NATS_URL: nats.url,
+      VAULT_PRIVATE_KEYS: `${keys.kid}:${keys.privateKey}`,
+      PULL_EXPIRES_MS: '1000',
+    },
   });
   await service.waitForLog((line) => line.msg === 'service ready');
   const names = await waitFor(async () => {
@@ -24,6 +35,23 @@ it('the executor connects to NATS under its name, and on SIGTERM drains and exit
     return found.includes('executor') ? found : undefined;
   });
   expect(names).toContain('executor');
+  const nc = await connect({ servers: nats.url });
+  const info = await (
+    await jetstreamManager(nc)
+  ).consumers.info(Consumers.EXECUTOR.stream, Consumers.EXECUTOR.durable_name);
+  await nc.close();
+  // MAX_DELIVER 3 (the default) plus the delivery that ends the task with MAX_DELIVER_EXCEEDED.
+  expect(info.config).toMatchObject({
+    max_deliver: 4,
+    ack_policy: 'explicit',
+    filter_subject: 'mesh.tasks.assembled.*',
+  });
   expect(await service.stop('SIGTERM')).toBe(0);
   expect(service.logs.map((line) => line.msg)).toContain('service stopped');
+});
+
+it('without vault keys the executor refuses to start, naming the missing variable', async () => {
+  const service = await startServiceProcess({ entry, env: { NATS_URL: nats.url } });
+  expect(await service.exited).toBe(1);
+  expect(service.stderr()).toContain('VAULT_PRIVATE_KEYS');
 });

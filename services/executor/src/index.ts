@@ -1,14 +1,9 @@
 /**
- * executor: runs assembled tasks — the LLM tool-calling loop against an OpenAI-compatible model — and publishes each task's fine-grained event stream.
- *
- * Entry point: today the service connects to NATS, reports ready and drains on SIGTERM/SIGINT; its
- * work arrives with the issues that build it.
+ * executor: runs assembled tasks — the LLM tool-calling loop against an OpenAI-compatible model — and
+ * publishes each task's fine-grained event stream.
  */
 import { runService } from '@agentmesh/runtime';
+import { executorConfigSchema } from './config.js';
+import { startExecutor } from './executor-service.js';
 
-await runService({
-  name: 'executor',
-  async start() {
-    return { async stop() {} };
-  },
-});
+await runService({ name: 'executor', configSchema: executorConfigSchema, start: startExecutor });

@@ -1,0 +1,64 @@
+// Builders for the tools and tasks the executor's tests run. Plain data, no test-kit imports: this file is
+// compiled with the package (the build excludes only `*.test.ts`).
+import type { AssembledTask, HttpTool, SealedVault } from '@agentmesh/protocol';
+
+/** A GET tool on `<origin>/<path>` taking `{q: string}` in the query, authenticated by an api key header. */
+export function searchTool(origin: string, name = 'search', path = `/${name}`): HttpTool {
+  return {
+    type: 'HTTP',
+    name,
+    description: `searches ${name}`,
+    parameters: {
+      type: 'object',
+      properties: { q: { type: 'string', description: 'what to look for' } },
+      required: ['q'],
+      additionalProperties: false,
+    },
+    execution: { method: 'GET', url: `${origin}${path}`, param_placement: 'query' },
+    auth: { type: 'api_key', mapping: [{ source: 'SEARCH_KEY', target: 'X-Api-Key', location: 'header' }] },
+  };
+}
+
+export interface AssembledTaskOptions {
+  traceId: string;
+  accountId: string;
+  modelBaseUrl: string;
+  vault: SealedVault;
+  userMessage: string;
+  tools?: HttpTool[];
+  maxSteps?: number;
+  deadlineMs?: number;
+}
+
+export function assembledTask(options: AssembledTaskOptions): AssembledTask {
+  return {
+    task_meta: {
+      workflow_id: 'test_agent',
+      trace_id: options.traceId,
+      user_id: 'user-1',
+      account_id: options.accountId,
+      submitted_at: new Date().toISOString(),
+    },
+    input: {
+      messages: [
+        { role: 'system', content: 'You are a test agent.' },
+        { role: 'user', content: options.userMessage },
+      ],
+      variables: {},
+    },
+    runtime_config: {
+      model: {
+        provider: 'openai',
+        model_name: 'scripted-model',
+        base_url: options.modelBaseUrl,
+        tool_protocol: 'native',
+      },
+      tools: options.tools ?? [],
+      vault: options.vault,
+    },
+    limits: {
+      max_steps: options.maxSteps ?? 5,
+      ...(options.deadlineMs === undefined ? {} : { deadline_ms: options.deadlineMs }),
+    },
+  };
+}

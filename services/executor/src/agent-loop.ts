@@ -1,0 +1,228 @@
+/**
+ * The LLM tool-calling loop of one task attempt. Each step is one streamed model call: text deltas
+ * become `message_chunk` events and reasoning deltas `tool_thinking`; when the model asks for tools,
+ * every call is announced (`tool_start`), all of them run concurrently, each reports its `tool_result`
+ * as it finishes, and their answers join the conversation in the order the model made the calls. The
+ * loop ends when the model answers without tool calls (`done`), or with an `error` outcome.
+ *
+ * The loop publishes nothing itself and emits no terminal event: it hands progress events to `emit` and
+ * returns the terminal outcome, so the caller decides what an attempt that was interrupted writes. Model,
+ * tool execution and event sink are injected, which lets tests run it against real HTTP servers without
+ * NATS.
+ */
+import {
+  ErrorCode,
+  toModelTool,
+  type ChatAssistantMessage,
+  type ChatMessage,
+  type ChatToolCall,
+  type EventData,
+  type TokenUsage,
+  type ToolDefinition,
+} from '@agentmesh/protocol';
+import { chatSpanOptions, inSpan, markFailed, recordChatOutcome, toolSpanOptions } from './gen-ai-spans.js';
+import type { ChatRequest, ChatResult, CompleteOptions } from './llm/index.js';
+import { LlmError } from './llm/index.js';
+import { abortError } from './task-abort.js';
+import { prepareToolCall, toolMessage, withCallIds, type PreparedToolCall } from './tool-call.js';
+import { toolFailure, type ToolOutcome } from './tools/index.js';
+
+/** The model client as the loop uses it (OpenAiChatClient in production). */
+export interface ChatModel {
+  complete(request: ChatRequest, options?: CompleteOptions): Promise<ChatResult>;
+}
+
+export interface ToolExecutionContext {
+  readonly callId: string;
+  /** Aborted when the task is cancelled or runs out of time. */
+  readonly signal: AbortSignal;
+}
+
+/** Runs a tool whose arguments are already validated. Expected failures are outcomes, not exceptions. */
+export type ToolExecutor = (
+  tool: ToolDefinition,
+  args: Record<string, unknown>,
+  ctx: ToolExecutionContext,
+) => Promise<ToolOutcome>;
+
+type ProgressType = 'tool_thinking' | 'tool_start' | 'tool_result' | 'message_chunk';
+export type ProgressEvent = { [T in ProgressType]: { type: T; data: EventData<T> } }[ProgressType];
+
+export type LoopOutcome =
+  { type: 'done'; data: EventData<'done'> } | { type: 'error'; data: EventData<'error'> };
+
+export interface AgentLoopDependencies {
+  model: ChatModel;
+  executeTool: ToolExecutor;
+  /** Receives every progress event in order; must not throw. */
+  emit: (event: ProgressEvent) => void;
+  /** Told about a tool executor that threw (a bug); the model gets an INTERNAL tool error instead. */
+  onToolCrash?: (error: unknown, tool: ToolDefinition) => void;
+  now?: () => number;
+}
+
+export interface AgentTask {
+  model: { name: string; temperature?: number; max_tokens?: number };
+  /** The conversation so far (system prompt first, as the assembler put it). */
+  messages: readonly ChatMessage[];
+  /** The tools the model may call; it sees only their name, description and parameters. */
+  tools: readonly ToolDefinition[];
+  /** Model calls allowed; a model still asking for tools on the last one ends the task. */
+  maxSteps: number;
+}
+
+export async function runAgentLoop(
+  task: AgentTask,
+  deps: AgentLoopDependencies,
+  signal: AbortSignal,
+): Promise<LoopOutcome> {
+  const now = deps.now ?? Date.now;
+  const startedAt = now();
+  const conversation: ChatMessage[] = [...task.messages];
+  const tools = new Map(task.tools.map((tool) => [tool.name, tool]));
+  const request: Omit<ChatRequest, 'messages'> = {
+    model: task.model.name,
+    ...(tools.size > 0 ? { tools: task.tools.map(toModelTool) } : {}),
+    ...(task.model.temperature === undefined ? {} : { temperature: task.model.temperature }),
+    ...(task.model.max_tokens === undefined ? {} : { max_tokens: task.model.max_tokens }),
+  };
+  const usage: TokenUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+
+  for (let step = 1; ; step++) {
+    if (signal.aborted) return aborted(signal);
+    let result: ChatResult;
+    try {
+      result = await callModel(deps, { ...request, messages: conversation }, signal);
+    } catch (error) {
+      if (signal.aborted) return aborted(signal);
+      if (error instanceof LlmError) {
+        return failed(error.code, error.message, error.retryable, error.detail);
+      }
+      throw error;
+    }
+    addUsage(usage, result.usage);
+    const calls = withCallIds(result.message.tool_calls ?? [], step);
+    if (calls.length === 0) {
+      const data = {
+        message: result.message.content ?? '',
+        steps: step,
+        usage,
+        duration_ms: now() - startedAt,
+      };
+      return { type: 'done', data };
+    }
+    if (step >= task.maxSteps) {
+      // Running these calls would be pointless: no model call is left to read their results.
+      return failed(
+        ErrorCode.MAX_STEPS_EXCEEDED,
+        `the model still asked for tools after ${task.maxSteps} model call${task.maxSteps === 1 ? '' : 's'} (max_steps)`,
+        false,
+      );
+    }
+    conversation.push(assistantTurn(result.message, calls));
+    conversation.push(...(await runToolCalls(calls, tools, deps, signal)));
+    if (signal.aborted) return aborted(signal);
+  }
+}
+
+function callModel(
+  deps: AgentLoopDependencies,
+  request: ChatRequest,
+  signal: AbortSignal,
+): Promise<ChatResult> {
+  const { name, ...options } = chatSpanOptions(request);
+  return inSpan(name, options, async (span) => {
+    try {
+      const result = await deps.model.complete(request, {
+        signal,
+        onContentDelta: (delta) => deps.emit({ type: 'message_chunk', data: { delta } }),
+        onReasoningDelta: (delta) => deps.emit({ type: 'tool_thinking', data: { delta } }),
+      });
+      recordChatOutcome(span, result.usage, result.finishReason);
+      return result;
+    } catch (error) {
+      if (error instanceof LlmError) markFailed(span, error.code, error.message);
+      throw error;
+    }
+  });
+}
+
+async function runToolCalls(
+  calls: readonly ChatToolCall[],
+  tools: ReadonlyMap<string, ToolDefinition>,
+  deps: AgentLoopDependencies,
+  signal: AbortSignal,
+): Promise<ChatMessage[]> {
+  const prepared = calls.map((call) => prepareToolCall(call, tools));
+  for (const call of prepared) {
+    deps.emit({
+      type: 'tool_start',
+      data: { call_id: call.callId, tool: call.toolName, arguments: call.shownArguments },
+    });
+  }
+  const outcomes = await Promise.all(prepared.map((call) => runToolCall(call, deps, signal)));
+  return outcomes.map((outcome, index) => toolMessage(prepared[index]!.callId, outcome));
+}
+
+async function runToolCall(
+  call: PreparedToolCall,
+  deps: AgentLoopDependencies,
+  signal: AbortSignal,
+): Promise<ToolOutcome> {
+  const now = deps.now ?? Date.now;
+  const startedAt = now();
+  const outcome = 'failure' in call.run ? call.run.failure : await executeTool(call, call.run, deps, signal);
+  const base = { call_id: call.callId, tool: call.toolName, duration_ms: Math.max(0, now() - startedAt) };
+  deps.emit({
+    type: 'tool_result',
+    data: outcome.ok
+      ? { ...base, ok: true, result: outcome.result }
+      : { ...base, ok: false, error: outcome.error },
+  });
+  return outcome;
+}
+
+function executeTool(
+  call: PreparedToolCall,
+  { tool, args }: { tool: ToolDefinition; args: Record<string, unknown> },
+  deps: AgentLoopDependencies,
+  signal: AbortSignal,
+): Promise<ToolOutcome> {
+  const { name, ...options } = toolSpanOptions(tool, call.callId);
+  return inSpan(name, options, async (span) => {
+    let outcome: ToolOutcome;
+    try {
+      outcome = await deps.executeTool(tool, args, { callId: call.callId, signal });
+    } catch (error) {
+      deps.onToolCrash?.(error, tool);
+      outcome = toolFailure(ErrorCode.INTERNAL, `the tool ${tool.name} failed unexpectedly`);
+    }
+    if (!outcome.ok) markFailed(span, outcome.error.code);
+    return outcome;
+  });
+}
+
+/**
+ * The assistant's turn as it goes back to the model: reasoning is left out (servers that produce it
+ * refuse it as input), and the tool calls carry the ids the tool messages answer.
+ */
+function assistantTurn(message: ChatResult['message'], calls: ChatToolCall[]): ChatAssistantMessage {
+  return { role: 'assistant', content: message.content, tool_calls: calls };
+}
+
+function addUsage(total: TokenUsage, step: TokenUsage): void {
+  total.prompt_tokens += step.prompt_tokens;
+  total.completion_tokens += step.completion_tokens;
+  total.total_tokens += step.total_tokens;
+}
+
+function aborted(signal: AbortSignal): LoopOutcome {
+  return { type: 'error', data: abortError(signal.reason) };
+}
+
+function failed(code: ErrorCode, message: string, retryable: boolean, detail?: unknown): LoopOutcome {
+  return {
+    type: 'error',
+    data: detail === undefined ? { code, message, retryable } : { code, message, retryable, detail },
+  };
+}

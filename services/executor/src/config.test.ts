@@ -1,0 +1,62 @@
+import { ConfigError, loadConfig } from '@agentmesh/runtime';
+import { generateVaultKeyPair } from '@agentmesh/vault';
+import { describe, expect, it } from 'vitest';
+import { executorConfigSchema } from './config.js';
+
+const current = generateVaultKeyPair('k2');
+const previous = generateVaultKeyPair('k1');
+
+function problemsOf(env: Record<string, string>): ConfigError['problems'] {
+  try {
+    loadConfig(executorConfigSchema, env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('the configuration was accepted');
+}
+
+describe('executor configuration', () => {
+  it('with only the vault keys set, every other variable takes its default', () => {
+    const config = loadConfig(executorConfigSchema, {
+      VAULT_PRIVATE_KEYS: `k2:${current.privateKey}, k1:${previous.privateKey}`,
+      OUTBOUND_ALLOW_HOSTS: '127.0.0.1, 10.0.0.0/8,',
+    });
+    expect([...config.VAULT_PRIVATE_KEYS]).toEqual([
+      ['k2', current.privateKey],
+      ['k1', previous.privateKey],
+    ]);
+    expect(config).toMatchObject({
+      MAX_CONCURRENT_TASKS: 8,
+      MAX_DELIVER: 3,
+      ACK_WAIT_MS: 30_000,
+      ACK_PROGRESS_MS: 5_000,
+      OUTBOUND_ALLOW_HOSTS: ['127.0.0.1', '10.0.0.0/8'],
+    });
+    expect(config.EXECUTOR_ID).toBeUndefined();
+  });
+
+  it('without vault keys, start-up fails naming VAULT_PRIVATE_KEYS', () => {
+    expect(problemsOf({}).map((p) => p.variable)).toEqual(['VAULT_PRIVATE_KEYS']);
+  });
+
+  it('a malformed key is reported by its key id, without the key material', () => {
+    const truncated = current.privateKey.slice(0, 20);
+    const problems = problemsOf({ VAULT_PRIVATE_KEYS: `k2:${truncated},nokid` });
+    expect(problems.map((p) => p.variable)).toEqual(['VAULT_PRIVATE_KEYS', 'VAULT_PRIVATE_KEYS']);
+    expect(problems[0]!.message).toContain('key "k2"');
+    expect(problems[1]!.message).toContain('entry 2 is not kid:base64url');
+    expect(JSON.stringify(problems)).not.toContain(truncated);
+  });
+
+  it('in-progress acks no more frequent than ack_wait are refused, since running tasks would be redelivered', () => {
+    const problems = problemsOf({
+      VAULT_PRIVATE_KEYS: `k2:${current.privateKey}`,
+      ACK_WAIT_MS: '2000',
+      ACK_PROGRESS_MS: '2000',
+    });
+    expect(problems).toEqual([
+      { variable: 'ACK_PROGRESS_MS', message: expect.stringContaining('below ACK_WAIT_MS') },
+    ]);
+  });
+});

@@ -1,0 +1,77 @@
+/**
+ * The executor service put together: mesh streams and buckets, the shared task consumer, the cancel
+ * listener, and the runners a task attempt needs. `startExecutor` is what `runService` starts, exported
+ * so tests can run executors in-process on a NATS connection of their own.
+ */
+import { ensureMeshStreams, openMeshBuckets, TaskStatusStore } from '@agentmesh/bus';
+import type { RunningService, ServiceContext } from '@agentmesh/runtime';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { CancelListener } from './cancel-listener.js';
+import type { ExecutorConfig } from './config.js';
+import { OpenAiChatClient } from './llm/index.js';
+import { RunningTasks } from './running-tasks.js';
+import { ensureExecutorConsumer, TaskConsumer } from './task-consumer.js';
+import { TaskRunner } from './task-runner.js';
+import { HttpToolRunner } from './tools/index.js';
+
+/** Share of SHUTDOWN_TIMEOUT_MS running tasks get to finish; the rest covers handing back and draining. */
+const STOP_GRACE_SHARE = 0.6;
+
+export async function startExecutor({
+  config,
+  log: serviceLog,
+  nc,
+}: ServiceContext<ExecutorConfig>): Promise<RunningService> {
+  const log = serviceLog.child({ executor_id: config.EXECUTOR_ID ?? `executor-${process.pid}` });
+  const jsm = await jetstreamManager(nc);
+  const js = jetstream(nc);
+  await ensureMeshStreams(jsm);
+  const buckets = await openMeshBuckets(js);
+  await ensureExecutorConsumer(jsm, {
+    maxDeliver: config.MAX_DELIVER,
+    ackWaitMs: config.ACK_WAIT_MS,
+    maxAckPending: config.CONSUMER_MAX_ACK_PENDING,
+  });
+
+  const running = new RunningTasks();
+  const cancels = CancelListener.start(nc, running, log);
+  const httpTools = new HttpToolRunner({
+    guard: { allowHosts: config.OUTBOUND_ALLOW_HOSTS },
+    maxResponseBytes: config.TOOL_RESULT_MAX_BYTES,
+    defaultTimeoutMs: config.TOOL_TIMEOUT_MS,
+  });
+  const runner = new TaskRunner({
+    js,
+    jsm,
+    statuses: new TaskStatusStore(buckets.tasks),
+    keyring: config.VAULT_PRIVATE_KEYS,
+    running,
+    httpTools,
+    createModel: (options) => new OpenAiChatClient({ ...options, maxRetries: config.LLM_MAX_RETRIES }),
+    maxDeliver: config.MAX_DELIVER,
+    llmTimeoutMs: config.LLM_TIMEOUT_MS,
+    log,
+  });
+  const consumer = TaskConsumer.start(
+    js,
+    (task, delivery) => runner.run(task, delivery),
+    {
+      maxConcurrent: config.MAX_CONCURRENT_TASKS,
+      ackProgressMs: config.ACK_PROGRESS_MS,
+      pullExpiresMs: config.PULL_EXPIRES_MS,
+      stopGraceMs: Math.floor(config.SHUTDOWN_TIMEOUT_MS * STOP_GRACE_SHARE),
+      handBackAll: () => running.handBackAll(),
+    },
+    log,
+  );
+  log.info({ max_concurrent_tasks: config.MAX_CONCURRENT_TASKS }, 'executor consuming tasks');
+
+  return {
+    async stop() {
+      await consumer.stop();
+      // After the consumer: tasks finishing during the grace period can still be cancelled.
+      await cancels.stop();
+      await httpTools.close();
+    },
+  };
+}

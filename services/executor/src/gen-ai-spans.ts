@@ -1,0 +1,90 @@
+/**
+ * Spans of the executor, named and attributed after the OpenTelemetry GenAI semantic conventions: one
+ * `chat <model>` span per model call and one `execute_tool <name>` span per tool call, under the task's
+ * `execute_task` span. They carry names, ids, token counts and error codes only: never arguments,
+ * message text or anything from the vault.
+ */
+import { context, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
+import type { TokenUsage, ToolDefinition } from '@agentmesh/protocol';
+
+export const tracer = trace.getTracer('executor');
+
+export const GenAiAttribute = {
+  OPERATION_NAME: 'gen_ai.operation.name',
+  PROVIDER_NAME: 'gen_ai.provider.name',
+  REQUEST_MODEL: 'gen_ai.request.model',
+  REQUEST_TEMPERATURE: 'gen_ai.request.temperature',
+  REQUEST_MAX_TOKENS: 'gen_ai.request.max_tokens',
+  RESPONSE_FINISH_REASONS: 'gen_ai.response.finish_reasons',
+  USAGE_INPUT_TOKENS: 'gen_ai.usage.input_tokens',
+  USAGE_OUTPUT_TOKENS: 'gen_ai.usage.output_tokens',
+  TOOL_NAME: 'gen_ai.tool.name',
+  TOOL_CALL_ID: 'gen_ai.tool.call.id',
+  TOOL_TYPE: 'gen_ai.tool.type',
+  AGENT_ID: 'gen_ai.agent.id',
+  ERROR_TYPE: 'error.type',
+} as const;
+
+export const GenAiOperation = {
+  CHAT: 'chat',
+  EXECUTE_TOOL: 'execute_tool',
+  INVOKE_AGENT: 'invoke_agent',
+} as const;
+
+/** Runs `work` inside a span that is active for it (so events published meanwhile carry it), then ends it. */
+export async function inSpan<T>(
+  name: string,
+  options: { kind: SpanKind; attributes: Attributes },
+  work: (span: Span) => Promise<T>,
+): Promise<T> {
+  const span = tracer.startSpan(name, options);
+  try {
+    return await context.with(trace.setSpan(context.active(), span), () => work(span));
+  } catch (error) {
+    markFailed(span, error instanceof Error ? error.name : 'Error');
+    throw error;
+  } finally {
+    span.end();
+  }
+}
+
+export function chatSpanOptions(request: { model: string; temperature?: number; max_tokens?: number }) {
+  const attributes: Attributes = {
+    [GenAiAttribute.OPERATION_NAME]: GenAiOperation.CHAT,
+    [GenAiAttribute.PROVIDER_NAME]: 'openai',
+    [GenAiAttribute.REQUEST_MODEL]: request.model,
+  };
+  if (request.temperature !== undefined) attributes[GenAiAttribute.REQUEST_TEMPERATURE] = request.temperature;
+  if (request.max_tokens !== undefined) attributes[GenAiAttribute.REQUEST_MAX_TOKENS] = request.max_tokens;
+  return { name: `${GenAiOperation.CHAT} ${request.model}`, kind: SpanKind.CLIENT, attributes };
+}
+
+export function recordChatOutcome(span: Span, usage: TokenUsage, finishReason: string | null): void {
+  span.setAttributes({
+    [GenAiAttribute.USAGE_INPUT_TOKENS]: usage.prompt_tokens,
+    [GenAiAttribute.USAGE_OUTPUT_TOKENS]: usage.completion_tokens,
+  });
+  if (finishReason !== null) span.setAttribute(GenAiAttribute.RESPONSE_FINISH_REASONS, [finishReason]);
+}
+
+export function toolSpanOptions(tool: ToolDefinition, callId: string) {
+  return {
+    name: `${GenAiOperation.EXECUTE_TOOL} ${tool.name}`,
+    kind: SpanKind.INTERNAL,
+    attributes: {
+      [GenAiAttribute.OPERATION_NAME]: GenAiOperation.EXECUTE_TOOL,
+      [GenAiAttribute.TOOL_NAME]: tool.name,
+      [GenAiAttribute.TOOL_CALL_ID]: callId,
+      // The convention's values: `function` runs in the agent's process, `extension` calls out to an API.
+      [GenAiAttribute.TOOL_TYPE]: tool.type === 'NATIVE' ? 'function' : 'extension',
+    },
+  };
+}
+
+/** Marks a span failed with a protocol error code (or an exception name) as `error.type`. */
+export function markFailed(span: Span, errorType: string, message?: string): void {
+  span.setAttribute(GenAiAttribute.ERROR_TYPE, errorType);
+  span.setStatus(
+    message === undefined ? { code: SpanStatusCode.ERROR } : { code: SpanStatusCode.ERROR, message },
+  );
+}

@@ -1,0 +1,260 @@
+/**
+ * The executors' share of MESH_TASKS: the durable pull consumer `executor` (one for all instances), and
+ * this instance's loop over it. The loop pulls only as many tasks as it has free slots, so nothing waits
+ * in a local buffer while its ack_wait runs; each task in flight gets an in-progress ack every
+ * ACK_PROGRESS_MS and is acked once its terminal event is published.
+ *
+ * Stopping: the loop stops pulling (the pull already open runs out, and a task that still arrives on it
+ * is nak'ed straight back), running tasks get the grace period to finish, and those still running after
+ * it are handed back: their attempt is aborted without a terminal event and their message nak'ed, so
+ * another instance starts them afresh (counting one more delivery).
+ */
+import { AssembledTask, Consumers, describeZodError, parseTaskSubject } from '@agentmesh/protocol';
+import type { Logger } from '@agentmesh/runtime';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  ReplayPolicy,
+  type Consumer,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+} from '@nats-io/jetstream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AttemptDisposition, type Delivery } from './task-runner.js';
+
+export interface ExecutorConsumerSettings {
+  /** Attempts a task gets; the consumer delivers once more so that attempt can end the task. */
+  maxDeliver: number;
+  ackWaitMs: number;
+  /** Unacknowledged tasks across every instance. */
+  maxAckPending: number;
+}
+
+const nanos = (ms: number): number => ms * 1_000_000;
+
+/** Creates the shared durable consumer, or brings an existing one to these settings. */
+export async function ensureExecutorConsumer(
+  jsm: JetStreamManager,
+  settings: ExecutorConsumerSettings,
+): Promise<void> {
+  const { stream, durable_name, filter_subject } = Consumers.EXECUTOR;
+  const tunable = {
+    ack_wait: nanos(settings.ackWaitMs),
+    max_deliver: settings.maxDeliver + 1,
+    max_ack_pending: settings.maxAckPending,
+  };
+  try {
+    await jsm.consumers.info(stream, durable_name);
+  } catch (error) {
+    if (!(error instanceof JetStreamApiError) || error.code !== JetStreamApiCodes.ConsumerNotFound)
+      throw error;
+    try {
+      await jsm.consumers.add(stream, {
+        durable_name,
+        filter_subject,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        replay_policy: ReplayPolicy.Instant,
+        ...tunable,
+      });
+      return;
+    } catch (addError) {
+      // Another instance created it in between: fall through and update it.
+      if (!(addError instanceof JetStreamApiError)) throw addError;
+    }
+  }
+  await jsm.consumers.update(stream, durable_name, tunable);
+}
+
+/** Runs one attempt of a valid task; resolves with what its message gets. */
+export type AttemptHandler = (task: AssembledTask, delivery: Delivery) => Promise<AttemptDisposition>;
+
+export interface TaskConsumerOptions {
+  /** Tasks this instance runs at once. */
+  maxConcurrent: number;
+  ackProgressMs: number;
+  /** How long `stop` lets running tasks finish before handing them back. */
+  stopGraceMs: number;
+  /** Aborts every running attempt so it ends without a terminal event (see `stop`). */
+  handBackAll: () => void;
+  /** How long one pull waits for tasks before asking again; a stopping consumer waits this long at most. */
+  pullExpiresMs: number;
+  /** Pause after a failed pull (NATS away, consumer missing). Default 1 s. */
+  retryDelayMs?: number;
+}
+
+export class TaskConsumer {
+  #stopping = false;
+  readonly #inFlight = new Set<Promise<void>>();
+  #slotFreed: (() => void) | undefined;
+  readonly #wakeOnStop = new AbortController();
+  #loop: Promise<void> = Promise.resolve();
+  #stopped: Promise<void> = Promise.resolve();
+
+  private constructor(
+    private readonly js: JetStreamClient,
+    private readonly handle: AttemptHandler,
+    private readonly options: TaskConsumerOptions,
+    private readonly log: Logger,
+  ) {}
+
+  /** Starts pulling tasks from the (already ensured) executor consumer. */
+  static start(
+    js: JetStreamClient,
+    handle: AttemptHandler,
+    options: TaskConsumerOptions,
+    log: Logger,
+  ): TaskConsumer {
+    const consumer = new TaskConsumer(js, handle, options, log);
+    consumer.#loop = consumer.#pullLoop();
+    return consumer;
+  }
+
+  /** Tasks running now. */
+  get running(): number {
+    return this.#inFlight.size;
+  }
+
+  async stop(): Promise<void> {
+    if (this.#stopping) return this.#stopped;
+    this.#stopping = true;
+    this.#wakeOnStop.abort();
+    this.#slotFreed?.();
+    this.#stopped = this.#drain();
+    return this.#stopped;
+  }
+
+  async #drain(): Promise<void> {
+    const running = Promise.all(this.#inFlight);
+    const [finished] = await Promise.all([settlesWithin(running, this.options.stopGraceMs), this.#loop]);
+    if (finished) return;
+    this.log.warn(
+      { running: this.#inFlight.size },
+      'handing running tasks back: the shutdown grace period is over',
+    );
+    this.options.handBackAll();
+    await running;
+  }
+
+  async #pullLoop(): Promise<void> {
+    const { stream, durable_name } = Consumers.EXECUTOR;
+    let consumer: Consumer | undefined;
+    while (!this.#stopping) {
+      await this.#freeSlot();
+      if (this.#stopping) break;
+      try {
+        consumer ??= await this.js.consumers.get(stream, durable_name);
+        if (this.#stopping) break;
+        // Never closed early: the server keeps an abandoned pull open until it expires and would hand it
+        // tasks nobody reads (they would wait out ack_wait). A stopping loop reads on and naks them instead.
+        const batch = await consumer.fetch({
+          max_messages: this.options.maxConcurrent - this.#inFlight.size,
+          expires: this.options.pullExpiresMs,
+        });
+        for await (const msg of batch) {
+          if (this.#stopping) msg.nak();
+          else this.#dispatch(msg);
+        }
+      } catch (error) {
+        if (this.#stopping) break;
+        this.log.warn({ err: error }, 'pulling tasks failed; retrying');
+        await sleep(this.options.retryDelayMs ?? 1_000, undefined, { signal: this.#wakeOnStop.signal }).catch(
+          () => {},
+        );
+      }
+    }
+  }
+
+  /** Resolves once fewer than `maxConcurrent` tasks run (or the consumer stops). */
+  async #freeSlot(): Promise<void> {
+    while (!this.#stopping && this.#inFlight.size >= this.options.maxConcurrent) {
+      await new Promise<void>((resolve) => (this.#slotFreed = resolve));
+    }
+  }
+
+  #dispatch(msg: JsMsg): void {
+    const running = this.#process(msg).finally(() => {
+      this.#inFlight.delete(running);
+      this.#slotFreed?.();
+    });
+    this.#inFlight.add(running);
+  }
+
+  async #process(msg: JsMsg): Promise<void> {
+    const task = decodeTask(msg);
+    if (typeof task === 'string') {
+      // The payload may hold anything, so only where it came from and why it was refused are logged.
+      this.log.warn(
+        { subject: msg.subject, stream_seq: msg.seq, problem: task },
+        'terminating an invalid task message',
+      );
+      // No reason text: servers before 2.10.4 take `+TERM <reason>` for an unknown ack and redeliver.
+      msg.term();
+      return;
+    }
+    const progress = setInterval(() => msg.working(), this.options.ackProgressMs);
+    try {
+      const disposition = await this.handle(task, { attempt: msg.info.deliveryCount, headers: msg.headers });
+      settle(msg, disposition);
+    } catch (error) {
+      this.log.error(
+        { err: error, trace_id: task.task_meta.trace_id },
+        'task attempt failed; it will be redelivered',
+      );
+      msg.nak(this.options.retryDelayMs ?? 1_000);
+    } finally {
+      clearInterval(progress);
+    }
+  }
+}
+
+function settle(msg: JsMsg, disposition: AttemptDisposition): void {
+  switch (disposition) {
+    case AttemptDisposition.ACK:
+      return msg.ack();
+    case AttemptDisposition.TERM:
+      return msg.term();
+    case AttemptDisposition.HAND_BACK:
+      return msg.nak();
+    case AttemptDisposition.ABANDON:
+      // Another executor owns the task's event stream and will ack the message itself.
+      return;
+  }
+}
+
+/** The task, or why the message is not one. */
+function decodeTask(msg: JsMsg): AssembledTask | string {
+  const subject = parseTaskSubject(msg.subject);
+  if (subject?.stage !== 'assembled') return `not an assembled-task subject: ${msg.subject}`;
+  let body: unknown;
+  try {
+    body = msg.json();
+  } catch {
+    return 'the payload is not JSON';
+  }
+  const parsed = AssembledTask.safeParse(body);
+  if (!parsed.success) {
+    // Paths only: zod messages are safe, but nothing of the payload's values goes to the log.
+    const paths = describeZodError(parsed.error).detail.issues.map((issue) => issue.path || '(root)');
+    return `the payload is not an AssembledTask (${[...new Set(paths)].slice(0, 10).join(', ')})`;
+  }
+  if (parsed.data.task_meta.account_id !== subject.accountId) {
+    return `task_meta.account_id does not match the subject's account ${subject.accountId}`;
+  }
+  return parsed.data;
+}
+
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  const timer = new AbortController();
+  try {
+    return await Promise.race([
+      promise.then(() => true),
+      sleep(ms, false, { signal: timer.signal }).catch(() => false),
+    ]);
+  } finally {
+    timer.abort();
+  }
+}

@@ -1,0 +1,318 @@
+/**
+ * One attempt of one assembled task, from its event stream being opened to its terminal event and final
+ * status. The attempt number is JetStream's delivery count. Before anything runs it honours what earlier
+ * attempts and other services left: a terminal event already written (a crashed attempt had finished),
+ * too many deliveries, or a cancel requested before the start. Then it opens the vault in memory, runs
+ * the agent loop under an abort controller for cancel and deadline, and writes exactly one terminal event.
+ *
+ * What the message should get afterwards is returned as a disposition; the consumer acts on it.
+ */
+import { EventStreamConflictError, TaskEventWriter, type TaskStatusStore } from '@agentmesh/bus';
+import {
+  ErrorCode,
+  MODEL_API_KEY_VAULT_ENTRY,
+  type AssembledTask,
+  type ClearVault,
+  type TaskEvent,
+  type TaskStatusRecord,
+} from '@agentmesh/protocol';
+import { extractTraceContext, injectTraceContext, taskRootContext, type Logger } from '@agentmesh/runtime';
+import { openVault, type VaultKeyring } from '@agentmesh/vault';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { MsgHdrs } from '@nats-io/transport-node';
+import { context, SpanKind, trace, type Span } from '@opentelemetry/api';
+import { runAgentLoop, type AgentTask, type ChatModel, type LoopOutcome } from './agent-loop.js';
+import { GenAiAttribute, GenAiOperation, inSpan, markFailed } from './gen-ai-spans.js';
+import type { RunningTasks } from './running-tasks.js';
+import { AbortCause, TaskAbort, type TaskAbortReason } from './task-abort.js';
+import { TaskEventSink } from './task-event-sink.js';
+import { toolExecutor } from './tool-dispatch.js';
+import type { HttpToolRunner } from './tools/index.js';
+
+/** What the consumer does with the task's message once the attempt is over. */
+export const AttemptDisposition = {
+  /** The task has its terminal event. */
+  ACK: 'ack',
+  /** The task ended without running and must never be delivered again. */
+  TERM: 'term',
+  /** The executor is stopping: the task goes back to the queue for another instance. */
+  HAND_BACK: 'hand_back',
+  /** Another executor writes this task's events now: leave the message to it. */
+  ABANDON: 'abandon',
+} as const;
+export type AttemptDisposition = (typeof AttemptDisposition)[keyof typeof AttemptDisposition];
+
+export interface ModelClientOptions {
+  baseUrl: string;
+  apiKey?: string;
+  timeoutMs: number;
+}
+
+export interface TaskRunnerDependencies {
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  statuses: TaskStatusStore;
+  keyring: VaultKeyring;
+  running: RunningTasks;
+  httpTools: HttpToolRunner;
+  createModel: (options: ModelClientOptions) => ChatModel;
+  maxDeliver: number;
+  /** Per model call, unless the task's model config sets `timeout_ms`. */
+  llmTimeoutMs: number;
+  log: Logger;
+  now?: () => number;
+}
+
+export interface Delivery {
+  /** JetStream's delivery count of the message: 1 for the first attempt. */
+  attempt: number;
+  headers?: MsgHdrs;
+}
+
+export class TaskRunner {
+  constructor(private readonly deps: TaskRunnerDependencies) {}
+
+  async run(task: AssembledTask, delivery: Delivery): Promise<AttemptDisposition> {
+    const meta = task.task_meta;
+    const attributes = {
+      [GenAiAttribute.OPERATION_NAME]: GenAiOperation.INVOKE_AGENT,
+      [GenAiAttribute.AGENT_ID]: meta.workflow_id,
+      'agentmesh.account_id': meta.account_id,
+      'agentmesh.task.attempt': delivery.attempt,
+    };
+    return context.with(parentContext(delivery.headers, meta.trace_id), () =>
+      inSpan('execute_task', { kind: SpanKind.CONSUMER, attributes }, (span) =>
+        this.#run(task, delivery.attempt, span),
+      ),
+    );
+  }
+
+  async #run(task: AssembledTask, attempt: number, span: Span): Promise<AttemptDisposition> {
+    const { trace_id: traceId, account_id: accountId } = task.task_meta;
+    const writer = await TaskEventWriter.open(this.deps.js, this.deps.jsm, {
+      accountId,
+      traceId,
+      attempt,
+      headers: () => injectTraceContext(),
+    });
+    if (writer.terminal) {
+      this.deps.log.info({ attempt }, 'task had already ended; acknowledging the redelivery');
+      await this.#recordFinalStatus(task, writer.terminal.attempt, writer.terminal);
+      return AttemptDisposition.ACK;
+    }
+    if (attempt > this.deps.maxDeliver) {
+      const message = `the task was delivered ${attempt} times without finishing (MAX_DELIVER ${this.deps.maxDeliver})`;
+      const outcome = failure(ErrorCode.MAX_DELIVER_EXCEEDED, message);
+      this.deps.log.warn({ attempt }, 'task exceeded its deliveries');
+      return (await this.#finish(task, attempt, span, () => writer.emit(outcome.type, outcome.data)))
+        ? AttemptDisposition.TERM
+        : AttemptDisposition.ABANDON;
+    }
+    const startedAt = this.#now();
+    const abort = new TaskAbort(deadlineOf(task, startedAt), this.#now);
+    // Tracked before the cancel flag is read, so a cancel sent in between still reaches this attempt.
+    const untrack = this.deps.running.add(traceId, abort);
+    try {
+      return await this.#attempt(task, attempt, writer, abort, span);
+    } finally {
+      untrack();
+      abort.dispose();
+    }
+  }
+
+  async #attempt(
+    task: AssembledTask,
+    attempt: number,
+    writer: TaskEventWriter,
+    abort: TaskAbort,
+    span: Span,
+  ): Promise<AttemptDisposition> {
+    const { trace_id: traceId } = task.task_meta;
+    const endWith = async (outcome: LoopOutcome, emit = () => writer.emit(outcome.type, outcome.data)) =>
+      (await this.#finish(task, attempt, span, emit)) ? AttemptDisposition.ACK : AttemptDisposition.ABANDON;
+
+    const status = await this.deps.statuses.get(traceId);
+    if (status?.cancel_requested_at !== undefined) {
+      this.deps.log.info('task was cancelled before it started');
+      return endWith(failure(ErrorCode.CANCELLED, 'the task was cancelled before it started'));
+    }
+    await this.#updateStatus(task, attempt, { status: 'running', error: undefined });
+
+    const unsupported = unsupportedModel(task);
+    if (unsupported !== undefined) return endWith(failure(ErrorCode.INVALID_REQUEST, unsupported));
+    let vault: ClearVault;
+    try {
+      vault = openVault(task.runtime_config.vault, traceId, this.deps.keyring);
+    } catch (error) {
+      // Vault errors name the key id or the failed check, never a secret.
+      const reason = error instanceof Error ? error.message : String(error);
+      this.deps.log.error({ err: error }, 'could not open the task vault');
+      return endWith(failure(ErrorCode.INTERNAL, `the task's vault could not be opened: ${reason}`));
+    }
+
+    const sink = new TaskEventSink(writer, (error) => abort.loseEventStream(error));
+    const outcome = await this.#runLoop(task, vault, sink, abort.signal);
+    const reason = abort.reason;
+    if (reason !== undefined && !reason.endsTask && outcome.type === 'error') {
+      if (reason.kind === AbortCause.EXECUTOR_STOPPING) {
+        this.deps.log.info({ attempt }, 'handing the task back: the executor is stopping');
+        return AttemptDisposition.HAND_BACK;
+      }
+      return this.#lostEventStream(reason);
+    }
+    return endWith(outcome, () => sink.finish(outcome));
+  }
+
+  /** The agent loop with this task's model, tools and vault; a bug inside it ends the task as INTERNAL. */
+  async #runLoop(
+    task: AssembledTask,
+    vault: ClearVault,
+    sink: TaskEventSink,
+    signal: AbortSignal,
+  ): Promise<LoopOutcome> {
+    const model = task.runtime_config.model;
+    const apiKey = vault[MODEL_API_KEY_VAULT_ENTRY];
+    const client = this.deps.createModel({
+      baseUrl: model.base_url,
+      timeoutMs: model.timeout_ms ?? this.deps.llmTimeoutMs,
+      ...(apiKey ? { apiKey } : {}),
+    });
+    const agentTask: AgentTask = {
+      model: {
+        name: model.model_name,
+        ...(model.temperature === undefined ? {} : { temperature: model.temperature }),
+        ...(model.max_tokens === undefined ? {} : { max_tokens: model.max_tokens }),
+      },
+      messages: task.input.messages,
+      tools: task.runtime_config.tools,
+      maxSteps: task.limits.max_steps,
+    };
+    try {
+      return await runAgentLoop(
+        agentTask,
+        {
+          model: client,
+          executeTool: toolExecutor({ http: this.deps.httpTools }, vault),
+          emit: sink.emit,
+          onToolCrash: (error, tool) =>
+            this.deps.log.error({ err: error, tool: tool.name }, 'tool runner threw'),
+        },
+        signal,
+      );
+    } catch (error) {
+      this.deps.log.error({ err: error }, 'agent loop failed');
+      return failure(ErrorCode.INTERNAL, 'the executor failed while running the task');
+    }
+  }
+
+  /**
+   * Publishes the terminal event and records the final status. False when another executor owns the
+   * event stream; any other failure is thrown so the message is redelivered.
+   */
+  async #finish(
+    task: AssembledTask,
+    attempt: number,
+    span: Span,
+    emit: () => Promise<TaskEvent>,
+  ): Promise<boolean> {
+    let terminal: TaskEvent;
+    try {
+      terminal = await emit();
+    } catch (error) {
+      if (error instanceof EventStreamConflictError) {
+        this.deps.log.warn("another executor wrote this task's events; leaving the task to it");
+        return false;
+      }
+      throw error;
+    }
+    if (terminal.type === 'error') markFailed(span, terminal.data.code, terminal.data.message);
+    await this.#recordFinalStatus(task, attempt, terminal);
+    this.deps.log.info(
+      { attempt, outcome: terminal.type, ...(terminal.type === 'error' ? { code: terminal.data.code } : {}) },
+      'task attempt finished',
+    );
+    return true;
+  }
+
+  #lostEventStream(reason: TaskAbortReason): AttemptDisposition {
+    if (reason.cause instanceof EventStreamConflictError) {
+      this.deps.log.warn("another executor wrote this task's events; leaving the task to it");
+      return AttemptDisposition.ABANDON;
+    }
+    throw reason.cause ?? reason;
+  }
+
+  async #recordFinalStatus(task: AssembledTask, attempt: number, terminal: TaskEvent): Promise<void> {
+    const final: Partial<TaskStatusRecord> =
+      terminal.type === 'error'
+        ? {
+            status: terminal.data.code === ErrorCode.CANCELLED ? 'cancelled' : 'error',
+            error: {
+              code: terminal.data.code,
+              message: terminal.data.message,
+              retryable: terminal.data.retryable,
+            },
+          }
+        : { status: 'done', error: undefined };
+    await this.#updateStatus(
+      task,
+      attempt,
+      { ...final, last_seq: terminal.seq },
+      (current) => current?.last_seq === terminal.seq && current.status === final.status,
+    );
+  }
+
+  async #updateStatus(
+    task: AssembledTask,
+    attempt: number,
+    change: Partial<TaskStatusRecord>,
+    unchanged: (current: TaskStatusRecord | undefined) => boolean = () => false,
+  ): Promise<void> {
+    const meta = task.task_meta;
+    await this.deps.statuses.update(meta.trace_id, (current) => {
+      if (unchanged(current)) return undefined;
+      const base: TaskStatusRecord = current ?? {
+        trace_id: meta.trace_id,
+        account_id: meta.account_id,
+        workflow_id: meta.workflow_id,
+        submitted_at: meta.submitted_at,
+        status: 'queued',
+        attempt: 0,
+        updated_at: meta.submitted_at,
+      };
+      return { ...base, ...change, attempt, updated_at: new Date(this.#now()).toISOString() };
+    });
+  }
+
+  #now = (): number => (this.deps.now ?? Date.now)();
+}
+
+/** The task's trace as carried by the message; a message without trace headers starts under the task's id. */
+function parentContext(headers: MsgHdrs | undefined, traceId: string) {
+  const extracted = extractTraceContext(headers);
+  return trace.getSpanContext(extracted)?.traceId === traceId ? extracted : taskRootContext(traceId);
+}
+
+/** Epoch ms at which this attempt must stop: the earlier of its own budget and the task's deadline. */
+function deadlineOf(task: AssembledTask, startedAt: number): number | undefined {
+  const candidates = [
+    task.limits.deadline_ms === undefined ? undefined : startedAt + task.limits.deadline_ms,
+    task.task_meta.deadline === undefined ? undefined : Date.parse(task.task_meta.deadline),
+  ].filter((value): value is number => value !== undefined);
+  return candidates.length === 0 ? undefined : Math.min(...candidates);
+}
+
+function unsupportedModel(task: AssembledTask): string | undefined {
+  const model = task.runtime_config.model;
+  if (model.provider !== 'openai') {
+    return `model provider "${model.provider}" is not supported; this executor speaks OpenAI-compatible chat completions (provider "openai")`;
+  }
+  if (model.tool_protocol !== 'native') {
+    return `tool_protocol "${model.tool_protocol}" is not supported by this executor yet; use "native"`;
+  }
+  return undefined;
+}
+
+function failure(code: ErrorCode, message: string): LoopOutcome {
+  return { type: 'error', data: { code, message, retryable: false } };
+}
