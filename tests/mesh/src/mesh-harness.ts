@@ -21,7 +21,11 @@ const serviceEntry = (name: string): string =>
 export interface MeshOptions {
   executors?: number;
   /** Extra environment per service (e.g. a shorter ack wait for crash tests). */
-  env?: { gateway?: Record<string, string>; assembler?: Record<string, string>; executor?: Record<string, string> };
+  env?: {
+    gateway?: Record<string, string>;
+    assembler?: Record<string, string>;
+    executor?: Record<string, string>;
+  };
 }
 
 export interface Mesh {

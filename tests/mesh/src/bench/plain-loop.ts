@@ -6,7 +6,12 @@
 import { request } from 'undici';
 
 interface ToolCallReply {
-  choices: { message: { content: string | null; tool_calls?: { id: string; function: { name: string; arguments: string } }[] } }[];
+  choices: {
+    message: {
+      content: string | null;
+      tool_calls?: { id: string; function: { name: string; arguments: string } }[];
+    };
+  }[];
 }
 
 export async function runPlainTask(modelBaseUrl: string, toolUrl: string, userText: string): Promise<string> {

@@ -1,0 +1,79 @@
+/**
+ * What an upstream or a person does with a running mesh, as small helpers for the end-to-end tests:
+ * management calls, submissions, and reading a task's events over SSE or NATS.
+ */
+import type { TaskEvent } from '@agentmesh/protocol';
+import type { Mesh } from './mesh-harness.js';
+
+export async function admin(mesh: Mesh, method: string, path: string, body?: unknown): Promise<Response> {
+  const response = await fetch(`${mesh.gatewayUrl}/v1/admin${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${mesh.adminKey}`,
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  if (!response.ok) throw new Error(`${method} ${path} → ${response.status} ${await response.text()}`);
+  return response;
+}
+
+export async function submit(
+  mesh: Mesh,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(`${mesh.gatewayUrl}/v1/tasks`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${mesh.apiKey}`, 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+}
+
+export interface SseMessage {
+  id?: string;
+  event?: string;
+  data: string;
+}
+
+/** Reads an SSE response to its end (the gateway closes it after the terminal event). */
+export async function readSse(response: Response): Promise<SseMessage[]> {
+  const text = await response.text();
+  const messages: SseMessage[] = [];
+  for (const block of text.split(/\r?\n\r?\n/)) {
+    const message: SseMessage = { data: '' };
+    let hasData = false;
+    for (const line of block.split(/\r?\n/)) {
+      if (line.startsWith(':') || line === '') continue;
+      const colon = line.indexOf(':');
+      const field = colon === -1 ? line : line.slice(0, colon);
+      const value = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '');
+      if (field === 'id') message.id = value;
+      else if (field === 'event') message.event = value;
+      else if (field === 'data') {
+        message.data += (hasData ? '\n' : '') + value;
+        hasData = true;
+      }
+    }
+    if (hasData) messages.push(message);
+  }
+  return messages;
+}
+
+export async function sseEvents(mesh: Mesh, traceId: string, lastEventId?: number): Promise<TaskEvent[]> {
+  const response = await fetch(`${mesh.gatewayUrl}/v1/tasks/${traceId}/events`, {
+    headers: {
+      authorization: `Bearer ${mesh.apiKey}`,
+      accept: 'text/event-stream',
+      ...(lastEventId !== undefined ? { 'last-event-id': String(lastEventId) } : {}),
+    },
+  });
+  if (response.status !== 200) throw new Error(`SSE → ${response.status} ${await response.text()}`);
+  return (await readSse(response)).map((message) => JSON.parse(message.data) as TaskEvent);
+}
+
+export const eventTypes = (events: readonly TaskEvent[]): string[] => events.map((event) => event.type);
+
+export function expectStrictlyIncreasing(events: readonly TaskEvent[]): boolean {
+  return events.every((event, index) => index === 0 || event.seq > events[index - 1]!.seq);
+}
