@@ -28,16 +28,19 @@ export function mapParametersBySchema(
   }
   const resolver = new RefResolver(apiSpec);
   const locations = new Map<string, string>();
+  // Header names are case-insensitive (RFC 9110): `x-http-method-override` is the spec's `X-HTTP-Method-Override`.
+  const headerNames = new Set<string>();
   for (const raw of asArray(apiSpec.parameters)) {
     const deref = resolver.deref(raw);
     const parameter = deref.ok && isObject(deref.value) ? deref.value : undefined;
     const name = asString(parameter?.name);
     const location = asString(parameter?.in);
     if (name !== undefined && location !== undefined) locations.set(name, location);
+    if (name !== undefined && location === 'header') headerNames.add(name.toLowerCase());
   }
   const fixed = emptyFixedParams();
   for (const [key, value] of Object.entries(actionParameters)) {
-    const location = locations.get(key);
+    const location = locations.get(key) ?? (headerNames.has(key.toLowerCase()) ? 'header' : undefined);
     if (location === 'header' || location === 'path' || location === 'query') fixed[location][key] = value;
     else if (location === 'cookie') (fixed.cookie ??= {})[key] = value;
     else fixed.body[key] = value;

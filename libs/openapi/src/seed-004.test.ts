@@ -129,6 +129,12 @@ describe('seed 004 §4.3 fixed parameter mapping', () => {
     });
   });
 
+  it('when a fixed parameter names a declared header in another case, it is still a header', () => {
+    expect(mapParametersBySchema({ 'X-Account-Id': 'test' }, apiSpec).header).toEqual({
+      'X-Account-Id': 'test',
+    });
+  });
+
   it('when a fixed parameter is not declared, it defaults to body', () => {
     expect(mapParametersBySchema({ condition: { a: 1 } }, apiSpec).body).toEqual({ condition: { a: 1 } });
   });

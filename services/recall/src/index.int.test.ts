@@ -10,12 +10,14 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-it('the recall connects to NATS under its name, and on SIGTERM drains and exits 0', async () => {
+it('when started as a process, the recall connects to NATS under its name, and on SIGTERM drains and exits 0', async () => {
   const service = await startServiceProcess({
     entry: fileURLToPath(new URL('./index.ts', import.meta.url)),
-    env: { NATS_URL: nats.url },
+    // Nothing listens there; the life cycle does not need an upstream.
+    env: { NATS_URL: nats.url, ONTOLOGY_QUERY_URL: 'http://127.0.0.1:9' },
   });
   await service.waitForLog((line) => line.msg === 'service ready');
+  expect(service.logs.map((line) => line.msg)).toContain('recall answering');
   const names = await waitFor(async () => {
     const connz = (await (await fetch(`${nats.monitorUrl}/connz`)).json()) as {
       connections?: { name?: string }[];

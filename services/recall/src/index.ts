@@ -1,14 +1,9 @@
 /**
- * recall: a NATS micro service that turns an ontology object's actions into ready-to-call dynamic tools (seed 004).
- *
- * Entry point: today the service connects to NATS, reports ready and drains on SIGTERM/SIGINT; its
- * work arrives with the issues that build it.
+ * recall: a NATS micro service that turns an ontology object's actions into ready-to-call dynamic tools
+ * (seed 004). Entry point: wiring only.
  */
 import { runService } from '@agentmesh/runtime';
+import { recallConfigSchema } from './config.js';
+import { startRecall } from './recall-service.js';
 
-await runService({
-  name: 'recall',
-  async start() {
-    return { async stop() {} };
-  },
-});
+await runService({ name: 'recall', configSchema: recallConfigSchema, start: startRecall });

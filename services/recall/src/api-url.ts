@@ -1,0 +1,11 @@
+/**
+ * Seed 004 §4.2: the URL that executes a dynamic tool, from the configured template with `{box_id}` and
+ * `{tool_id}` filled from the action source. The ids are percent-encoded, so an id cannot add path
+ * segments or a query to the URL.
+ */
+
+export function apiUrlFor(template: string, tool: { boxId: string; toolId: string }): string {
+  return template
+    .replaceAll('{box_id}', encodeURIComponent(tool.boxId))
+    .replaceAll('{tool_id}', encodeURIComponent(tool.toolId));
+}

@@ -1,0 +1,104 @@
+import { FUNCTION_NAME_PATTERN } from '@agentmesh/openapi';
+import type { Action } from '@agentmesh/protocol';
+import { describe, expect, it } from 'vitest';
+import { seedExample } from './__fixtures__/seed-004.js';
+import { convertTool } from './converted-tool.js';
+import { actionIdOf, dynamicToolsFor } from './dynamic-tools.js';
+
+const REF = { boxId: 'box', toolId: 'tool' };
+const API_URL = 'http://proxy.test/tool-box/box/proxy/tool';
+const action = (parameters: Record<string, unknown>): Action => ({ parameters });
+
+describe('dynamic tools from the seed appendix tool', () => {
+  const { toolDetail } = seedExample('004-s11.1-response.json');
+  const tool = convertTool(toolDetail, REF);
+
+  it('when the action fixes the account headers, they go to fixed_params.header and leave the model schema', () => {
+    const [dynamic] = dynamicToolsFor(
+      tool,
+      [action({ 'x-account-id': 'test', 'x-account-type': 'user' })],
+      API_URL,
+      false,
+    );
+    expect(dynamic?.fixed_params.header).toMatchObject({ 'x-account-id': 'test', 'x-account-type': 'user' });
+    expect(Object.keys(dynamic?.parameters.properties ?? {})).not.toContain('x-account-id');
+    expect(dynamic?.parameters.required).toEqual(['kn_id', 'ot_id']);
+  });
+
+  it('when the spec pins a required header to one value, it is fixed too (X-HTTP-Method-Override: GET)', () => {
+    const [dynamic] = dynamicToolsFor(tool, [action({})], API_URL, false);
+    expect(dynamic?.fixed_params.header).toEqual({ 'X-HTTP-Method-Override': 'GET' });
+    expect(dynamic?.parameters.properties).not.toHaveProperty('X-HTTP-Method-Override');
+    // The account headers are not fixed by this action, so the model is still asked for them.
+    expect(dynamic?.parameters.required).toEqual(['kn_id', 'ot_id', 'x-account-id', 'x-account-type']);
+  });
+
+  it('when an action fixes a header under another case, the pinned value does not double it', () => {
+    const [dynamic] = dynamicToolsFor(tool, [action({ 'x-http-method-override': 'GET' })], API_URL, false);
+    expect(dynamic?.fixed_params.header).toEqual({ 'x-http-method-override': 'GET' });
+  });
+
+  it('when an action fixes a path or body argument, it is placed there and hidden from the model', () => {
+    const [dynamic] = dynamicToolsFor(
+      tool,
+      [action({ kn_id: 'kn_medical', limit: 5, unknown: 1 })],
+      API_URL,
+      false,
+    );
+    expect(dynamic?.fixed_params).toMatchObject({
+      path: { kn_id: 'kn_medical' },
+      body: { limit: 5, unknown: 1 },
+    });
+    expect(Object.keys(dynamic?.parameters.properties ?? {})).not.toContain('kn_id');
+    expect(Object.keys(dynamic?.parameters.properties ?? {})).not.toContain('limit');
+    expect(dynamic?.original_schema).toEqual(toolDetail.api_spec);
+  });
+
+  it('when the input is singular, only actions[0] becomes a tool, under the tool detail’s own name', () => {
+    const tools = dynamicToolsFor(tool, [action({ a: 1 }), action({ a: 2 })], API_URL, false);
+    expect(tools).toHaveLength(1);
+    expect(tools[0]?.name).toBe(toolDetail.name);
+    expect(tools[0]?.fixed_params.body).toEqual({ a: 1 });
+    expect(tools[0]).not.toHaveProperty('action_id');
+  });
+
+  it('when the input is plural, every action becomes a tool with a distinct legal name and action_id', () => {
+    const actions = [action({ a: 1 }), action({ a: 2 }), action({ a: 2 })];
+    const tools = dynamicToolsFor(tool, actions, API_URL, true);
+    expect(tools).toHaveLength(3);
+    const names = tools.map((t) => t.name);
+    const ids = tools.map((t) => t.action_id);
+    expect(new Set(names).size).toBe(3);
+    expect(new Set(ids).size).toBe(3);
+    for (const name of names) expect(name).toMatch(FUNCTION_NAME_PATTERN);
+    expect(tools.map((t) => t.fixed_params.body)).toEqual([{ a: 1 }, { a: 2 }, { a: 2 }]);
+  });
+
+  it('when the same action is recalled again, it gets the same action_id and name (key order does not matter)', () => {
+    expect(actionIdOf(action({ a: 1, b: 2 }))).toBe(actionIdOf(action({ b: 2, a: 1 })));
+    const first = dynamicToolsFor(tool, [action({ a: 1 })], API_URL, true);
+    const again = dynamicToolsFor(tool, [action({ a: 1 })], API_URL, true);
+    expect(again[0]?.name).toBe(first[0]?.name);
+  });
+});
+
+describe('fixed parameters when the spec cannot be read', () => {
+  it('when api_spec.parameters is not a list, names decide: x-* and Authorization are headers, the rest body', () => {
+    const tool = convertTool(
+      { name: 'broken', description: '', api_spec: { parameters: 'not a list' } },
+      REF,
+    );
+    const [dynamic] = dynamicToolsFor(
+      tool,
+      [action({ 'X-Trace': 't', Authorization: 'a', kn_id: 'k' })],
+      API_URL,
+      false,
+    );
+    expect(dynamic?.fixed_params).toEqual({
+      header: { 'X-Trace': 't', Authorization: 'a' },
+      path: {},
+      query: {},
+      body: { kn_id: 'k' },
+    });
+  });
+});
