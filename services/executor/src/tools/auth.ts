@@ -4,7 +4,7 @@
 // redirects), and everything derived from a secret is reported so the runner can scrub it from results.
 import type { AuthConfig, AuthMapping, ClearVault, OAuth2ClientCredentials } from '@agentmesh/protocol';
 import { authCredentialSources } from '@agentmesh/protocol';
-import type { HttpRequestPlan } from './request-builder.js';
+import type { HttpRequestPlan } from './request-plan.js';
 import { CredentialsMissingError } from './tool-errors.js';
 
 export interface OAuth2Client {

@@ -9,7 +9,7 @@ import {
   type OutboundResponse,
   type OutboundTransport,
 } from './outbound-request.js';
-import type { HttpRequestPlan } from './request-builder.js';
+import type { HttpRequestPlan } from './request-plan.js';
 import { readBoundedBody, type BoundedBody } from './response-reader.js';
 import { SecretScrubber } from './secret-scrubber.js';
 import { OAuth2TokenError } from './tool-errors.js';

@@ -4,7 +4,7 @@
 import { STATUS_CODES } from 'node:http';
 import { request, type Dispatcher } from 'undici';
 import type { OutboundGuard } from './outbound-guard.js';
-import type { HttpRequestPlan } from './request-builder.js';
+import type { HttpRequestPlan } from './request-plan.js';
 import { OutboundRequestDeniedError, UpstreamRequestError } from './tool-errors.js';
 
 export interface OutboundTransport {
