@@ -1,7 +1,7 @@
 /**
  * The gateway's HTTP application, built from its dependencies so tests can run it in-process: the
- * inference plane (tasks, SSE events), the management plane, probes, and one error body for every
- * rejection. Requests are logged as method, route pattern, status and duration — never bodies or
+ * inference plane (tasks, SSE events), seed 004's recall endpoints, the management plane, probes, and
+ * one error body for every rejection. Requests are logged as method, route pattern, status and duration — never bodies or
  * headers.
  */
 import type { AgentStore, ApiKeyStore, CredentialStore, PluginStore, TaskStatusStore } from '@agentmesh/bus';
@@ -11,8 +11,10 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Authenticator } from './auth.js';
 import { installErrorReplies } from './errors.js';
+import type { RecallForwarder } from './recall-forwarding.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerManagementRoutes } from './routes/management.js';
+import { registerRecallRoutes } from './routes/recall.js';
 import { requestAuthenticator } from './routes/request-caller.js';
 import { registerTaskEventRoutes } from './routes/task-events-sse.js';
 import { registerTaskRoutes } from './routes/tasks.js';
@@ -29,6 +31,8 @@ export interface GatewayStores {
 
 export interface GatewayAppSettings {
   bodyLimitBytes: number;
+  /** Body limit of `POST /v1/admin/plugins/import` (OpenAPI documents). */
+  pluginImportBodyLimitBytes: number;
   sseHeartbeatMs: number;
   /** HTTP callers without an API key are trusted internal callers (TRUST_ACCOUNT_HEADERS). */
   trustAccountHeaders: boolean;
@@ -43,6 +47,8 @@ export interface GatewayAppDeps {
   authenticator: Authenticator;
   submitter: TaskSubmitter;
   canceller: TaskCanceller;
+  /** Seed 004's recall endpoints ask the recall service through it. */
+  recall: RecallForwarder;
   settings: GatewayAppSettings;
 }
 
@@ -88,6 +94,9 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
     plugins: stores.plugins,
     credentials: stores.credentials,
     apiKeys: stores.apiKeys,
+    pluginImportBodyLimitBytes: settings.pluginImportBodyLimitBytes,
+    log,
   });
+  registerRecallRoutes(app, { authenticate, forwarder: deps.recall });
   return app;
 }

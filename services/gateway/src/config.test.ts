@@ -23,13 +23,15 @@ function problems(env: Record<string, string>): string {
 }
 
 describe('gateway configuration', () => {
-  it('with only the keys set, it listens on 127.0.0.1:8080, trusts no headers and limits bodies to 1 MiB', () => {
+  it('with only the keys set, it listens on 127.0.0.1:8080, trusts no headers, limits bodies to 1 MiB (16 MiB for a plugin import) and waits 30 s for recall', () => {
     const config = loadConfig(gatewayConfigSchema, required);
     expect(config).toMatchObject({
       HTTP_HOST: '127.0.0.1',
       HTTP_PORT: 8080,
       TRUST_ACCOUNT_HEADERS: false,
       BODY_LIMIT_BYTES: 1024 * 1024,
+      PLUGIN_IMPORT_BODY_LIMIT_BYTES: 16 * 1024 * 1024,
+      RECALL_TIMEOUT_MS: 30_000,
       SSE_HEARTBEAT_MS: 15_000,
     });
     expect(config.API_KEYS).toBeUndefined();

@@ -117,6 +117,23 @@ export const gatewayConfigSchema = baseConfigSchema.extend({
     .positive()
     .default(MIB)
     .describe('Largest request body accepted (HTTP and NATS ingress); larger ones get 413 PAYLOAD_TOO_LARGE'),
+  PLUGIN_IMPORT_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(16 * MIB)
+    .describe(
+      'Largest body of `POST /v1/admin/plugins/import` (an OpenAPI document); larger ones get 413 PAYLOAD_TOO_LARGE',
+    ),
+  RECALL_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .max(300_000)
+    .default(30_000)
+    .describe(
+      'How long the seed 004 recall endpoints wait for the recall service (over NATS) before answering 502 SERVICE_UNAVAILABLE; above its worst case of upstream time-outs and retries',
+    ),
   SSE_HEARTBEAT_MS: z.coerce
     .number()
     .int()

@@ -137,7 +137,8 @@ function rejectionOf(error: unknown, bodyLimitBytes: number): Rejection | undefi
 /** Makes every reply the gateway did not produce itself carry the one error body. */
 export function installErrorReplies(app: FastifyInstance, log: Logger, bodyLimitBytes: number): void {
   app.setErrorHandler((error, request, reply) => {
-    const rejection = rejectionOf(error, bodyLimitBytes);
+    // Some routes have a limit of their own (the plugin import).
+    const rejection = rejectionOf(error, request.routeOptions.bodyLimit ?? bodyLimitBytes);
     if (rejection) return sendRejection(reply, rejection);
     log.error({ err: error, method: request.method, route: request.routeOptions.url }, 'request failed');
     return sendRejection(reply, new InternalFailure({ cause: error }));

@@ -22,6 +22,7 @@ import { buildGatewayApp } from './app.js';
 import { Authenticator } from './auth.js';
 import type { GatewayConfig } from './config.js';
 import { startNatsIngress } from './nats-ingress.js';
+import { RecallForwarder } from './recall-forwarding.js';
 import { TaskCanceller } from './task-cancellation.js';
 import { TaskSubmitter } from './task-submission.js';
 
@@ -77,8 +78,10 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     authenticator,
     submitter,
     canceller: new TaskCanceller({ nc, statuses, log }),
+    recall: new RecallForwarder({ nc, timeoutMs: config.RECALL_TIMEOUT_MS, log }),
     settings: {
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
+      pluginImportBodyLimitBytes: config.PLUGIN_IMPORT_BODY_LIMIT_BYTES,
       sseHeartbeatMs: config.SSE_HEARTBEAT_MS,
       trustAccountHeaders: config.TRUST_ACCOUNT_HEADERS,
     },

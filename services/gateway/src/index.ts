@@ -1,7 +1,8 @@
 /**
  * gateway: the mesh's front door. Upstreams submit agent tasks over HTTP or the NATS request subject;
  * the gateway authenticates them, stamps a trace_id, puts them on JetStream and streams their events
- * back (SSE). It also serves the management plane (agents, plugins, credentials, API keys).
+ * back (SSE). It also answers seed 004's recall endpoints (through the recall service over NATS) and serves
+ * the management plane (agents, plugins and OpenAPI plugin import, credentials, API keys).
  */
 import { runService } from '@agentmesh/runtime';
 import { gatewayConfigSchema } from './config.js';

@@ -1,15 +1,17 @@
 /**
  * The management plane (seed 002: management REST kept apart from inference), under `/v1/admin`:
- * agents, plugins, users' credentials and API keys. Only admin keys and trusted internal callers get
+ * agents, plugins (one by one, or imported from an OpenAPI document), users' credentials and API keys. Only admin keys and trusted internal callers get
  * in; the check runs before the body is read.
  */
 import type { AgentStore, ApiKeyStore, CredentialStore, PluginStore } from '@agentmesh/bus';
+import type { Logger } from '@agentmesh/runtime';
 import type { FastifyInstance } from 'fastify';
 import { CallerKind, requirePrivileged } from '../auth.js';
 import { Rejection, sendRejection } from '../errors.js';
 import { registerAgentRoutes } from './admin-agents.js';
 import { registerApiKeyRoutes } from './admin-api-keys.js';
 import { registerCredentialRoutes } from './admin-credentials.js';
+import { registerPluginImportRoute } from './admin-plugin-import.js';
 import { registerPluginRoutes } from './admin-plugins.js';
 import type { AuthenticateRequest } from './request-caller.js';
 
@@ -21,6 +23,9 @@ export interface ManagementRouteDeps {
   plugins: PluginStore;
   credentials: CredentialStore;
   apiKeys: ApiKeyStore;
+  /** Body limit of the OpenAPI plugin import (documents are larger than other bodies). */
+  pluginImportBodyLimitBytes: number;
+  log: Logger;
 }
 
 declare module 'fastify' {
@@ -45,6 +50,11 @@ export function registerManagementRoutes(app: FastifyInstance, deps: ManagementR
       });
       registerAgentRoutes(admin, deps.agents);
       registerPluginRoutes(admin, deps.plugins);
+      registerPluginImportRoute(admin, {
+        plugins: deps.plugins,
+        bodyLimitBytes: deps.pluginImportBodyLimitBytes,
+        log: deps.log,
+      });
       registerCredentialRoutes(admin, deps.credentials);
       registerApiKeyRoutes(admin, deps.apiKeys);
     },

@@ -57,7 +57,7 @@ const model = await startScriptedModel({
 });
 const mesh = await startMesh({
   executors: 1,
-  env: { executor: { MAX_CONCURRENT_TASKS: '64', LOG_LEVEL: 'warn' } },
+  env: { executor: { MAX_CONCURRENT_TASKS: '64' } },
 });
 const rows: Row[] = [];
 try {
