@@ -26,6 +26,8 @@ export interface MeshOptions {
     assembler?: Record<string, string>;
     executor?: Record<string, string>;
   };
+  /** Starts the recall service too, with this environment (its upstream URLs). */
+  recall?: Record<string, string>;
 }
 
 export interface Mesh {
@@ -38,6 +40,7 @@ export interface Mesh {
   gateway: ServiceProcess;
   assembler: ServiceProcess;
   executors: ServiceProcess[];
+  recall?: ServiceProcess;
   /** Every log line of every service so far. */
   logs(): LogLine[];
   /** Starts one more executor (same keys). */
@@ -88,7 +91,10 @@ export async function startMesh(options: MeshOptions = {}): Promise<Mesh> {
     }),
     ...Array.from({ length: options.executors ?? 1 }, startExecutor),
   ]);
-  const all = [gateway!, assembler!, ...executors];
+  const recall = options.recall
+    ? await startServiceProcess({ entry: serviceEntry('recall'), env: { ...common, ...options.recall } })
+    : undefined;
+  const all = [gateway!, assembler!, ...executors, ...(recall ? [recall] : [])];
   await Promise.all(all.map((service) => service.waitForLog((line) => line.msg === 'service ready', 60_000)));
 
   return {
@@ -99,6 +105,7 @@ export async function startMesh(options: MeshOptions = {}): Promise<Mesh> {
     gateway: gateway!,
     assembler: assembler!,
     executors,
+    ...(recall ? { recall } : {}),
     logs: () => all.flatMap((service) => service.logs),
     async addExecutor() {
       const executor = await startExecutor();
