@@ -1,0 +1,3 @@
+# Burns CPU forever.
+while True:
+    pass

@@ -1,0 +1,2 @@
+# Never runs: its requirement cannot be installed.
+print("{}")

@@ -1,0 +1,2 @@
+# Prints text that is not JSON.
+print("hello, this is not JSON")

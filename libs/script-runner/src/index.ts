@@ -1,0 +1,26 @@
+export { ScriptRunner } from './script-runner.js';
+export type {
+  RunnerCapabilities,
+  ScriptExecutionError,
+  ScriptExecutionParams,
+  ScriptExecutionResult,
+} from './script-runner.js';
+export {
+  DependencyError,
+  InputError,
+  ScriptError,
+  ScriptErrorType,
+  ScriptRunnerError,
+  SecurityError,
+  TimeoutError,
+} from './errors.js';
+export type { ExitStatus } from './errors.js';
+export { POLICY_DEFAULTS } from './policy.js';
+export type {
+  LanguageCommand,
+  LanguageCommands,
+  NodeLanguageCommand,
+  ResourceLimits,
+  SandboxUser,
+  ScriptRunnerPolicy,
+} from './policy.js';

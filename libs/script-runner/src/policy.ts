@@ -1,0 +1,159 @@
+/**
+ * The runner's global policy (what the host allows every script) and its defaults. A tool's
+ * `securityContext` is only a request; what it gets is what this policy also allows.
+ */
+import { isAbsolute, resolve } from 'node:path';
+import { isInside } from './path-jail.js';
+
+export interface LanguageCommand {
+  /** Interpreter executable (absolute path or a name looked up on the host's PATH). */
+  readonly command: string;
+}
+
+export interface NodeLanguageCommand extends LanguageCommand {
+  /** npm's `npm-cli.js`, run with `command`; found next to `command` when not given. */
+  readonly npmCli?: string;
+}
+
+export interface LanguageCommands {
+  readonly python?: LanguageCommand;
+  readonly nodejs?: NodeLanguageCommand;
+  readonly bun?: LanguageCommand;
+}
+
+export interface ResourceLimits {
+  /** CPU seconds (RLIMIT_CPU); the script gets SIGXCPU when it uses them up. */
+  readonly cpuSeconds: number;
+  /**
+   * Memory in bytes: RLIMIT_AS for Python, RLIMIT_DATA for Node and Bun, whose engines reserve gigabytes
+   * of address space up front (Node 24 needs about 600 MB of RLIMIT_DATA just to start).
+   */
+  readonly memoryBytes: number;
+  /** Processes of the sandbox user (RLIMIT_NPROC; counted per user, so use a dedicated uid). */
+  readonly maxProcesses: number;
+  /** Largest file the script may write (RLIMIT_FSIZE). */
+  readonly maxFileSizeBytes: number;
+}
+
+/** The identity scripts run as when the runner is root. */
+export interface SandboxUser {
+  readonly uid: number;
+  readonly gid: number;
+}
+
+export interface ScriptRunnerPolicy {
+  /** Scripts live under this directory; `scriptPath`s are relative to it. */
+  readonly baseDir: string;
+  /** Dependency environments and per-run scratch directories. Must not lie inside `baseDir`. */
+  readonly cacheDir: string;
+  /**
+   * The environment allow-listed variables are taken from and the PATH tools are looked up on
+   * (normally the host's `process.env`; the library never reads it itself).
+   */
+  readonly hostEnv: Readonly<Record<string, string | undefined>>;
+  /** Interpreters; python3, node and bun are looked up on the host's PATH when not given. */
+  readonly languages?: LanguageCommands;
+  readonly defaultTimeoutMs?: number;
+  readonly maxInputBytes?: number;
+  readonly maxOutputBytes?: number;
+  readonly maxStderrBytes?: number;
+  readonly limits?: Partial<ResourceLimits>;
+  /** Names of host variables a script may see. Nothing else of the host's environment reaches it. */
+  readonly envAllowList?: readonly string[];
+  /** Absolute directories a tool may be granted write access to. Empty: no tool may write anywhere. */
+  readonly allowWritePaths?: readonly string[];
+  /** Hosts a tool may be granted network access for; `*` allows any, `*.example.com` a domain. */
+  readonly allowNetworkHosts?: readonly string[];
+  /** Whether dependency installs may use the network (a registry); default false. */
+  readonly allowDependencyNetwork?: boolean;
+  readonly dependencyTimeoutMs?: number;
+  /** Default nobody (65534). Only used when the runner is root. */
+  readonly sandboxUser?: SandboxUser;
+  /**
+   * When true (default), a host that cannot create the namespace sandbox refuses to run scripts
+   * (`SecurityError`). When false, scripts then run without network and write isolation and the
+   * result's logs say so.
+   */
+  readonly requireIsolation?: boolean;
+}
+
+/** The policy with every default filled in. */
+export interface ResolvedPolicy {
+  readonly baseDir: string;
+  readonly cacheDir: string;
+  readonly hostEnv: Readonly<Record<string, string | undefined>>;
+  readonly languages: LanguageCommands;
+  readonly defaultTimeoutMs: number;
+  readonly maxInputBytes: number;
+  readonly maxOutputBytes: number;
+  readonly maxStderrBytes: number;
+  readonly limits: ResourceLimits;
+  readonly envAllowList: readonly string[];
+  readonly allowWritePaths: readonly string[];
+  readonly allowNetworkHosts: readonly string[];
+  readonly allowDependencyNetwork: boolean;
+  readonly dependencyTimeoutMs: number;
+  readonly sandboxUser: SandboxUser;
+  readonly requireIsolation: boolean;
+}
+
+export const POLICY_DEFAULTS = {
+  defaultTimeoutMs: 30_000,
+  maxInputBytes: 1024 * 1024,
+  maxOutputBytes: 4 * 1024 * 1024,
+  maxStderrBytes: 64 * 1024,
+  limits: {
+    cpuSeconds: 30,
+    memoryBytes: 1024 * 1024 * 1024,
+    maxProcesses: 64,
+    maxFileSizeBytes: 64 * 1024 * 1024,
+  },
+  envAllowList: ['PATH', 'LANG', 'LC_ALL', 'TZ'],
+  dependencyTimeoutMs: 5 * 60_000,
+  sandboxUser: { uid: 65534, gid: 65534 },
+} as const;
+
+/** Fills in defaults; throws (a configuration bug) on relative directories or non-positive limits. */
+export function resolvePolicy(policy: ScriptRunnerPolicy): ResolvedPolicy {
+  for (const [name, dir] of [
+    ['baseDir', policy.baseDir],
+    ['cacheDir', policy.cacheDir],
+    ...(policy.allowWritePaths ?? []).map((path) => ['allowWritePaths entry', path] as const),
+  ] as const) {
+    if (!isAbsolute(dir)) throw new TypeError(`${name} must be an absolute path, got "${dir}"`);
+  }
+  if (isInside(resolve(policy.baseDir), resolve(policy.cacheDir))) {
+    // Environments are overlaid onto script directories; overlayfs refuses overlapping layers.
+    throw new TypeError('cacheDir must not lie inside baseDir');
+  }
+  const resolved: ResolvedPolicy = {
+    baseDir: policy.baseDir,
+    cacheDir: policy.cacheDir,
+    hostEnv: policy.hostEnv,
+    languages: policy.languages ?? {},
+    defaultTimeoutMs: policy.defaultTimeoutMs ?? POLICY_DEFAULTS.defaultTimeoutMs,
+    maxInputBytes: policy.maxInputBytes ?? POLICY_DEFAULTS.maxInputBytes,
+    maxOutputBytes: policy.maxOutputBytes ?? POLICY_DEFAULTS.maxOutputBytes,
+    maxStderrBytes: policy.maxStderrBytes ?? POLICY_DEFAULTS.maxStderrBytes,
+    limits: { ...POLICY_DEFAULTS.limits, ...policy.limits },
+    envAllowList: policy.envAllowList ?? POLICY_DEFAULTS.envAllowList,
+    allowWritePaths: policy.allowWritePaths ?? [],
+    allowNetworkHosts: policy.allowNetworkHosts ?? [],
+    allowDependencyNetwork: policy.allowDependencyNetwork ?? false,
+    dependencyTimeoutMs: policy.dependencyTimeoutMs ?? POLICY_DEFAULTS.dependencyTimeoutMs,
+    sandboxUser: policy.sandboxUser ?? POLICY_DEFAULTS.sandboxUser,
+    requireIsolation: policy.requireIsolation ?? true,
+  };
+  const positive: Record<string, number> = {
+    defaultTimeoutMs: resolved.defaultTimeoutMs,
+    maxInputBytes: resolved.maxInputBytes,
+    maxOutputBytes: resolved.maxOutputBytes,
+    maxStderrBytes: resolved.maxStderrBytes,
+    dependencyTimeoutMs: resolved.dependencyTimeoutMs,
+    ...resolved.limits,
+  };
+  for (const [name, value] of Object.entries(positive)) {
+    if (!Number.isInteger(value) || value <= 0) throw new TypeError(`${name} must be a positive integer`);
+  }
+  return resolved;
+}

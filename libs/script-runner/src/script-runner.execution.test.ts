@@ -1,0 +1,166 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ScriptError, ScriptErrorType } from './errors.js';
+import type { ScriptRunner } from './script-runner.js';
+import { createWorkspace, type Workspace } from './test-support/sandbox-fixture.js';
+
+let workspace: Workspace;
+let runner: ScriptRunner;
+
+beforeAll(async () => {
+  workspace = await createWorkspace();
+  runner = workspace.runner({ maxOutputBytes: 1024 * 1024 });
+});
+afterAll(() => workspace.remove());
+
+const capabilities = await (async () => {
+  const probe = await createWorkspace();
+  try {
+    return await probe.runner().capabilities();
+  } finally {
+    await probe.remove();
+  }
+})();
+
+describe('running scripts', () => {
+  it('when a python script is called, it gets the input on stdin and its JSON stdout is the output', async () => {
+    const result = await runner.run({
+      toolId: 'test:echo',
+      scriptPath: 'echo.py',
+      language: 'python',
+      inputData: { n: 1, text: 'ü' },
+    });
+
+    expect(result.error).toBeUndefined();
+    expect(result.success).toBe(true);
+    expect(result.outputData).toMatchObject({
+      echo: { n: 1, text: 'ü' },
+      language: 'python',
+      cwd: workspace.baseDir,
+    });
+  });
+
+  it('when a node script is called, it runs the same way, as the unprivileged sandbox user', async () => {
+    const result = await runner.run({
+      toolId: 'test:echo',
+      scriptPath: 'echo.mjs',
+      language: 'nodejs',
+      inputData: { list: [1, 2] },
+    });
+
+    expect(result.error).toBeUndefined();
+    expect(result.outputData).toMatchObject({ echo: { list: [1, 2] }, language: 'nodejs', uid: 65534 });
+  });
+
+  it.skipIf(capabilities.interpreters.bun === undefined)(
+    'when bun is installed, a script runs with bun (skipped: bun is not installed on this host)',
+    async () => {
+      const result = await runner.run({ toolId: 'test:echo', scriptPath: 'echo.mjs', language: 'bun' });
+      expect(result.outputData).toMatchObject({ echo: {} });
+    },
+  );
+
+  it('when an input carries shell syntax, the script receives it as plain data and nothing is run', async () => {
+    const sentinel = join(workspace.baseDir, 'echo.py');
+    const hostile = { arg: '; rm -rf / #', other: '$(touch /tmp/pwned) `id` && echo hi | cat > x' };
+
+    const result = await runner.run({
+      toolId: 'test:echo',
+      scriptPath: 'echo.py',
+      language: 'python',
+      inputData: hostile,
+    });
+
+    expect(result.outputData?.['echo']).toEqual(hostile);
+    expect(existsSync(sentinel)).toBe(true);
+    expect(existsSync('/tmp/pwned')).toBe(false);
+  });
+
+  it('when a script prints text that is not JSON, the result is a ScriptError quoting the output', async () => {
+    const result = await runner.run({ toolId: 'test:bad', scriptPath: 'not-json.py', language: 'python' });
+
+    expect(result.success).toBe(false);
+    expect(result.error).toMatchObject({
+      type: ScriptErrorType.SCRIPT,
+      code: 'TOOL_ERROR',
+      retryable: false,
+    });
+    expect(result.error?.message).toContain('not JSON');
+    expect(result.error?.details).toContain('hello, this is not JSON');
+  });
+
+  it('when a script exits with a non-zero code, the ScriptError carries the code and its stderr', async () => {
+    const result = await runner.run({ toolId: 'test:fails', scriptPath: 'fails.py', language: 'python' });
+
+    expect(result.error).toMatchObject({ type: ScriptErrorType.SCRIPT, exitCode: 3, signal: null });
+    expect(result.error?.details).toContain('something went wrong in the script');
+    expect(result.logs?.join('\n')).toContain('something went wrong in the script');
+  });
+
+  it('when a script writes 10 MB to stdout, reading stops at the output limit and the run is a ScriptError', async () => {
+    const started = Date.now();
+    const result = await runner.run({
+      toolId: 'test:flood',
+      scriptPath: 'flood.py',
+      language: 'python',
+      inputData: { megabytes: 10 },
+    });
+
+    expect(result.error?.type).toBe(ScriptErrorType.SCRIPT);
+    expect(result.error?.message).toContain('output limit was hit');
+    expect(result.error?.message).toContain(String(1024 * 1024));
+    expect(Date.now() - started).toBeLessThan(15_000);
+  });
+
+  it('when the input is larger than the input limit, the script is not started', async () => {
+    const small = workspace.runner({ maxInputBytes: 100 });
+    const result = await small.run({
+      toolId: 'test:echo',
+      scriptPath: 'echo.py',
+      language: 'python',
+      inputData: { text: 'x'.repeat(200) },
+    });
+
+    expect(result.error).toMatchObject({ type: ScriptErrorType.INPUT, code: 'PAYLOAD_TOO_LARGE' });
+  });
+
+  it('when the output does not match the tool output schema, the run is a ScriptError naming the field', async () => {
+    const outputSchema = {
+      type: 'object',
+      properties: { language: { type: 'string', enum: ['cobol'] } },
+      required: ['language'],
+    };
+    const result = await runner.run({
+      toolId: 'test:echo',
+      scriptPath: 'echo.py',
+      language: 'python',
+      outputSchema,
+    });
+
+    expect(result.error?.type).toBe(ScriptErrorType.SCRIPT);
+    expect(result.error?.details).toContain('/language');
+  });
+
+  it('when the output matches the tool output schema, the run succeeds', async () => {
+    const outputSchema = {
+      type: 'object',
+      properties: { language: { const: 'python' } },
+      required: ['echo'],
+    };
+    const result = await runner.run({
+      toolId: 'test:echo',
+      scriptPath: 'echo.py',
+      language: 'python',
+      outputSchema,
+    });
+
+    expect(result.success).toBe(true);
+  });
+
+  it('when a caller prefers exceptions, runOrThrow throws the error class of the failure', async () => {
+    await expect(
+      runner.runOrThrow({ toolId: 'test:bad', scriptPath: 'not-json.py', language: 'python' }),
+    ).rejects.toBeInstanceOf(ScriptError);
+  });
+});

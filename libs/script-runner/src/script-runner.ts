@@ -1,0 +1,363 @@
+/**
+ * `ScriptRunner`: seed 003's ExternalScriptExecutionService. Runs one script tool per call in the
+ * sandbox (see sandbox.ts) with JSON in on stdin and JSON out on stdout, and answers with the seed's
+ * `ScriptExecutionResult`. Expected failures come back as results; only bugs throw.
+ */
+import type { ScriptLanguage, ToolJsonSecurityContext } from '@agentmesh/protocol';
+import { DependencyEnvironments, type BuildStep, type StepOutcome } from './dependency-env.js';
+import { scriptEnvironment } from './environment.js';
+import {
+  DependencyError,
+  InputError,
+  ScriptError,
+  ScriptRunnerError,
+  SecurityError,
+  TimeoutError,
+  type ExitStatus,
+  type ScriptErrorType,
+} from './errors.js';
+import { isReachableBy } from './executables.js';
+import { grantAccess } from './grants.js';
+import { probeHost, type HostReport } from './host-probe.js';
+import { checkOutput } from './output-schema.js';
+import { jailScriptPath } from './path-jail.js';
+import { resolvePolicy, type ResolvedPolicy, type ScriptRunnerPolicy } from './policy.js';
+import { runProcess, type ProcessOutcome } from './process-run.js';
+import {
+  buildInvocation,
+  sandboxExit,
+  type ProcessLimits,
+  type SandboxedCommand,
+  type SandboxExit,
+} from './sandbox.js';
+import { createScratch } from './scratch.js';
+
+/** Seed 003 §2.1.3 `ScriptExecutionParams`, plus what the tool file declares for this run. */
+export interface ScriptExecutionParams {
+  readonly toolId: string;
+  /** Relative to the policy's `baseDir`. */
+  readonly scriptPath: string;
+  readonly language: ScriptLanguage;
+  readonly inputData?: Record<string, unknown>;
+  readonly timeoutMs?: number;
+  /** Variables the tool declares; they are added to the allow-listed host variables. */
+  readonly env?: Readonly<Record<string, string>>;
+  readonly securityContext?: ToolJsonSecurityContext;
+  /** The tool's `output` JSON Schema; `outputData` must match it. */
+  readonly outputSchema?: object;
+  /** Called with the pid (= process group id) of the sandbox's first process. */
+  readonly onSpawn?: (pid: number) => void;
+}
+
+export interface ScriptExecutionError {
+  readonly type: ScriptErrorType;
+  readonly message: string;
+  readonly details?: string;
+  readonly code: string;
+  readonly retryable: boolean;
+  readonly exitCode?: number | null;
+  readonly signal?: string | null;
+}
+
+/** Seed 003 §2.1.3 `ScriptExecutionResult`. */
+export interface ScriptExecutionResult {
+  readonly success: boolean;
+  readonly outputData?: Record<string, unknown>;
+  readonly error?: ScriptExecutionError;
+  /** The runner's notes (grants, refusals, environment builds) and the script's stderr (truncated). */
+  readonly logs?: string[];
+}
+
+/** What this host gives scripts, for operators and for tests that must skip. */
+export interface RunnerCapabilities {
+  readonly isolation: boolean;
+  readonly isolationUnavailable?: string;
+  readonly resourceLimits: boolean;
+  readonly interpreters: Partial<Record<ScriptLanguage, string>>;
+  readonly unavailableLanguages: Partial<Record<ScriptLanguage, string>>;
+}
+
+const LANGUAGES: readonly ScriptLanguage[] = ['python', 'nodejs', 'bun'];
+const BUILD_OUTPUT_BYTES = 1024 * 1024;
+const EXCERPT_CHARS = 2_000;
+
+export class ScriptRunner {
+  private readonly policy: ResolvedPolicy;
+  private hostReport: Promise<HostReport> | undefined;
+  private environments: DependencyEnvironments | undefined;
+
+  constructor(policy: ScriptRunnerPolicy) {
+    this.policy = resolvePolicy(policy);
+  }
+
+  /** Runs the script; every expected failure is a result with `success: false`. */
+  async run(params: ScriptExecutionParams): Promise<ScriptExecutionResult> {
+    const logs: string[] = [];
+    try {
+      const outputData = await this.execute(params, logs);
+      return { success: true, outputData, ...(logs.length > 0 ? { logs } : {}) };
+    } catch (error) {
+      if (!(error instanceof ScriptRunnerError)) throw error;
+      return { success: false, error: toExecutionError(error), ...(logs.length > 0 ? { logs } : {}) };
+    }
+  }
+
+  /** Like `run`, for callers who prefer exceptions: the output, or one of the error classes thrown. */
+  async runOrThrow(params: ScriptExecutionParams): Promise<Record<string, unknown>> {
+    return this.execute(params, []);
+  }
+
+  async capabilities(): Promise<RunnerCapabilities> {
+    const host = await this.host();
+    const interpreters: Partial<Record<ScriptLanguage, string>> = {};
+    for (const language of LANGUAGES) {
+      const found = host.interpreters[language];
+      if (found !== undefined) interpreters[language] = found.command;
+    }
+    return {
+      isolation: host.sandbox.namespaces,
+      ...(host.isolationUnavailable === undefined ? {} : { isolationUnavailable: host.isolationUnavailable }),
+      resourceLimits: host.limitsUnavailable === undefined,
+      interpreters,
+      unavailableLanguages: host.interpreters.unavailable,
+    };
+  }
+
+  private host(): Promise<HostReport> {
+    this.hostReport ??= probeHost(this.policy, process.execPath);
+    return this.hostReport;
+  }
+
+  private async execute(params: ScriptExecutionParams, logs: string[]): Promise<Record<string, unknown>> {
+    const { language } = params;
+    if (typeof params.toolId !== 'string' || params.toolId === '')
+      throw new InputError('toolId must be given');
+    if (!LANGUAGES.includes(language)) throw new InputError(`unknown script language "${String(language)}"`);
+    const timeoutMs = params.timeoutMs ?? this.policy.defaultTimeoutMs;
+    if (!Number.isInteger(timeoutMs) || timeoutMs <= 0)
+      throw new InputError('timeoutMs must be a positive integer');
+    const stdin = this.encodeInput(params.inputData);
+
+    const host = await this.host();
+    if (host.isolationUnavailable !== undefined) {
+      if (this.policy.requireIsolation) throw new SecurityError(host.isolationUnavailable);
+      logs.push(`${host.isolationUnavailable}; running without network and filesystem isolation`);
+    }
+    if (host.limitsUnavailable !== undefined) logs.push(host.limitsUnavailable);
+
+    const script = await jailScriptPath(this.policy.baseDir, params.scriptPath);
+    const interpreter = host.interpreters[language];
+    if (interpreter === undefined) {
+      throw new DependencyError(host.interpreters.unavailable[language] ?? `no interpreter for ${language}`);
+    }
+    const sandboxUser = host.sandbox.root ? this.policy.sandboxUser : undefined;
+    if (!(await isReachableBy(script.path, sandboxUser, 'read'))) {
+      throw new SecurityError(`the script "${params.scriptPath}" is not readable by the sandbox user`);
+    }
+    const grants = await grantAccess(this.policy, script.dir, params.securityContext);
+    logs.push(...grants.logs);
+    const environment = await this.dependencies(host).prepare(language, script.dir, interpreter);
+    if (environment !== undefined) logs.push(environment.log);
+
+    const command = environment?.interpreter ?? interpreter.command;
+    const argv = language === 'bun' ? [command, 'run', script.path] : [command, script.path];
+    const { outcome, exit } = await this.runSandboxed(host, {
+      argv,
+      cwd: script.dir,
+      writablePaths: grants.writablePaths,
+      network: grants.network,
+      limits: this.scriptLimits(language),
+      declaredEnv: params.env,
+      ...(environment?.overlayLayer === undefined
+        ? {}
+        : { overlay: { target: script.dir, lowerDirs: [environment.overlayLayer, script.dir] } }),
+      stdin,
+      timeoutMs,
+      maxStdoutBytes: this.policy.maxOutputBytes,
+      ...(params.onSpawn === undefined ? {} : { onSpawn: params.onSpawn }),
+    });
+    if (outcome.stderr !== '') logs.push(`stderr: ${describeStderr(outcome)}`);
+    const output = this.interpret(outcome, exit, timeoutMs);
+    if (params.outputSchema !== undefined) checkOutput(params.outputSchema, output);
+    return output;
+  }
+
+  private encodeInput(inputData: Record<string, unknown> | undefined): Buffer {
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(inputData ?? {});
+    } catch (error) {
+      throw new InputError('the input data cannot be encoded as JSON', { cause: error });
+    }
+    if (typeof text !== 'string') throw new InputError('the input data cannot be encoded as JSON');
+    const bytes = Buffer.from(text, 'utf8');
+    if (bytes.length > this.policy.maxInputBytes) {
+      throw new InputError(
+        `the input data is ${bytes.length} bytes; the limit is ${this.policy.maxInputBytes}`,
+        {
+          tooLarge: true,
+        },
+      );
+    }
+    return bytes;
+  }
+
+  private scriptLimits(language: ScriptLanguage): ProcessLimits {
+    const { cpuSeconds, memoryBytes, maxProcesses, maxFileSizeBytes } = this.policy.limits;
+    const kind = language === 'python' ? 'address-space' : 'data';
+    return { cpuSeconds, memory: { kind, bytes: memoryBytes }, maxProcesses, maxFileSizeBytes };
+  }
+
+  private dependencies(host: HostReport): DependencyEnvironments {
+    this.environments ??= new DependencyEnvironments({
+      cacheDir: this.policy.cacheDir,
+      owner: host.sandbox.root ? this.policy.sandboxUser : undefined,
+      namespaces: host.sandbox.namespaces,
+      network: this.policy.allowDependencyNetwork,
+      runStep: (step) => this.runBuildStep(host, step),
+    });
+    return this.environments;
+  }
+
+  private runBuildStep(host: HostReport, step: BuildStep): Promise<StepOutcome> {
+    const { maxProcesses, maxFileSizeBytes } = this.policy.limits;
+    return this.runSandboxed(host, {
+      ...step,
+      // Installers need more CPU and memory than scripts get; the build's time limit bounds them.
+      limits: { maxProcesses, maxFileSizeBytes },
+      declaredEnv: undefined,
+      stdin: Buffer.alloc(0),
+      timeoutMs: this.policy.dependencyTimeoutMs,
+      maxStdoutBytes: BUILD_OUTPUT_BYTES,
+    });
+  }
+
+  private async runSandboxed(
+    host: HostReport,
+    run: Omit<SandboxedCommand, 'env'> & {
+      readonly declaredEnv: Readonly<Record<string, string>> | undefined;
+      readonly stdin: Buffer;
+      readonly timeoutMs: number;
+      readonly maxStdoutBytes: number;
+      readonly onSpawn?: (pid: number) => void;
+    },
+  ): Promise<StepOutcome> {
+    const sandboxUser = host.sandbox.root ? this.policy.sandboxUser : undefined;
+    const env = (dir: string) =>
+      scriptEnvironment(this.policy.hostEnv, this.policy.envAllowList, run.declaredEnv, dir);
+    // Validate the declared variables before creating anything.
+    env('/');
+    const scratch = await createScratch(this.policy.cacheDir, sandboxUser);
+    try {
+      if (!(await isReachableBy(scratch.dir, sandboxUser, 'execute'))) {
+        throw new SecurityError(
+          `the cache directory ${this.policy.cacheDir} is not reachable by the sandbox user`,
+        );
+      }
+      const invocation = buildInvocation(host.sandbox, {
+        ...run,
+        env: env(scratch.dir),
+        writablePaths: [...run.writablePaths, scratch.dir],
+      });
+      const outcome = await runProcess({
+        ...invocation,
+        stdin: run.stdin,
+        timeoutMs: run.timeoutMs,
+        maxStdoutBytes: run.maxStdoutBytes,
+        maxStderrBytes: this.policy.maxStderrBytes,
+        ...(run.onSpawn === undefined ? {} : { onSpawn: run.onSpawn }),
+      });
+      return { outcome, exit: sandboxExit(outcome, host.sandbox.namespaces) };
+    } finally {
+      await scratch.remove();
+    }
+  }
+
+  private interpret(outcome: ProcessOutcome, exit: SandboxExit, timeoutMs: number): Record<string, unknown> {
+    const stderr = describeStderr(outcome);
+    if (outcome.spawnError !== undefined) {
+      throw new ScriptError(`the script could not be started: ${outcome.spawnError.message}`, {
+        cause: outcome.spawnError,
+      });
+    }
+    if (outcome.timedOut) {
+      throw new TimeoutError(
+        `the script ran longer than ${timeoutMs} ms and was stopped with every process it started`,
+        {
+          details: stderr,
+        },
+      );
+    }
+    if (outcome.stdoutOverflow) {
+      throw new ScriptError(
+        `the script wrote more than ${this.policy.maxOutputBytes} bytes to stdout: the output limit was hit, reading stopped and the script was killed`,
+        { details: stderr },
+      );
+    }
+    if (exit.kind === 'setup-error') throw new SecurityError(exit.message, { details: stderr });
+    if (exit.kind === 'unreported') {
+      throw new ScriptError('the sandbox ended without reporting how the script ended', {
+        details: stderr,
+        exit: { exitCode: outcome.exitCode, signal: outcome.signal },
+      });
+    }
+    if (exit.exitCode !== 0 || exit.signal !== null) {
+      throw new ScriptError(describeExit(exit), { details: [describeExit(exit), stderr].join('\n'), exit });
+    }
+    return parseOutput(outcome.stdout, stderr);
+  }
+}
+
+function parseOutput(stdout: Buffer, stderr: string): Record<string, unknown> {
+  const text = stdout.toString('utf8').trim();
+  if (text === '')
+    throw new ScriptError('the script printed nothing; it must print one JSON object', { details: stderr });
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ScriptError(`the script output is not JSON (${reason})`, {
+      details: `stdout: ${excerpt(text)}\n${stderr}`.trim(),
+    });
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ScriptError('the script output must be one JSON object', {
+      details: `stdout: ${excerpt(text)}`,
+    });
+  }
+  return parsed as Record<string, unknown>;
+}
+
+const SIGNAL_HINTS: Readonly<Record<string, string>> = {
+  SIGXCPU: ' (CPU time limit reached)',
+  SIGXFSZ: ' (file size limit reached)',
+  SIGKILL: ' (killed; possibly the memory limit)',
+};
+
+function describeExit(exit: ExitStatus): string {
+  if (exit.signal !== null)
+    return `the script was killed by ${exit.signal}${SIGNAL_HINTS[exit.signal] ?? ''}`;
+  return `the script exited with code ${exit.exitCode}`;
+}
+
+function describeStderr(outcome: ProcessOutcome): string {
+  const text = outcome.stderr.trim();
+  if (outcome.stderrDropped === 0) return text;
+  return `${text}\n… (${outcome.stderrDropped} more bytes of stderr dropped)`;
+}
+
+function excerpt(text: string): string {
+  return text.length <= EXCERPT_CHARS ? text : `${text.slice(0, EXCERPT_CHARS)}…`;
+}
+
+function toExecutionError(error: ScriptRunnerError): ScriptExecutionError {
+  return {
+    type: error.type,
+    message: error.message,
+    ...(error.details === undefined || error.details === '' ? {} : { details: error.details }),
+    code: error.code,
+    retryable: error.retryable,
+    ...(error.exit === undefined ? {} : { exitCode: error.exit.exitCode, signal: error.exit.signal }),
+  };
+}
