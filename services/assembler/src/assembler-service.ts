@@ -1,7 +1,7 @@
 /**
  * Starts the assembler's work on an open NATS connection: the mesh's streams and buckets, the registry
- * seeded from TOOLS_DIR, the live tool catalogue, and the received-task consumer. Kept apart from the
- * entry point so tests can run the service in-process.
+ * kept in step with TOOLS_DIR (read at start, then watched), the live tool catalogue, and the
+ * received-task consumer. Kept apart from the entry point so tests can run the service in-process.
  */
 import {
   AgentStore,
@@ -10,14 +10,18 @@ import {
   openMeshBuckets,
   PluginStore,
   TaskStatusStore,
+  type PluginCatalogue,
 } from '@agentmesh/bus';
 import type { Logger, RunningService, ServiceContext } from '@agentmesh/runtime';
+import type { KV } from '@nats-io/kv';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { AssembledTaskPublisher } from './assembled-task-publisher.js';
 import { credentialKeys, type AssemblerConfig } from './config.js';
 import { liveToolLookup } from './live-tool-lookup.js';
 import { ReceivedTaskConsumer } from './received-task-consumer.js';
-import { seedRegistry, type SeedReport } from './registry-seeder.js';
+import { watchToolDirectory, type ToolDirectoryWatch } from './tool-directory-watcher.js';
+import { syncToolFiles } from './tool-file-sync.js';
+import { logToolFileSync } from './tool-file-sync-log.js';
 import { TaskFailureRecorder } from './task-failure-recorder.js';
 
 export async function startAssembler({
@@ -30,13 +34,17 @@ export async function startAssembler({
   await ensureMeshStreams(jsm);
   const buckets = await openMeshBuckets(js);
 
-  if (config.TOOLS_DIR !== undefined) {
-    logSeedReport(log, config.TOOLS_DIR, await seedRegistry(buckets.plugins, config.TOOLS_DIR));
-  }
+  const toolFiles = await keepToolFilesInRegistry(config, log, buckets.plugins);
   const plugins = new PluginStore(buckets.plugins);
-  const catalogue = await plugins.catalogue((key, error) =>
-    log.warn({ tool: key, err: error }, 'registry entry does not parse; the tool is unavailable'),
-  );
+  let catalogue: PluginCatalogue;
+  try {
+    catalogue = await plugins.catalogue((key, error) =>
+      log.warn({ tool: key, err: error }, 'registry entry does not parse; the tool is unavailable'),
+    );
+  } catch (error) {
+    await toolFiles?.stop();
+    throw error;
+  }
   const statuses = new TaskStatusStore(buckets.tasks);
   let consumer: ReceivedTaskConsumer;
   try {
@@ -57,42 +65,41 @@ export async function startAssembler({
     });
   } catch (error) {
     catalogue.stop();
+    await toolFiles?.stop();
     throw error;
   }
   log.info(
-    { tools: catalogue.list().length, vault_kid: config.VAULT_KEY_ID },
+    { tools: catalogue.list().length, tools_watch: toolFiles?.mode, vault_kid: config.VAULT_KEY_ID },
     'assembler consuming received tasks',
   );
 
   return {
     async stop() {
+      await toolFiles?.stop();
       await consumer.stop();
       catalogue.stop();
     },
   };
 }
 
-function logSeedReport(log: Logger, dir: string, report: SeedReport): void {
-  for (const { path, reason } of report.rejected) {
-    log.warn({ tools_dir: dir, path, reason }, 'tool file rejected; skipped');
+/** Syncs TOOLS_DIR into the registry once, then (unless TOOLS_WATCH=false) after every change. */
+async function keepToolFilesInRegistry(
+  config: AssemblerConfig,
+  log: Logger,
+  registry: KV,
+): Promise<ToolDirectoryWatch | undefined> {
+  const dir = config.TOOLS_DIR;
+  if (dir === undefined) return undefined;
+  const sync = async (): Promise<void> => logToolFileSync(log, dir, await syncToolFiles(registry, dir));
+  if (!config.TOOLS_WATCH) {
+    await sync();
+    return undefined;
   }
-  for (const { path, name, winner } of report.shadowed) {
-    log.warn(
-      { tools_dir: dir, path, tool: name, winner },
-      'tool file shadowed by an earlier file of the same name',
-    );
-  }
-  for (const { path, name } of report.kept) {
-    log.debug({ tools_dir: dir, path, tool: name }, 'tool already in the registry; file not applied');
-  }
-  log.info(
-    {
-      tools_dir: dir,
-      added: report.added.map(({ name }) => name),
-      kept: report.kept.length,
-      shadowed: report.shadowed.length,
-      rejected: report.rejected.length,
-    },
-    'tool registry seeded',
-  );
+  return watchToolDirectory({
+    dir,
+    debounceMs: config.TOOLS_WATCH_DEBOUNCE_MS,
+    pollMs: config.TOOLS_POLL_MS,
+    sync,
+    log,
+  });
 }

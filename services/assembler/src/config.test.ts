@@ -70,6 +70,24 @@ describe('assembler configuration', () => {
     expect(JSON.stringify(problems)).not.toContain(good);
   });
 
+  it('with a tools directory, it is watched through filesystem events by default; a poll interval and watching off are read', () => {
+    const watched = loadConfig(assemblerConfigSchema, { ...validEnv, TOOLS_DIR: '/srv/tools' });
+    expect(watched).toMatchObject({ TOOLS_WATCH: true, TOOLS_WATCH_DEBOUNCE_MS: 200 });
+    expect(watched.TOOLS_POLL_MS).toBeUndefined();
+    const polled = loadConfig(assemblerConfigSchema, {
+      ...validEnv,
+      TOOLS_DIR: '/srv/tools',
+      TOOLS_WATCH: 'false',
+      TOOLS_POLL_MS: '1500',
+    });
+    expect(polled).toMatchObject({ TOOLS_WATCH: false, TOOLS_POLL_MS: 1500 });
+  });
+
+  it('a poll interval below 100 ms and a watch flag that is not a boolean are rejected', () => {
+    const problems = problemsOf({ ...validEnv, TOOLS_POLL_MS: '10', TOOLS_WATCH: 'sometimes' });
+    expect(problems.map((p) => p.variable).sort()).toEqual(['TOOLS_POLL_MS', 'TOOLS_WATCH']);
+  });
+
   it('every assembler variable is described', () => {
     for (const [name, schema] of Object.entries(assemblerConfigSchema.shape)) {
       expect(schema.description, name).toBeTruthy();

@@ -1,6 +1,7 @@
 /**
  * The assembler's configuration: the executors' vault public key it seals for, the master key(s) that
- * decrypt stored credentials, and where plugin files are seeded from. No secret has a default.
+ * decrypt stored credentials, and the directory of tool files kept in the registry (and how it is watched).
+ * No secret has a default.
  */
 import { baseConfigSchema } from '@agentmesh/runtime';
 import type { MasterKey } from '@agentmesh/vault';
@@ -74,7 +75,31 @@ export const assemblerConfigSchema = baseConfigSchema.extend({
     .min(1)
     .optional()
     .describe(
-      'Directory (searched recursively) of plugin JSON and *.tool.json files seeded into KV mesh_plugins at start',
+      'Directory (searched recursively) of tool files (seed 000 plugin JSON, seed 003 *.tool.json, ...) kept in KV mesh_plugins: added, changed and removed with their files; never overwriting a tool managed through the API',
+    ),
+  TOOLS_WATCH: z
+    .stringbool()
+    .default(true)
+    .describe(
+      'Watch TOOLS_DIR while running, so files added, edited or deleted take effect without a restart (false: read once at start). Ignored without TOOLS_DIR',
+    ),
+  TOOLS_POLL_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(3_600_000)
+    .optional()
+    .describe(
+      'Poll TOOLS_DIR every this many ms instead of using filesystem events (inotify): for filesystems that do not report changes, such as NFS. Unset: events, falling back to polling every 2000 ms when they cannot be used',
+    ),
+  TOOLS_WATCH_DEBOUNCE_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(60_000)
+    .default(200)
+    .describe(
+      'Quiet time after the last change in TOOLS_DIR before it is re-read, so a burst of writes makes one update',
     ),
   MAX_CONCURRENT_ASSEMBLIES: z.coerce
     .number()

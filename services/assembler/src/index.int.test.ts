@@ -47,7 +47,9 @@ it('the assembler seeds its tools, reports a bad tool file without stopping, con
     path: 'zz-broken.json',
     reason: expect.stringMatching(/^not valid JSON/),
   });
-  expect(service.logs.find((line) => line.msg === 'tool registry seeded')).toMatchObject({
+  expect(
+    service.logs.find((line) => line.msg === 'tool registry synchronised with the tools directory'),
+  ).toMatchObject({
     added: ['search_company_basic'],
     rejected: 1,
   });

@@ -25,6 +25,7 @@ describe('reading a tool directory', () => {
 
     const scan = await readToolFiles(dir);
 
+    expect(scan.listed).toBe(true);
     expect(scan.rejected).toEqual([]);
     expect(
       scan.tools.map(({ path, format, tool }) => ({ path, format, name: tool.name, type: tool.type })),
@@ -66,9 +67,10 @@ describe('reading a tool directory', () => {
     expect(scan.rejected).toEqual([{ path: 'huge.json', reason: expect.stringContaining('larger than') }]);
   });
 
-  it('a directory that does not exist is reported, not thrown', async () => {
+  it('a directory that does not exist is reported as not listed, not thrown', async () => {
     const missing = join(dir, 'nope');
     const scan = await readToolFiles(missing);
+    expect(scan.listed).toBe(false);
     expect(scan.tools).toEqual([]);
     expect(scan.rejected).toEqual([{ path: missing, reason: expect.stringContaining('cannot be read') }]);
   });

@@ -29,6 +29,11 @@ export interface RejectedToolFile {
 }
 
 export interface ToolFileScan {
+  /**
+   * False when the directory itself could not be listed: the scan then says nothing about which files
+   * exist, and must not be taken to mean that every tool file was deleted.
+   */
+  listed: boolean;
   /** Sorted by path. */
   tools: ToolFile[];
   rejected: RejectedToolFile[];
@@ -39,13 +44,17 @@ export async function readToolFiles(dir: string): Promise<ToolFileScan> {
   try {
     entries = await readdir(dir, { recursive: true });
   } catch (error) {
-    return { tools: [], rejected: [{ path: dir, reason: `directory cannot be read: ${errorText(error)}` }] };
+    return {
+      listed: false,
+      tools: [],
+      rejected: [{ path: dir, reason: `directory cannot be read: ${errorText(error)}` }],
+    };
   }
   const paths = entries
     .filter((entry) => entry.endsWith('.json'))
     .map((entry) => entry.split(sep).join('/'))
     .sort();
-  const scan: ToolFileScan = { tools: [], rejected: [] };
+  const scan: ToolFileScan = { listed: true, tools: [], rejected: [] };
   for (const path of paths) {
     const outcome = await readToolFile(join(dir, path));
     if ('reason' in outcome) scan.rejected.push({ path, reason: outcome.reason });
