@@ -154,3 +154,5 @@ export { detectToolFormat, importToolDefinition } from './tools/import.js';
 export type { DetectedToolFormat, ImportedTool } from './tools/import.js';
 export { toModelTool } from './tools/model-tool.js';
 export { requiredCredentials } from './tools/credentials.js';
+export { filterTools, toolNamespace, toolTags } from './tools/tool-filter.js';
+export type { ToolFilter } from './tools/tool-filter.js';

@@ -41,6 +41,7 @@ describe('NATS names', () => {
       'mesh_api_keys',
       'mesh_credentials',
       'mesh_idempotency',
+      'mesh_native_providers',
       'mesh_plugins',
       'mesh_recall_actions',
       'mesh_recall_tools',

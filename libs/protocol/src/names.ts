@@ -70,6 +70,11 @@ export const Buckets = {
   RECALL_TOOLS: 'mesh_recall_tools',
   /** Recall's short-lived cache of action-query answers, per (account, kn_id, at_id, identities). */
   RECALL_ACTIONS: 'mesh_recall_actions',
+  /**
+   * `<class_name>.<executor instance>` → which running executor provides a native tool; entries expire
+   * after a TTL unless the executor renews them, and are deleted when it stops.
+   */
+  NATIVE_PROVIDERS: 'mesh_native_providers',
 } as const;
 export type Bucket = (typeof Buckets)[keyof typeof Buckets];
 

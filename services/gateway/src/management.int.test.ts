@@ -106,6 +106,10 @@ describe('plugins', () => {
     expect(listed.body.plugins.map((tool: ToolDefinition) => tool.name).sort()).toEqual(
       ['qichacha', 'search_company_basic', scriptName].sort(),
     );
+    const core = await call(gw.url, 'GET', '/v1/admin/plugins?namespace=core&tag=python', { headers: admin });
+    expect(core.body.plugins.map((tool: ToolDefinition) => tool.name)).toEqual([scriptName]);
+    const none = await call(gw.url, 'GET', '/v1/admin/plugins?tag=no-such-tag', { headers: admin });
+    expect(none.body.plugins).toEqual([]);
     const read = await call(gw.url, 'GET', '/v1/admin/plugins/search_company_basic', { headers: admin });
     expect(read.body).toEqual(plugin.body.tool);
   });

@@ -4,7 +4,7 @@
  * recognised and converted. `GET /plugins`, `GET|PUT|DELETE /plugins/:name` (the canonical function
  * name), `POST /plugins` (409 when a tool of that name exists). Writes answer `{format, tool}`.
  */
-import { importToolDefinition, type ToolDefinition } from '@agentmesh/protocol';
+import { filterTools, importToolDefinition, type ToolDefinition } from '@agentmesh/protocol';
 import type { PluginStore } from '@agentmesh/bus';
 import type { FastifyInstance } from 'fastify';
 import { Conflict, InvalidRequest, NotFound, Rejection, sendRejection } from '../errors.js';
@@ -17,7 +17,13 @@ const FORMATS =
   'seed 000 plugin JSON, a seed 001 tool, a seed 003 *.tool.json, a seed 004 dynamic tool or a canonical definition';
 
 export function registerPluginRoutes(app: FastifyInstance, plugins: PluginStore): void {
-  app.get('/plugins', async () => ({ plugins: await plugins.list() }));
+  // `?tag=` and `?namespace=` filter by seed 003 tags and by the namespace of the tool's id.
+  app.get<{ Querystring: { tag?: string; namespace?: string } }>('/plugins', async (request) => ({
+    plugins: filterTools(await plugins.list(), {
+      tag: request.query.tag,
+      namespace: request.query.namespace,
+    }),
+  }));
 
   app.get<PluginParams>('/plugins/:name', async (request, reply) => {
     const tool = await plugins.get(request.params.name);

@@ -1,6 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { importTool, qichachaTool, seedFixture } from './__fixtures__/assembly.js';
+import { readFileSync } from 'node:fs';
+import type { ToolDefinition } from './canonical.js';
+import { importToolDefinition } from './import.js';
 import { filterTools, toolNamespace } from './tool-filter.js';
+
+const FIXTURES = new URL('../__fixtures__/seeds/', import.meta.url);
+const seedFixture = (name: string): unknown =>
+  JSON.parse(readFileSync(new URL(name, FIXTURES), 'utf8')) as unknown;
+function importTool(json: unknown): ToolDefinition {
+  const imported = importToolDefinition(json);
+  if (!imported.success) throw new Error(`fixture is not a tool: ${String(imported.error)}`);
+  return imported.tool;
+}
+const qichachaTool = (): ToolDefinition => importTool(seedFixture('000-s2-plugin.json'));
 
 const dataProcessor = importTool(seedFixture('003-s2.2.2-core-fields-external-script.tool.json'));
 const imageFilter = importTool(seedFixture('003-s2.2.2-core-fields-service-method.tool.json'));

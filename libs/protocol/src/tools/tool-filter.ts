@@ -3,7 +3,7 @@
  * `core:execute-python-script`). Pure, over canonical definitions, so the management API can list the
  * live catalogue the same way.
  */
-import type { ToolDefinition } from '@agentmesh/protocol';
+import type { ToolDefinition } from './canonical.js';
 
 export interface ToolFilter {
   /** Keeps tools carrying this tag (exact, case-sensitive). */
