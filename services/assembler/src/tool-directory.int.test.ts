@@ -19,6 +19,7 @@ import {
 } from '@agentmesh/bus';
 import {
   AssembledTask,
+  filterTools,
   taskAssembledSubject,
   taskReceivedSubject,
   type ReceivedTask,
@@ -44,7 +45,6 @@ import {
 } from './__fixtures__/assembly.js';
 import { startAssembler } from './assembler-service.js';
 import { assemblerConfigSchema } from './config.js';
-import { filterTools } from './tool-filter.js';
 
 const executorKey = generateVaultKeyPair('exec-tools');
 const masterKey = { kid: 'master-tools', key: randomBytes(32).toString('base64') };
