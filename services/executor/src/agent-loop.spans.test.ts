@@ -11,7 +11,8 @@ import { searchTool } from './__fixtures__/tasks.js';
 import { runAgentLoop } from './agent-loop.js';
 import { OpenAiChatClient } from './llm/index.js';
 import { toolExecutor } from './tool-dispatch.js';
-import { HttpToolRunner } from './tools/index.js';
+import { NativeToolRegistry } from './native-tools/index.js';
+import { DynamicToolRunner, HttpToolRunner } from './tools/index.js';
 
 const SEARCH_KEY = 'canary-span-key-77d2';
 const ARGUMENT_TEXT = 'canary-argument-text-19be';
@@ -56,7 +57,14 @@ it('each model call is a `chat` span and each tool call an `execute_tool` span w
     },
     {
       model: new OpenAiChatClient({ baseUrl: model.baseUrl, apiKey: 'canary-model-key-0c3a' }),
-      executeTool: toolExecutor({ http: httpTools }, { SEARCH_KEY }),
+      executeTool: toolExecutor(
+        {
+          http: httpTools,
+          dynamic: new DynamicToolRunner({ client: httpTools.client }),
+          native: new NativeToolRegistry(),
+        },
+        { vault: { SEARCH_KEY }, account: { id: 'acme' } },
+      ),
       emit: () => {},
     },
     new AbortController().signal,

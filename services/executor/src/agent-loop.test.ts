@@ -14,7 +14,8 @@ import { runAgentLoop, type AgentTask, type LoopOutcome, type ProgressEvent } fr
 import { OpenAiChatClient } from './llm/index.js';
 import { TaskAbort } from './task-abort.js';
 import { toolExecutor } from './tool-dispatch.js';
-import { HttpToolRunner } from './tools/index.js';
+import { NativeToolRegistry } from './native-tools/index.js';
+import { DynamicToolRunner, HttpToolRunner } from './tools/index.js';
 
 const SEARCH_KEY = 'canary-search-key-4f1c';
 
@@ -65,7 +66,14 @@ async function harness(modelOptions: ScriptedModelOptions, routes: RouteSpec[] =
         task,
         {
           model: client,
-          executeTool: toolExecutor({ http: runner }, { SEARCH_KEY }),
+          executeTool: toolExecutor(
+            {
+              http: runner,
+              dynamic: new DynamicToolRunner({ client: runner.client }),
+              native: new NativeToolRegistry(),
+            },
+            { vault: { SEARCH_KEY }, account: { id: 'acme' } },
+          ),
           emit: (event) => events.push(event),
         },
         abort.signal,
@@ -389,7 +397,7 @@ describe('the agent loop', () => {
     expect(h.model.requests).toHaveLength(3);
   });
 
-  it('when the model calls a tool type this executor cannot run yet, the model is told so and the task goes on', async () => {
+  it('when the model calls a native tool no executor provides, the model gets a NOT_FOUND "unavailable" tool error and the task goes on', async () => {
     const native: NativeTool = {
       type: 'NATIVE',
       name: 'clock',
@@ -403,8 +411,17 @@ describe('the agent loop', () => {
     const outcome = await h.run({ tools: [native] });
 
     const [answer] = toolMessages(h.model.requests[1]!);
-    expect(JSON.parse(answer!.content as string)).toMatchObject({ error: { code: 'TOOL_ERROR' } });
-    expect(answer!.content).toContain('NATIVE');
+    expect(JSON.parse(answer!.content as string)).toEqual({
+      error: {
+        code: 'NOT_FOUND',
+        message: 'native tool clock is unavailable (no running executor provides it); answer without it',
+        detail: { class_name: 'ClockTool' },
+      },
+    });
+    expect(h.events[1]).toMatchObject({
+      type: 'tool_result',
+      data: { ok: false, error: { code: 'NOT_FOUND' } },
+    });
     expect(outcome.type).toBe('done');
   });
 });

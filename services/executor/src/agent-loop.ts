@@ -2,8 +2,10 @@
  * The LLM tool-calling loop of one task attempt. Each step is one streamed model call: text deltas
  * become `message_chunk` events and reasoning deltas `tool_thinking`; when the model asks for tools,
  * every call is announced (`tool_start`), all of them run concurrently, each reports its `tool_result`
- * as it finishes, and their answers join the conversation in the order the model made the calls. The
- * loop ends when the model answers without tool calls (`done`), or with an `error` outcome.
+ * as it finishes, and their answers join the conversation in the order the model made the calls. Dynamic
+ * tools (seed 004) that a tool result carries in `_dynamic_tools` join the tools the model is offered from
+ * the next step on (see task-tools.ts). The loop ends when the model answers without tool calls (`done`),
+ * or with an `error` outcome.
  *
  * The loop publishes nothing itself and emits no terminal event: it hands progress events to `emit` and
  * returns the terminal outcome, so the caller decides what an attempt that was interrupted writes. Model,
@@ -12,7 +14,6 @@
  */
 import {
   ErrorCode,
-  toModelTool,
   type ChatAssistantMessage,
   type ChatMessage,
   type ChatToolCall,
@@ -24,6 +25,7 @@ import { chatSpanOptions, inSpan, markFailed, recordChatOutcome, toolSpanOptions
 import type { ChatRequest, ChatResult, CompleteOptions } from './llm/index.js';
 import { LlmError } from './llm/index.js';
 import { abortError } from './task-abort.js';
+import { shownToolResult, TaskToolSet, type DynamicToolsChange } from './task-tools.js';
 import { prepareToolCall, toolMessage, withCallIds, type PreparedToolCall } from './tool-call.js';
 import { toolFailure, type ToolOutcome } from './tools/index.js';
 
@@ -58,6 +60,8 @@ export interface AgentLoopDependencies {
   emit: (event: ProgressEvent) => void;
   /** Told about a tool executor that threw (a bug); the model gets an INTERNAL tool error instead. */
   onToolCrash?: (error: unknown, tool: ToolDefinition) => void;
+  /** Told which dynamic tools a tool's result added, replaced or had rejected. */
+  onDynamicTools?: (change: DynamicToolsChange, tool: string) => void;
   now?: () => number;
 }
 
@@ -65,7 +69,10 @@ export interface AgentTask {
   model: { name: string; temperature?: number; max_tokens?: number };
   /** The conversation so far (system prompt first, as the assembler put it). */
   messages: readonly ChatMessage[];
-  /** The tools the model may call; it sees only their name, description and parameters. */
+  /**
+   * The tools the model may call at first; it sees only their name, description and parameters. Dynamic
+   * tools found on the way are added to them.
+   */
   tools: readonly ToolDefinition[];
   /** Model calls allowed; a model still asking for tools on the last one ends the task. */
   maxSteps: number;
@@ -79,10 +86,9 @@ export async function runAgentLoop(
   const now = deps.now ?? Date.now;
   const startedAt = now();
   const conversation: ChatMessage[] = [...task.messages];
-  const tools = new Map(task.tools.map((tool) => [tool.name, tool]));
-  const request: Omit<ChatRequest, 'messages'> = {
+  const tools = new TaskToolSet(task.tools);
+  const settings: Omit<ChatRequest, 'messages' | 'tools'> = {
     model: task.model.name,
-    ...(tools.size > 0 ? { tools: task.tools.map(toModelTool) } : {}),
     ...(task.model.temperature === undefined ? {} : { temperature: task.model.temperature }),
     ...(task.model.max_tokens === undefined ? {} : { max_tokens: task.model.max_tokens }),
   };
@@ -92,7 +98,8 @@ export async function runAgentLoop(
     if (signal.aborted) return aborted(signal);
     let result: ChatResult;
     try {
-      result = await callModel(deps, { ...request, messages: conversation }, signal);
+      const offered = tools.size > 0 ? { tools: tools.modelTools() } : {};
+      result = await callModel(deps, { ...settings, ...offered, messages: conversation }, signal);
     } catch (error) {
       if (signal.aborted) return aborted(signal);
       if (error instanceof LlmError) {
@@ -120,7 +127,13 @@ export async function runAgentLoop(
       );
     }
     conversation.push(assistantTurn(result.message, calls));
-    conversation.push(...(await runToolCalls(calls, tools, deps, signal)));
+    const answered = await runToolCalls(calls, tools, deps, signal);
+    for (const { call, outcome, shown } of answered) {
+      conversation.push(toolMessage(call.callId, shown));
+      if (!outcome.ok) continue;
+      const change = tools.absorb(outcome.result);
+      if (change !== undefined) deps.onDynamicTools?.(change, call.toolName);
+    }
     if (signal.aborted) return aborted(signal);
   }
 }
@@ -147,12 +160,20 @@ function callModel(
   });
 }
 
+/** One call's outcome as its tool returned it, and as the model and the events are shown it. */
+interface AnsweredCall {
+  call: PreparedToolCall;
+  outcome: ToolOutcome;
+  shown: ToolOutcome;
+}
+
+/** Runs one step's calls; the outcomes come back in the order the model made the calls. */
 async function runToolCalls(
   calls: readonly ChatToolCall[],
-  tools: ReadonlyMap<string, ToolDefinition>,
+  tools: TaskToolSet,
   deps: AgentLoopDependencies,
   signal: AbortSignal,
-): Promise<ChatMessage[]> {
+): Promise<AnsweredCall[]> {
   const prepared = calls.map((call) => prepareToolCall(call, tools));
   for (const call of prepared) {
     deps.emit({
@@ -160,26 +181,24 @@ async function runToolCalls(
       data: { call_id: call.callId, tool: call.toolName, arguments: call.shownArguments },
     });
   }
-  const outcomes = await Promise.all(prepared.map((call) => runToolCall(call, deps, signal)));
-  return outcomes.map((outcome, index) => toolMessage(prepared[index]!.callId, outcome));
+  return Promise.all(prepared.map((call) => runToolCall(call, deps, signal)));
 }
 
 async function runToolCall(
   call: PreparedToolCall,
   deps: AgentLoopDependencies,
   signal: AbortSignal,
-): Promise<ToolOutcome> {
+): Promise<AnsweredCall> {
   const now = deps.now ?? Date.now;
   const startedAt = now();
   const outcome = 'failure' in call.run ? call.run.failure : await executeTool(call, call.run, deps, signal);
+  const shown = outcome.ok ? { ...outcome, result: shownToolResult(outcome.result) } : outcome;
   const base = { call_id: call.callId, tool: call.toolName, duration_ms: Math.max(0, now() - startedAt) };
   deps.emit({
     type: 'tool_result',
-    data: outcome.ok
-      ? { ...base, ok: true, result: outcome.result }
-      : { ...base, ok: false, error: outcome.error },
+    data: shown.ok ? { ...base, ok: true, result: shown.result } : { ...base, ok: false, error: shown.error },
   });
-  return outcome;
+  return { call, outcome, shown };
 }
 
 function executeTool(

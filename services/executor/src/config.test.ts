@@ -59,4 +59,41 @@ describe('executor configuration', () => {
       { variable: 'ACK_PROGRESS_MS', message: expect.stringContaining('below ACK_WAIT_MS') },
     ]);
   });
+
+  it('without SCRIPTS_DIR no script tools are configured; native tools and script limits take their defaults', () => {
+    const config = loadConfig(executorConfigSchema, { VAULT_PRIVATE_KEYS: `k2:${current.privateKey}` });
+    expect(config.SCRIPTS_DIR).toBeUndefined();
+    expect(config).toMatchObject({
+      RECALL_TIMEOUT_MS: 10_000,
+      NATIVE_PROVIDER_TTL_MS: 30_000,
+      SCRIPT_TIMEOUT_MS: 30_000,
+      SCRIPT_ENV_ALLOW_LIST: ['PATH', 'LANG', 'LC_ALL', 'TZ'],
+      SCRIPT_ALLOW_WRITE_PATHS: [],
+      SCRIPT_ALLOW_NETWORK_HOSTS: [],
+      SCRIPT_REQUIRE_ISOLATION: true,
+    });
+  });
+
+  it('a relative write path and a flag that is no boolean are refused, naming the variable', () => {
+    const problems = problemsOf({
+      VAULT_PRIVATE_KEYS: `k2:${current.privateKey}`,
+      SCRIPT_ALLOW_WRITE_PATHS: '/srv/out, relative/dir',
+      SCRIPT_REQUIRE_ISOLATION: 'maybe',
+    });
+    expect(problems).toEqual([
+      { variable: 'SCRIPT_ALLOW_WRITE_PATHS.1', message: 'must be an absolute path' },
+      { variable: 'SCRIPT_REQUIRE_ISOLATION', message: 'must be true or false' },
+    ]);
+  });
+
+  it('a script cache inside the scripts directory, or a default timeout above the maximum, is refused', () => {
+    const problems = problemsOf({
+      VAULT_PRIVATE_KEYS: `k2:${current.privateKey}`,
+      SCRIPTS_DIR: '/srv/tools',
+      SCRIPTS_CACHE_DIR: '/srv/tools/.cache',
+      SCRIPT_TIMEOUT_MS: '60000',
+      SCRIPT_MAX_TIMEOUT_MS: '30000',
+    });
+    expect(problems.map((p) => p.variable)).toEqual(['SCRIPT_TIMEOUT_MS', 'SCRIPTS_CACHE_DIR']);
+  });
 });

@@ -1,8 +1,11 @@
 /**
  * The executor's configuration: the base variables every service reads, plus the vault keys it opens
  * task vaults with, how many tasks it runs at once, the redelivery policy of its JetStream consumer,
- * and the budgets of model and tool calls.
+ * the budgets of model and tool calls, its native tools (recall, provider announcements) and the
+ * sandbox policy of script tools.
  */
+import { isAbsolute, relative } from 'node:path';
+import { tmpdir } from 'node:os';
 import { baseConfigSchema } from '@agentmesh/runtime';
 import { importVaultPrivateKey } from '@agentmesh/vault';
 import { z } from 'zod';
@@ -41,15 +44,25 @@ const VaultPrivateKeys = z.string().transform((raw, ctx): ReadonlyMap<string, st
 
 const positiveInt = () => z.coerce.number().int().positive();
 
-const HostList = z
+/** `true`/`false`/`1`/`0`/`yes`/`no`/`on`/`off`; `z.coerce.boolean()` would read "false" as true. */
+const Flag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'], { error: 'must be true or false' })
+  .transform((value) => ['true', '1', 'yes', 'on'].includes(value));
+
+const AbsolutePath = z.string().refine(isAbsolute, 'must be an absolute path');
+
+/** Comma-separated values, blanks dropped. */
+const CommaList = z
   .string()
   .default('')
   .transform((raw) =>
     raw
       .split(',')
-      .map((host) => host.trim())
+      .map((item) => item.trim())
       .filter(Boolean),
   );
+
+const AbsolutePathList = CommaList.pipe(z.array(AbsolutePath));
 
 export const executorConfigSchema = baseConfigSchema
   .extend({
@@ -104,8 +117,56 @@ export const executorConfigSchema = baseConfigSchema
       .describe(
         'Bytes of a tool response passed to the model; longer responses are cut and marked as truncated',
       ),
-    OUTBOUND_ALLOW_HOSTS: HostList.describe(
+    OUTBOUND_ALLOW_HOSTS: CommaList.describe(
       'Comma-separated hosts, IPs or CIDRs tools may reach although private, loopback or link-local (SSRF allow-list), e.g. 127.0.0.1',
+    ),
+    RECALL_TIMEOUT_MS: positiveInt()
+      .default(10_000)
+      .describe("How long the recall_actions tool waits for the recall service's answer"),
+    NATIVE_PROVIDER_TTL_MS: z.coerce
+      .number()
+      .int()
+      .min(1_000)
+      .default(30_000)
+      .describe(
+        "Lifetime of this executor's announcements in mesh_native_providers (renewed three times per lifetime); a crashed executor stops counting as a provider after it",
+      ),
+    SCRIPTS_DIR: AbsolutePath.optional().describe(
+      'Base directory of script tools (execute_script and *.tool.json scripts); scripts outside it are refused. Unset: this executor provides no script tools',
+    ),
+    SCRIPTS_CACHE_DIR: AbsolutePath.default(`${tmpdir()}/agentmesh-scripts`).describe(
+      'Where script dependency environments and per-run scratch directories live; must not lie inside SCRIPTS_DIR',
+    ),
+    SCRIPT_TIMEOUT_MS: positiveInt()
+      .default(30_000)
+      .describe('Budget of one script run whose call names none'),
+    SCRIPT_MAX_TIMEOUT_MS: positiveInt()
+      .default(300_000)
+      .describe('Most a call of execute_script may ask for with timeoutMs'),
+    SCRIPT_MAX_INPUT_BYTES: positiveInt()
+      .default(1024 * 1024)
+      .describe('Largest JSON input a script gets on stdin'),
+    SCRIPT_MAX_OUTPUT_BYTES: positiveInt()
+      .default(1024 * 1024)
+      .describe('Most stdout a script may write; past it the script is killed and the call fails'),
+    SCRIPT_CPU_SECONDS: positiveInt().default(30).describe('CPU seconds of one script run (RLIMIT_CPU)'),
+    SCRIPT_MEMORY_MB: positiveInt()
+      .default(1024)
+      .describe('Memory of one script run in MiB (address space for Python, data segment for Node and Bun)'),
+    SCRIPT_MAX_PROCESSES: positiveInt()
+      .default(64)
+      .describe('Processes the sandbox user may have at once (RLIMIT_NPROC)'),
+    SCRIPT_ENV_ALLOW_LIST: CommaList.default(['PATH', 'LANG', 'LC_ALL', 'TZ']).describe(
+      "Comma-separated names of this executor's environment variables scripts may see; nothing else of it reaches them",
+    ),
+    SCRIPT_ALLOW_WRITE_PATHS: AbsolutePathList.describe(
+      'Comma-separated absolute directories script tools may be granted write access to (a tool asks in securityContext.fileAccess.allowWrite); empty: none',
+    ),
+    SCRIPT_ALLOW_NETWORK_HOSTS: CommaList.describe(
+      'Comma-separated hosts script tools may be granted network access for (`*`, `*.domain` or a name; a tool asks in securityContext.networkAccess.allowHosts); empty: no network',
+    ),
+    SCRIPT_REQUIRE_ISOLATION: Flag.default(true).describe(
+      'Refuse to run scripts when the namespace sandbox cannot be created (true), or run them with only the uid drop and rlimits (false)',
     ),
     EXECUTOR_ID: z
       .string()
@@ -115,6 +176,20 @@ export const executorConfigSchema = baseConfigSchema
       .describe('Name of this instance in logs and spans; default executor-<pid>'),
   })
   .superRefine((config, ctx) => {
+    if (config.SCRIPT_TIMEOUT_MS > config.SCRIPT_MAX_TIMEOUT_MS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['SCRIPT_TIMEOUT_MS'],
+        message: `must not exceed SCRIPT_MAX_TIMEOUT_MS (${config.SCRIPT_MAX_TIMEOUT_MS})`,
+      });
+    }
+    if (config.SCRIPTS_DIR !== undefined && isWithin(config.SCRIPTS_DIR, config.SCRIPTS_CACHE_DIR)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['SCRIPTS_CACHE_DIR'],
+        message: 'must not lie inside SCRIPTS_DIR (scripts must never see dependency environments as files)',
+      });
+    }
     if (config.ACK_PROGRESS_MS >= config.ACK_WAIT_MS) {
       ctx.addIssue({
         code: 'custom',
@@ -125,3 +200,8 @@ export const executorConfigSchema = baseConfigSchema
   });
 
 export type ExecutorConfig = z.infer<typeof executorConfigSchema>;
+
+function isWithin(dir: string, candidate: string): boolean {
+  const path = relative(dir, candidate);
+  return path === '' || (!path.startsWith('..') && !isAbsolute(path));
+}

@@ -1,6 +1,7 @@
 /**
  * The executor service put together: mesh streams and buckets, the shared task consumer, the cancel
- * listener, and the runners a task attempt needs. `startExecutor` is what `runService` starts, exported
+ * listener, the runners a task attempt needs, and its native tools published (mirrored into the registry,
+ * announced as provided while it runs). `startExecutor` is what `runService` starts, exported
  * so tests can run executors in-process on a NATS connection of their own.
  */
 import { ensureMeshStreams, openMeshBuckets, TaskStatusStore } from '@agentmesh/bus';
@@ -8,11 +9,11 @@ import type { RunningService, ServiceContext } from '@agentmesh/runtime';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { CancelListener } from './cancel-listener.js';
 import type { ExecutorConfig } from './config.js';
+import { createToolRunners, publishNativeTools } from './executor-tools.js';
 import { OpenAiChatClient } from './llm/index.js';
 import { RunningTasks } from './running-tasks.js';
 import { ensureExecutorConsumer, TaskConsumer } from './task-consumer.js';
 import { TaskRunner } from './task-runner.js';
-import { HttpToolRunner } from './tools/index.js';
 
 /** Share of SHUTDOWN_TIMEOUT_MS running tasks get to finish; the rest covers handing back and draining. */
 const STOP_GRACE_SHARE = 0.6;
@@ -22,7 +23,8 @@ export async function startExecutor({
   log: serviceLog,
   nc,
 }: ServiceContext<ExecutorConfig>): Promise<RunningService> {
-  const log = serviceLog.child({ executor_id: config.EXECUTOR_ID ?? `executor-${process.pid}` });
+  const executorId = config.EXECUTOR_ID ?? `executor-${process.pid}`;
+  const log = serviceLog.child({ executor_id: executorId });
   const jsm = await jetstreamManager(nc);
   const js = jetstream(nc);
   await ensureMeshStreams(jsm);
@@ -33,20 +35,22 @@ export async function startExecutor({
     maxAckPending: config.CONSUMER_MAX_ACK_PENDING,
   });
 
+  const tools = createToolRunners(config, nc);
+  const nativeTools = await publishNativeTools(js, buckets.plugins, tools.runners.native, {
+    executorId,
+    ttlMs: config.NATIVE_PROVIDER_TTL_MS,
+    log,
+  });
+
   const running = new RunningTasks();
   const cancels = CancelListener.start(nc, running, log);
-  const httpTools = new HttpToolRunner({
-    guard: { allowHosts: config.OUTBOUND_ALLOW_HOSTS },
-    maxResponseBytes: config.TOOL_RESULT_MAX_BYTES,
-    defaultTimeoutMs: config.TOOL_TIMEOUT_MS,
-  });
   const runner = new TaskRunner({
     js,
     jsm,
     statuses: new TaskStatusStore(buckets.tasks),
     keyring: config.VAULT_PRIVATE_KEYS,
     running,
-    httpTools,
+    tools: tools.runners,
     createModel: (options) => new OpenAiChatClient({ ...options, maxRetries: config.LLM_MAX_RETRIES }),
     maxDeliver: config.MAX_DELIVER,
     llmTimeoutMs: config.LLM_TIMEOUT_MS,
@@ -71,7 +75,15 @@ export async function startExecutor({
       await consumer.stop();
       // After the consumer: tasks finishing during the grace period can still be cancelled.
       await cancels.stop();
-      await httpTools.close();
+      await nativeTools
+        .stop()
+        .catch((error: unknown) =>
+          log.warn(
+            { err: error },
+            'withdrawing the native tool announcements failed; they expire on their own',
+          ),
+        );
+      await tools.close();
     },
   };
 }

@@ -22,12 +22,13 @@ import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { MsgHdrs } from '@nats-io/transport-node';
 import { context, SpanKind, trace, type Span } from '@opentelemetry/api';
 import { runAgentLoop, type AgentTask, type ChatModel, type LoopOutcome } from './agent-loop.js';
+import { XmlToolProtocolModel } from './xml-protocol/index.js';
 import { GenAiAttribute, GenAiOperation, inSpan, markFailed } from './gen-ai-spans.js';
 import type { RunningTasks } from './running-tasks.js';
 import { AbortCause, TaskAbort, type TaskAbortReason } from './task-abort.js';
 import { TaskEventSink } from './task-event-sink.js';
-import { toolExecutor } from './tool-dispatch.js';
-import type { HttpToolRunner } from './tools/index.js';
+import { toolExecutor, type ToolRunners } from './tool-dispatch.js';
+import type { TaskAccount } from './tools/index.js';
 
 /** What the consumer does with the task's message once the attempt is over. */
 export const AttemptDisposition = {
@@ -54,7 +55,7 @@ export interface TaskRunnerDependencies {
   statuses: TaskStatusStore;
   keyring: VaultKeyring;
   running: RunningTasks;
-  httpTools: HttpToolRunner;
+  tools: ToolRunners;
   createModel: (options: ModelClientOptions) => ChatModel;
   maxDeliver: number;
   /** Per model call, unless the task's model config sets `timeout_ms`. */
@@ -172,11 +173,17 @@ export class TaskRunner {
   ): Promise<LoopOutcome> {
     const model = task.runtime_config.model;
     const apiKey = vault[MODEL_API_KEY_VAULT_ENTRY];
-    const client = this.deps.createModel({
+    const chatClient = this.deps.createModel({
       baseUrl: model.base_url,
       timeoutMs: model.timeout_ms ?? this.deps.llmTimeoutMs,
       ...(apiKey ? { apiKey } : {}),
     });
+    // Models without native function calling speak seed 003's <ACTION>/<OBSERVATION>; the adapter
+    // keeps the loop (and so the event stream) the same as with function calling.
+    const client =
+      model.tool_protocol === 'xml'
+        ? new XmlToolProtocolModel(chatClient, { tools: task.runtime_config.tools })
+        : chatClient;
     const agentTask: AgentTask = {
       model: {
         name: model.model_name,
@@ -192,10 +199,17 @@ export class TaskRunner {
         agentTask,
         {
           model: client,
-          executeTool: toolExecutor({ http: this.deps.httpTools }, vault),
+          executeTool: toolExecutor(this.deps.tools, { vault, account: accountOf(task) }),
           emit: sink.emit,
           onToolCrash: (error, tool) =>
             this.deps.log.error({ err: error, tool: tool.name }, 'tool runner threw'),
+          onDynamicTools: (change, tool) => {
+            const { added, replaced, rejected } = change;
+            if (added.length > 0 || replaced.length > 0) {
+              this.deps.log.info({ tool, added, replaced }, 'dynamic tools joined the task');
+            }
+            if (rejected.length > 0) this.deps.log.warn({ tool, rejected }, 'dynamic tools rejected');
+          },
         },
         signal,
       );
@@ -293,6 +307,12 @@ function parentContext(headers: MsgHdrs | undefined, traceId: string) {
   return trace.getSpanContext(extracted)?.traceId === traceId ? extracted : taskRootContext(traceId);
 }
 
+/** The account the task runs for, as tools pass it on (seed 004's x-account-id / x-account-type). */
+function accountOf(task: AssembledTask): TaskAccount {
+  const { account_id: id, account_type: type } = task.task_meta;
+  return type === undefined ? { id } : { id, type };
+}
+
 /** Epoch ms at which this attempt must stop: the earlier of its own budget and the task's deadline. */
 function deadlineOf(task: AssembledTask, startedAt: number): number | undefined {
   const candidates = [
@@ -306,9 +326,6 @@ function unsupportedModel(task: AssembledTask): string | undefined {
   const model = task.runtime_config.model;
   if (model.provider !== 'openai') {
     return `model provider "${model.provider}" is not supported; this executor speaks OpenAI-compatible chat completions (provider "openai")`;
-  }
-  if (model.tool_protocol !== 'native') {
-    return `tool_protocol "${model.tool_protocol}" is not supported by this executor yet; use "native"`;
   }
   return undefined;
 }

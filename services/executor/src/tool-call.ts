@@ -17,20 +17,23 @@ export interface PreparedToolCall {
   readonly run: { tool: ToolDefinition; args: Record<string, unknown> } | { failure: ToolOutcome };
 }
 
+/** The tools a call may name (the task's tool set). */
+export interface ToolLookup {
+  get(name: string): ToolDefinition | undefined;
+  names(): string[];
+}
+
 /** Used when a model sends a call without a name; events require a non-empty name. */
 const UNNAMED_TOOL = '(unnamed)';
 
-export function prepareToolCall(
-  call: ChatToolCall,
-  tools: ReadonlyMap<string, ToolDefinition>,
-): PreparedToolCall {
+export function prepareToolCall(call: ChatToolCall, tools: ToolLookup): PreparedToolCall {
   const toolName = call.function.name || UNNAMED_TOOL;
   const parsed = parseToolArguments(call.function.arguments);
   const shownArguments = parsed.ok ? parsed.value : call.function.arguments;
   const prepared = { callId: call.id, toolName, shownArguments };
   const tool = tools.get(call.function.name);
   if (tool === undefined) {
-    const known = [...tools.keys()];
+    const known = tools.names();
     const offer = known.length === 0 ? 'no tools are available' : `available tools: ${known.join(', ')}`;
     return {
       ...prepared,

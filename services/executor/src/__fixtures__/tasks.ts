@@ -1,6 +1,5 @@
-// Builders for the tools and tasks the executor's tests run. Plain data, no test-kit imports: this file is
-// compiled with the package (the build excludes only `*.test.ts`).
-import type { AssembledTask, HttpTool, SealedVault } from '@agentmesh/protocol';
+// Builders for the tools and tasks the executor's tests run. Plain data, no test-kit imports.
+import type { AssembledTask, HttpTool, SealedVault, ToolDefinition } from '@agentmesh/protocol';
 
 /** A GET tool on `<origin>/<path>` taking `{q: string}` in the query, authenticated by an api key header. */
 export function searchTool(origin: string, name = 'search', path = `/${name}`): HttpTool {
@@ -25,7 +24,8 @@ export interface AssembledTaskOptions {
   modelBaseUrl: string;
   vault: SealedVault;
   userMessage: string;
-  tools?: HttpTool[];
+  accountType?: string;
+  tools?: ToolDefinition[];
   maxSteps?: number;
   deadlineMs?: number;
 }
@@ -37,6 +37,7 @@ export function assembledTask(options: AssembledTaskOptions): AssembledTask {
       trace_id: options.traceId,
       user_id: 'user-1',
       account_id: options.accountId,
+      ...(options.accountType === undefined ? {} : { account_type: options.accountType }),
       submitted_at: new Date().toISOString(),
     },
     input: {

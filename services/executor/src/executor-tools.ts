@@ -1,0 +1,109 @@
+/**
+ * The executor's tool runners, built once from its configuration and shared by every task: the guarded
+ * HTTP client (HTTP plugins and dynamic tools send through the same one), the script sandbox (when a
+ * scripts directory is configured) and the native tools. Also publishes the native tools: mirrored into
+ * the registry, and announced as provided by this instance for as long as it runs.
+ */
+import { ScriptRunner } from '@agentmesh/script-runner';
+import type { Logger } from '@agentmesh/runtime';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { ExecutorConfig } from './config.js';
+import {
+  executeScriptTool,
+  mirrorNativeTools,
+  NativeProviderAnnouncer,
+  NativeToolRegistry,
+  openNativeProvidersBucket,
+  recallActionsTool,
+  ScriptTools,
+} from './native-tools/index.js';
+import type { ToolRunners } from './tool-dispatch.js';
+import { DynamicToolRunner, HttpToolRunner } from './tools/index.js';
+
+const MIB = 1024 * 1024;
+
+export interface ExecutorToolRunners {
+  readonly runners: ToolRunners;
+  close(): Promise<void>;
+}
+
+export function createToolRunners(config: ExecutorConfig, nc: NatsConnection): ExecutorToolRunners {
+  const http = new HttpToolRunner({
+    guard: { allowHosts: config.OUTBOUND_ALLOW_HOSTS },
+    maxResponseBytes: config.TOOL_RESULT_MAX_BYTES,
+    defaultTimeoutMs: config.TOOL_TIMEOUT_MS,
+  });
+  const dynamic = new DynamicToolRunner({ client: http.client });
+  const scripts = config.SCRIPTS_DIR === undefined ? undefined : scriptTools(config, config.SCRIPTS_DIR);
+  const native = new NativeToolRegistry([recallActionsTool({ nc, timeoutMs: config.RECALL_TIMEOUT_MS })]);
+  if (scripts !== undefined) native.add(executeScriptTool(scripts));
+  return {
+    runners: { http, dynamic, native, ...(scripts === undefined ? {} : { scripts }) },
+    async close() {
+      await dynamic.close();
+      await http.close();
+    },
+  };
+}
+
+function scriptTools(config: ExecutorConfig, baseDir: string): ScriptTools {
+  const runner = new ScriptRunner({
+    baseDir,
+    cacheDir: config.SCRIPTS_CACHE_DIR,
+    // The runner passes scripts only the allow-listed variables of it.
+    hostEnv: process.env,
+    defaultTimeoutMs: config.SCRIPT_TIMEOUT_MS,
+    maxInputBytes: config.SCRIPT_MAX_INPUT_BYTES,
+    maxOutputBytes: config.SCRIPT_MAX_OUTPUT_BYTES,
+    limits: {
+      cpuSeconds: config.SCRIPT_CPU_SECONDS,
+      memoryBytes: config.SCRIPT_MEMORY_MB * MIB,
+      maxProcesses: config.SCRIPT_MAX_PROCESSES,
+    },
+    envAllowList: config.SCRIPT_ENV_ALLOW_LIST,
+    allowWritePaths: config.SCRIPT_ALLOW_WRITE_PATHS,
+    allowNetworkHosts: config.SCRIPT_ALLOW_NETWORK_HOSTS,
+    requireIsolation: config.SCRIPT_REQUIRE_ISOLATION,
+  });
+  return new ScriptTools({
+    runner,
+    defaultTimeoutMs: config.SCRIPT_TIMEOUT_MS,
+    maxTimeoutMs: config.SCRIPT_MAX_TIMEOUT_MS,
+  });
+}
+
+export interface PublishedNativeTools {
+  /** Withdraws this instance's announcements. */
+  stop(): Promise<void>;
+}
+
+/** Mirrors the native tools into `mesh_plugins` and announces them in `mesh_native_providers`. */
+export async function publishNativeTools(
+  js: JetStreamClient,
+  plugins: KV,
+  registry: NativeToolRegistry,
+  options: { executorId: string; ttlMs: number; log: Logger },
+): Promise<PublishedNativeTools> {
+  const { log } = options;
+  const report = await mirrorNativeTools(plugins, registry.definitions());
+  for (const { name, holder } of report.refused) {
+    log.warn(
+      { tool: name, holder },
+      'native tool not mirrored: the registry holds another tool of that name',
+    );
+  }
+  log.info(
+    { written: report.written, unchanged: report.unchanged },
+    'native tools mirrored into the registry',
+  );
+  const providers = await openNativeProvidersBucket(js, { ttlMs: options.ttlMs });
+  const announcer = await NativeProviderAnnouncer.start(providers, {
+    executorId: options.executorId,
+    classNames: registry.classNames(),
+    ttlMs: options.ttlMs,
+    onError: (error) => log.warn({ err: error }, 'renewing the native tool announcements failed'),
+  });
+  return { stop: () => announcer.stop() };
+}

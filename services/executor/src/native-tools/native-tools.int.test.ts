@@ -1,0 +1,272 @@
+// Native tools on real NATS: the registry mirror in `mesh_plugins`, provider announcements in
+// `mesh_native_providers`, and `recall_actions` against a recall stand-in answering on `mesh.recall.actions`.
+import { openMeshBuckets, PluginStore } from '@agentmesh/bus';
+import { Buckets, newTraceId, type HttpTool, type NativeTool } from '@agentmesh/protocol';
+import { startTelemetry, taskRootContext, type Telemetry } from '@agentmesh/runtime';
+import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
+import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { context } from '@opentelemetry/api';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { appendixDynamicTool, recallAnswer } from '../__fixtures__/recall-answers.js';
+import { startRecallStandIn, type RecallStandIn } from '../__fixtures__/recall-stand-in.js';
+import { toolSuccess, type TaskAccount } from '../tools/index.js';
+import {
+  defineNativeTool,
+  mirrorNativeTools,
+  NativeProviderAnnouncer,
+  nativeToolProviders,
+  openNativeProvidersBucket,
+  recallActionsTool,
+} from './index.js';
+
+let nats: NatsServer;
+let nc: NatsConnection;
+let js: JetStreamClient;
+let plugins: KV;
+let providers: KV;
+let telemetry: Telemetry;
+
+beforeAll(async () => {
+  // Registers the W3C propagator and the context manager, as a running service has them.
+  telemetry = startTelemetry({ service: 'executor-test', env: {} });
+  nats = await startNats();
+  nc = await connect({ servers: nats.url });
+  js = jetstream(nc);
+  plugins = (await openMeshBuckets(js)).plugins;
+  providers = await openNativeProvidersBucket(js, { ttlMs: 60_000 });
+});
+
+afterAll(async () => {
+  await nc?.drain();
+  await nats?.stop();
+  await telemetry?.shutdown();
+});
+
+const clockTool = (description = 'tells the time', name = 'clock') =>
+  defineNativeTool({
+    name,
+    description,
+    className: 'ClockTool',
+    input: z.object({ zone: z.string().default('UTC') }),
+    run: async () => toolSuccess('12:00'),
+  }).definition;
+
+describe('the native tool mirror in mesh_plugins', () => {
+  it("a missing entry is written, an equal one left alone, a changed one updated; readers see the code's definition", async () => {
+    const first = await mirrorNativeTools(plugins, [clockTool()]);
+    const revision = (await plugins.get('clock'))?.revision;
+    const again = await mirrorNativeTools(plugins, [clockTool()]);
+    const changed = await mirrorNativeTools(plugins, [clockTool('tells the time, precisely')]);
+
+    expect(first).toEqual({ written: ['clock'], unchanged: [], refused: [] });
+    expect(again).toEqual({ written: [], unchanged: ['clock'], refused: [] });
+    expect(revision).toBeDefined();
+    expect(changed.written).toEqual(['clock']);
+    expect(await new PluginStore(plugins).get('clock')).toEqual(clockTool('tells the time, precisely'));
+  });
+
+  it('executors starting together with one definition write it once between them', async () => {
+    const tool = clockTool('shared', 'shared_clock');
+    const reports = await Promise.all(Array.from({ length: 4 }, () => mirrorNativeTools(plugins, [tool])));
+
+    expect(reports.flatMap((report) => report.written)).toEqual(['shared_clock']);
+    expect(reports.flatMap((report) => report.unchanged)).toHaveLength(3);
+    expect(await new PluginStore(plugins).get('shared_clock')).toEqual(tool);
+  });
+
+  it('an HTTP plugin holding the name is not overwritten: the native tool is reported as refused', async () => {
+    const plugin: HttpTool = {
+      type: 'HTTP',
+      name: 'taken_name',
+      description: 'somebody else',
+      parameters: { type: 'object', properties: {} },
+      execution: { method: 'GET', url: 'http://127.0.0.1:9/x' },
+    };
+    await new PluginStore(plugins).put(plugin);
+    const report = await mirrorNativeTools(plugins, [clockTool('x', 'taken_name')]);
+
+    expect(report.refused).toEqual([{ name: 'taken_name', holder: 'a HTTP tool' }]);
+    expect(await new PluginStore(plugins).get('taken_name')).toEqual(plugin);
+  });
+
+  it("a broken entry under a native tool's name is repaired", async () => {
+    await plugins.put('repaired_clock', new TextEncoder().encode('{"type":"NATIVE"'));
+    const report = await mirrorNativeTools(plugins, [clockTool('x', 'repaired_clock')]);
+
+    expect(report.written).toEqual(['repaired_clock']);
+    expect((await new PluginStore(plugins).get('repaired_clock')) as NativeTool).toMatchObject({
+      class_name: 'ClockTool',
+    });
+  });
+});
+
+describe('native tool providers in mesh_native_providers', () => {
+  it('an executor announces its classes while it runs and withdraws them when it stops; two instances of one id are told apart', async () => {
+    const onError = (error: unknown) => {
+      throw error;
+    };
+    const a = await NativeProviderAnnouncer.start(providers, {
+      executorId: 'executor-1',
+      classNames: ['RecallActionsTool', 'ExecuteScriptTool'],
+      ttlMs: 60_000,
+      onError,
+    });
+    const b = await NativeProviderAnnouncer.start(providers, {
+      executorId: 'executor-1',
+      classNames: ['RecallActionsTool'],
+      ttlMs: 60_000,
+      onError,
+    });
+
+    expect(await nativeToolProviders(providers, 'RecallActionsTool')).toEqual(['executor-1', 'executor-1']);
+    expect(await nativeToolProviders(providers, 'ExecuteScriptTool')).toEqual(['executor-1']);
+    expect(await nativeToolProviders(providers, 'DeepSearchTool')).toEqual([]);
+    expect(await nativeToolProviders(providers, '>')).toEqual([]);
+
+    await a.stop();
+    expect(await nativeToolProviders(providers, 'ExecuteScriptTool')).toEqual([]);
+    expect(await nativeToolProviders(providers, 'RecallActionsTool')).toEqual(['executor-1']);
+    await b.stop();
+    expect(await nativeToolProviders(providers, 'RecallActionsTool')).toEqual([]);
+  });
+
+  it('an announcement that is not renewed expires after the bucket TTL', async () => {
+    // A bucket of its own with a short TTL, written once by hand: what a crashed executor leaves.
+    const shortLived = await new Kvm(js).create('test_native_providers_ttl', { history: 1, ttl: 1_000 });
+    await shortLived.put('ClockTool.crashed_1', new TextEncoder().encode('{"executor_id":"crashed"}'));
+    expect(await nativeToolProviders(shortLived, 'ClockTool')).toEqual(['crashed']);
+
+    await waitFor(async () => (await nativeToolProviders(shortLived, 'ClockTool')).length === 0, {
+      timeoutMs: 10_000,
+      description: 'the stale announcement to expire',
+    });
+  });
+
+  it("the bucket is the protocol's mesh_native_providers, with the TTL it was created with", async () => {
+    expect(await providers.status()).toMatchObject({ bucket: Buckets.NATIVE_PROVIDERS, ttl: 60_000 });
+  });
+});
+
+describe('recall_actions', () => {
+  let recall: RecallStandIn | undefined;
+  const input = {
+    kn_id: 'kn_medical',
+    at_id: 'generate_treatment_plan',
+    unique_identity: { disease_id: 'd1' },
+  };
+  const ctx = (account: TaskAccount = { id: 'acme', type: 'org' }) => ({
+    callId: 'call_1',
+    signal: new AbortController().signal,
+    account,
+  });
+
+  beforeEach(async () => {
+    await recall?.stop();
+    recall = undefined;
+  });
+  afterAll(async () => {
+    await recall?.stop();
+  });
+
+  it("asks recall with the task's account headers and trace context, and answers its _dynamic_tools", async () => {
+    const tool = appendixDynamicTool('http://127.0.0.1:9/proxy');
+    recall = await startRecallStandIn(nc, () => ({ tools: recallAnswer(tool) }));
+    const traceId = newTraceId();
+    const outcome = await context.with(taskRootContext(traceId), () =>
+      recallActionsTool({ nc, timeoutMs: 5_000 }).run(input, ctx()),
+    );
+
+    expect(outcome).toMatchObject({
+      ok: true,
+      result: { _dynamic_tools: [{ name: 'query_object_instances' }] },
+    });
+    expect(recall.requests).toEqual([
+      {
+        body: input,
+        headers: expect.objectContaining({
+          'x-account-id': 'acme',
+          'x-account-type': 'org',
+          traceparent: expect.stringContaining(traceId),
+        }),
+      },
+    ]);
+  });
+
+  it('a task without an account type is asked about as seed 004\'s "user"', async () => {
+    recall = await startRecallStandIn(nc, () => ({ tools: recallAnswer() }));
+    await recallActionsTool({ nc, timeoutMs: 5_000 }).run(input, ctx({ id: 'acme' }));
+
+    expect(recall.requests[0]!.headers).toMatchObject({ 'x-account-type': 'user' });
+  });
+
+  it("recall's refusal reaches the model with the seed's code, message and status", async () => {
+    recall = await startRecallStandIn(nc, () => ({
+      error: {
+        status: 400,
+        body: {
+          code: 'UNSUPPORTED_ACTION_TYPE',
+          message: 'only action sources of type=tool are supported',
+          detail: { action_source: { type: 'mcp' } },
+        },
+      },
+    }));
+    const outcome = await recallActionsTool({ nc, timeoutMs: 5_000 }).run(input, ctx());
+
+    expect(outcome).toEqual({
+      ok: false,
+      error: {
+        code: 'UNSUPPORTED_ACTION_TYPE',
+        message: 'recall refused: only action sources of type=tool are supported',
+        detail: { status: 400, detail: { action_source: { type: 'mcp' } } },
+      },
+    });
+  });
+
+  it('an upstream failure recall reports stays SERVICE_UNAVAILABLE', async () => {
+    recall = await startRecallStandIn(nc, () => ({
+      error: { status: 502, body: { code: 'SERVICE_UNAVAILABLE', message: 'action query failed' } },
+    }));
+    const outcome = await recallActionsTool({ nc, timeoutMs: 5_000 }).run(input, ctx());
+
+    expect(outcome).toMatchObject({
+      ok: false,
+      error: { code: 'SERVICE_UNAVAILABLE', detail: { status: 502 } },
+    });
+  });
+
+  it('with no recall service running, the model gets SERVICE_UNAVAILABLE saying so', async () => {
+    const outcome = await recallActionsTool({ nc, timeoutMs: 5_000 }).run(input, ctx());
+
+    expect(outcome).toEqual({
+      ok: false,
+      error: {
+        code: 'SERVICE_UNAVAILABLE',
+        message: 'the recall service is not running (no responder on the bus)',
+      },
+    });
+  });
+
+  it('a recall answer that is neither tools nor an error is SERVICE_UNAVAILABLE with an excerpt', async () => {
+    recall = await startRecallStandIn(nc, () => ({ tools: { hello: 'world' } }));
+    const outcome = await recallActionsTool({ nc, timeoutMs: 5_000 }).run(input, ctx());
+
+    expect(outcome).toMatchObject({
+      ok: false,
+      error: { code: 'SERVICE_UNAVAILABLE', detail: { answer_excerpt: '{"hello":"world"}' } },
+    });
+  });
+
+  it('a task cancelled while recall thinks ends the call at once with CANCELLED', async () => {
+    // A responder that never answers.
+    const silent = nc.subscribe('mesh.recall.actions');
+    const abort = new AbortController();
+    const call = recallActionsTool({ nc, timeoutMs: 30_000 }).run(input, { ...ctx(), signal: abort.signal });
+    abort.abort();
+
+    await expect(call).resolves.toMatchObject({ ok: false, error: { code: 'CANCELLED' } });
+    silent.unsubscribe();
+  });
+});

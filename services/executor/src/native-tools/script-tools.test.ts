@@ -1,0 +1,172 @@
+// Script tools on the real script runner: every test runs real Python or Node processes in the sandbox.
+import { execFileSync } from 'node:child_process';
+import { ScriptRunner } from '@agentmesh/script-runner';
+import { waitFor } from '@agentmesh/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createScriptWorkspace,
+  executePythonScriptTool,
+  shoutTool,
+  wordCountTool,
+  wrongShapeTool,
+  type ScriptWorkspace,
+} from '../__fixtures__/script-workspace.js';
+import { executeScriptTool, ScriptTools } from './index.js';
+
+let workspace: ScriptWorkspace;
+let scripts: ScriptTools;
+const ctx = () => ({ callId: 'call_1', signal: new AbortController().signal, account: { id: 'acme' } });
+
+beforeAll(async () => {
+  workspace = await createScriptWorkspace();
+  const runner = new ScriptRunner({
+    baseDir: workspace.scriptsDir,
+    cacheDir: workspace.cacheDir,
+    hostEnv: process.env,
+    // Hosts that cannot build the namespace sandbox still run the scripts (these tests are about the tools).
+    requireIsolation: false,
+  });
+  scripts = new ScriptTools({ runner, defaultTimeoutMs: 20_000, maxTimeoutMs: 30_000 });
+});
+
+afterAll(async () => {
+  await workspace?.remove();
+});
+
+describe('execute_script (seed 003 generic script tool)', () => {
+  it('runs a Python script with inputData on stdin and answers the seed result with its output', async () => {
+    const outcome = await executeScriptTool(scripts).run(
+      { scriptPath: 'python/word_count.py', inputData: { text: 'three little words' } },
+      ctx(),
+    );
+    expect(outcome).toMatchObject({
+      ok: true,
+      result: { success: true, outputData: { words: 3, language: 'python' } },
+    });
+  });
+
+  it('runs a Node script, its language taken from the extension', async () => {
+    const outcome = await executeScriptTool(scripts).run(
+      { scriptPath: 'node/shout.mjs', inputData: { text: 'hello' } },
+      ctx(),
+    );
+    expect(outcome).toMatchObject({
+      ok: true,
+      result: { outputData: { shout: 'HELLO', language: 'nodejs' } },
+    });
+  });
+
+  it('a path outside the scripts directory is refused as FORBIDDEN (SecurityError) without running anything', async () => {
+    const outcome = await executeScriptTool(scripts).run(
+      { scriptPath: '../../etc/passwd', language: 'python' },
+      ctx(),
+    );
+    expect(outcome).toMatchObject({
+      ok: false,
+      error: { code: 'FORBIDDEN', detail: { type: 'SecurityError' } },
+    });
+  });
+
+  it('a script that exits non-zero is a TOOL_ERROR carrying its exit code and stderr', async () => {
+    const outcome = await executeScriptTool(scripts).run({ scriptPath: 'python/fails.py' }, ctx());
+    expect(outcome).toMatchObject({
+      ok: false,
+      error: {
+        code: 'TOOL_ERROR',
+        message: expect.stringMatching(/^ScriptError: /),
+        detail: { type: 'ScriptError', exit_code: 3, details: expect.stringContaining('no input for me') },
+      },
+    });
+  });
+
+  it('a path whose language cannot be told is INVALID_REQUEST naming the languages', async () => {
+    const outcome = await executeScriptTool(scripts).run({ scriptPath: 'python/word_count' }, ctx());
+    expect(outcome).toMatchObject({
+      ok: false,
+      error: { code: 'INVALID_REQUEST', message: expect.stringContaining('python, nodejs, bun') },
+    });
+  });
+
+  it('a timeout the model asks for is honoured: the script is stopped with TOOL_TIMEOUT', async () => {
+    const outcome = await executeScriptTool(scripts).run(
+      { scriptPath: 'python/sleepy.py', timeoutMs: 500 },
+      ctx(),
+    );
+    expect(outcome).toMatchObject({
+      ok: false,
+      error: { code: 'TOOL_TIMEOUT', detail: { type: 'TimeoutError' } },
+    });
+  });
+
+  it('a cancelled task kills the running script at once: CANCELLED, and no process of it is left', async () => {
+    const abort = new AbortController();
+    const running = executeScriptTool(scripts).run(
+      { scriptPath: 'python/sleepy.py' },
+      { ...ctx(), signal: abort.signal },
+    );
+    await waitFor(() => sleepyProcesses().length > 0, {
+      description: 'the script to start',
+      timeoutMs: 10_000,
+    });
+    const startedAt = Date.now();
+    abort.abort();
+    const outcome = await running;
+
+    expect(outcome).toMatchObject({ ok: false, error: { code: 'CANCELLED' } });
+    expect(Date.now() - startedAt).toBeLessThan(5_000);
+    expect(sleepyProcesses()).toEqual([]);
+  });
+});
+
+describe('SCRIPT tools from *.tool.json', () => {
+  it("an external-script tool gets the model's arguments as its input and answers its output", async () => {
+    await expect(scripts.runTool(wordCountTool(), { text: 'a b c d' }, ctx())).resolves.toEqual({
+      ok: true,
+      result: { words: 4, language: 'python' },
+    });
+    await expect(scripts.runTool(shoutTool(), { text: 'quiet' }, ctx())).resolves.toEqual({
+      ok: true,
+      result: { shout: 'QUIET', language: 'nodejs' },
+    });
+  });
+
+  it("output that does not match the tool's declared output schema is a ScriptError", async () => {
+    const outcome = await scripts.runTool(wrongShapeTool(), { text: 'x' }, ctx());
+    expect(outcome).toMatchObject({
+      ok: false,
+      error: { code: 'TOOL_ERROR', detail: { type: 'ScriptError' } },
+    });
+  });
+
+  it('the seed 003 service-method tool (ExternalScriptExecutionService.executeScript) runs the script the model names', async () => {
+    const outcome = await scripts.runTool(
+      executePythonScriptTool(),
+      { scriptPath: 'python/word_count.py', inputData: { text: 'one two' } },
+      ctx(),
+    );
+    expect(outcome).toMatchObject({ ok: true, result: { success: true, outputData: { words: 2 } } });
+  });
+
+  it('a service-method tool naming another service is NOT_FOUND', async () => {
+    const tool = executePythonScriptTool();
+    const other = {
+      ...tool,
+      handler: { type: 'service-method' as const, service_name: 'Mailer', method_name: 'send' },
+    };
+    await expect(scripts.runTool(other, { scriptPath: 'x.py' }, ctx())).resolves.toMatchObject({
+      ok: false,
+      error: { code: 'NOT_FOUND', message: expect.stringContaining('Mailer.send') },
+    });
+  });
+});
+
+/** Pids of this workspace's sleeping script still alive. */
+function sleepyProcesses(): string[] {
+  try {
+    return execFileSync('pgrep', ['-f', `${workspace.scriptsDir}/python/sleepy.py`], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean);
+  } catch {
+    return [];
+  }
+}
