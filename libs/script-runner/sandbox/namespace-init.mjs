@@ -6,7 +6,7 @@
 //
 // Plain JavaScript run by the runner's own node, so it works from both `src/` and `dist/`.
 import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { Socket } from 'node:net';
 
 const SPEC_FD = 3;
@@ -69,7 +69,13 @@ function isInside(root, path) {
 function prepareFilesystem(spec) {
   // Read-only first: every mount, including ones a script could otherwise reach via /proc or /dev.
   for (const { point, flags } of mounts()) {
-    mount(spec, ['-o', ['remount', 'bind', 'ro', ...flags].join(','), point]);
+    try {
+      mount(spec, ['-o', ['remount', 'bind', 'ro', ...flags].join(','), point]);
+    } catch (error) {
+      // A mount whose mount point vanished meanwhile (a container's overlay removed by its engine while
+      // this namespace was made) cannot be reached by any path; everything else must be read-only.
+      if (existsSync(point)) throw error;
+    }
   }
   const writable = spec.writablePaths.map((path) => ({ path, fd: openSync(path, 'r') }));
   for (const { path, fd } of writable) bindWritable(spec, path, fd);
