@@ -75,6 +75,12 @@ export async function detectInterpreters(
 }
 
 /** npm ships beside node: `<prefix>/bin/npm` links to `<prefix>/lib/node_modules/npm/bin/npm-cli.js`. */
+const SYSTEM_NPM_CLIS = [
+  '/usr/lib/node_modules/npm/bin/npm-cli.js',
+  '/usr/local/lib/node_modules/npm/bin/npm-cli.js',
+  '/usr/share/nodejs/npm/bin/npm-cli.js',
+];
+
 async function findNpmCli(
   node: string,
   configured: string | undefined,
@@ -87,6 +93,9 @@ async function findNpmCli(
           join(dirname(node), 'npm'),
           join(dirname(realNode), 'npm'),
           join(dirname(realNode), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js'),
+          // A node taken from a package (npm's `node` package ships the binary alone) has no npm beside
+          // it: fall back to the system's npm, run by this node.
+          ...SYSTEM_NPM_CLIS,
         ]
       : [configured];
   for (const candidate of candidates) {
