@@ -237,14 +237,15 @@ const env = {
 const names = readdirSync(join(root, 'services')).filter((name) =>
   existsSync(join(root, 'services', name, 'dist', 'index.js')),
 );
-for (const name of names) {
+const started = names.filter((name) => {
   if (name === 'recall' && !process.env.ONTOLOGY_QUERY_URL) {
     say('recall not started: it needs ONTOLOGY_QUERY_URL and OPERATOR_INTEGRATION_URL (its upstreams)');
-    continue;
+    return false;
   }
-  startService(name, env);
-}
-say(`NATS at ${natsUrl}; services: ${names.join(', ')}`);
+  return true;
+});
+for (const name of started) startService(name, env);
+say(`NATS at ${natsUrl}; services: ${started.join(', ')}`);
 await waitForGateway(gatewayUrl, 30_000);
 if (demo) await startDemo(gatewayUrl);
 say(`gateway at ${gatewayUrl}`);
