@@ -13,6 +13,7 @@ import {
 } from '@agentmesh/testkit';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
+import { EventSource } from 'eventsource';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admin, eventTypes, expectStrictlyIncreasing, sseEvents, submit } from './mesh-client.js';
 import { MESH_ACCOUNT, startMesh, type Mesh } from './mesh-harness.js';
@@ -148,6 +149,47 @@ describe('the mesh end to end', () => {
     expect(qccEvents.length).toBeGreaterThan(3);
     const rest = await sseEvents(mesh, qccTrace, 2);
     expect(rest).toEqual(qccEvents.filter((event) => event.seq > 2));
+  });
+
+  it('a real EventSource client gets the same sequence, resumes with Last-Event-ID, and is told to stop after the end', async () => {
+    const follow = (lastEventId?: number) =>
+      new Promise<{ events: TaskEvent[]; source: EventSource }>((resolve, reject) => {
+        const events: TaskEvent[] = [];
+        const source = new EventSource(`${mesh.gatewayUrl}/v1/tasks/${qccTrace}/events`, {
+          fetch: (input, init) =>
+            fetch(input, {
+              ...init,
+              headers: {
+                ...(init?.headers as Record<string, string>),
+                authorization: `Bearer ${mesh.apiKey}`,
+                ...(lastEventId === undefined ? {} : { 'last-event-id': String(lastEventId) }),
+              },
+            }),
+        });
+        for (const type of ['tool_thinking', 'tool_start', 'tool_result', 'message_chunk', 'done', 'error']) {
+          source.addEventListener(type, (message) => {
+            const event = JSON.parse(message.data) as TaskEvent;
+            expect(message.lastEventId).toBe(String(event.seq));
+            events.push(event);
+            if (type === 'done' || type === 'error') resolve({ events, source });
+          });
+        }
+        source.onerror = () => {
+          if (source.readyState === EventSource.CLOSED)
+            reject(new Error('event source closed before the end'));
+        };
+      });
+    const whole = await follow();
+    whole.source.close();
+    expect(whole.events).toEqual(qccEvents);
+    const rest = await follow(2);
+    rest.source.close();
+    expect(rest.events).toEqual(qccEvents.filter((event) => event.seq > 2));
+
+    const after = await fetch(`${mesh.gatewayUrl}/v1/tasks/${qccTrace}/events`, {
+      headers: { authorization: `Bearer ${mesh.apiKey}`, 'last-event-id': String(qccEvents.at(-1)!.seq) },
+    });
+    expect(after.status).toBe(204);
   });
 
   it('an upstream using only NATS submits on mesh.gateway.submit and follows the events subject', async () => {

@@ -1,9 +1,11 @@
 /**
  * `GET /v1/tasks/:trace_id/events`: the task's events as Server-Sent Events, replayed from the start
  * or resumed after `Last-Event-ID` (header, or `?last_event_id=` for clients that cannot set headers),
- * then followed live until the terminal event. A client that disconnects stops the JetStream reader.
+ * then followed live until the terminal event. A client that disconnects stops the JetStream reader;
+ * one that resumes after the last event of a finished task gets 204 No Content (SSE's "stop").
  */
 import { followTaskEvents, type TaskStatusStore } from '@agentmesh/bus';
+import { isFinalTaskStatus } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -40,6 +42,17 @@ export function registerTaskEventRoutes(app: FastifyInstance, deps: TaskEventRou
     if (afterSeq instanceof Rejection) return sendRejection(reply, afterSeq);
     const record = await ownedTaskStatus(deps.statuses, traceId, account.accountId);
     if (record instanceof Rejection) return sendRejection(reply, record);
+    if (
+      afterSeq > 0 &&
+      isFinalTaskStatus(record.status) &&
+      record.last_seq !== undefined &&
+      afterSeq >= record.last_seq
+    ) {
+      // The client has every event of a finished task. 204 is how SSE says "do not reconnect": a
+      // browser EventSource that lost the connection right after the terminal event stops here
+      // instead of reconnecting forever.
+      return reply.code(204).send();
+    }
 
     reply.hijack();
     const clientGone = new AbortController();
