@@ -8,6 +8,7 @@ describe('loadConfig', () => {
     expect(config).toEqual({
       NATS_URL: 'nats://127.0.0.1:4222',
       LOG_LEVEL: 'info',
+      NATS_REPLICAS: 1,
       SHUTDOWN_TIMEOUT_MS: 10_000,
     });
     expect(Object.isFrozen(config)).toBe(true);

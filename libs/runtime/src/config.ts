@@ -15,6 +15,13 @@ export const baseConfigSchema = z.object({
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')
     .describe('Minimum level of log lines written to stdout'),
+  NATS_REPLICAS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(5)
+    .default(1)
+    .describe('Replicas of the streams and KV buckets a service creates (3 on the 3-node cluster of infra/)'),
   SHUTDOWN_TIMEOUT_MS: z.coerce
     .number()
     .int()

@@ -31,8 +31,8 @@ export async function startAssembler({
 }: ServiceContext<AssemblerConfig>): Promise<RunningService> {
   const js = jetstream(nc);
   const jsm = await jetstreamManager(nc);
-  await ensureMeshStreams(jsm);
-  const buckets = await openMeshBuckets(js);
+  await ensureMeshStreams(jsm, { replicas: config.NATS_REPLICAS });
+  const buckets = await openMeshBuckets(js, { replicas: config.NATS_REPLICAS });
 
   const toolFiles = await keepToolFilesInRegistry(config, log, buckets.plugins);
   const plugins = new PluginStore(buckets.plugins);

@@ -27,8 +27,8 @@ export async function startExecutor({
   const log = serviceLog.child({ executor_id: executorId });
   const jsm = await jetstreamManager(nc);
   const js = jetstream(nc);
-  await ensureMeshStreams(jsm);
-  const buckets = await openMeshBuckets(js);
+  await ensureMeshStreams(jsm, { replicas: config.NATS_REPLICAS });
+  const buckets = await openMeshBuckets(js, { replicas: config.NATS_REPLICAS });
   await ensureExecutorConsumer(jsm, {
     maxDeliver: config.MAX_DELIVER,
     ackWaitMs: config.ACK_WAIT_MS,

@@ -42,8 +42,8 @@ export interface RunningGateway {
 export async function startGateway({ config, log, nc }: GatewayContext): Promise<RunningGateway> {
   const js = jetstream(nc);
   const jsm = await jetstreamManager(nc);
-  await ensureMeshStreams(jsm);
-  const buckets = await openMeshBuckets(js);
+  await ensureMeshStreams(jsm, { replicas: config.NATS_REPLICAS });
+  const buckets = await openMeshBuckets(js, { replicas: config.NATS_REPLICAS });
 
   const statuses = new TaskStatusStore(buckets.tasks);
   const apiKeys = new ApiKeyStore(buckets.apiKeys);
