@@ -28,6 +28,8 @@ export interface MeshOptions {
   };
   /** Starts the recall service too, with this environment (its upstream URLs). */
   recall?: Record<string, string>;
+  /** Environment given to every service (e.g. OTEL_* to export spans). */
+  common?: Record<string, string>;
 }
 
 export interface Mesh {
@@ -57,7 +59,7 @@ export async function startMesh(options: MeshOptions = {}): Promise<Mesh> {
   const apiKey = `am_test_${randomBytes(12).toString('hex')}`;
   const adminKey = `am_admin_${randomBytes(12).toString('hex')}`;
   const port = await findFreePort();
-  const common = { NATS_URL: nats.url, LOG_LEVEL: 'info' };
+  const common = { NATS_URL: nats.url, LOG_LEVEL: 'info', ...options.common };
   const credentialKeys = { CREDENTIALS_MASTER_KEY: masterKey, CREDENTIALS_MASTER_KEY_ID: 'm1' };
   const sealKeys = { VAULT_KEY_ID: vaultKeys.kid, VAULT_PUBLIC_KEY: vaultKeys.publicKey };
 
