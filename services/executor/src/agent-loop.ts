@@ -21,6 +21,7 @@ import {
   type TokenUsage,
   type ToolDefinition,
 } from '@agentmesh/protocol';
+import type { TaskMetrics } from './executor-metrics.js';
 import { chatSpanOptions, inSpan, markFailed, recordChatOutcome, toolSpanOptions } from './gen-ai-spans.js';
 import type { ChatRequest, ChatResult, CompleteOptions } from './llm/index.js';
 import { LlmError } from './llm/index.js';
@@ -62,6 +63,8 @@ export interface AgentLoopDependencies {
   onToolCrash?: (error: unknown, tool: ToolDefinition) => void;
   /** Told which dynamic tools a tool's result added, replaced or had rejected. */
   onDynamicTools?: (change: DynamicToolsChange, tool: string) => void;
+  /** Told about every model call and every tool call that runs. */
+  metrics?: TaskMetrics;
   now?: () => number;
 }
 
@@ -145,6 +148,7 @@ function callModel(
 ): Promise<ChatResult> {
   const { name, ...options } = chatSpanOptions(request);
   return inSpan(name, options, async (span) => {
+    const metered = deps.metrics?.modelCall(request.model);
     try {
       const result = await deps.model.complete(request, {
         signal,
@@ -152,9 +156,11 @@ function callModel(
         onReasoningDelta: (delta) => deps.emit({ type: 'tool_thinking', data: { delta } }),
       });
       recordChatOutcome(span, result.usage, result.finishReason);
+      metered?.succeeded(result.usage);
       return result;
     } catch (error) {
       if (error instanceof LlmError) markFailed(span, error.code, error.message);
+      metered?.failed(errorType(error));
       throw error;
     }
   });
@@ -209,6 +215,7 @@ function executeTool(
 ): Promise<ToolOutcome> {
   const { name, ...options } = toolSpanOptions(tool, call.callId);
   return inSpan(name, options, async (span) => {
+    const ended = deps.metrics?.toolCall(tool.name);
     let outcome: ToolOutcome;
     try {
       outcome = await deps.executeTool(tool, args, { callId: call.callId, signal });
@@ -217,6 +224,7 @@ function executeTool(
       outcome = toolFailure(ErrorCode.INTERNAL, `the tool ${tool.name} failed unexpectedly`);
     }
     if (!outcome.ok) markFailed(span, outcome.error.code);
+    ended?.(outcome.ok ? undefined : outcome.error.code);
     return outcome;
   });
 }
@@ -227,6 +235,12 @@ function executeTool(
  */
 function assistantTurn(message: ChatResult['message'], calls: ChatToolCall[]): ChatAssistantMessage {
   return { role: 'assistant', content: message.content, tool_calls: calls };
+}
+
+/** As the chat span's `error.type`: the protocol code of a model error, else the exception's name. */
+function errorType(error: unknown): string {
+  if (error instanceof LlmError) return error.code;
+  return error instanceof Error ? error.name : 'Error';
 }
 
 function addUsage(total: TokenUsage, step: TokenUsage): void {

@@ -22,6 +22,7 @@ import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { MsgHdrs } from '@nats-io/transport-node';
 import { context, SpanKind, trace, type Span } from '@opentelemetry/api';
 import { runAgentLoop, type AgentTask, type ChatModel, type LoopOutcome } from './agent-loop.js';
+import { ExecutorMetrics, type TaskMetrics } from './executor-metrics.js';
 import { XmlToolProtocolModel } from './xml-protocol/index.js';
 import { GenAiAttribute, GenAiOperation, inSpan, markFailed } from './gen-ai-spans.js';
 import type { RunningTasks } from './running-tasks.js';
@@ -61,6 +62,8 @@ export interface TaskRunnerDependencies {
   /** Per model call, unless the task's model config sets `timeout_ms`. */
   llmTimeoutMs: number;
   log: Logger;
+  /** By default the instruments of the global meter provider (so the runner is made after telemetry starts). */
+  metrics?: ExecutorMetrics;
   now?: () => number;
 }
 
@@ -71,7 +74,11 @@ export interface Delivery {
 }
 
 export class TaskRunner {
-  constructor(private readonly deps: TaskRunnerDependencies) {}
+  readonly #metrics: ExecutorMetrics;
+
+  constructor(private readonly deps: TaskRunnerDependencies) {
+    this.#metrics = deps.metrics ?? new ExecutorMetrics();
+  }
 
   async run(task: AssembledTask, delivery: Delivery): Promise<AttemptDisposition> {
     const meta = task.task_meta;
@@ -90,6 +97,7 @@ export class TaskRunner {
 
   async #run(task: AssembledTask, attempt: number, span: Span): Promise<AttemptDisposition> {
     const { trace_id: traceId, account_id: accountId } = task.task_meta;
+    const metrics = this.#metrics.startTask();
     const writer = await TaskEventWriter.open(this.deps.js, this.deps.jsm, {
       accountId,
       traceId,
@@ -105,7 +113,8 @@ export class TaskRunner {
       const message = `the task was delivered ${attempt} times without finishing (MAX_DELIVER ${this.deps.maxDeliver})`;
       const outcome = failure(ErrorCode.MAX_DELIVER_EXCEEDED, message);
       this.deps.log.warn({ attempt }, 'task exceeded its deliveries');
-      return (await this.#finish(task, attempt, span, () => writer.emit(outcome.type, outcome.data)))
+      const emit = () => writer.emit(outcome.type, outcome.data);
+      return (await this.#finish(task, attempt, { span, metrics }, emit))
         ? AttemptDisposition.TERM
         : AttemptDisposition.ABANDON;
     }
@@ -114,7 +123,7 @@ export class TaskRunner {
     // Tracked before the cancel flag is read, so a cancel sent in between still reaches this attempt.
     const untrack = this.deps.running.add(traceId, abort);
     try {
-      return await this.#attempt(task, attempt, writer, abort, span);
+      return await this.#attempt(task, attempt, writer, abort, { span, metrics });
     } finally {
       untrack();
       abort.dispose();
@@ -126,11 +135,13 @@ export class TaskRunner {
     attempt: number,
     writer: TaskEventWriter,
     abort: TaskAbort,
-    span: Span,
+    observed: AttemptObservers,
   ): Promise<AttemptDisposition> {
     const { trace_id: traceId } = task.task_meta;
     const endWith = async (outcome: LoopOutcome, emit = () => writer.emit(outcome.type, outcome.data)) =>
-      (await this.#finish(task, attempt, span, emit)) ? AttemptDisposition.ACK : AttemptDisposition.ABANDON;
+      (await this.#finish(task, attempt, observed, emit))
+        ? AttemptDisposition.ACK
+        : AttemptDisposition.ABANDON;
 
     const status = await this.deps.statuses.get(traceId);
     if (status?.cancel_requested_at !== undefined) {
@@ -152,7 +163,7 @@ export class TaskRunner {
     }
 
     const sink = new TaskEventSink(writer, (error) => abort.loseEventStream(error));
-    const outcome = await this.#runLoop(task, vault, sink, abort.signal);
+    const outcome = await this.#runLoop(task, vault, sink, abort.signal, observed.metrics);
     const reason = abort.reason;
     if (reason !== undefined && !reason.endsTask && outcome.type === 'error') {
       if (reason.kind === AbortCause.EXECUTOR_STOPPING) {
@@ -170,6 +181,7 @@ export class TaskRunner {
     vault: ClearVault,
     sink: TaskEventSink,
     signal: AbortSignal,
+    metrics: TaskMetrics,
   ): Promise<LoopOutcome> {
     const model = task.runtime_config.model;
     const apiKey = vault[MODEL_API_KEY_VAULT_ENTRY];
@@ -210,6 +222,7 @@ export class TaskRunner {
             }
             if (rejected.length > 0) this.deps.log.warn({ tool, rejected }, 'dynamic tools rejected');
           },
+          metrics,
         },
         signal,
       );
@@ -226,7 +239,7 @@ export class TaskRunner {
   async #finish(
     task: AssembledTask,
     attempt: number,
-    span: Span,
+    { span, metrics }: AttemptObservers,
     emit: () => Promise<TaskEvent>,
   ): Promise<boolean> {
     let terminal: TaskEvent;
@@ -240,6 +253,7 @@ export class TaskRunner {
       throw error;
     }
     if (terminal.type === 'error') markFailed(span, terminal.data.code, terminal.data.message);
+    metrics.ended(terminal.type === 'error' ? terminal.data.code : 'done');
     await this.#recordFinalStatus(task, attempt, terminal);
     this.deps.log.info(
       { attempt, outcome: terminal.type, ...(terminal.type === 'error' ? { code: terminal.data.code } : {}) },
@@ -299,6 +313,12 @@ export class TaskRunner {
   }
 
   #now = (): number => (this.deps.now ?? Date.now)();
+}
+
+/** What records an attempt: its `execute_task` span and its metrics. */
+interface AttemptObservers {
+  span: Span;
+  metrics: TaskMetrics;
 }
 
 /** The task's trace as carried by the message; a message without trace headers starts under the task's id. */
