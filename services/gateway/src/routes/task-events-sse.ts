@@ -9,10 +9,9 @@ import { isFinalTaskStatus } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { requireAccount } from '../auth.js';
 import { InvalidRequest, Rejection, sendRejection } from '../errors.js';
 import { writeSseStream } from '../sse-stream.js';
-import { ownedTaskStatus, parseTraceIdParam } from '../task-lookup.js';
+import { ownedTaskStatus, taskRequestTarget } from '../task-lookup.js';
 import type { AuthenticateRequest } from './request-caller.js';
 
 export interface TaskEventRouteDeps {
@@ -32,15 +31,12 @@ interface EventsRequest {
 
 export function registerTaskEventRoutes(app: FastifyInstance, deps: TaskEventRouteDeps): void {
   app.get<EventsRequest>('/v1/tasks/:trace_id/events', async (request, reply) => {
-    const caller = await deps.authenticate(request);
-    if (caller instanceof Rejection) return sendRejection(reply, caller);
-    const account = requireAccount(caller);
-    if (account instanceof Rejection) return sendRejection(reply, account);
-    const traceId = parseTraceIdParam(request.params.trace_id);
-    if (traceId instanceof Rejection) return sendRejection(reply, traceId);
+    const target = await taskRequestTarget(deps.authenticate, request);
+    if (target instanceof Rejection) return sendRejection(reply, target);
+    const { accountId, traceId } = target;
     const afterSeq = lastEventId(request);
     if (afterSeq instanceof Rejection) return sendRejection(reply, afterSeq);
-    const record = await ownedTaskStatus(deps.statuses, traceId, account.accountId);
+    const record = await ownedTaskStatus(deps.statuses, traceId, accountId);
     if (record instanceof Rejection) return sendRejection(reply, record);
     if (
       afterSeq > 0 &&
@@ -58,7 +54,7 @@ export function registerTaskEventRoutes(app: FastifyInstance, deps: TaskEventRou
     const clientGone = new AbortController();
     reply.raw.once('close', () => clientGone.abort());
     const signal = AbortSignal.any([clientGone.signal, deps.shutdown]);
-    const events = followTaskEvents(deps.js, { accountId: account.accountId, traceId, afterSeq, signal });
+    const events = followTaskEvents(deps.js, { accountId, traceId, afterSeq, signal });
     try {
       await writeSseStream(reply.raw, events, { heartbeatMs: deps.heartbeatMs, signal });
       // Hijacked replies skip the request log; this is the stream's line.

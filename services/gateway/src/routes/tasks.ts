@@ -5,10 +5,9 @@
 import type { TaskStatusStore } from '@agentmesh/bus';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { requireAccount } from '../auth.js';
 import { InvalidRequest, Rejection, sendRejection } from '../errors.js';
 import type { TaskCanceller } from '../task-cancellation.js';
-import { ownedTaskStatus, parseTraceIdParam } from '../task-lookup.js';
+import { ownedTaskStatus, taskRequestTarget } from '../task-lookup.js';
 import type { TaskSubmitter } from '../task-submission.js';
 import type { AuthenticateRequest } from './request-caller.js';
 
@@ -37,27 +36,19 @@ export function registerTaskRoutes(app: FastifyInstance, deps: TaskRouteDeps): v
   }
 
   app.get<{ Params: TraceParams }>('/v1/tasks/:trace_id', async (request, reply) => {
-    const caller = await deps.authenticate(request);
-    if (caller instanceof Rejection) return sendRejection(reply, caller);
-    const account = requireAccount(caller);
-    if (account instanceof Rejection) return sendRejection(reply, account);
-    const traceId = parseTraceIdParam(request.params.trace_id);
-    if (traceId instanceof Rejection) return sendRejection(reply, traceId);
-    const record = await ownedTaskStatus(deps.statuses, traceId, account.accountId);
+    const target = await taskRequestTarget(deps.authenticate, request);
+    if (target instanceof Rejection) return sendRejection(reply, target);
+    const record = await ownedTaskStatus(deps.statuses, target.traceId, target.accountId);
     if (record instanceof Rejection) return sendRejection(reply, record);
     return reply.send(record);
   });
 
   app.post<{ Params: TraceParams }>('/v1/tasks/:trace_id/cancel', async (request, reply) => {
-    const caller = await deps.authenticate(request);
-    if (caller instanceof Rejection) return sendRejection(reply, caller);
-    const account = requireAccount(caller);
-    if (account instanceof Rejection) return sendRejection(reply, account);
-    const traceId = parseTraceIdParam(request.params.trace_id);
-    if (traceId instanceof Rejection) return sendRejection(reply, traceId);
+    const target = await taskRequestTarget(deps.authenticate, request);
+    if (target instanceof Rejection) return sendRejection(reply, target);
     const body = CancelRequest.safeParse(request.body ?? undefined);
     if (!body.success) return sendRejection(reply, InvalidRequest.fromZod(body.error));
-    const record = await deps.canceller.cancel(traceId, account.accountId, body.data?.reason);
+    const record = await deps.canceller.cancel(target.traceId, target.accountId, body.data?.reason);
     if (record instanceof Rejection) return sendRejection(reply, record);
     return reply.code(202).send(record);
   });
