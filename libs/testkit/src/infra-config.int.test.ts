@@ -1,7 +1,8 @@
 /**
  * Checks infra/nats/accounts.conf on a real nats-server: the file is copied into a container started
  * from $AGENTMESH_NATS_IMAGE with the users' passwords in the container's environment, and each user
- * connects for real. Permission refusals are asserted as the PermissionViolationErrors nats.js reports.
+ * connects for real. A start that loses its port to another test is retried on fresh ports.
+ * Permission refusals are asserted as the PermissionViolationErrors nats.js reports.
  */
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -13,11 +14,11 @@ import {
   type Msg,
   type NatsConnection,
 } from '@nats-io/transport-node';
-import { GenericContainer, Wait, type StartedTestContainer } from 'testcontainers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findFreePorts } from './free-ports.js';
-import { TESTKIT_LABEL } from './nats/nats-container.js';
-import { SERVER_READY_LOG } from './nats/nats-runtime.js';
+import { startNatsContainer } from './nats/nats-container.js';
+import { withFreshPortsOnConflict } from './nats/nats-launch.js';
+import type { NatsRuntime } from './nats/nats-runtime.js';
 import { LOOPBACK, natsUrl } from './nats/nats-server-args.js';
 import { resolveNatsSettings } from './nats/nats-settings.js';
 import { waitFor } from './wait-for.js';
@@ -34,6 +35,14 @@ function passwordVariable(user: User): string {
   return `${user.replace('-', '_').toUpperCase()}_PASSWORD`;
 }
 
+/**
+ * nats-server parses a variable's value as a config value, so `12345` would be a number and `-x` a
+ * syntax error; quoted, every password is read as the string it is.
+ */
+function asConfigString(password: string): string {
+  return JSON.stringify(password);
+}
+
 interface Client {
   nc: NatsConnection;
   /** Every permission violation the server reported on this connection, in order. */
@@ -41,42 +50,42 @@ interface Client {
 }
 
 describe('infra/nats/accounts.conf', () => {
-  const passwords = Object.fromEntries(USERS.map((user) => [user, randomBytes(18).toString('base64url')]));
+  // Two passwords nats-server would misread if its variables were not quoted: a leading '-' and all digits.
+  const passwords: Record<User, string> = {
+    ...Object.fromEntries(USERS.map((user) => [user, randomBytes(18).toString('base64url')])),
+    gateway: `-${randomBytes(18).toString('base64url')}`,
+    recall: String(randomBytes(6).readUIntBE(0, 6)),
+  } as Record<User, string>;
   const clients: Client[] = [];
-  let container: StartedTestContainer;
+  let server: NatsRuntime | undefined;
   let url: string;
 
   beforeAll(async () => {
-    const [port] = (await findFreePorts(1)) as [number];
-    url = natsUrl(port);
-    container = await new GenericContainer(resolveNatsSettings().image)
-      .withNetworkMode('host')
-      .withCopyFilesToContainer([{ source: ACCOUNTS_CONF, target: CONF_IN_CONTAINER }])
-      .withEnvironment(
-        Object.fromEntries(USERS.map((user) => [passwordVariable(user), passwords[user] ?? ''])),
-      )
-      .withCommand([
-        '-c',
-        CONF_IN_CONTAINER,
-        '-a',
-        LOOPBACK,
-        '-p',
-        String(port),
-        '-n',
-        'infra-accounts',
-        '-js',
-        '--store_dir',
-        '/data/nats',
-      ])
-      .withLabels({ [TESTKIT_LABEL]: 'nats', [`${TESTKIT_LABEL}.server`]: 'infra-accounts' })
-      .withWaitStrategy(Wait.forLogMessage(SERVER_READY_LOG))
-      .withStartupTimeout(60_000)
-      .start();
+    // Another test file may take a port between our choosing it and the server binding it.
+    server = await withFreshPortsOnConflict(async () => {
+      const [port] = (await findFreePorts(1)) as [number];
+      url = natsUrl(port);
+      return startNatsContainer(
+        resolveNatsSettings().image,
+        {
+          name: 'infra-accounts',
+          args: ['-c', CONF_IN_CONTAINER, '-a', LOOPBACK, '-p', String(port), '-n', 'infra-accounts', '-js'],
+          jetstream: true,
+          startupTimeoutMs: 60_000,
+        },
+        {
+          files: [{ source: ACCOUNTS_CONF, target: CONF_IN_CONTAINER }],
+          environment: Object.fromEntries(
+            USERS.map((user) => [passwordVariable(user), asConfigString(passwords[user])]),
+          ),
+        },
+      );
+    });
   });
 
   afterAll(async () => {
     await Promise.allSettled(clients.map(({ nc }) => nc.close()));
-    await container?.stop({ remove: true });
+    await server?.remove();
   });
 
   async function connectAs(user: User): Promise<Client> {

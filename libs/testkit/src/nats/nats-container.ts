@@ -28,11 +28,25 @@ const LOG_DRAIN_MS = 2_000;
 
 type ContainerState = 'running' | 'paused' | 'stopped' | 'removed';
 
-export async function startNatsContainer(image: string, spec: NatsRuntimeSpec): Promise<NatsRuntime> {
+/** What a container needs beyond the server's arguments, e.g. a config file and the secrets it reads. */
+export interface NatsContainerExtras {
+  /** Files copied into the container before it starts. */
+  files?: readonly { source: string; target: string }[];
+  /** Environment of the server process (a config file's `$VARIABLE`s). */
+  environment?: Readonly<Record<string, string>>;
+}
+
+export async function startNatsContainer(
+  image: string,
+  spec: NatsRuntimeSpec,
+  extras: NatsContainerExtras = {},
+): Promise<NatsRuntime> {
   const tail = new LineTail();
   let logEnded: Promise<unknown> = Promise.resolve();
   const definition = new GenericContainer(image)
     .withNetworkMode('host')
+    .withCopyFilesToContainer([...(extras.files ?? [])])
+    .withEnvironment({ ...extras.environment })
     .withCommand([...spec.args, ...(spec.jetstream ? ['--store_dir', STORE_DIR] : [])])
     .withLabels({ [TESTKIT_LABEL]: 'nats', [`${TESTKIT_LABEL}.server`]: spec.name })
     .withWaitStrategy(Wait.forLogMessage(SERVER_READY_LOG))
