@@ -14,6 +14,7 @@ import {
   PluginStore,
   TaskStatusStore,
 } from '@agentmesh/bus';
+import { Streams } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -44,6 +45,8 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
   const jsm = await jetstreamManager(nc);
   await ensureMeshStreams(jsm, { replicas: config.NATS_REPLICAS });
   const buckets = await openMeshBuckets(js, { replicas: config.NATS_REPLICAS });
+  // The stream as it exists, which another service or an operator may have created.
+  const tasksStream = await jsm.streams.info(Streams.TASKS.name);
 
   const statuses = new TaskStatusStore(buckets.tasks);
   const apiKeys = new ApiKeyStore(buckets.apiKeys);
@@ -57,6 +60,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     statuses,
     idempotency: new IdempotencyStore(buckets.idempotency),
     vaultRecipient: { kid: config.VAULT_KEY_ID, publicKey: config.VAULT_PUBLIC_KEY },
+    republishWindowMs: (tasksStream.config.duplicate_window ?? 0) / 1_000_000,
     ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
     log,
   });

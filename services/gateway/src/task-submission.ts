@@ -5,8 +5,10 @@
  * `gateway.submit` span rooted in the task's trace (so the task's trace_id is the trace's id).
  *
  * A repeat (same idempotency key from the same account, or the same trace_id again) answers the first
- * task's reply and publishes nothing. A task whose publish failed is marked so, and a repeat of it is
- * queued again — the only case in which a repeat publishes.
+ * task's reply. A task whose publish failed is marked so, and a repeat of it is queued again. A repeat
+ * of a task still `queued` publishes it again, because a gateway that died between writing `queued`
+ * and publishing leaves exactly that behind; within the task stream's duplicate window, the stream
+ * drops the copy when the first publish did get through, so nothing runs twice.
  */
 import {
   ErrorCode,
@@ -14,6 +16,7 @@ import {
   TaskStatus,
   taskEventsSubject,
   taskReceivedSubject,
+  type ReceivedTask,
   type SubmitTaskReply,
   type TaskStatusRecord,
 } from '@agentmesh/protocol';
@@ -32,6 +35,11 @@ export interface TaskSubmitterOptions {
   idempotency: IdempotencyStore;
   /** The executors' vault key: pre-assembled vaults are sealed for it. */
   vaultRecipient: SealFor;
+  /**
+   * How long after a task was queued a repeat of it may publish it again: the task stream's duplicate
+   * window, inside which the stream drops a second message with the same Nats-Msg-Id.
+   */
+  republishWindowMs: number;
   /** Makes `events_url` absolute. */
   publicBaseUrl?: string;
   log: Logger;
@@ -48,6 +56,7 @@ const tracer = trace.getTracer('gateway');
 
 /** Marks a task whose ReceivedTask never reached the bus; a repeat may queue it again. */
 const NOT_QUEUED_MESSAGE = 'the task could not be queued';
+const REPUBLISH_MARGIN_MS = 30_000;
 
 export class TaskSubmitter {
   private readonly now: () => Date;
@@ -117,20 +126,11 @@ export class TaskSubmitter {
     if (stored !== queued) {
       if (stored?.account_id !== accountId)
         return new Conflict(`trace_id ${traceId} is taken by another task`);
-      this.options.log.info({ account_id: accountId, duplicate: true }, 'task submission repeated');
-      return { reply: this.replyFor(accountId, traceId), duplicate: true };
+      return this.repeat(submission, stored);
     }
 
-    try {
-      await this.options.js.publish(taskReceivedSubject(accountId), encodeJson(task), {
-        msgID: traceId,
-        headers: injectTraceContext(),
-      });
-    } catch (error) {
-      this.options.log.error({ err: error, account_id: accountId }, 'task could not be published');
-      await this.markNotQueued(traceId);
-      return new ServiceUnavailable(`${NOT_QUEUED_MESSAGE}; retry`, { cause: error });
-    }
+    const unpublished = await this.publish(task, accountId);
+    if (unpublished) return unpublished;
     this.options.log.info(
       {
         account_id: accountId,
@@ -140,6 +140,55 @@ export class TaskSubmitter {
       'task accepted',
     );
     return { reply: this.replyFor(accountId, traceId), duplicate: false };
+  }
+
+  /** A repeat of a task this account submitted before: the first task's reply, published again if it may be lost. */
+  private async repeat(submission: Submission, stored: TaskStatusRecord): Promise<AcceptedTask | Rejection> {
+    const { accountId } = submission;
+    const traceId = stored.trace_id;
+    let republished = false;
+    if (this.mayBeUnpublished(stored)) {
+      const submittedAt = stored.submitted_at === undefined ? this.now() : new Date(stored.submitted_at);
+      const task = submission.build(traceId, submittedAt);
+      if (task instanceof Rejection) return task;
+      const unpublished = await this.publish(task, accountId);
+      if (unpublished) return unpublished;
+      republished = true;
+    }
+    this.options.log.info(
+      { account_id: accountId, duplicate: true, republished },
+      'task submission repeated',
+    );
+    return { reply: this.replyFor(accountId, traceId), duplicate: true };
+  }
+
+  /**
+   * Still queued with no attempt, and recent enough that the stream would drop a second copy. A safety
+   * margin keeps a publish that lands just as the window closes from running the task twice.
+   */
+  private mayBeUnpublished(stored: TaskStatusRecord): boolean {
+    const queuedFor = this.now().getTime() - Date.parse(stored.updated_at);
+    return (
+      stored.status === TaskStatus.QUEUED &&
+      stored.attempt === 0 &&
+      queuedFor < this.options.republishWindowMs - REPUBLISH_MARGIN_MS
+    );
+  }
+
+  /** Publishes the ReceivedTask; on failure marks the task not queued and answers 503. */
+  private async publish(task: ReceivedTask, accountId: string): Promise<ServiceUnavailable | undefined> {
+    const traceId = task.task_meta.trace_id;
+    try {
+      await this.options.js.publish(taskReceivedSubject(accountId), encodeJson(task), {
+        msgID: traceId,
+        headers: injectTraceContext(),
+      });
+      return undefined;
+    } catch (error) {
+      this.options.log.error({ err: error, account_id: accountId }, 'task could not be published');
+      await this.markNotQueued(traceId);
+      return new ServiceUnavailable(`${NOT_QUEUED_MESSAGE}; retry`, { cause: error });
+    }
   }
 
   private replyFor(accountId: string, traceId: string): SubmitTaskReply {

@@ -343,3 +343,55 @@ describe('when the task stream is unreachable', () => {
     expect(status.body.error).toBeUndefined();
   });
 });
+
+describe('when a gateway died between queuing a task and publishing it', () => {
+  /** What the dead gateway left: the task's status `queued`, and nothing on the stream. */
+  async function leftQueued(account: string, traceId: string, queuedAgoMs: number): Promise<void> {
+    const { tasks } = await openMeshBuckets(jetstream(client));
+    const at = new Date(Date.now() - queuedAgoMs).toISOString();
+    const created = await new TaskStatusStore(tasks).create({
+      trace_id: traceId,
+      account_id: account,
+      workflow_id: 'qcc_agent',
+      status: 'queued',
+      attempt: 0,
+      submitted_at: at,
+      updated_at: at,
+    });
+    expect(created).toBe(true);
+  }
+
+  it('the upstream repeating it publishes it once, and repeating it again adds nothing to the stream', async () => {
+    const account = 'crashed-gw-acct';
+    const traceId = '5d1c0e8f2b7a49c6a3e4f5061728394a';
+    await leftQueued(account, traceId, 1_000);
+    expect(await storedTasks(account)).toBe(0);
+
+    const body = submission({ trace_id: traceId });
+    const repeated = await call(gw.url, 'POST', '/v1/tasks', { body, headers: asAccount(account) });
+    expect(repeated.status).toBe(202);
+    expect(repeated.body.trace_id).toBe(traceId);
+    expect(await storedTasks(account)).toBe(1);
+    const { task } = await lastStoredTask(account);
+    expect(task.task_meta.trace_id).toBe(traceId);
+
+    const again = await call(gw.url, 'POST', '/v1/tasks', { body, headers: asAccount(account) });
+    expect(again.status).toBe(202);
+    expect(await storedTasks(account)).toBe(1);
+  });
+
+  it('a repeat after the stream would no longer drop a copy publishes nothing, so the task cannot run twice', async () => {
+    const account = 'stale-queued-acct';
+    const traceId = '6e2d1f903c8b4ad7b4f5061728394a5b';
+    const windowMs = (await jsm.streams.info(Streams.TASKS.name)).config.duplicate_window / 1_000_000;
+    await leftQueued(account, traceId, windowMs);
+
+    const repeated = await call(gw.url, 'POST', '/v1/tasks', {
+      body: submission({ trace_id: traceId }),
+      headers: asAccount(account),
+    });
+    expect(repeated.status).toBe(202);
+    expect(repeated.body.trace_id).toBe(traceId);
+    expect(await storedTasks(account)).toBe(0);
+  });
+});
