@@ -19,8 +19,8 @@
  *    gone or now defines another name. While its file is there but invalid (say, half saved), the last
  *    good version stays (`retained`); the file is reported with the rejected ones.
  * 5. When the directory cannot be listed at all, nothing changes (`listed: false`).
- * A tool deleted through the management API while its file is still there is therefore added back by the
- * next run: a file tool is removed by removing its file.
+ * A file tool is removed by removing its file; the management API refuses to delete it (409) because the
+ * next run would add it back.
  *
  * Concurrency: every write is conditional on the revision this run read (`create`, `update` at that
  * revision, `delete` with `previousSeq`). When another writer got there first (another assembler watching
@@ -28,13 +28,13 @@
  * instances reading the same directory converge on the same content and never overwrite an API write.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { encodeJson } from '@agentmesh/bus';
+import { encodeJson, TOOL_SOURCE_FILE_FIELD } from '@agentmesh/bus';
 import type { DetectedToolFormat } from '@agentmesh/protocol';
 import type { KV, KvEntry } from '@nats-io/kv';
 import { readToolFiles, type RejectedToolFile, type ToolFile } from './tool-files.js';
 
-/** The field of a stored entry naming the file it was written from. */
-export const SOURCE_FILE_FIELD = 'source_file';
+/** The field of a stored entry naming the file it was written from (the registry's, in libs/bus). */
+export const SOURCE_FILE_FIELD = TOOL_SOURCE_FILE_FIELD;
 
 /** Writes of one name that lose to other writers this many times in a row are left to the next run. */
 const MAX_WRITE_ATTEMPTS = 5;

@@ -1,5 +1,7 @@
 import { AgentDefinition, ToolDefinition } from '@agentmesh/protocol';
+import { openMeshBuckets, TOOL_SOURCE_FILE_FIELD } from '@agentmesh/bus';
 import { startNats, type NatsServer } from '@agentmesh/testkit';
+import { jetstream } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, call, seedFixture, startTestGateway, type TestGateway } from './testing/gateway-harness.js';
@@ -147,6 +149,31 @@ describe('plugins', () => {
     expect(
       (await call(gw.url, 'DELETE', '/v1/admin/plugins/temporary_tool', { headers: admin })).status,
     ).toBe(404);
+  });
+});
+
+describe('a tool written from an assembler tools-directory file', () => {
+  it('cannot be deleted through the API: 409 CONFLICT names the file, and the tool stays', async () => {
+    const { plugins } = await openMeshBuckets(jetstream(client));
+    const tool = { ...seedFixture('000-s2-plugin.json'), name: 'file_owned_tool' };
+    const stored = await call(gw.url, 'POST', '/v1/admin/plugins', { body: tool, headers: admin });
+    expect(stored.status).toBe(201);
+    // What an assembler's directory sync writes: the definition plus the file that owns it.
+    await plugins.put(
+      'file_owned_tool',
+      JSON.stringify({ ...stored.body.tool, [TOOL_SOURCE_FILE_FIELD]: 'http/file-owned.tool.json' }),
+    );
+
+    const refused = await call(gw.url, 'DELETE', '/v1/admin/plugins/file_owned_tool', { headers: admin });
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({
+      code: 'CONFLICT',
+      detail: { source_file: 'http/file-owned.tool.json' },
+    });
+    expect(refused.body.message).toContain('remove the file');
+    const kept = await call(gw.url, 'GET', '/v1/admin/plugins/file_owned_tool', { headers: admin });
+    expect(kept.status).toBe(200);
+    expect(kept.body).toEqual(stored.body.tool);
   });
 });
 

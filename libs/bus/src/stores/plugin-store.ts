@@ -2,11 +2,17 @@
  * Tool definitions (canonical form) in KV `mesh_plugins`, keyed by function name, and a live in-memory
  * catalogue of them kept current by a KV watch, so a tool added through the management API (or a
  * file) is usable by the next task without a restart.
+ *
+ * An entry written from an assembler's tools directory carries the file's path in
+ * {@link TOOL_SOURCE_FILE_FIELD} beside the definition; parsing drops it, so readers see only the tool.
  */
 import { ToolDefinition } from '@agentmesh/protocol';
 import type { KV, KvWatchEntry } from '@nats-io/kv';
 import { decodeJson, encodeJson } from '../json.js';
 import { collect } from '../kv-keys.js';
+
+/** The field of a stored entry naming the tools-directory file it was written from. */
+export const TOOL_SOURCE_FILE_FIELD = 'source_file';
 
 export class PluginStore {
   constructor(private readonly kv: KV) {}
@@ -15,6 +21,20 @@ export class PluginStore {
     const entry = await this.kv.get(name);
     if (!entry || entry.operation !== 'PUT') return undefined;
     return decodeJson(ToolDefinition, entry.value, `mesh_plugins/${name}`);
+  }
+
+  /** The tools-directory file that owns this tool, if a file does. */
+  async sourceFile(name: string): Promise<string | undefined> {
+    const entry = await this.kv.get(name);
+    if (!entry || entry.operation !== 'PUT') return undefined;
+    let value: unknown;
+    try {
+      value = entry.json<unknown>();
+    } catch {
+      return undefined;
+    }
+    const field = isRecord(value) ? value[TOOL_SOURCE_FILE_FIELD] : undefined;
+    return typeof field === 'string' ? field : undefined;
   }
 
   async put(tool: ToolDefinition): Promise<ToolDefinition> {
@@ -78,4 +98,8 @@ export interface PluginCatalogue {
   get(name: string): ToolDefinition | undefined;
   list(): ToolDefinition[];
   stop(): void;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -57,7 +57,19 @@ export function registerPluginRoutes(app: FastifyInstance, plugins: PluginStore)
   });
 
   app.delete<PluginParams>('/plugins/:name', async (request, reply) => {
-    if (await plugins.delete(request.params.name)) return reply.code(204).send();
+    const { name } = request.params;
+    const sourceFile = await plugins.sourceFile(name);
+    if (sourceFile !== undefined) {
+      // The assembler would write it back from its file at its next sync of the directory.
+      return sendRejection(
+        reply,
+        new Conflict(
+          `tool ${name} is defined by the file ${sourceFile} of the assembler's tools directory: remove the file to remove the tool`,
+          { source_file: sourceFile },
+        ),
+      );
+    }
+    if (await plugins.delete(name)) return reply.code(204).send();
     return sendRejection(reply, new NotFound(`no plugin ${request.params.name}`));
   });
 }

@@ -1,0 +1,91 @@
+/**
+ * An incremental Server-Sent Events parser (the WHATWG "event stream interpretation"): text goes in
+ * as it arrives, in chunks cut anywhere, and complete messages come out. Handles LF, CRLF and CR line
+ * ends (also a CRLF split across two chunks), `:` comments (the gateway's heartbeats), multi-line
+ * `data:`, `id:` and `retry:`. A message the stream ends in the middle of is never dispatched.
+ */
+
+export interface SseMessage {
+  /** The last event id seen so far in the stream (it carries over to later messages, as in the spec). */
+  id: string | undefined;
+  /** `event:` field; `message` when absent. */
+  event: string;
+  /** The `data:` lines joined with `\n`. */
+  data: string;
+}
+
+export class SseParser {
+  private buffer = '';
+  /** The previous chunk ended in CR: an LF opening the next chunk belongs to that line end. */
+  private pendingCr = false;
+  private data: string[] = [];
+  private eventType = '';
+  private lastEventId: string | undefined;
+  private sawBom = false;
+  /** The reconnection delay the server asked for with `retry:`, in milliseconds. */
+  retryMs: number | undefined;
+
+  /** Feeds decoded text; returns the messages it completed, in order. */
+  push(text: string): SseMessage[] {
+    let chunk = text;
+    if (!this.sawBom && chunk.length > 0) {
+      this.sawBom = true;
+      if (chunk.startsWith('\uFEFF')) chunk = chunk.slice(1);
+    }
+    if (this.pendingCr && chunk.startsWith('\n')) chunk = chunk.slice(1);
+    this.pendingCr = false;
+    this.buffer += chunk;
+
+    const messages: SseMessage[] = [];
+    let start = 0;
+    for (let i = 0; i < this.buffer.length; i++) {
+      const char = this.buffer[i];
+      if (char !== '\n' && char !== '\r') continue;
+      const message = this.processLine(this.buffer.slice(start, i));
+      if (message) messages.push(message);
+      if (char === '\r') {
+        if (i + 1 === this.buffer.length) this.pendingCr = true;
+        else if (this.buffer[i + 1] === '\n') i++;
+      }
+      start = i + 1;
+    }
+    this.buffer = this.buffer.slice(start);
+    return messages;
+  }
+
+  private processLine(line: string): SseMessage | undefined {
+    if (line === '') return this.dispatch();
+    if (line.startsWith(':')) return undefined;
+    const colon = line.indexOf(':');
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    switch (field) {
+      case 'event':
+        this.eventType = value;
+        break;
+      case 'data':
+        this.data.push(value);
+        break;
+      case 'id':
+        if (!value.includes('\0')) this.lastEventId = value;
+        break;
+      case 'retry':
+        if (/^\d+$/.test(value)) this.retryMs = Number(value);
+        break;
+      default:
+      // Unknown fields are ignored, as the spec says.
+    }
+    return undefined;
+  }
+
+  private dispatch(): SseMessage | undefined {
+    const data = this.data;
+    const event = this.eventType || 'message';
+    this.data = [];
+    this.eventType = '';
+    // A block without data (only an id, say) dispatches nothing.
+    if (data.length === 0) return undefined;
+    return { id: this.lastEventId, event, data: data.join('\n') };
+  }
+}
