@@ -259,4 +259,8 @@ process.stdout.write(
   `  curl -N ${gatewayUrl}/v1/tasks/<trace_id>/events -H 'x-account-id: ${DEMO_ACCOUNT}'\n`,
 );
 say('or follow them on NATS: subscribe to mesh.events.demo.<trace_id>');
+say('or do both with the CLI:');
+process.stdout.write(
+  `  npx agentmesh --url ${gatewayUrl} --account ${DEMO_ACCOUNT} submit --workflow demo_agent --user demo-user --message 'Tell me about ByteDance' --follow\n`,
+);
 say('press Ctrl-C to stop');

@@ -7,6 +7,14 @@ import { isTerminalEvent, Streams, TaskEvent, taskEventsSubject } from '@agentme
 import { DeliverPolicy, type JetStreamClient } from '@nats-io/jetstream';
 import { decodeJson } from './json.js';
 
+/**
+ * How long one pull waits for events. nats.js also paces its recovery by it: after a reconnect to a
+ * server whose JetStream is still starting, it checks the consumer again only after this long, and it
+ * notices a lost pull after two missed heartbeats (half of this each). Its default (30 s) left a live
+ * follower frozen for ~40 s after a NATS restart; 5 s costs one pull request per follower every 5 s.
+ */
+const FOLLOW_PULL_EXPIRES_MS = 5_000;
+
 export interface FollowTaskEventsOptions {
   accountId: string;
   traceId: string;
@@ -26,7 +34,7 @@ export async function* followTaskEvents(
     filter_subjects: subject,
     deliver_policy: DeliverPolicy.All,
   });
-  const messages = await consumer.consume();
+  const messages = await consumer.consume({ expires: FOLLOW_PULL_EXPIRES_MS });
   const stop = (): void => void messages.close();
   signal?.addEventListener('abort', stop, { once: true });
   if (signal?.aborted) stop();

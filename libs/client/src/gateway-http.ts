@@ -51,7 +51,7 @@ export class GatewayHttp {
 
   /** Sends a request; a gateway that cannot be reached is a {@link MeshUnreachableError}. */
   async send(method: string, path: string, options: SendOptions = {}): Promise<Response> {
-    const url = new URL(path.replace(/^\//, ''), this.base);
+    const url = new URL(path, this.base);
     const hasBody = options.body !== undefined;
     try {
       return await this.fetch(url, {
@@ -68,7 +68,7 @@ export class GatewayHttp {
     } catch (error) {
       // An abort is the caller's decision, not a failure of the gateway.
       if (options.signal?.aborted) throw options.signal.reason;
-      throw new MeshUnreachableError(`cannot reach the gateway at ${this.origin} (${method} ${path})`, {
+      throw new MeshUnreachableError(`cannot reach the gateway at ${this.origin} (${method} /${path})`, {
         cause: error,
       });
     }

@@ -1,8 +1,9 @@
 /**
  * Faults through the whole mesh: tasks in flight survive a NATS server that dies (SIGKILL) and comes
- * back on the same store, and an executor process killed mid-task; each task still ends with exactly
- * one terminal event.
+ * back on the same store (also while a client follows a task with the SDK), and an executor process
+ * killed mid-task; each task still ends with exactly one terminal event.
  */
+import { MeshClient } from '@agentmesh/client';
 import type { TaskEvent } from '@agentmesh/protocol';
 import {
   startScriptedModel,
@@ -95,6 +96,34 @@ it('tasks in flight when the NATS server is killed and restarted all finish, eac
     expect(terminals(events), trace).toHaveLength(1);
     expect(events.at(-1)?.type, JSON.stringify(events.at(-1))).toBe('done');
   }
+}, 180_000);
+
+it('a client following a task with MeshClient while NATS is killed and restarted gets every event once, ending in done', async () => {
+  const client = new MeshClient({
+    baseUrl: mesh.gatewayUrl,
+    apiKey: mesh.apiKey,
+    // A caller that expects outages lets the stream be reopened for longer than the default.
+    reconnect: { maxAttempts: 30, maxDelayMs: 1_000 },
+  });
+  const task = await client.run({
+    workflow_id: 'slow_agent',
+    user_id: 'u1',
+    messages: [{ role: 'user', content: 'client-through-restart' }],
+  });
+  const received: TaskEvent[] = [];
+  const followed = (async () => {
+    for await (const event of task.events) received.push(event);
+  })();
+  await waitFor(() => received.some((event) => event.type === 'tool_start'), { timeoutMs: 30_000 });
+
+  await mesh.nats.kill();
+  await mesh.nats.restart();
+  await followed;
+
+  expect(terminals(received)).toHaveLength(1);
+  expect(received.at(-1)?.type, JSON.stringify(received.at(-1))).toBe('done');
+  for (let i = 1; i < received.length; i++) expect(received[i]!.seq).toBeGreaterThan(received[i - 1]!.seq);
+  expect(received).toEqual(await sseEvents(mesh, task.trace_id));
 }, 180_000);
 
 it('a task whose executor is killed mid-run is redelivered to the other executor and finishes once', async () => {

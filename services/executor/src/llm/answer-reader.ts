@@ -7,7 +7,7 @@
 import type { Dispatcher } from 'undici';
 import { AttemptFailure, excerpt, transportFailure } from './attempt-failure.js';
 import type { AttemptDeadline } from './attempt-deadline.js';
-import { SseLimitError, SseParser, type SseEvent } from './sse-parser.js';
+import { SseLimitError, SseParser, type SseMessage } from '@agentmesh/sse';
 import {
   MalformedChunkError,
   UpstreamReportedError,
@@ -67,7 +67,7 @@ export async function readBufferedAnswer(body: ResponseBody, reading: AnswerRead
 }
 
 /** Takes one SSE event; 'done' at the `[DONE]` sentinel. */
-function takeEvent(event: SseEvent, reading: AnswerReading): 'done' | 'more' {
+function takeEvent(event: SseMessage, reading: AnswerReading): 'done' | 'more' {
   if (event.data.trim() === '[DONE]') return 'done';
   if (event.event === 'error') {
     throw new AttemptFailure({
@@ -138,7 +138,7 @@ async function readText(body: ResponseBody, reading: AnswerReading): Promise<str
   return Buffer.concat(parts).toString('utf8');
 }
 
-function parseEvents(parse: () => SseEvent[]): SseEvent[] {
+function parseEvents(parse: () => SseMessage[]): SseMessage[] {
   try {
     return parse();
   } catch (error) {

@@ -1,0 +1,217 @@
+/**
+ * The `agentmesh` command line, parsed with `node:util` parseArgs into one command object, or a
+ * {@link UsageError} saying what was wrong. Connection settings come from flags, else from the
+ * environment values the entry point passes in.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+export const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8080';
+
+export const USAGE = `Usage:
+  agentmesh submit --workflow <id> --message <text> [--user <id>] [--idempotency-key <key>]
+                   [--trace-id <id>] [--follow] [--json]
+  agentmesh events <trace_id> [--after <seq>] [--json]
+  agentmesh status <trace_id>
+  agentmesh cancel <trace_id> [--reason <text>]
+
+Connection (every command):
+  --url <url>        gateway address (env AGENTMESH_URL, default ${DEFAULT_GATEWAY_URL})
+  --api-key <key>    API key, sent as a bearer token (env AGENTMESH_API_KEY; prefer the env)
+  --account <id>     account to act for, with an admin key (sent as x-account-id)
+
+Following a task (submit --follow, events): the answer streams to stdout, tool calls and errors go
+to stderr; --json prints every event as one JSON line instead. Exit status: 0 when the task ends
+done, 1 on an error event or a failed request, 2 on bad usage.
+`;
+
+/** What the entry point read from the environment. */
+export interface CliEnvironment {
+  url?: string;
+  apiKey?: string;
+}
+
+export interface Connection {
+  url: string;
+  apiKey?: string;
+  account?: string;
+}
+
+export type CliCommand =
+  | { name: 'help' }
+  | {
+      name: 'submit';
+      connection: Connection;
+      workflowId: string;
+      message: string;
+      userId: string;
+      idempotencyKey?: string;
+      traceId?: string;
+      follow: boolean;
+      json: boolean;
+    }
+  | { name: 'events'; connection: Connection; traceId: string; afterSeq: number; json: boolean }
+  | { name: 'status'; connection: Connection; traceId: string }
+  | { name: 'cancel'; connection: Connection; traceId: string; reason?: string };
+
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/** The user a submission is made for when `--user` is not given. */
+export const DEFAULT_USER_ID = 'cli';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+const CONNECTION_OPTIONS = {
+  url: { type: 'string' },
+  'api-key': { type: 'string' },
+  account: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies Options;
+
+const COMMAND_OPTIONS = {
+  submit: {
+    workflow: { type: 'string', short: 'w' },
+    message: { type: 'string', short: 'm' },
+    user: { type: 'string' },
+    'idempotency-key': { type: 'string' },
+    'trace-id': { type: 'string' },
+    follow: { type: 'boolean', short: 'f' },
+    json: { type: 'boolean' },
+  },
+  events: { after: { type: 'string' }, json: { type: 'boolean' } },
+  status: {},
+  cancel: { reason: { type: 'string' } },
+} as const satisfies Record<string, Options>;
+
+type CommandName = keyof typeof COMMAND_OPTIONS;
+
+const isCommandName = (name: string): name is CommandName => Object.hasOwn(COMMAND_OPTIONS, name);
+
+export function parseCliArgs(argv: readonly string[], env: CliEnvironment): CliCommand {
+  const { name, rest } = splitCommand(argv);
+  if (name === undefined) throw new UsageError('no command given');
+  if (name === 'help' || name === '--help' || name === '-h') return { name: 'help' };
+  if (!isCommandName(name)) throw new UsageError(`unknown command ${JSON.stringify(name)}`);
+
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...rest],
+      options: { ...CONNECTION_OPTIONS, ...COMMAND_OPTIONS[name] },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  const values = parsed.values as Record<string, string | boolean | undefined>;
+  if (values.help === true) return { name: 'help' };
+  const connection = connectionOf(values, env);
+
+  if (name === 'submit') {
+    if (parsed.positionals.length > 0) throw unexpected(parsed.positionals);
+    return {
+      name,
+      connection,
+      workflowId: required(values, 'workflow'),
+      message: required(values, 'message'),
+      userId: optionalString(values, 'user') ?? DEFAULT_USER_ID,
+      ...defined('idempotencyKey', optionalString(values, 'idempotency-key')),
+      ...defined('traceId', optionalString(values, 'trace-id')),
+      follow: values.follow === true,
+      json: values.json === true,
+    };
+  }
+  const traceId = onePositional(parsed.positionals, 'trace_id');
+  if (name === 'events') {
+    return {
+      name,
+      connection,
+      traceId,
+      afterSeq: seqOf(optionalString(values, 'after')),
+      json: values.json === true,
+    };
+  }
+  if (name === 'status') return { name, connection, traceId };
+  return { name, connection, traceId, ...defined('reason', optionalString(values, 'reason')) };
+}
+
+function connectionOf(values: Record<string, string | boolean | undefined>, env: CliEnvironment): Connection {
+  const url = optionalString(values, 'url') ?? nonEmpty(env.url) ?? DEFAULT_GATEWAY_URL;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UsageError('--url / AGENTMESH_URL is not a URL');
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new UsageError(`--url / AGENTMESH_URL must be http(s), got ${parsed.protocol}`);
+  }
+  return {
+    url,
+    ...defined('apiKey', optionalString(values, 'api-key') ?? nonEmpty(env.apiKey)),
+    ...defined('account', optionalString(values, 'account')),
+  };
+}
+
+function required(values: Record<string, string | boolean | undefined>, option: string): string {
+  const value = optionalString(values, option);
+  if (value === undefined) throw new UsageError(`--${option} is required`);
+  return value;
+}
+
+function optionalString(
+  values: Record<string, string | boolean | undefined>,
+  option: string,
+): string | undefined {
+  const value = values[option];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`--${option} needs a value`);
+  return value;
+}
+
+function onePositional(positionals: readonly string[], what: string): string {
+  const [first, ...extra] = positionals;
+  if (first === undefined) throw new UsageError(`missing <${what}>`);
+  if (extra.length > 0) throw unexpected(extra);
+  return first;
+}
+
+function seqOf(raw: string | undefined): number {
+  if (raw === undefined) return 0;
+  if (!/^\d{1,15}$/.test(raw))
+    throw new UsageError(`--after must be an event seq (a non-negative integer), got ${raw}`);
+  return Number(raw);
+}
+
+const unexpected = (extra: readonly string[]): UsageError =>
+  new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
+
+const nonEmpty = (value: string | undefined): string | undefined =>
+  value === undefined || value === '' ? undefined : value;
+
+function defined<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
+
+/**
+ * The command word and every other argument. Connection options may come before the command
+ * (`agentmesh --url … submit …`), as people write them; they are parsed with the command's own.
+ */
+function splitCommand(argv: readonly string[]): { name: string | undefined; rest: string[] } {
+  const leading: string[] = [];
+  let i = 0;
+  while (i < argv.length) {
+    const arg = argv[i] as string;
+    if (!arg.startsWith('-') || arg === '--help' || arg === '-h') break;
+    const option = arg.replace(/^--/, '').split('=')[0] ?? '';
+    if (!Object.hasOwn(CONNECTION_OPTIONS, option)) {
+      throw new UsageError(`${arg} cannot come before the command; only --url, --api-key and --account can`);
+    }
+    const takesValue = !arg.includes('=');
+    leading.push(...argv.slice(i, i + (takesValue ? 2 : 1)));
+    i += takesValue ? 2 : 1;
+  }
+  return { name: argv[i], rest: [...leading, ...argv.slice(i + 1)] };
+}

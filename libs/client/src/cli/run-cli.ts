@@ -1,0 +1,145 @@
+/**
+ * Runs one `agentmesh` command against the gateway and answers its exit status: 0 when the task ends
+ * `done` (or the request succeeded), 1 on an `error` event or a failed request, 2 on bad usage, 130
+ * when interrupted. Errors are printed as `error <CODE>: <message>` (with `--json`, as the error
+ * body). The API key is never printed: messages name the gateway by its origin only.
+ */
+import { TaskStatus, type TaskEvent, type TaskStatusRecord } from '@agentmesh/protocol';
+import { MeshApiError, MeshClientError } from '../errors.js';
+import { MeshClient } from '../mesh-client.js';
+import {
+  parseCliArgs,
+  USAGE,
+  UsageError,
+  type CliCommand,
+  type CliEnvironment,
+  type Connection,
+} from './cli-args.js';
+import { EventPrinter, type CliStreams } from './event-printer.js';
+
+export const ExitCode = { OK: 0, FAILED: 1, USAGE: 2, INTERRUPTED: 130 } as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+export interface CliContext extends CliStreams {
+  env: CliEnvironment;
+  /** Aborted on Ctrl-C. */
+  signal?: AbortSignal;
+  /** stdout and stderr are the same terminal. */
+  sharedTerminal?: boolean;
+  /** For tests: the fetch the client uses. */
+  fetch?: typeof fetch;
+}
+
+export async function runCli(argv: readonly string[], context: CliContext): Promise<ExitCode> {
+  let command: CliCommand;
+  try {
+    command = parseCliArgs(argv, context.env);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    context.stderr.write(`agentmesh: ${error.message}\n\n${USAGE}`);
+    return ExitCode.USAGE;
+  }
+  if (command.name === 'help') {
+    context.stdout.write(USAGE);
+    return ExitCode.OK;
+  }
+  const json = 'json' in command && command.json;
+  try {
+    return await runCommand(command, clientFor(command.connection, context), context);
+  } catch (error) {
+    if (context.signal?.aborted) {
+      context.stderr.write('agentmesh: interrupted\n');
+      return ExitCode.INTERRUPTED;
+    }
+    if (!(error instanceof MeshClientError)) throw error;
+    reportError(error, json, context);
+    return ExitCode.FAILED;
+  }
+}
+
+function clientFor(connection: Connection, context: CliContext): MeshClient {
+  return new MeshClient({
+    baseUrl: connection.url,
+    ...(connection.apiKey === undefined ? {} : { apiKey: connection.apiKey }),
+    ...(connection.account === undefined ? {} : { headers: { 'x-account-id': connection.account } }),
+    ...(context.fetch === undefined ? {} : { fetch: context.fetch }),
+  });
+}
+
+async function runCommand(
+  command: Exclude<CliCommand, { name: 'help' }>,
+  client: MeshClient,
+  context: CliContext,
+): Promise<ExitCode> {
+  const signal = context.signal;
+  switch (command.name) {
+    case 'submit': {
+      const reply = await client.submit(
+        {
+          workflow_id: command.workflowId,
+          user_id: command.userId,
+          messages: [{ role: 'user', content: command.message }],
+          ...(command.idempotencyKey === undefined ? {} : { idempotency_key: command.idempotencyKey }),
+          ...(command.traceId === undefined ? {} : { trace_id: command.traceId }),
+        },
+        { signal },
+      );
+      if (!command.follow) {
+        context.stdout.write(command.json ? `${JSON.stringify(reply)}\n` : `${reply.trace_id}\n`);
+        return ExitCode.OK;
+      }
+      // Printed first, so a follow that is interrupted can be resumed with `agentmesh events`.
+      if (!command.json) context.stderr.write(`trace_id ${reply.trace_id}\n`);
+      return follow(client, reply.trace_id, 0, command.json, context);
+    }
+    case 'events':
+      return follow(client, command.traceId, command.afterSeq, command.json, context);
+    case 'status':
+      context.stdout.write(`${JSON.stringify(await client.status(command.traceId, { signal }), null, 2)}\n`);
+      return ExitCode.OK;
+    case 'cancel': {
+      const record = await client.cancel(command.traceId, {
+        signal,
+        ...(command.reason === undefined ? {} : { reason: command.reason }),
+      });
+      context.stdout.write(`${JSON.stringify(record, null, 2)}\n`);
+      return ExitCode.OK;
+    }
+  }
+}
+
+async function follow(
+  client: MeshClient,
+  traceId: string,
+  afterSeq: number,
+  json: boolean,
+  context: CliContext,
+): Promise<ExitCode> {
+  const printer = new EventPrinter(context, { json, sharedTerminal: context.sharedTerminal ?? false });
+  let terminal: TaskEvent | undefined;
+  for await (const event of client.events(traceId, { lastEventId: afterSeq, signal: context.signal })) {
+    printer.print(event);
+    terminal = event;
+  }
+  if (terminal?.type === 'done') return ExitCode.OK;
+  if (terminal?.type === 'error') return ExitCode.FAILED;
+  // The gateway had nothing after `afterSeq` (204): the task ended earlier; its status says how.
+  return exitCodeOfStatus(await client.status(traceId, { signal: context.signal }));
+}
+
+function exitCodeOfStatus(record: TaskStatusRecord): ExitCode {
+  return record.status === TaskStatus.DONE ? ExitCode.OK : ExitCode.FAILED;
+}
+
+function reportError(error: MeshClientError, json: boolean, context: CliContext): void {
+  if (json) {
+    const body =
+      error instanceof MeshApiError ? error.toBody() : { code: error.code, message: error.message };
+    context.stderr.write(`${JSON.stringify(body)}\n`);
+    return;
+  }
+  context.stderr.write(`error ${error.code}: ${error.message}\n`);
+  if (error instanceof MeshApiError && error.detail !== undefined) {
+    context.stderr.write(`detail: ${JSON.stringify(error.detail)}\n`);
+  }
+}

@@ -1,0 +1,10 @@
+// @agentmesh/client: the gateway's HTTP API for upstream code and operators. Submit tasks, follow their
+// events over SSE (resumed after a dropped connection), read status, cancel; typed errors. The
+// `agentmesh` CLI (src/cli) is built on it.
+
+export { MeshClient } from './mesh-client.js';
+export type { MeshClientOptions, CallOptions, EventsOptions, RunningTask } from './mesh-client.js';
+export type { GatewayHttpOptions } from './gateway-http.js';
+export { DEFAULT_RECONNECT_POLICY, DEFAULT_IDLE_TIMEOUT_MS } from './task-event-stream.js';
+export type { ReconnectPolicy, FollowEventsOptions } from './task-event-stream.js';
+export { MeshClientError, MeshApiError, MeshUnreachableError, MeshProtocolError } from './errors.js';

@@ -1,0 +1,83 @@
+/**
+ * The mesh as a caller sees it through the gateway's HTTP API: submit a task, follow its events,
+ * read its status, cancel it. Every answer is validated against the protocol's schema; failures are
+ * the client's typed errors (see errors.ts).
+ */
+import {
+  SubmitTaskReply,
+  TaskStatusRecord,
+  type SubmitTaskRequestInput,
+  type TaskEvent,
+} from '@agentmesh/protocol';
+import { GatewayHttp, type GatewayHttpOptions } from './gateway-http.js';
+import { followTaskEvents, type FollowEventsOptions, type ReconnectPolicy } from './task-event-stream.js';
+
+export interface MeshClientOptions extends GatewayHttpOptions {
+  /** How every event stream of this client reconnects (per call overridable). */
+  reconnect?: Partial<ReconnectPolicy>;
+  /** See {@link FollowEventsOptions.idleTimeoutMs}. */
+  idleTimeoutMs?: number;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+export type EventsOptions = FollowEventsOptions;
+
+/** A submitted task and its events, followed from the first. */
+export interface RunningTask extends SubmitTaskReply {
+  events: AsyncIterable<TaskEvent>;
+}
+
+export class MeshClient {
+  private readonly http: GatewayHttp;
+
+  constructor(private readonly options: MeshClientOptions) {
+    this.http = new GatewayHttp(options);
+  }
+
+  /**
+   * Submits a task (`POST /v1/tasks`). With an `idempotency_key`, submitting again answers the first
+   * task's trace_id and nothing runs twice, so a submit that failed as unreachable is safe to repeat.
+   */
+  async submit(request: SubmitTaskRequestInput, options: CallOptions = {}): Promise<SubmitTaskReply> {
+    const response = await this.http.send('POST', 'v1/tasks', { body: request, signal: options.signal });
+    return this.http.json(response, SubmitTaskReply, 'the reply to POST /v1/tasks');
+  }
+
+  /** The task's status record (`GET /v1/tasks/:id`). */
+  async status(traceId: string, options: CallOptions = {}): Promise<TaskStatusRecord> {
+    const response = await this.http.send('GET', taskPath(traceId), { signal: options.signal });
+    return this.http.json(response, TaskStatusRecord, `the status of task ${traceId}`);
+  }
+
+  /**
+   * Asks for the task to be cancelled (`POST /v1/tasks/:id/cancel`); answers the status record with
+   * `cancel_requested_at` set. The task itself ends with an `error {code: CANCELLED}` event.
+   */
+  async cancel(traceId: string, options: CallOptions & { reason?: string } = {}): Promise<TaskStatusRecord> {
+    const response = await this.http.send('POST', `${taskPath(traceId)}/cancel`, {
+      body: options.reason === undefined ? {} : { reason: options.reason },
+      signal: options.signal,
+    });
+    return this.http.json(response, TaskStatusRecord, `the reply to cancelling task ${traceId}`);
+  }
+
+  /** The task's events over SSE, from the start or after `lastEventId`, to the terminal event. */
+  events(traceId: string, options: EventsOptions = {}): AsyncIterable<TaskEvent> {
+    return followTaskEvents(this.http, traceId, {
+      ...(this.options.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: this.options.idleTimeoutMs }),
+      ...options,
+      reconnect: { ...this.options.reconnect, ...options.reconnect },
+    });
+  }
+
+  /** Submits a task and follows its events. */
+  async run(request: SubmitTaskRequestInput, options: EventsOptions = {}): Promise<RunningTask> {
+    const reply = await this.submit(request, { signal: options.signal });
+    return { ...reply, events: this.events(reply.trace_id, options) };
+  }
+}
+
+const taskPath = (traceId: string): string => `v1/tasks/${encodeURIComponent(traceId)}`;
