@@ -12,6 +12,6 @@ export { CredentialStore } from './stores/credential-store.js';
 export type { CredentialKeys, ResolvedCredentials } from './stores/credential-store.js';
 export { IdempotencyStore } from './stores/idempotency-store.js';
 export type { IdempotencyClaim } from './stores/idempotency-store.js';
-export { PluginStore, TOOL_SOURCE_FILE_FIELD } from './stores/plugin-store.js';
+export { PluginStore, TOOL_SOURCE_FILE_FIELD, toolSourceFile } from './stores/plugin-store.js';
 export type { PluginCatalogue } from './stores/plugin-store.js';
 export { TaskStatusStore } from './stores/task-status-store.js';

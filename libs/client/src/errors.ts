@@ -5,7 +5,13 @@
  * - {@link MeshUnreachableError}: no answer from the gateway (refused, reset, DNS, a proxy's 502/503/504);
  * - {@link MeshProtocolError}: an answer that breaks the contract (not JSON, fails the schema).
  */
-import { describeZodError, ErrorCode, isRetryableByDefault, type ErrorBody } from '@agentmesh/protocol';
+import {
+  describeZodError,
+  ErrorCode,
+  errorBody,
+  isRetryableByDefault,
+  type ErrorBody,
+} from '@agentmesh/protocol';
 import type { z } from 'zod';
 
 export abstract class MeshClientError extends Error {
@@ -32,9 +38,7 @@ export class MeshApiError extends MeshClientError {
 
   /** The gateway's error body, as it was answered. */
   toBody(): ErrorBody {
-    return this.detail === undefined
-      ? { code: this.code, message: this.message }
-      : { code: this.code, message: this.message, detail: this.detail };
+    return errorBody(this.code, this.message, this.detail);
   }
 }
 

@@ -116,6 +116,11 @@ export function describeZodError(error: z.ZodError): ZodErrorDescription {
   return { message: message || 'invalid value', detail: { issues } };
 }
 
+/** An error body, with `detail` only when there is one (so it is absent, not `undefined`, in JSON). */
+export function errorBody(code: ErrorCode, message: string, detail?: unknown): ErrorBody {
+  return detail === undefined ? { code, message } : { code, message, detail };
+}
+
 /** An INVALID_REQUEST (or other) body for a zod rejection. */
 export function zodErrorBody(error: z.ZodError, code: ErrorCode = ErrorCode.INVALID_REQUEST): ErrorBody {
   const { message, detail } = describeZodError(error);

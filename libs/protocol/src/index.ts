@@ -7,6 +7,7 @@ export {
   isRetryableByDefault,
   formatIssuePath,
   describeZodError,
+  errorBody,
   zodErrorBody,
 } from './errors.js';
 export type { ErrorCodeInfo, IssueDescription, ZodErrorDescription } from './errors.js';

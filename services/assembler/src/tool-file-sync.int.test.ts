@@ -1,14 +1,14 @@
 import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { openMeshBuckets, PluginStore } from '@agentmesh/bus';
+import { openMeshBuckets, PluginStore, TOOL_SOURCE_FILE_FIELD } from '@agentmesh/bus';
 import { startNats, type NatsServer } from '@agentmesh/testkit';
 import { jetstream } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { qichachaTool, seedFixture } from './__fixtures__/assembly.js';
-import { SOURCE_FILE_FIELD, syncToolFiles } from './tool-file-sync.js';
+import { syncToolFiles } from './tool-file-sync.js';
 
 let nats: NatsServer;
 let nc: NatsConnection;
@@ -62,9 +62,9 @@ describe('syncing the registry with a tool directory', () => {
     // Readers see the canonical tool: the file marker is not part of the definition.
     expect(await plugins.get('search_company_basic')).toEqual(qichachaTool());
     expect((await plugins.get('core__execute-python-script'))?.type).toBe('SCRIPT');
-    expect((await kv.get('search_company_basic'))?.json<Record<string, unknown>>()[SOURCE_FILE_FIELD]).toBe(
-      'qichacha.json',
-    );
+    expect(
+      (await kv.get('search_company_basic'))?.json<Record<string, unknown>>()[TOOL_SOURCE_FILE_FIELD],
+    ).toBe('qichacha.json');
     expect((await plugins.list()).length).toBe(2);
   });
 

@@ -28,13 +28,10 @@
  * instances reading the same directory converge on the same content and never overwrite an API write.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { encodeJson, TOOL_SOURCE_FILE_FIELD } from '@agentmesh/bus';
+import { encodeJson, TOOL_SOURCE_FILE_FIELD, toolSourceFile } from '@agentmesh/bus';
 import type { DetectedToolFormat } from '@agentmesh/protocol';
 import type { KV, KvEntry } from '@nats-io/kv';
 import { readToolFiles, type RejectedToolFile, type ToolFile } from './tool-files.js';
-
-/** The field of a stored entry naming the file it was written from (the registry's, in libs/bus). */
-export const SOURCE_FILE_FIELD = TOOL_SOURCE_FILE_FIELD;
 
 /** Writes of one name that lose to other writers this many times in a row are left to the next run. */
 const MAX_WRITE_ATTEMPTS = 5;
@@ -130,7 +127,7 @@ function decideStep(
 
 /** The entry as stored: the canonical tool plus its file, as plain JSON (so it compares with a read). */
 function storedForm(file: ToolFile): unknown {
-  return JSON.parse(JSON.stringify({ ...file.tool, [SOURCE_FILE_FIELD]: file.path })) as unknown;
+  return JSON.parse(JSON.stringify({ ...file.tool, [TOOL_SOURCE_FILE_FIELD]: file.path })) as unknown;
 }
 
 async function applyWithRetry(
@@ -214,13 +211,5 @@ function describeEntry(entry: KvEntry): RegistryEntry {
   } catch {
     return { revision: entry.revision, value: undefined, sourceFile: undefined };
   }
-  const sourceFile =
-    typeof value === 'object' && value !== null
-      ? (value as Record<string, unknown>)[SOURCE_FILE_FIELD]
-      : undefined;
-  return {
-    revision: entry.revision,
-    value,
-    sourceFile: typeof sourceFile === 'string' ? sourceFile : undefined,
-  };
+  return { revision: entry.revision, value, sourceFile: toolSourceFile(value) };
 }

@@ -4,7 +4,13 @@
  * the outcome. Whatever the model got wrong (an unknown tool, arguments that do not parse or do not fit
  * the schema) becomes a tool error the model can correct, never an exception.
  */
-import { ErrorCode, type ChatToolCall, type ChatToolMessage, type ToolDefinition } from '@agentmesh/protocol';
+import {
+  ErrorCode,
+  errorBody,
+  type ChatToolCall,
+  type ChatToolMessage,
+  type ToolDefinition,
+} from '@agentmesh/protocol';
 import { parseToolArguments, toolFailure, validateToolArguments, type ToolOutcome } from './tools/index.js';
 
 export interface PreparedToolCall {
@@ -54,7 +60,7 @@ export function toolMessage(callId: string, outcome: ToolOutcome): ChatToolMessa
       typeof outcome.result === 'string' ? outcome.result : (JSON.stringify(outcome.result) ?? 'null');
   } else {
     const { code, message, detail } = outcome.error;
-    content = JSON.stringify({ error: detail === undefined ? { code, message } : { code, message, detail } });
+    content = JSON.stringify({ error: errorBody(code, message, detail) });
   }
   return { role: 'tool', tool_call_id: callId, content };
 }

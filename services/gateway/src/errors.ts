@@ -6,6 +6,7 @@
  */
 import {
   ErrorCode,
+  errorBody,
   httpStatusOf,
   isRetryableByDefault,
   zodErrorBody,
@@ -36,9 +37,7 @@ export class Rejection extends Error {
   }
 
   toBody(): ErrorBody {
-    return this.detail === undefined
-      ? { code: this.code, message: this.message }
-      : { code: this.code, message: this.message, detail: this.detail };
+    return errorBody(this.code, this.message, this.detail);
   }
 }
 

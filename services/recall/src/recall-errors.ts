@@ -4,6 +4,7 @@
  */
 import {
   ErrorCode,
+  errorBody,
   httpStatusOf,
   isRetryableByDefault,
   zodErrorBody,
@@ -31,9 +32,7 @@ export abstract class RecallError extends Error {
   }
 
   toBody(): ErrorBody {
-    return this.detail === undefined
-      ? { code: this.code, message: this.message }
-      : { code: this.code, message: this.message, detail: this.detail };
+    return errorBody(this.code, this.message, this.detail);
   }
 }
 

@@ -27,14 +27,11 @@ export class PluginStore {
   async sourceFile(name: string): Promise<string | undefined> {
     const entry = await this.kv.get(name);
     if (!entry || entry.operation !== 'PUT') return undefined;
-    let value: unknown;
     try {
-      value = entry.json<unknown>();
+      return toolSourceFile(entry.json<unknown>());
     } catch {
       return undefined;
     }
-    const field = isRecord(value) ? value[TOOL_SOURCE_FILE_FIELD] : undefined;
-    return typeof field === 'string' ? field : undefined;
   }
 
   async put(tool: ToolDefinition): Promise<ToolDefinition> {
@@ -100,6 +97,9 @@ export interface PluginCatalogue {
   stop(): void;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+/** The file named in a stored registry entry (its parsed JSON), if a file owns it. */
+export function toolSourceFile(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const field = (value as Record<string, unknown>)[TOOL_SOURCE_FILE_FIELD];
+  return typeof field === 'string' ? field : undefined;
 }

@@ -1,6 +1,6 @@
 // What every tool runner hands back to the executor's loop. Expected failures (bad arguments, a 500 from the
 // API, a timeout) are values of this type, never exceptions: the loop passes them to the model as tool errors.
-import type { ErrorCode } from '@agentmesh/protocol';
+import { errorBody, type ErrorCode } from '@agentmesh/protocol';
 
 export interface ToolFailure {
   readonly code: ErrorCode;
@@ -18,5 +18,5 @@ export function toolSuccess(result: unknown, truncated = false): ToolOutcome {
 }
 
 export function toolFailure(code: ErrorCode, message: string, detail?: unknown): ToolOutcome {
-  return { ok: false, error: detail === undefined ? { code, message } : { code, message, detail } };
+  return { ok: false, error: errorBody(code, message, detail) };
 }

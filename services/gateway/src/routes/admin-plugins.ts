@@ -70,7 +70,7 @@ export function registerPluginRoutes(app: FastifyInstance, plugins: PluginStore)
       );
     }
     if (await plugins.delete(name)) return reply.code(204).send();
-    return sendRejection(reply, new NotFound(`no plugin ${request.params.name}`));
+    return sendRejection(reply, new NotFound(`no plugin ${name}`));
   });
 }
 
