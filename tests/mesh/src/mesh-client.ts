@@ -3,6 +3,7 @@
  * management calls, submissions, and reading a task's events over SSE or NATS.
  */
 import type { TaskEvent } from '@agentmesh/protocol';
+import { SseParser, type SseMessage } from '@agentmesh/sse';
 import type { Mesh } from './mesh-harness.js';
 
 export async function admin(mesh: Mesh, method: string, path: string, body?: unknown): Promise<Response> {
@@ -30,34 +31,10 @@ export async function submit(
   });
 }
 
-export interface SseMessage {
-  id?: string;
-  event?: string;
-  data: string;
-}
-
 /** Reads an SSE response to its end (the gateway closes it after the terminal event). */
 export async function readSse(response: Response): Promise<SseMessage[]> {
-  const text = await response.text();
-  const messages: SseMessage[] = [];
-  for (const block of text.split(/\r?\n\r?\n/)) {
-    const message: SseMessage = { data: '' };
-    let hasData = false;
-    for (const line of block.split(/\r?\n/)) {
-      if (line.startsWith(':') || line === '') continue;
-      const colon = line.indexOf(':');
-      const field = colon === -1 ? line : line.slice(0, colon);
-      const value = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '');
-      if (field === 'id') message.id = value;
-      else if (field === 'event') message.event = value;
-      else if (field === 'data') {
-        message.data += (hasData ? '\n' : '') + value;
-        hasData = true;
-      }
-    }
-    if (hasData) messages.push(message);
-  }
-  return messages;
+  const parser = new SseParser();
+  return [...parser.push(await response.text()), ...parser.end()];
 }
 
 export async function sseEvents(mesh: Mesh, traceId: string, lastEventId?: number): Promise<TaskEvent[]> {
