@@ -4,12 +4,19 @@
  * A writer continues from the last event already stored (a redelivered task keeps counting where the
  * crashed attempt stopped), and each publish expects the subject's last stream sequence to be the one
  * this writer saw: if another executor wrote in between, the publish is refused and this writer stops
- * with {@link EventStreamConflictError}. `Nats-Msg-Id` = `<trace_id>:<seq>:<attempt>` drops a publish the
- * client retried, while two attempts never share an id (so the sequence check, not deduplication,
- * decides between them).
+ * with {@link EventStreamConflictError}. `Nats-Msg-Id` = `<account>.<trace_id>:<seq>:<attempt>` drops a
+ * publish the client retried, while two attempts never share an id (so the sequence check, not
+ * deduplication, decides between them), nor do two accounts' tasks that use the same trace id.
  */
 import type { EventType } from '@agentmesh/protocol';
-import { isTerminalEvent, Streams, TaskEvent, taskEventsSubject, type EventData } from '@agentmesh/protocol';
+import {
+  isTerminalEvent,
+  Streams,
+  TaskEvent,
+  taskEventsSubject,
+  taskKey,
+  type EventData,
+} from '@agentmesh/protocol';
 import {
   JetStreamApiCodes,
   JetStreamApiError,
@@ -96,7 +103,7 @@ export class TaskEventWriter {
       // exactly the case two fresh writers race on.
       headers.set(PubHeaders.ExpectedLastSubjectSequenceHdr, String(this.lastStreamSeq));
       const ack = await this.js.publish(this.subject, encodeJson(event), {
-        msgID: `${event.trace_id}:${event.seq}:${event.attempt}`,
+        msgID: `${taskKey(this.options.accountId, event.trace_id)}:${event.seq}:${event.attempt}`,
         headers,
       });
       this.lastStreamSeq = ack.seq;

@@ -36,6 +36,25 @@ async function readAll(traceId: string, afterSeq = 0): Promise<TaskEvent[]> {
 }
 
 describe('task event streams', () => {
+  it('two accounts running tasks with the same trace id each get their own events, none dropped as a duplicate', async () => {
+    const traceId = nextTrace();
+    for (const accountId of ['acme', 'globex']) {
+      const writer = await TaskEventWriter.open(js, jsm, { accountId, traceId, attempt: 1 });
+      await writer.emit(EventType.ERROR, {
+        code: 'CANCELLED',
+        message: `cancelled in ${accountId}`,
+        retryable: false,
+      });
+    }
+    for (const accountId of ['acme', 'globex']) {
+      const events: TaskEvent[] = [];
+      for await (const event of followTaskEvents(js, { accountId, traceId })) events.push(event);
+      expect(events.map((e) => [e.seq, e.type, (e.data as { message: string }).message])).toEqual([
+        [1, 'error', `cancelled in ${accountId}`],
+      ]);
+    }
+  });
+
   it('events get strictly increasing seq from 1, and a reader gets them in order up to the terminal one', async () => {
     const traceId = nextTrace();
     const writer = await TaskEventWriter.open(js, jsm, { accountId: account, traceId, attempt: 1 });

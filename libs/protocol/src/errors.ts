@@ -8,6 +8,8 @@ export const ErrorCode = {
   FORBIDDEN: 'FORBIDDEN',
   NOT_FOUND: 'NOT_FOUND',
   CONFLICT: 'CONFLICT',
+  /** An idempotency key came back with another request body than the one it was first used with. */
+  IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
   PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
   RATE_LIMITED: 'RATE_LIMITED',
   CREDENTIALS_MISSING: 'CREDENTIALS_MISSING',
@@ -22,6 +24,11 @@ export const ErrorCode = {
   UNSUPPORTED_ACTION_TYPE: 'UNSUPPORTED_ACTION_TYPE',
   SCHEMA_CONVERSION_ERROR: 'SCHEMA_CONVERSION_ERROR',
   MAX_DELIVER_EXCEEDED: 'MAX_DELIVER_EXCEEDED',
+  /**
+   * A task's sealed vault does not open for the task it arrived in: it was sealed for another account,
+   * user, trace, workflow, model endpoint, tool set or input, or altered on the way.
+   */
+  TASK_BINDING_MISMATCH: 'TASK_BINDING_MISMATCH',
   INTERNAL: 'INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -41,6 +48,7 @@ export const ERROR_CODE_INFO: { readonly [C in ErrorCode]: ErrorCodeInfo } = {
   FORBIDDEN: { httpStatus: 403, retryable: false },
   NOT_FOUND: { httpStatus: 404, retryable: false },
   CONFLICT: { httpStatus: 409, retryable: false },
+  IDEMPOTENCY_KEY_REUSED: { httpStatus: 422, retryable: false },
   PAYLOAD_TOO_LARGE: { httpStatus: 413, retryable: false },
   RATE_LIMITED: { httpStatus: 429, retryable: true },
   // The request is well formed but the user has not stored the keys it needs.
@@ -60,6 +68,7 @@ export const ERROR_CODE_INFO: { readonly [C in ErrorCode]: ErrorCodeInfo } = {
   UNSUPPORTED_ACTION_TYPE: { httpStatus: 400, retryable: false },
   SCHEMA_CONVERSION_ERROR: { httpStatus: 500, retryable: false },
   MAX_DELIVER_EXCEEDED: { httpStatus: 500, retryable: false },
+  TASK_BINDING_MISMATCH: { httpStatus: 403, retryable: false },
   INTERNAL: { httpStatus: 500, retryable: false },
 };
 

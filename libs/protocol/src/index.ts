@@ -26,7 +26,8 @@ export { WorkflowId, UserId, UserIdInput, IdempotencyKey, IsoDateTime } from './
 export { AccountId, isAccountId, InvalidSubjectTokenError } from './names.js';
 export { Subjects, Streams, Consumers, Services, Buckets, Wildcards } from './names.js';
 export { taskReceivedSubject, taskAssembledSubject, taskEventsSubject, cancelSubject } from './names.js';
-export { accountEventsWildcard, parseTaskSubject, parseEventsSubject } from './names.js';
+export { accountEventsWildcard, parseTaskSubject, parseEventsSubject, parseCancelSubject } from './names.js';
+export { accountSubmitSubject, parseSubmitSubject, taskKey } from './names.js';
 export type { Bucket, TaskStage } from './names.js';
 
 export { ChatMessage, ChatSystemMessage, ChatDeveloperMessage, ChatUserMessage } from './chat.js';
@@ -55,6 +56,7 @@ export { TaskLimits, ClearRuntimeConfig, ClearTaskPayload, AssembledRuntimeConfi
 export {
   ReceivedTask,
   AssembledTask,
+  BoundTask,
   AccountType,
   DEFAULT_MAX_STEPS,
   DEFAULT_MODEL_PROVIDER,
@@ -62,6 +64,8 @@ export {
 export type { ClearTaskPayloadInput } from './task.js';
 
 export { CancelSignal } from './control.js';
+
+export { taskBinding, canonicalJson, TASK_BINDING_SCHEME } from './task-binding.js';
 
 export {
   EventType,

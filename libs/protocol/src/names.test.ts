@@ -9,8 +9,12 @@ import {
   Subjects,
   Wildcards,
   accountEventsWildcard,
+  accountSubmitSubject,
   cancelSubject,
+  parseCancelSubject,
   parseEventsSubject,
+  parseSubmitSubject,
+  taskKey,
   parseTaskSubject,
   taskAssembledSubject,
   taskEventsSubject,
@@ -26,7 +30,8 @@ describe('NATS names', () => {
     expect(taskReceivedSubject('acme')).toBe('mesh.tasks.received.acme');
     expect(taskAssembledSubject('acme')).toBe('mesh.tasks.assembled.acme');
     expect(taskEventsSubject('acme', TRACE)).toBe(`mesh.events.acme.${TRACE}`);
-    expect(cancelSubject(TRACE)).toBe(`mesh.control.cancel.${TRACE}`);
+    expect(cancelSubject('acme', TRACE)).toBe(`mesh.control.cancel.acme.${TRACE}`);
+    expect(accountSubmitSubject('acme')).toBe('mesh.gateway.submit.acme');
     expect(Subjects.RECALL_ACTIONS).toBe('mesh.recall.actions');
   });
 
@@ -51,7 +56,9 @@ describe('NATS names', () => {
 
   it("each consumer's filter covers the subjects of its stage, and those lie in the tasks stream", () => {
     const covers = (filter: string, subject: string) =>
-      new RegExp(`^${filter.replaceAll('.', '\\.').replace('*', '[^.]+').replace('>', '.+')}$`).test(subject);
+      new RegExp(`^${filter.replaceAll('.', '\\.').replaceAll('*', '[^.]+').replace('>', '.+')}$`).test(
+        subject,
+      );
     expect(covers(Consumers.ASSEMBLER.filter_subject, taskReceivedSubject('acme'))).toBe(true);
     expect(covers(Consumers.ASSEMBLER.filter_subject, taskAssembledSubject('acme'))).toBe(false);
     expect(covers(Consumers.EXECUTOR.filter_subject, taskAssembledSubject('acme'))).toBe(true);
@@ -59,7 +66,9 @@ describe('NATS names', () => {
     expect(covers(Streams.EVENTS.subjects[0], taskEventsSubject('acme', TRACE))).toBe(true);
     expect(covers(accountEventsWildcard('acme'), taskEventsSubject('acme', TRACE))).toBe(true);
     expect(covers(accountEventsWildcard('acme'), taskEventsSubject('other', TRACE))).toBe(false);
-    expect(covers(Wildcards.ALL_CANCELS, cancelSubject(TRACE))).toBe(true);
+    expect(covers(Wildcards.ALL_CANCELS, cancelSubject('acme', TRACE))).toBe(true);
+    expect(covers(Wildcards.ALL_ACCOUNT_SUBMITS, accountSubmitSubject('acme'))).toBe(true);
+    expect(covers(Wildcards.ALL_ACCOUNT_SUBMITS, Subjects.GATEWAY_SUBMIT)).toBe(false);
   });
 
   it('a UUID account id is one legal subject token', () => {
@@ -73,12 +82,16 @@ describe('NATS names', () => {
       expect(() => taskReceivedSubject(account)).toThrow(InvalidSubjectTokenError);
       expect(() => taskEventsSubject(account, TRACE)).toThrow(InvalidSubjectTokenError);
       expect(() => accountEventsWildcard(account)).toThrow(InvalidSubjectTokenError);
+      expect(() => accountSubmitSubject(account)).toThrow(InvalidSubjectTokenError);
+      expect(() => cancelSubject(account, TRACE)).toThrow(InvalidSubjectTokenError);
+      expect(() => taskKey(account, TRACE)).toThrow(InvalidSubjectTokenError);
       expect(AccountId.safeParse(account).success).toBe(false);
     },
   );
 
   it('a trace id that is not canonical throws', () => {
-    expect(() => cancelSubject('*')).toThrow(InvalidSubjectTokenError);
+    expect(() => cancelSubject('acme', '*')).toThrow(InvalidSubjectTokenError);
+    expect(() => taskKey('acme', '>')).toThrow(InvalidSubjectTokenError);
     expect(() => taskEventsSubject('acme', '3f2b8c1e-9d4a-4e6b-8f1c-2a7d5e9b0c13')).toThrow(/trace id/);
   });
 
@@ -92,6 +105,14 @@ describe('NATS names', () => {
       accountId: 'acme',
       traceId: TRACE,
     });
+    expect(parseCancelSubject(cancelSubject('acme', TRACE))).toEqual({ accountId: 'acme', traceId: TRACE });
+    expect(parseSubmitSubject(accountSubmitSubject('acme'))).toEqual({ accountId: 'acme' });
+  });
+
+  it('two accounts using one trace id name two different tasks', () => {
+    expect(taskKey('acme', TRACE)).toBe(`acme.${TRACE}`);
+    expect(taskKey('acme', TRACE)).not.toBe(taskKey('globex', TRACE));
+    expect(cancelSubject('acme', TRACE)).not.toBe(cancelSubject('globex', TRACE));
   });
 
   it('parses nothing out of subjects of another shape', () => {
@@ -100,5 +121,8 @@ describe('NATS names', () => {
     expect(parseTaskSubject('mesh.tasks.received')).toBeUndefined();
     expect(parseEventsSubject(`mesh.events.acme`)).toBeUndefined();
     expect(parseEventsSubject(`mesh.events.acme.not-a-trace`)).toBeUndefined();
+    expect(parseSubmitSubject(Subjects.GATEWAY_SUBMIT)).toBeUndefined();
+    expect(parseSubmitSubject('mesh.gateway.submit.acme.x')).toBeUndefined();
+    expect(parseCancelSubject(`mesh.control.cancel.${TRACE}`)).toBeUndefined();
   });
 });

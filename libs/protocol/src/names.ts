@@ -32,8 +32,17 @@ export class InvalidSubjectTokenError extends Error {
 }
 
 export const Subjects = {
-  /** Request/reply ingress for upstream services. */
+  /**
+   * Request/reply ingress for trusted service users: the account is named by the `x-account-id` header
+   * (or an API key), so NATS permissions must grant this subject to trusted internal services only.
+   */
   GATEWAY_SUBMIT: 'mesh.gateway.submit',
+  /**
+   * `mesh.gateway.submit.<account>`: request/reply ingress for account-confined users. The account is the
+   * subject's last token, so a NATS user allowed to publish only to its own account's subject can submit
+   * for nothing else, whatever its headers say.
+   */
+  GATEWAY_SUBMIT_PREFIX: 'mesh.gateway.submit',
   /** Request/reply endpoint of the recall micro service. */
   RECALL_ACTIONS: 'mesh.recall.actions',
   TASKS_RECEIVED_PREFIX: 'mesh.tasks.received',
@@ -103,9 +112,32 @@ export function taskEventsSubject(accountId: string, traceId: string): string {
   return `${Subjects.EVENTS_PREFIX}.${account(accountId)}.${trace(traceId)}`;
 }
 
-/** `mesh.control.cancel.<trace_id>`: core NATS cancellation broadcast for one task. */
-export function cancelSubject(traceId: string): string {
-  return `${Subjects.CANCEL_PREFIX}.${trace(traceId)}`;
+/**
+ * `mesh.control.cancel.<account>.<trace_id>`: core NATS cancellation broadcast for one task. Trace ids are
+ * scoped by account (two accounts may use the same one), so the account is part of the task's name.
+ */
+export function cancelSubject(accountId: string, traceId: string): string {
+  return `${Subjects.CANCEL_PREFIX}.${account(accountId)}.${trace(traceId)}`;
+}
+
+/** `mesh.gateway.submit.<account>`: the NATS ingress of one account (see Subjects.GATEWAY_SUBMIT_PREFIX). */
+export function accountSubmitSubject(accountId: string): string {
+  return `${Subjects.GATEWAY_SUBMIT_PREFIX}.${account(accountId)}`;
+}
+
+/** The account of an account-confined ingress subject; undefined for the trusted subject or anything else. */
+export function parseSubmitSubject(subject: string): { accountId: AccountId } | undefined {
+  const [mesh, gateway, submit, accountId, ...rest] = subject.split('.');
+  if (mesh !== 'mesh' || gateway !== 'gateway' || submit !== 'submit' || rest.length > 0) return undefined;
+  return isAccountId(accountId) ? { accountId } : undefined;
+}
+
+/**
+ * The key of a task in stores shared by every account (`mesh_tasks`, the task stream's Nats-Msg-Id):
+ * `<account>.<trace_id>`, so one account can neither see nor claim another's trace id.
+ */
+export function taskKey(accountId: string, traceId: string): string {
+  return `${account(accountId)}.${trace(traceId)}`;
 }
 
 /** Subscription covering every event of every task of one account. */
@@ -117,7 +149,8 @@ export const Wildcards = {
   ALL_RECEIVED_TASKS: 'mesh.tasks.received.*',
   ALL_ASSEMBLED_TASKS: 'mesh.tasks.assembled.*',
   ALL_EVENTS: 'mesh.events.>',
-  ALL_CANCELS: 'mesh.control.cancel.*',
+  ALL_CANCELS: 'mesh.control.cancel.*.*',
+  ALL_ACCOUNT_SUBMITS: 'mesh.gateway.submit.*',
 } as const;
 
 export type TaskStage = 'received' | 'assembled';
@@ -128,6 +161,13 @@ export function parseTaskSubject(subject: string): { stage: TaskStage; accountId
   if (mesh !== 'mesh' || tasks !== 'tasks' || rest.length > 0 || accountId === undefined) return undefined;
   if (stage !== 'received' && stage !== 'assembled') return undefined;
   return isAccountId(accountId) ? { stage, accountId } : undefined;
+}
+
+/** The account and trace id of a cancel subject, or undefined if it is not one. */
+export function parseCancelSubject(subject: string): { accountId: AccountId; traceId: TraceId } | undefined {
+  const [mesh, control, cancel, accountId, traceId, ...rest] = subject.split('.');
+  if (mesh !== 'mesh' || control !== 'control' || cancel !== 'cancel' || rest.length > 0) return undefined;
+  return isAccountId(accountId) && isTraceId(traceId) ? { accountId, traceId } : undefined;
 }
 
 /** The account and trace id of an events subject, or undefined if it is not one. */

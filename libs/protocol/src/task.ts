@@ -141,6 +141,18 @@ export const AssembledRuntimeConfig = z.strictObject({
 });
 export type AssembledRuntimeConfig = z.infer<typeof AssembledRuntimeConfig>;
 
+/**
+ * An assembled task before its vault is sealed: every part the vault gets bound to (see `taskBinding`).
+ * Sealers parse a task with it first, so the binding is computed over the values every reader parses.
+ */
+export const BoundTask = z.strictObject({
+  task_meta: TaskMeta,
+  input: TaskInput,
+  runtime_config: AssembledRuntimeConfig.omit({ vault: true }),
+  limits: TaskLimits,
+});
+export type BoundTask = z.infer<typeof BoundTask>;
+
 /** `mesh.tasks.received.<account>`: a submitted task, before assembly. */
 export const ReceivedTask = z.strictObject({
   task_meta: TaskMeta,

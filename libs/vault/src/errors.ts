@@ -15,12 +15,12 @@ export class VaultKeyUnknownError extends Error {
 }
 
 /**
- * The ciphertext does not authenticate: it was altered, sealed for another task (the trace id is the
- * additional data) or for another key.
+ * The ciphertext does not authenticate: it was altered, sealed for another task (the task's binding is
+ * the additional data, so any re-targeting lands here) or for another key.
  */
 export class VaultTamperedError extends Error {
   override readonly name = 'VaultTamperedError';
-  readonly code = 'INTERNAL';
+  readonly code = 'TASK_BINDING_MISMATCH';
   readonly retryable = false;
 
   constructor(message: string, options?: ErrorOptions) {

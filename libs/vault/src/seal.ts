@@ -3,13 +3,17 @@
  *
  * ECIES over X25519: a fresh ephemeral key pair per vault; the shared secret with the executors' public
  * key goes through HKDF-SHA256 (salt = ephemeral public key ‖ recipient public key, info names the
- * scheme and key id) to an AES-256-GCM key. The additional authenticated data is the task's trace_id,
- * so a sealed vault copied into another task does not open. `kid` names the executors' key pair so keys
- * can rotate: executors keep old private keys until no task sealed for them remains.
+ * scheme and key id) to an AES-256-GCM key. The additional authenticated data is the SHA-256 digest of
+ * the task's binding (the protocol's `taskBinding`: account, user, trace, workflow, input, limits, model
+ * endpoint, tools with their targets and auth mappings), so a sealed vault opens only inside the exact
+ * task it was sealed for; a copy re-targeted at another account or URL does not open. `kid` names the
+ * executors' key pair so keys can rotate: executors keep old private keys until no task sealed for them
+ * remains.
  */
 import {
   createCipheriv,
   createDecipheriv,
+  createHash,
   createPublicKey,
   diffieHellman,
   generateKeyPairSync,
@@ -51,7 +55,13 @@ function deriveKey(shared: Buffer, epk: Buffer, recipient: Buffer, kid: string):
   return Buffer.from(hkdfSync('sha256', shared, salt, info, 32));
 }
 
-export function sealVault(vault: ClearVaultShape, traceId: string, to: SealFor): SealedVaultShape {
+/** The additional authenticated data for a binding text: its digest, a fixed 32 bytes however large the task. */
+function bindingAad(binding: string): Buffer {
+  return createHash('sha256').update(binding, 'utf8').digest();
+}
+
+/** Seals `vault` for the executors' key, bound to the task whose binding text is `binding`. */
+export function sealVault(vault: ClearVaultShape, binding: string, to: SealFor): SealedVaultShape {
   const recipient = importVaultPublicKey(to.publicKey);
   const ephemeral = generateKeyPairSync('x25519');
   const shared = diffieHellman({ privateKey: ephemeral.privateKey, publicKey: recipient });
@@ -59,7 +69,7 @@ export function sealVault(vault: ClearVaultShape, traceId: string, to: SealFor):
   const key = deriveKey(shared, epk, rawPublic(recipient), to.kid);
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
-  cipher.setAAD(Buffer.from(traceId, 'utf8'));
+  cipher.setAAD(bindingAad(binding));
   const ct = Buffer.concat([cipher.update(JSON.stringify(vault), 'utf8'), cipher.final()]);
   return {
     v: 1,
@@ -75,7 +85,11 @@ export function sealVault(vault: ClearVaultShape, traceId: string, to: SealFor):
 /** Private keys by key id, as an executor holds them. */
 export type VaultKeyring = ReadonlyMap<string, string>;
 
-export function openVault(sealed: SealedVaultShape, traceId: string, keyring: VaultKeyring): ClearVaultShape {
+/**
+ * Opens a vault inside the task whose binding text is `binding`; a vault sealed for any other task, or
+ * altered, throws {@link VaultTamperedError}.
+ */
+export function openVault(sealed: SealedVaultShape, binding: string, keyring: VaultKeyring): ClearVaultShape {
   const privateEncoded = keyring.get(sealed.kid);
   if (privateEncoded === undefined) throw new VaultKeyUnknownError(sealed.kid);
   const privateKey = importVaultPrivateKey(privateEncoded);
@@ -86,7 +100,7 @@ export function openVault(sealed: SealedVaultShape, traceId: string, keyring: Va
     const shared = diffieHellman({ privateKey, publicKey: epk });
     const key = deriveKey(shared, Buffer.from(sealed.epk, 'base64url'), recipient, sealed.kid);
     const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(sealed.iv, 'base64url'));
-    decipher.setAAD(Buffer.from(traceId, 'utf8'));
+    decipher.setAAD(bindingAad(binding));
     decipher.setAuthTag(Buffer.from(sealed.tag, 'base64url'));
     plain = Buffer.concat([decipher.update(Buffer.from(sealed.ct, 'base64url')), decipher.final()]).toString(
       'utf8',

@@ -1,15 +1,16 @@
 /**
  * Publishes an assembled task to `mesh.tasks.assembled.<account>` for the executors, with the active trace
- * context in its headers. `Nats-Msg-Id` = `<trace_id>:assembled`, so a redelivered received task that is
- * assembled again within the stream's duplicate window is stored once.
+ * context in its headers. `Nats-Msg-Id` = `<account>.<trace_id>:assembled`, so a redelivered received task
+ * that is assembled again within the stream's duplicate window is stored once (and another account's
+ * task with the same trace id is not mistaken for it).
  */
 import { encodeJson } from '@agentmesh/bus';
-import { taskAssembledSubject, type AssembledTask } from '@agentmesh/protocol';
+import { taskAssembledSubject, taskKey, type AssembledTask } from '@agentmesh/protocol';
 import { injectTraceContext } from '@agentmesh/runtime';
 import type { JetStreamClient } from '@nats-io/jetstream';
 
-export function assembledTaskMsgId(traceId: string): string {
-  return `${traceId}:assembled`;
+export function assembledTaskMsgId(accountId: string, traceId: string): string {
+  return `${taskKey(accountId, traceId)}:assembled`;
 }
 
 export class AssembledTaskPublisher {
@@ -19,7 +20,7 @@ export class AssembledTaskPublisher {
   async publish(task: AssembledTask): Promise<{ duplicate: boolean }> {
     const { account_id: accountId, trace_id: traceId } = task.task_meta;
     const ack = await this.js.publish(taskAssembledSubject(accountId), encodeJson(task), {
-      msgID: assembledTaskMsgId(traceId),
+      msgID: assembledTaskMsgId(accountId, traceId),
       headers: injectTraceContext(),
     });
     return { duplicate: ack.duplicate };

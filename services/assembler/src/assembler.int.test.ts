@@ -37,7 +37,7 @@ import {
   type Telemetry,
 } from '@agentmesh/runtime';
 import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
-import { generateVaultKeyPair, openVault } from '@agentmesh/vault';
+import { generateVaultKeyPair, openTaskVault } from '@agentmesh/vault';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
@@ -219,7 +219,7 @@ describe('the assembler on NATS', () => {
       role: 'system',
       content: 'You research companies. Use the tools.',
     });
-    expect(openVault(assembled.runtime_config.vault, task.task_meta.trace_id, keyring)).toEqual({
+    expect(openTaskVault(assembled, keyring)).toEqual({
       QCC_KEY: CANARY.QCC_KEY,
       QCC_SECRET: CANARY.QCC_SECRET,
       [MODEL_API_KEY_VAULT_ENTRY]: CANARY.MODEL_KEY,
@@ -233,7 +233,7 @@ describe('the assembler on NATS', () => {
     );
     expect(message.headers).toContain(assembleSpan.spanContext().spanId);
     await assemblerIdle();
-    expect((await statuses.get(task.task_meta.trace_id))?.status).toBe('queued');
+    expect((await statuses.get(task.task_meta.account_id, task.task_meta.trace_id))?.status).toBe('queued');
   });
 
   it('when no agent has the workflow_id, the task ends with exactly one error event NOT_FOUND and status error', async () => {
@@ -250,7 +250,7 @@ describe('the assembler on NATS', () => {
       data: { code: 'NOT_FOUND', retryable: false, detail: { workflow_id: 'no_such_agent' } },
     });
     expect(stored).toBe(1);
-    expect(await statuses.get(task.task_meta.trace_id)).toMatchObject({
+    expect(await statuses.get(task.task_meta.account_id, task.task_meta.trace_id)).toMatchObject({
       status: 'error',
       last_seq: 1,
       error: { code: 'NOT_FOUND' },
@@ -270,7 +270,9 @@ describe('the assembler on NATS', () => {
     expect(data?.code).toBe('CREDENTIALS_MISSING');
     expect(data?.detail).toEqual({ missing: ['MODEL_KEY', 'QCC_KEY', 'QCC_SECRET'] });
     expect(data?.message).toMatch(/MODEL_KEY.*QCC_KEY.*QCC_SECRET/);
-    expect((await statuses.get(task.task_meta.trace_id))?.error?.code).toBe('CREDENTIALS_MISSING');
+    expect((await statuses.get(task.task_meta.account_id, task.task_meta.trace_id))?.error?.code).toBe(
+      'CREDENTIALS_MISSING',
+    );
   });
 
   it('when the agent is bound to a tool the registry does not hold, the task ends with one NOT_FOUND error naming the tool', async () => {
@@ -310,7 +312,9 @@ describe('the assembler on NATS', () => {
 
     expect(stored).toBe(1);
     expect(events[0]).toMatchObject({ type: 'error', data: { code: 'CANCELLED', retryable: false } });
-    expect((await statuses.get(task.task_meta.trace_id))?.status).toBe('cancelled');
+    expect((await statuses.get(task.task_meta.account_id, task.task_meta.trace_id))?.status).toBe(
+      'cancelled',
+    );
     expect(assembledMessages(task)).toEqual([]);
   });
 
@@ -324,7 +328,7 @@ describe('the assembler on NATS', () => {
     const { task: assembled } = await assembledFor(task);
 
     expect(assembled.runtime_config.tools.map((tool) => tool.name)).toEqual(['get_weather']);
-    expect(openVault(assembled.runtime_config.vault, task.task_meta.trace_id, keyring)).toEqual({
+    expect(openTaskVault(assembled, keyring)).toEqual({
       WEATHER_TOKEN: CANARY.WEATHER_TOKEN,
       [MODEL_API_KEY_VAULT_ENTRY]: CANARY.MODEL_KEY,
     });

@@ -7,7 +7,13 @@
  * {@link MAX_ASSEMBLY_ATTEMPTS} deliveries the task ends with an error instead of looping forever.
  */
 import type { TaskStatusStore } from '@agentmesh/bus';
-import { Consumers, describeZodError, ReceivedTask, type TaskMeta } from '@agentmesh/protocol';
+import {
+  Consumers,
+  describeZodError,
+  parseTaskSubject,
+  ReceivedTask,
+  type TaskMeta,
+} from '@agentmesh/protocol';
 import { extractTraceContext, taskRootContext, type Logger } from '@agentmesh/runtime';
 import {
   AckPolicy,
@@ -138,6 +144,18 @@ export class ReceivedTaskConsumer {
       return;
     }
     const meta = parsed.task.task_meta;
+    const subjectAccount = parseTaskSubject(msg.subject)?.accountId;
+    if (subjectAccount !== meta.account_id) {
+      // Only the gateway publishes here, under the task's own account: a task naming another account
+      // than its subject was forged or re-published. Nothing is written for either account, since the
+      // payload's claims are exactly what cannot be trusted.
+      this.options.log.warn(
+        { subject: msg.subject, stream_seq: msg.seq, claimed_account_id: meta.account_id },
+        'received task names another account than its subject; dropped',
+      );
+      msg.term();
+      return;
+    }
     const parent = parentContext(msg.headers, meta.trace_id);
     const span = tracer.startSpan(
       'assemble',
@@ -183,7 +201,7 @@ export class ReceivedTaskConsumer {
   }
 
   private async tryAssemble(task: ReceivedTask): Promise<AssemblyOutcome> {
-    const status = await this.options.statuses.get(task.task_meta.trace_id);
+    const status = await this.options.statuses.get(task.task_meta.account_id, task.task_meta.trace_id);
     if (status?.cancel_requested_at !== undefined) {
       return { ok: false, failure: new TaskCancelledError(status.cancel_requested_at) };
     }

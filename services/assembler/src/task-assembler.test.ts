@@ -7,7 +7,7 @@ import {
   type AgentDefinitionInput,
   type ToolDefinition,
 } from '@agentmesh/protocol';
-import { generateVaultKeyPair, openVault, sealVault, VaultTamperedError } from '@agentmesh/vault';
+import { generateVaultKeyPair, openTaskVault, sealVault, VaultTamperedError } from '@agentmesh/vault';
 import { describe, expect, it } from 'vitest';
 import {
   ACCOUNT,
@@ -95,20 +95,23 @@ describe('assembling a task from the registry', () => {
     expect(result.input.variables).toEqual({ lang: 'en' });
   });
 
-  it('the model api key moves into the sealed vault; the vault opens with the executors’ private key for this trace_id only', async () => {
+  it('the model api key moves into the sealed vault; the vault opens with the executors’ private key in this task only', async () => {
     const task = receivedTask('company_research');
     const result = assembled(await assembleTask(task, sources(fullWorld)));
 
     expect(JSON.stringify(result.runtime_config.model)).not.toContain('api_key');
     expect(result.runtime_config.vault.kid).toBe(executorKey.kid);
-    const vault = openVault(result.runtime_config.vault, task.task_meta.trace_id, keyring);
+    const vault = openTaskVault(result, keyring);
     expect(vault).toEqual({
       QCC_KEY: CANARY.QCC_KEY,
       QCC_SECRET: CANARY.QCC_SECRET,
       [MODEL_API_KEY_VAULT_ENTRY]: CANARY.MODEL_KEY,
     });
     const otherTrace = receivedTask('company_research').task_meta.trace_id;
-    expect(() => openVault(result.runtime_config.vault, otherTrace, keyring)).toThrow(VaultTamperedError);
+    const replayed = { ...result, task_meta: { ...result.task_meta, trace_id: otherTrace } };
+    expect(() => openTaskVault(replayed, keyring)).toThrow(VaultTamperedError);
+    const otherAccount = { ...result, task_meta: { ...result.task_meta, account_id: 'globex' } };
+    expect(() => openTaskVault(otherAccount, keyring)).toThrow(VaultTamperedError);
   });
 
   it('no credential value appears anywhere in the assembled task outside the sealed vault', async () => {
@@ -120,7 +123,7 @@ describe('assembling a task from the registry', () => {
   it('credentials of tools the agent is not bound to stay out of the vault', async () => {
     const task = receivedTask('company_research');
     const result = assembled(await assembleTask(task, sources(fullWorld)));
-    const vault = openVault(result.runtime_config.vault, task.task_meta.trace_id, keyring);
+    const vault = openTaskVault(result, keyring);
     expect(vault).not.toHaveProperty('WEATHER_TOKEN');
   });
 
@@ -147,7 +150,7 @@ describe('assembling a task from the registry', () => {
     const keyless = weatherTool({ auth_config: undefined });
     const task = receivedTask('company_research');
     const result = assembled(await assembleTask(task, sources({ agents: [agent], tools: [keyless] })));
-    expect(openVault(result.runtime_config.vault, task.task_meta.trace_id, keyring)).toEqual({});
+    expect(openTaskVault(result, keyring)).toEqual({});
   });
 
   it('a tool bound twice is included once', async () => {
@@ -233,7 +236,7 @@ describe('pre-assembled tasks', () => {
         tool_protocol: 'native',
       },
       tools: [weatherTool()],
-      vault: sealVault({ WEATHER_TOKEN: CANARY.WEATHER_TOKEN }, base.task_meta.trace_id, {
+      vault: sealVault({ WEATHER_TOKEN: CANARY.WEATHER_TOKEN }, 'sealed by the gateway', {
         kid: executorKey.kid,
         publicKey: executorKey.publicKey,
       }),
@@ -269,7 +272,7 @@ describe('pre-assembled tasks', () => {
       runtime_config: {
         model: { model_name: 'upstream', base_url: 'http://127.0.0.1:9/v1' },
         tools: [],
-        vault: sealVault({}, base.task_meta.trace_id, {
+        vault: sealVault({}, 'sealed by the gateway', {
           kid: executorKey.kid,
           publicKey: executorKey.publicKey,
         }),

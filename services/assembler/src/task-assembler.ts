@@ -1,13 +1,15 @@
 /**
  * Turns a received task into the task an executor runs: the agent's model (without its key), only the
  * tools the agent is bound to, the agent's limits, its system prompt in front of the messages, and a vault
- * holding exactly the credentials those tools and the model need, sealed for the executors with the task's
- * trace_id as additional data. Expected failures come back as an {@link AssemblyError}, never thrown.
+ * holding exactly the credentials those tools and the model need, sealed for the executors and bound to
+ * the whole assembled task (account, user, trace, workflow, input, limits, model endpoint, every tool's
+ * target and auth mapping), so the vault opens in no other task. Expected failures come back as an {@link AssemblyError}, never thrown.
  * Pre-assembled tasks (sealed by the gateway) pass through unchanged.
  */
 import {
   AssembledModelConfig,
   AssembledTask,
+  BoundTask,
   MODEL_API_KEY_VAULT_ENTRY,
   requiredCredentials,
   TaskLimits,
@@ -17,7 +19,7 @@ import {
   type ReceivedTask,
   type ToolDefinition,
 } from '@agentmesh/protocol';
-import { sealVault, type SealFor } from '@agentmesh/vault';
+import { sealTaskVault, type SealFor } from '@agentmesh/vault';
 import {
   AgentNotFoundError,
   BoundToolUnavailableError,
@@ -129,16 +131,17 @@ export function buildAssembledTask(
   const modelKey = modelKeyName === undefined ? undefined : credentials[modelKeyName];
   if (modelKey !== undefined) vault[MODEL_API_KEY_VAULT_ENTRY] = modelKey;
 
-  // Parsed as a last check: a bug that let a secret or a stray field in must fail here, not on the bus.
-  return AssembledTask.parse({
+  // Parsed before sealing, so the vault is bound to exactly what the executors will parse; parsed again
+  // whole as a last check: a bug that let a secret or a stray field in must fail here, not on the bus.
+  const bound = BoundTask.parse({
     task_meta: meta,
     input: { ...received.input, messages: withSystemPrompt(agent.system_prompt, received.input.messages) },
-    runtime_config: {
-      model: AssembledModelConfig.parse(model),
-      tools,
-      vault: sealVault(vault, meta.trace_id, sealFor),
-    },
+    runtime_config: { model: AssembledModelConfig.parse(model), tools },
     limits: TaskLimits.parse({ max_steps: agent.max_steps, deadline_ms: agent.deadline_ms }),
+  });
+  return AssembledTask.parse({
+    ...bound,
+    runtime_config: { ...bound.runtime_config, vault: sealTaskVault(bound, vault, sealFor) },
   });
 }
 

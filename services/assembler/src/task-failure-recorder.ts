@@ -28,7 +28,7 @@ export class TaskFailureRecorder {
     });
     const emitted = writer.terminal === undefined;
     if (emitted) await writer.emit(EventType.ERROR, failure.toEventData());
-    await this.statuses.update(meta.trace_id, (current) =>
+    await this.statuses.update(meta.account_id, meta.trace_id, (current) =>
       this.ended(meta, current, failure, attempt, writer.seq),
     );
     return { emitted };

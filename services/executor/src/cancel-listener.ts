@@ -23,7 +23,7 @@ export class CancelListener {
           log.warn({ subject: msg.subject }, 'ignored a malformed cancel signal');
           return;
         }
-        if (running.cancel(signal.trace_id, signal.reason)) {
+        if (running.cancel(signal.account_id, signal.trace_id, signal.reason)) {
           log.info({ trace_id: signal.trace_id }, 'cancelling running task');
         }
       },
@@ -46,5 +46,5 @@ function decodeCancel(subject: string, data: Uint8Array): CancelSignal | undefin
   }
   const parsed = CancelSignal.safeParse(body);
   if (!parsed.success) return undefined;
-  return cancelSubject(parsed.data.trace_id) === subject ? parsed.data : undefined;
+  return cancelSubject(parsed.data.account_id, parsed.data.trace_id) === subject ? parsed.data : undefined;
 }

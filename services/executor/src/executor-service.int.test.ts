@@ -24,7 +24,7 @@ import {
   type RecordingApi,
   type ScriptedModel,
 } from '@agentmesh/testkit';
-import { generateVaultKeyPair, sealVault } from '@agentmesh/vault';
+import { generateVaultKeyPair } from '@agentmesh/vault';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -142,12 +142,12 @@ async function stopInstance(instance: RunningService): Promise<void> {
 
 function newTask(options: { user: string; tools?: HttpTool[]; maxSteps?: number }): AssembledTask {
   const traceId = newTraceId();
-  const vault = sealVault({ SEARCH_KEY, [MODEL_API_KEY_VAULT_ENTRY]: MODEL_KEY }, traceId, vaultKeys);
   return assembledTask({
     traceId,
     accountId: ACCOUNT,
     modelBaseUrl: model.baseUrl,
-    vault,
+    secrets: { SEARCH_KEY, [MODEL_API_KEY_VAULT_ENTRY]: MODEL_KEY },
+    sealFor: vaultKeys,
     userMessage: options.user,
     ...(options.tools ? { tools: options.tools } : {}),
     ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
@@ -214,7 +214,7 @@ async function finalStatusOf(task: AssembledTask) {
   const statuses = await statusStore();
   return waitFor(
     async () => {
-      const status = await statuses.get(task.task_meta.trace_id);
+      const status = await statuses.get(task.task_meta.account_id, task.task_meta.trace_id);
       return status && ['done', 'error', 'cancelled'].includes(status.status) ? status : undefined;
     },
     { description: `the final status of ${task.task_meta.trace_id}` },
@@ -371,10 +371,14 @@ describe('the executor service on NATS', () => {
       events.push(event);
       if (events.length === 3) {
         const cancel: CancelSignal = {
+          account_id: task.task_meta.account_id,
           trace_id: task.task_meta.trace_id,
           requested_at: new Date().toISOString(),
         };
-        client.publish(cancelSubject(task.task_meta.trace_id), JSON.stringify(cancel));
+        client.publish(
+          cancelSubject(task.task_meta.account_id, task.task_meta.trace_id),
+          JSON.stringify(cancel),
+        );
       }
     }
     expect(events.at(-1)).toMatchObject({ type: 'error', data: { code: 'CANCELLED' } });
@@ -420,6 +424,55 @@ describe('the executor service on NATS', () => {
     await consumerSettled();
     expect(logLines.filter((line) => line.includes('terminating an invalid task message'))).toHaveLength(2);
     expect(logLines.filter((line) => line.includes(payloadCanary))).toEqual([]);
+  });
+
+  it('a captured task re-published under another account with its tool and model URLs pointed elsewhere ends with TASK_BINDING_MISMATCH, and the new URLs receive nothing', async () => {
+    await startInstance();
+    const attackerModel = await startScriptedModel({ respond: () => ({ content: 'got your key' }) });
+    const attackerApi = await startRecordingApi({
+      routes: [{ method: 'GET', path: '/search', reply: () => ({ body: { stolen: true } }) }],
+    });
+    try {
+      const captured = newTask({ user: 'the captured task', tools: [searchTool(api.url)] });
+      const thief = 'globex';
+      const replayed: AssembledTask = structuredClone(captured);
+      replayed.task_meta.account_id = thief;
+      replayed.runtime_config.model.base_url = attackerModel.baseUrl;
+      replayed.runtime_config.tools = [searchTool(attackerApi.url)];
+      await js.publish(taskAssembledSubject(thief), JSON.stringify(replayed), {
+        msgID: `replay-${replayed.task_meta.trace_id}`,
+      });
+      const events: TaskEvent[] = [];
+      for await (const event of followTaskEvents(js, {
+        accountId: thief,
+        traceId: replayed.task_meta.trace_id,
+        signal: AbortSignal.timeout(20_000),
+      })) {
+        events.push(event);
+      }
+      expect(events).toEqual([
+        expect.objectContaining({
+          type: 'error',
+          data: expect.objectContaining({ code: 'TASK_BINDING_MISMATCH', retryable: false }),
+        }),
+      ]);
+      expect(attackerModel.requests).toEqual([]);
+      expect(attackerApi.requests).toEqual([]);
+      expect(modelRequestsFor(captured)).toEqual([]);
+
+      // The same holds with only one thing changed: the model endpoint, in the task's own account.
+      const retargeted: AssembledTask = structuredClone(captured);
+      retargeted.runtime_config.model.base_url = attackerModel.baseUrl;
+      await publishTask(retargeted);
+      expect((await eventsOf(retargeted)).at(-1)).toMatchObject({
+        type: 'error',
+        data: { code: 'TASK_BINDING_MISMATCH' },
+      });
+      expect(attackerModel.requests).toEqual([]);
+      await consumerSettled();
+    } finally {
+      await Promise.all([attackerModel.stop(), attackerApi.stop()]);
+    }
   });
 
   it('no canary secret ever appeared on the wire, in a stored message or in a log line', async () => {

@@ -16,7 +16,7 @@ import {
   type RecordingApi,
   type ScriptedModel,
 } from '@agentmesh/testkit';
-import { generateVaultKeyPair, sealVault } from '@agentmesh/vault';
+import { generateVaultKeyPair } from '@agentmesh/vault';
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -81,12 +81,12 @@ afterAll(async () => {
 
 async function runTask(maxSteps: number): Promise<void> {
   const traceId = newTraceId();
-  const vault = sealVault({ SEARCH_KEY: 'k', [MODEL_API_KEY_VAULT_ENTRY]: 'm' }, traceId, vaultKeys);
   const task: AssembledTask = assembledTask({
     traceId,
     accountId: ACCOUNT,
     modelBaseUrl: model.baseUrl,
-    vault,
+    secrets: { SEARCH_KEY: 'k', [MODEL_API_KEY_VAULT_ENTRY]: 'm' },
+    sealFor: vaultKeys,
     userMessage: `task ${traceId}`,
     tools: [searchTool(api.url)],
     maxSteps,

@@ -25,7 +25,7 @@ import {
   type RecordingApi,
   type ScriptedModel,
 } from '@agentmesh/testkit';
-import { generateVaultKeyPair, sealVault } from '@agentmesh/vault';
+import { generateVaultKeyPair } from '@agentmesh/vault';
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -127,13 +127,13 @@ async function registry(): Promise<PluginStore> {
 
 async function runTask(user: string, tools: ToolDefinition[], accountType?: string): Promise<TaskEvent[]> {
   const traceId = newTraceId();
-  const vault = sealVault({ [MODEL_API_KEY_VAULT_ENTRY]: 'model-key' }, traceId, vaultKeys);
   const task: AssembledTask = assembledTask({
     traceId,
     accountId: ACCOUNT,
     ...(accountType === undefined ? {} : { accountType }),
     modelBaseUrl: model.baseUrl,
-    vault,
+    secrets: { [MODEL_API_KEY_VAULT_ENTRY]: 'model-key' },
+    sealFor: vaultKeys,
     userMessage: user,
     tools,
   });

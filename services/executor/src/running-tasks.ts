@@ -1,29 +1,31 @@
 /**
- * The task attempts this executor instance is running, by trace id: where a cancel signal finds the
- * task to stop, and what a stopping executor hands back.
+ * The task attempts this executor instance is running, by account and trace id (trace ids are scoped by
+ * account): where a cancel signal finds the task to stop, and what a stopping executor hands back.
  */
+import { taskKey } from '@agentmesh/protocol';
 import type { TaskAbort } from './task-abort.js';
 
 export class RunningTasks {
   readonly #byTrace = new Map<string, Set<TaskAbort>>();
 
   /** Tracks `abort` until the returned function is called. */
-  add(traceId: string, abort: TaskAbort): () => void {
-    let entries = this.#byTrace.get(traceId);
+  add(accountId: string, traceId: string, abort: TaskAbort): () => void {
+    const key = taskKey(accountId, traceId);
+    let entries = this.#byTrace.get(key);
     if (entries === undefined) {
       entries = new Set();
-      this.#byTrace.set(traceId, entries);
+      this.#byTrace.set(key, entries);
     }
     entries.add(abort);
     return () => {
       entries.delete(abort);
-      if (entries.size === 0 && this.#byTrace.get(traceId) === entries) this.#byTrace.delete(traceId);
+      if (entries.size === 0 && this.#byTrace.get(key) === entries) this.#byTrace.delete(key);
     };
   }
 
   /** Cancels the task's running attempt; false when this instance is not running it. */
-  cancel(traceId: string, why?: string): boolean {
-    const entries = this.#byTrace.get(traceId);
+  cancel(accountId: string, traceId: string, why?: string): boolean {
+    const entries = this.#byTrace.get(taskKey(accountId, traceId));
     if (entries === undefined) return false;
     for (const abort of entries) abort.cancel(why);
     return true;

@@ -17,7 +17,7 @@ import {
   type TaskStatusRecord,
 } from '@agentmesh/protocol';
 import { extractTraceContext, injectTraceContext, taskRootContext, type Logger } from '@agentmesh/runtime';
-import { openVault, type VaultKeyring } from '@agentmesh/vault';
+import { openTaskVault, VaultTamperedError, type VaultKeyring } from '@agentmesh/vault';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { MsgHdrs } from '@nats-io/transport-node';
 import { context, SpanKind, trace, type Span } from '@opentelemetry/api';
@@ -121,7 +121,7 @@ export class TaskRunner {
     const startedAt = this.#now();
     const abort = new TaskAbort(deadlineOf(task, startedAt), this.#now);
     // Tracked before the cancel flag is read, so a cancel sent in between still reaches this attempt.
-    const untrack = this.deps.running.add(traceId, abort);
+    const untrack = this.deps.running.add(accountId, traceId, abort);
     try {
       return await this.#attempt(task, attempt, writer, abort, { span, metrics });
     } finally {
@@ -143,7 +143,7 @@ export class TaskRunner {
         ? AttemptDisposition.ACK
         : AttemptDisposition.ABANDON;
 
-    const status = await this.deps.statuses.get(traceId);
+    const status = await this.deps.statuses.get(task.task_meta.account_id, traceId);
     if (status?.cancel_requested_at !== undefined) {
       this.deps.log.info('task was cancelled before it started');
       return endWith(failure(ErrorCode.CANCELLED, 'the task was cancelled before it started'));
@@ -152,11 +152,25 @@ export class TaskRunner {
 
     const unsupported = unsupportedModel(task);
     if (unsupported !== undefined) return endWith(failure(ErrorCode.INVALID_REQUEST, unsupported));
+    // Nothing has been sent anywhere yet: the vault opens only if every part of the task is the one it
+    // was sealed for, and a task that fails this check ends here, before any model or tool call.
     let vault: ClearVault;
     try {
-      vault = openVault(task.runtime_config.vault, traceId, this.deps.keyring);
+      vault = openTaskVault(task, this.deps.keyring);
     } catch (error) {
       // Vault errors name the key id or the failed check, never a secret.
+      if (error instanceof VaultTamperedError) {
+        this.deps.log.warn(
+          { err: error, workflow_id: task.task_meta.workflow_id },
+          'refusing a task whose vault was not sealed for it (re-targeted, replayed or altered)',
+        );
+        return endWith(
+          failure(
+            ErrorCode.TASK_BINDING_MISMATCH,
+            "the task's vault was not sealed for this task: its account, user, workflow, input, model endpoint or tools differ from what the credentials were sealed for, or it was altered; nothing was sent",
+          ),
+        );
+      }
       const reason = error instanceof Error ? error.message : String(error);
       this.deps.log.error({ err: error }, 'could not open the task vault');
       return endWith(failure(ErrorCode.INTERNAL, `the task's vault could not be opened: ${reason}`));
@@ -297,7 +311,7 @@ export class TaskRunner {
     unchanged: (current: TaskStatusRecord | undefined) => boolean = () => false,
   ): Promise<void> {
     const meta = task.task_meta;
-    await this.deps.statuses.update(meta.trace_id, (current) => {
+    await this.deps.statuses.update(meta.account_id, meta.trace_id, (current) => {
       if (unchanged(current)) return undefined;
       const base: TaskStatusRecord = current ?? {
         trace_id: meta.trace_id,

@@ -63,7 +63,7 @@ describe('NATS ingress mesh.gateway.submit', () => {
     const stored = await jsm.streams.getMessage(Streams.TASKS.name, {
       last_by_subj: taskReceivedSubject('nats-upstream'),
     });
-    expect(stored!.header.get('Nats-Msg-Id')).toBe(reply.trace_id);
+    expect(stored!.header.get('Nats-Msg-Id')).toBe(`nats-upstream.${reply.trace_id}`);
   });
 
   it('a request with a bearer API key acts for the key account, and an unknown key is UNAUTHORIZED', async () => {

@@ -1,4 +1,5 @@
 import {
+  AssembledTask,
   ErrorBody,
   MODEL_API_KEY_VAULT_ENTRY,
   ReceivedTask,
@@ -9,7 +10,7 @@ import {
 } from '@agentmesh/protocol';
 import { decodeJson } from '@agentmesh/bus';
 import { startNats, type NatsServer } from '@agentmesh/testkit';
-import { openVault, VaultTamperedError } from '@agentmesh/vault';
+import { openTaskVault, VaultTamperedError } from '@agentmesh/vault';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -95,12 +96,28 @@ describe('pre-assembled submissions (seed 001, RuoYi mode)', () => {
       ['HTTP', 'qichacha'],
     ]);
     const keyring = new Map([[gw.vaultKeys.kid, gw.vaultKeys.privateKey]]);
-    expect(openVault(runtime.vault, traceId, keyring)).toEqual({
+    // What the assembler passes on to the executors: the task as stored, limits included.
+    const { idempotency_key: _key, ...stored } = task;
+    const assembled = AssembledTask.parse(stored);
+    expect(openTaskVault(assembled, keyring)).toEqual({
       QCC_KEY: VAULT_CANARY,
       FEISHU_TOKEN: 't-12345678',
       [MODEL_API_KEY_VAULT_ENTRY]: MODEL_KEY_CANARY,
     });
-    expect(() => openVault(runtime.vault, 'f'.repeat(32), keyring)).toThrow(VaultTamperedError);
+    // Bound to the whole task: another trace, another account or another model endpoint opens nothing.
+    for (const retargeted of [
+      { ...assembled, task_meta: { ...assembled.task_meta, trace_id: 'f'.repeat(32) } },
+      { ...assembled, task_meta: { ...assembled.task_meta, account_id: 'globex' } },
+      {
+        ...assembled,
+        runtime_config: {
+          ...assembled.runtime_config,
+          model: { ...assembled.runtime_config.model, base_url: 'http://127.0.0.1:1/v1' },
+        },
+      },
+    ]) {
+      expect(() => openTaskVault(retargeted, keyring)).toThrow(VaultTamperedError);
+    }
   });
 
   it('over NATS a pre-assembled payload is refused with FORBIDDEN, because its clear vault must not cross the bus', async () => {

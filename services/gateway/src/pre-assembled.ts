@@ -1,21 +1,25 @@
 /**
  * RuoYi mode (seed 001): a trusted upstream submits the whole runtime config with its vault in clear.
  * Here it becomes the bus form: tools converted to canonical definitions, the model's api_key moved
- * into the vault under MODEL_API_KEY_VAULT_ENTRY, and the vault sealed for the executors with the
- * task's trace_id as additional data. The clear vault exists only in this process's memory.
+ * into the vault under MODEL_API_KEY_VAULT_ENTRY, and the vault sealed for the executors, bound to the
+ * whole task (account, user, trace, workflow, input, limits, model endpoint, tools) exactly as the
+ * assembler binds the vaults it seals: a copy of this task re-targeted anywhere opens nothing. The
+ * clear vault exists only in this process's memory.
  */
 import {
+  BoundTask,
   fromPayloadTool,
   MODEL_API_KEY_VAULT_ENTRY,
-  type AssembledModelConfig,
   type AssembledRuntimeConfig,
+  type AssembledModelConfig,
   type ClearRuntimeConfig,
   type ClearVault,
   type ToolDefinition,
 } from '@agentmesh/protocol';
-import { sealVault, type SealFor } from '@agentmesh/vault';
+import { sealTaskVault, type SealFor } from '@agentmesh/vault';
+import type { z } from 'zod';
 
-/** A runtime config converted to the bus form, waiting for its trace id to be sealed. */
+/** A runtime config converted to the bus form, waiting for its task to be sealed into. */
 export interface UnsealedRuntimeConfig {
   model: AssembledModelConfig;
   tools: ToolDefinition[];
@@ -33,10 +37,26 @@ export function convertRuntimeConfig(config: ClearRuntimeConfig): UnsealedRuntim
   };
 }
 
-export function sealRuntimeConfig(
+export type SealedPreAssembledTask = BoundTask & { runtime_config: AssembledRuntimeConfig };
+
+/**
+ * The task with its vault sealed, or why its parts do not form a valid task. The parts are parsed with
+ * the bus schemas first (limits get their defaults here, not later), so the binding is computed over the
+ * very values every later reader parses.
+ */
+export function sealPreAssembledTask(
+  parts: { task_meta: unknown; input: unknown; limits: unknown },
   config: UnsealedRuntimeConfig,
-  traceId: string,
   recipient: SealFor,
-): AssembledRuntimeConfig {
-  return { model: config.model, tools: config.tools, vault: sealVault(config.vault, traceId, recipient) };
+): { ok: true; task: SealedPreAssembledTask } | { ok: false; error: z.ZodError } {
+  const parsed = BoundTask.safeParse({
+    task_meta: parts.task_meta,
+    input: parts.input,
+    runtime_config: { model: config.model, tools: config.tools },
+    limits: parts.limits ?? {},
+  });
+  if (!parsed.success) return { ok: false, error: parsed.error };
+  const bound = parsed.data;
+  const vault = sealTaskVault(bound, config.vault, recipient);
+  return { ok: true, task: { ...bound, runtime_config: { ...bound.runtime_config, vault } } };
 }

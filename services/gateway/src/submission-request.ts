@@ -2,7 +2,7 @@
  * A submission body, validated and bound to the caller's account: either a SubmitTaskRequest (the
  * assembler will look the agent up) or, from privileged callers, a seed-001 pre-assembled payload.
  * What comes out knows how to build the ReceivedTask for a given trace id, because a pre-assembled
- * vault is sealed for exactly one task.
+ * vault is sealed for exactly one task (its binding covers the trace id and everything else of it).
  */
 import {
   isPreAssembledSubmission,
@@ -14,7 +14,7 @@ import {
 import type { SealFor } from '@agentmesh/vault';
 import { requireAccount, requirePrivileged, type Caller } from './auth.js';
 import { Forbidden, InvalidRequest, Rejection } from './errors.js';
-import { convertRuntimeConfig, sealRuntimeConfig } from './pre-assembled.js';
+import { convertRuntimeConfig, sealPreAssembledTask } from './pre-assembled.js';
 
 export interface Submission {
   accountId: string;
@@ -85,22 +85,27 @@ function parsePreAssembled(body: unknown, caller: Caller, recipient: SealFor): S
     workflowId: meta.workflow_id,
     ...optional('traceId', meta.trace_id),
     ...optional('idempotencyKey', idempotency_key),
-    build: (traceId, submittedAt) =>
-      validated({
-        task_meta: taskMeta({
-          workflow_id: meta.workflow_id,
-          trace_id: traceId,
-          user_id: meta.user_id,
-          account_id: accountId,
-          account_type: caller.accountType ?? meta.account_type,
-          submitted_at: meta.submitted_at ?? submittedAt.toISOString(),
-          deadline: meta.deadline,
-        }),
-        input,
-        runtime_config: sealRuntimeConfig(unsealed, traceId, recipient),
-        ...optional('limits', limits),
-        ...optional('idempotency_key', idempotency_key),
-      }),
+    build: (traceId, submittedAt) => {
+      const sealed = sealPreAssembledTask(
+        {
+          task_meta: taskMeta({
+            workflow_id: meta.workflow_id,
+            trace_id: traceId,
+            user_id: meta.user_id,
+            account_id: accountId,
+            account_type: caller.accountType ?? meta.account_type,
+            submitted_at: meta.submitted_at ?? submittedAt.toISOString(),
+            deadline: meta.deadline,
+          }),
+          input,
+          limits,
+        },
+        unsealed,
+        recipient,
+      );
+      if (!sealed.ok) return InvalidRequest.fromZod(sealed.error);
+      return validated({ ...sealed.task, ...optional('idempotency_key', idempotency_key) });
+    },
   };
   // Fail now, not after the idempotency key is claimed, when the converted tools do not form a valid
   // task (two seed tool names mapping to one function name, say).

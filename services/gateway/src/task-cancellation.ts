@@ -1,7 +1,7 @@
 /**
  * Cancelling a task: the status record gets `cancel_requested_at` (so a task that has not started
  * never runs: the assembler and executor check the flag first) and a CancelSignal goes out on
- * `mesh.control.cancel.<trace_id>` (so the executor running it aborts now). Cancelling twice is
+ * `mesh.control.cancel.<account>.<trace_id>` (so the executor running it aborts now). Cancelling twice is
  * harmless and sends the signal again; a task that has already ended cannot be cancelled.
  */
 import { CancelSignal, cancelSubject, isFinalTaskStatus, type TaskStatusRecord } from '@agentmesh/protocol';
@@ -48,9 +48,8 @@ export class TaskCanceller {
     const requestedAt = this.now().toISOString();
     let record: TaskStatusRecord | undefined;
     try {
-      record = await this.options.statuses.update(traceId, (current) =>
+      record = await this.options.statuses.update(accountId, traceId, (current) =>
         current === undefined ||
-        current.account_id !== accountId ||
         isFinalTaskStatus(current.status) ||
         current.cancel_requested_at !== undefined
           ? undefined
@@ -60,16 +59,19 @@ export class TaskCanceller {
       this.options.log.error({ err: error }, 'task status unavailable');
       return new ServiceUnavailable('task status is unavailable right now; retry', { cause: error });
     }
-    if (record === undefined || record.account_id !== accountId) return new NotFound(`no task ${traceId}`);
+    if (record === undefined) return new NotFound(`no task ${traceId}`);
     if (isFinalTaskStatus(record.status)) {
       return new Conflict(`task ${traceId} has already ended (${record.status})`, { status: record.status });
     }
     const signal = CancelSignal.parse({
+      account_id: accountId,
       trace_id: traceId,
       requested_at: record.cancel_requested_at ?? requestedAt,
       ...(reason === undefined ? {} : { reason }),
     });
-    this.options.nc.publish(cancelSubject(traceId), encodeJson(signal), { headers: injectTraceContext() });
+    this.options.nc.publish(cancelSubject(accountId, traceId), encodeJson(signal), {
+      headers: injectTraceContext(),
+    });
     this.options.log.info({ account_id: accountId }, 'task cancel requested');
     return record;
   }

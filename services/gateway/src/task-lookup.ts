@@ -1,7 +1,7 @@
 /**
  * Finding a caller's own task: trace ids from paths (32 hex or a UUID, normalised) and the task's
- * status record, which also says whose task it is. Another account's task is reported exactly as a
- * missing one, so ids of other tenants' tasks cannot be probed.
+ * status record. Records are kept per account, so a lookup only ever reads the caller's own: another
+ * account's task with the same id is exactly as invisible as a missing one.
  */
 import { TraceIdInput, type TaskStatusRecord } from '@agentmesh/protocol';
 import type { TaskStatusStore } from '@agentmesh/bus';
@@ -36,7 +36,7 @@ export async function ownedTaskStatus(
 ): Promise<TaskStatusRecord | Rejection> {
   let record: TaskStatusRecord | undefined;
   try {
-    record = await statuses.get(traceId);
+    record = await statuses.get(accountId, traceId);
   } catch (error) {
     return new ServiceUnavailable('task status is unavailable right now; retry', { cause: error });
   }

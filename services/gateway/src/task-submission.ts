@@ -1,8 +1,11 @@
 /**
  * Accepting a task, the same for HTTP and the NATS ingress: validate → trace_id (the upstream's,
  * normalised, or a new one) → idempotency claim → status `queued` → publish the ReceivedTask to
- * `mesh.tasks.received.<account>` with Nats-Msg-Id = trace_id and the trace context of a
+ * `mesh.tasks.received.<account>` with Nats-Msg-Id = `<account>.<trace_id>` and the trace context of a
  * `gateway.submit` span rooted in the task's trace (so the task's trace_id is the trace's id).
+ *
+ * Trace ids are scoped by account: status records and the stream's message ids are keyed by account and
+ * trace id, so two accounts using one trace id run two tasks, and neither learns of the other.
  *
  * A repeat (same idempotency key from the same account, or the same trace_id again) answers the first
  * task's reply. A task whose publish failed is marked so, and a repeat of it is queued again. A repeat
@@ -15,6 +18,7 @@ import {
   newTraceId,
   TaskStatus,
   taskEventsSubject,
+  taskKey,
   taskReceivedSubject,
   type ReceivedTask,
   type SubmitTaskReply,
@@ -26,7 +30,7 @@ import type { SealFor } from '@agentmesh/vault';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { context, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Caller } from './auth.js';
-import { Conflict, Rejection, ServiceUnavailable } from './errors.js';
+import { Rejection, ServiceUnavailable } from './errors.js';
 import { parseSubmission, type Submission } from './submission-request.js';
 
 export interface TaskSubmitterOptions {
@@ -116,18 +120,13 @@ export class TaskSubmitter {
       updated_at: submittedAt.toISOString(),
     };
     const stored = await this.bus('task status', () =>
-      this.options.statuses.update(traceId, (current) =>
-        current === undefined || (neverQueued(current) && current.account_id === accountId)
-          ? queued
-          : undefined,
+      this.options.statuses.update(accountId, traceId, (current) =>
+        current === undefined || neverQueued(current) ? queued : undefined,
       ),
     );
     if (stored instanceof Rejection) return stored;
-    if (stored !== queued) {
-      if (stored?.account_id !== accountId)
-        return new Conflict(`trace_id ${traceId} is taken by another task`);
-      return this.repeat(submission, stored);
-    }
+    if (stored === undefined) throw new Error('a task status update returned no record');
+    if (stored !== queued) return this.repeat(submission, stored);
 
     const unpublished = await this.publish(task, accountId);
     if (unpublished) return unpublished;
@@ -180,13 +179,13 @@ export class TaskSubmitter {
     const traceId = task.task_meta.trace_id;
     try {
       await this.options.js.publish(taskReceivedSubject(accountId), encodeJson(task), {
-        msgID: traceId,
+        msgID: taskKey(accountId, traceId),
         headers: injectTraceContext(),
       });
       return undefined;
     } catch (error) {
       this.options.log.error({ err: error, account_id: accountId }, 'task could not be published');
-      await this.markNotQueued(traceId);
+      await this.markNotQueued(accountId, traceId);
       return new ServiceUnavailable(`${NOT_QUEUED_MESSAGE}; retry`, { cause: error });
     }
   }
@@ -199,9 +198,9 @@ export class TaskSubmitter {
     };
   }
 
-  private async markNotQueued(traceId: string): Promise<void> {
+  private async markNotQueued(accountId: string, traceId: string): Promise<void> {
     await this.options.statuses
-      .update(traceId, (current) =>
+      .update(accountId, traceId, (current) =>
         current?.status === TaskStatus.QUEUED && current.attempt === 0
           ? {
               ...current,

@@ -70,7 +70,7 @@ async function lastStoredTask(account: string) {
 }
 
 describe('submitting a task', () => {
-  it('with an API key, the task is accepted with 202 and its ReceivedTask is on JetStream with Nats-Msg-Id = trace_id and the task trace context', async () => {
+  it('with an API key, the task is accepted with 202 and its ReceivedTask is on JetStream with Nats-Msg-Id = <account>.<trace_id> and the task trace context', async () => {
     const res = await call(gw.url, 'POST', '/v1/tasks', {
       body: submission({ variables: { page: 2 } }),
       headers: bearer(ACME_KEY),
@@ -94,7 +94,7 @@ describe('submitting a task', () => {
     });
     expect(task.input).toEqual({ messages: submission().messages, variables: { page: 2 } });
     expect(task.runtime_config).toBeUndefined();
-    expect(headers.get('Nats-Msg-Id')).toBe(traceId);
+    expect(headers.get('Nats-Msg-Id')).toBe(`acme.${traceId}`);
     expect(headers.get('traceparent')).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
   });
 
@@ -227,7 +227,7 @@ describe('idempotency', () => {
     expect(other.body.trace_id).not.toBe(first.body.trace_id);
   });
 
-  it('a trace_id already used by another account is a 409 CONFLICT, and the first task is untouched', async () => {
+  it('a trace_id another account already uses is neither revealed nor claimed: each account gets its own task', async () => {
     const traceId = 'ab'.repeat(16);
     const first = await call(gw.url, 'POST', '/v1/tasks', {
       body: submission({ trace_id: traceId }),
@@ -238,11 +238,20 @@ describe('idempotency', () => {
       body: submission({ trace_id: traceId }),
       headers: asAccount('thief-acct'),
     });
-    expect(clash.status).toBe(409);
-    expect(clash.body.code).toBe('CONFLICT');
-    expect(await storedTasks('thief-acct')).toBe(0);
-    const status = await call(gw.url, 'GET', `/v1/tasks/${traceId}`, { headers: asAccount('owner-acct') });
-    expect(status.body.account_id).toBe('owner-acct');
+    // Answered exactly like a fresh trace id: nothing says the id exists elsewhere.
+    expect(clash.status).toBe(202);
+    expect(clash.body.trace_id).toBe(traceId);
+    expect(clash.body.events_subject).toBe(taskEventsSubject('thief-acct', traceId));
+    expect(await storedTasks('thief-acct')).toBe(1);
+    expect(await storedTasks('owner-acct')).toBe(1);
+    const owners = await call(gw.url, 'GET', `/v1/tasks/${traceId}`, { headers: asAccount('owner-acct') });
+    expect(owners.body.account_id).toBe('owner-acct');
+    const thiefs = await call(gw.url, 'GET', `/v1/tasks/${traceId}`, { headers: asAccount('thief-acct') });
+    expect(thiefs.body.account_id).toBe('thief-acct');
+    // A cancel by one account reaches only its own task.
+    await call(gw.url, 'POST', `/v1/tasks/${traceId}/cancel`, { headers: asAccount('thief-acct') });
+    const after = await call(gw.url, 'GET', `/v1/tasks/${traceId}`, { headers: asAccount('owner-acct') });
+    expect(after.body.cancel_requested_at).toBeUndefined();
   });
 });
 
@@ -277,7 +286,7 @@ describe('task status and cancellation', () => {
       headers: bearer(ACME_KEY),
     });
     const traceId: string = submitted.body.trace_id;
-    const signals = client.subscribe(cancelSubject(traceId), { max: 1 });
+    const signals = client.subscribe(cancelSubject('acme', traceId), { max: 1 });
     await client.flush();
 
     const res = await call(gw.url, 'POST', `/v1/tasks/${traceId}/cancel`, {
@@ -291,6 +300,7 @@ describe('task status and cancellation', () => {
     expect(status.body.cancel_requested_at).toBe(res.body.cancel_requested_at);
     for await (const msg of signals) {
       expect(decodeJson(CancelSignal, msg.data, 'test')).toEqual({
+        account_id: 'acme',
         trace_id: traceId,
         requested_at: res.body.cancel_requested_at,
         reason: 'user pressed stop',
@@ -310,8 +320,8 @@ describe('task status and cancellation', () => {
     });
     const traceId: string = submitted.body.trace_id;
     const statuses = new TaskStatusStore((await openMeshBuckets(jetstream(client))).tasks);
-    await statuses.update(traceId, (current) => ({ ...current!, status: 'done', attempt: 1 }));
-    await waitFor(async () => (await statuses.get(traceId))?.status === 'done');
+    await statuses.update('acme', traceId, (current) => ({ ...current!, status: 'done', attempt: 1 }));
+    await waitFor(async () => (await statuses.get('acme', traceId))?.status === 'done');
 
     const res = await call(gw.url, 'POST', `/v1/tasks/${traceId}/cancel`, { headers: bearer(ACME_KEY) });
     expect(res.status).toBe(409);

@@ -100,9 +100,9 @@ describe('agent store', () => {
 });
 
 describe('task status store', () => {
-  const record = (traceId: string): TaskStatusRecord => ({
+  const record = (traceId: string, accountId = 'acme'): TaskStatusRecord => ({
     trace_id: traceId,
-    account_id: 'acme',
+    account_id: accountId,
     workflow_id: 'w',
     status: 'queued',
     attempt: 0,
@@ -116,10 +116,30 @@ describe('task status store', () => {
     expect(await store.create(record(traceId))).toBe(false);
     await Promise.all(
       Array.from({ length: 5 }, () =>
-        store.update(traceId, (current) => ({ ...current!, attempt: current!.attempt + 1 })),
+        store.update('acme', traceId, (current) => ({ ...current!, attempt: current!.attempt + 1 })),
       ),
     );
-    expect((await store.get(traceId))?.attempt).toBe(5);
+    expect((await store.get('acme', traceId))?.attempt).toBe(5);
+  });
+
+  it('two accounts using one trace id each have their own task, and neither sees the other', async () => {
+    const store = new TaskStatusStore(buckets.tasks);
+    const traceId = 'f'.repeat(32);
+    expect(await store.create(record(traceId, 'acme'))).toBe(true);
+    expect(await store.get('globex', traceId)).toBeUndefined();
+    expect(await store.create(record(traceId, 'globex'))).toBe(true);
+    await store.update('globex', traceId, (current) => ({ ...current!, status: 'running' }));
+    expect((await store.get('acme', traceId))?.status).toBe('queued');
+    expect((await store.get('globex', traceId))?.status).toBe('running');
+  });
+
+  it("a change that would write another task's record is refused", async () => {
+    const store = new TaskStatusStore(buckets.tasks);
+    const traceId = 'a'.repeat(32);
+    await store.create(record(traceId, 'acme'));
+    await expect(
+      store.update('acme', traceId, (current) => ({ ...current!, account_id: 'globex' })),
+    ).rejects.toThrow(/another task/);
   });
 });
 

@@ -1,9 +1,10 @@
 /**
- * Task status in KV `mesh_tasks` (key: trace_id): queued by the gateway, running/done/error/cancelled
+ * Task status in KV `mesh_tasks` (key: `<account>.<trace_id>`, so one account can neither read nor
+ * claim another's trace id): queued by the gateway, running/done/error/cancelled
  * by the assembler and executors, and a cancel request that a task not yet started honours.
  * Updates are compare-and-set on the entry's revision, so concurrent writers never lose a change.
  */
-import { TaskStatusRecord } from '@agentmesh/protocol';
+import { taskKey, TaskStatusRecord } from '@agentmesh/protocol';
 import type { KV } from '@nats-io/kv';
 import { decodeJson, encodeJson } from '../json.js';
 
@@ -12,26 +13,27 @@ const MAX_CAS_ATTEMPTS = 10;
 export class TaskStatusStore {
   constructor(private readonly kv: KV) {}
 
-  async get(traceId: string): Promise<TaskStatusRecord | undefined> {
-    return (await this.read(traceId))?.record;
+  async get(accountId: string, traceId: string): Promise<TaskStatusRecord | undefined> {
+    return (await this.read(taskKey(accountId, traceId)))?.record;
   }
 
-  private async read(traceId: string): Promise<{ record: TaskStatusRecord; revision: number } | undefined> {
-    const entry = await this.kv.get(traceId);
+  private async read(key: string): Promise<{ record: TaskStatusRecord; revision: number } | undefined> {
+    const entry = await this.kv.get(key);
     if (!entry || entry.operation !== 'PUT') return undefined;
     return {
-      record: decodeJson(TaskStatusRecord, entry.value, `mesh_tasks/${traceId}`),
+      record: decodeJson(TaskStatusRecord, entry.value, `mesh_tasks/${key}`),
       revision: entry.revision,
     };
   }
 
   /** Stores the first record of a task; false when the task has a record already. */
   async create(record: TaskStatusRecord): Promise<boolean> {
+    const key = taskKey(record.account_id, record.trace_id);
     try {
-      await this.kv.create(record.trace_id, encodeJson(TaskStatusRecord.parse(record)));
+      await this.kv.create(key, encodeJson(TaskStatusRecord.parse(record)));
       return true;
     } catch (error) {
-      if ((await this.get(record.trace_id)) !== undefined) return false;
+      if ((await this.read(key)) !== undefined) return false;
       throw error;
     }
   }
@@ -41,22 +43,28 @@ export class TaskStatusStore {
    * if nobody wrote in between; retries otherwise. `change` returning undefined leaves it unchanged.
    */
   async update(
+    accountId: string,
     traceId: string,
     change: (current: TaskStatusRecord | undefined) => TaskStatusRecord | undefined,
   ): Promise<TaskStatusRecord | undefined> {
+    const key = taskKey(accountId, traceId);
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
-      const current = await this.read(traceId);
+      const current = await this.read(key);
       const next = change(current?.record);
       if (next === undefined) return current?.record;
-      const payload = encodeJson(TaskStatusRecord.parse(next));
+      const parsed = TaskStatusRecord.parse(next);
+      if (parsed.account_id !== accountId || parsed.trace_id !== traceId) {
+        throw new Error(`a status change of ${key} produced the record of another task`);
+      }
+      const payload = encodeJson(parsed);
       try {
-        if (current) await this.kv.update(traceId, payload, current.revision);
-        else await this.kv.create(traceId, payload);
+        if (current) await this.kv.update(key, payload, current.revision);
+        else await this.kv.create(key, payload);
         return next;
       } catch {
         // Somebody else wrote first: read again and reapply.
       }
     }
-    throw new Error(`task status of ${traceId} kept changing under ${MAX_CAS_ATTEMPTS} updates`);
+    throw new Error(`task status of ${key} kept changing under ${MAX_CAS_ATTEMPTS} updates`);
   }
 }

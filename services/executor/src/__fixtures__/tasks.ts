@@ -1,5 +1,12 @@
 // Builders for the tools and tasks the executor's tests run. Plain data, no test-kit imports.
-import type { AssembledTask, HttpTool, SealedVault, ToolDefinition } from '@agentmesh/protocol';
+import {
+  AssembledTask,
+  BoundTask,
+  type ClearVault,
+  type HttpTool,
+  type ToolDefinition,
+} from '@agentmesh/protocol';
+import { sealTaskVault, type SealFor } from '@agentmesh/vault';
 
 /** A GET tool on `<origin>/<path>` taking `{q: string}` in the query, authenticated by an api key header. */
 export function searchTool(origin: string, name = 'search', path = `/${name}`): HttpTool {
@@ -22,7 +29,9 @@ export interface AssembledTaskOptions {
   traceId: string;
   accountId: string;
   modelBaseUrl: string;
-  vault: SealedVault;
+  /** The task's credentials, sealed into its vault for `sealFor` as the assembler would. */
+  secrets: ClearVault;
+  sealFor: SealFor;
   userMessage: string;
   accountType?: string;
   tools?: ToolDefinition[];
@@ -30,8 +39,9 @@ export interface AssembledTaskOptions {
   deadlineMs?: number;
 }
 
+/** A task as the assembler publishes it: its vault sealed for the executors and bound to the task. */
 export function assembledTask(options: AssembledTaskOptions): AssembledTask {
-  return {
+  const bound = BoundTask.parse({
     task_meta: {
       workflow_id: 'test_agent',
       trace_id: options.traceId,
@@ -55,11 +65,12 @@ export function assembledTask(options: AssembledTaskOptions): AssembledTask {
         tool_protocol: 'native',
       },
       tools: options.tools ?? [],
-      vault: options.vault,
     },
     limits: {
       max_steps: options.maxSteps ?? 5,
       ...(options.deadlineMs === undefined ? {} : { deadline_ms: options.deadlineMs }),
     },
-  };
+  });
+  const vault = sealTaskVault(bound, options.secrets, options.sealFor);
+  return AssembledTask.parse({ ...bound, runtime_config: { ...bound.runtime_config, vault } });
 }

@@ -1,0 +1,31 @@
+/**
+ * A task's vault, sealed to and opened within that task: the binding text is computed here from the
+ * typed task (the protocol's `taskBinding`), so the assembler, the gateway and the executors cannot
+ * disagree on what a vault is bound to.
+ */
+import { taskBinding, type BoundTask } from '@agentmesh/protocol';
+import {
+  openVault,
+  sealVault,
+  type ClearVaultShape,
+  type SealedVaultShape,
+  type SealFor,
+  type VaultKeyring,
+} from './seal.js';
+
+/** Seals `vault` for the executors, bound to `task` (everything of it but the vault). */
+export function sealTaskVault(task: BoundTask, vault: ClearVaultShape, to: SealFor): SealedVaultShape {
+  return sealVault(vault, taskBinding(task), to);
+}
+
+/**
+ * Opens the vault a task carries, within that task only. Throws VaultTamperedError when the task is not
+ * the one the vault was sealed for (re-targeted, replayed into another account, altered) and
+ * VaultKeyUnknownError when no key of `keyring` has the vault's key id.
+ */
+export function openTaskVault(
+  task: BoundTask & { runtime_config: { vault: SealedVaultShape } },
+  keyring: VaultKeyring,
+): ClearVaultShape {
+  return openVault(task.runtime_config.vault, taskBinding(task), keyring);
+}
