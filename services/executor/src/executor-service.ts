@@ -36,9 +36,10 @@ export async function startExecutor({
   });
 
   const tools = createToolRunners(config, nc);
-  const nativeTools = await publishNativeTools(js, buckets.plugins, tools.runners.native, {
+  const nativeTools = await publishNativeTools(js, tools.runners.native, {
     executorId,
     ttlMs: config.NATIVE_PROVIDER_TTL_MS,
+    replicas: config.NATS_REPLICAS,
     log,
   });
 
