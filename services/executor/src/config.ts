@@ -1,7 +1,7 @@
 /**
  * The executor's configuration: the base variables every service reads, plus the vault keys it opens
  * task vaults with, how many tasks it runs at once, the redelivery policy of its JetStream consumer,
- * the budgets of model and tool calls, its native tools (recall, provider announcements) and the
+ * the budgets of model and tool calls, the outbound allow-lists of tools and model endpoints, its native tools (recall, provider announcements) and the
  * sandbox policy of script tools.
  */
 import { isAbsolute, relative } from 'node:path';
@@ -119,6 +119,9 @@ export const executorConfigSchema = baseConfigSchema
       ),
     OUTBOUND_ALLOW_HOSTS: CommaList.describe(
       'Comma-separated hosts, IPs or CIDRs tools may reach although private, loopback or link-local (SSRF allow-list), e.g. 127.0.0.1',
+    ),
+    MODEL_ALLOW_HOSTS: CommaList.describe(
+      "Comma-separated hosts, IPs or CIDRs a task's model base_url may reach although private, loopback or link-local (the model endpoint's own SSRF allow-list, same syntax as OUTBOUND_ALLOW_HOSTS and separate from it), e.g. 127.0.0.1 for a model server on this machine",
     ),
     RECALL_TIMEOUT_MS: positiveInt()
       .default(10_000)

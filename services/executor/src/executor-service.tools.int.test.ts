@@ -103,6 +103,7 @@ beforeAll(async () => {
     ACK_PROGRESS_MS: '400',
     PULL_EXPIRES_MS: '1000',
     OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+    MODEL_ALLOW_HOSTS: '127.0.0.1',
     LLM_MAX_RETRIES: '0',
     EXECUTOR_ID,
     SCRIPTS_DIR: workspace.scriptsDir,
