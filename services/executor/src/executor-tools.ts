@@ -63,6 +63,8 @@ function scriptTools(config: ExecutorConfig, baseDir: string): ScriptTools {
     },
     envAllowList: config.SCRIPT_ENV_ALLOW_LIST,
     allowWritePaths: config.SCRIPT_ALLOW_WRITE_PATHS,
+    allowReadPaths: config.SCRIPT_ALLOW_READ_PATHS,
+    runtimePaths: config.SCRIPT_RUNTIME_PATHS,
     allowNetworkHosts: config.SCRIPT_ALLOW_NETWORK_HOSTS,
     requireIsolation: config.SCRIPT_REQUIRE_ISOLATION,
   });
