@@ -23,7 +23,7 @@ function problems(env: Record<string, string>): string {
 }
 
 describe('gateway configuration', () => {
-  it('with only the keys set, it listens on 127.0.0.1:8080, trusts no headers, limits bodies to 1 MiB (16 MiB for a plugin import), waits 30 s for recall and keeps at most 1000 event streams open, 50 per caller', () => {
+  it('with only the keys set, it listens on 127.0.0.1:8080, trusts no headers, limits bodies to 1 MiB (16 MiB for a plugin import), waits 30 s for recall and keeps at most 1000 event streams open, 100 per caller', () => {
     const config = loadConfig(gatewayConfigSchema, required);
     expect(config).toMatchObject({
       HTTP_HOST: '127.0.0.1',
@@ -34,7 +34,7 @@ describe('gateway configuration', () => {
       RECALL_TIMEOUT_MS: 30_000,
       SSE_HEARTBEAT_MS: 15_000,
       SSE_MAX_STREAMS: 1000,
-      SSE_MAX_STREAMS_PER_CALLER: 50,
+      SSE_MAX_STREAMS_PER_CALLER: 100,
     });
     expect(config.API_KEYS).toBeUndefined();
   });

@@ -152,7 +152,7 @@ export const gatewayConfigSchema = baseConfigSchema.extend({
     .number()
     .int()
     .positive()
-    .default(50)
+    .default(100)
     .describe(
       'Task event streams one caller (an API key; an admin or trusted caller per account) keeps open at once on one instance. Beyond it: 429 RATE_LIMITED with Retry-After',
     ),

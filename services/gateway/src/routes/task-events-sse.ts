@@ -65,20 +65,18 @@ export function registerTaskEventRoutes(app: FastifyInstance, deps: TaskEventRou
       eventStreamCaller(seen.caller, accountId, (name) => requestHeader(request, name)),
     );
     if (slot instanceof Rejection) return sendRejection(reply, slot);
-    let clientGone = false;
+    const clientGone = new AbortController();
     try {
       reply.hijack();
       const socket = reply.raw.socket;
-      const gone = new AbortController();
-      reply.raw.once('close', () => gone.abort());
-      const signal = AbortSignal.any([gone.signal, deps.shutdown]);
+      reply.raw.once('close', () => clientGone.abort());
+      const signal = AbortSignal.any([clientGone.signal, deps.shutdown]);
       const events = followTaskEvents(deps.js, { accountId, traceId, afterSeq, signal });
       try {
         await writeSseStream(reply.raw, events, { heartbeatMs: deps.heartbeatMs, signal });
       } catch (error) {
         if (!signal.aborted) deps.log.error({ err: error, trace_id: traceId }, 'event stream failed');
       }
-      clientGone = gone.signal.aborted;
       // The response ended, but a keep-alive connection would stay open and hold the server's close
       // until its idle timeout: a stopping gateway closes it.
       if (deps.shutdown.aborted) socket?.destroySoon();
@@ -87,7 +85,7 @@ export function registerTaskEventRoutes(app: FastifyInstance, deps: TaskEventRou
     }
     // Hijacked replies skip the request log; this is the stream's line.
     deps.log.info(
-      { trace_id: traceId, client_gone: clientGone, open_streams: deps.slots.open },
+      { trace_id: traceId, client_gone: clientGone.signal.aborted, open_streams: deps.slots.open },
       'event stream ended',
     );
   });
