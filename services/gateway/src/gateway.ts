@@ -100,6 +100,8 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
       pluginImportBodyLimitBytes: config.PLUGIN_IMPORT_BODY_LIMIT_BYTES,
       sseHeartbeatMs: config.SSE_HEARTBEAT_MS,
+      sseMaxStreams: config.SSE_MAX_STREAMS,
+      sseMaxStreamsPerCaller: config.SSE_MAX_STREAMS_PER_CALLER,
       trustAccountHeaders: config.TRUST_ACCOUNT_HEADERS,
     },
   });

@@ -3,13 +3,17 @@
  * or resumed after `Last-Event-ID` (header, or `?last_event_id=` for clients that cannot set headers),
  * then followed live until the terminal event. A client that disconnects stops the JetStream reader;
  * one that resumes after the last event of a finished task gets 204 No Content (SSE's "stop").
+ * Open streams are capped per caller and per instance ({@link EventStreamSlots}): beyond a cap the
+ * answer is 429 RATE_LIMITED with `Retry-After`, before any JetStream consumer exists.
  */
 import { followTaskEvents, type TaskStatusStore } from '@agentmesh/bus';
 import { isFinalTaskStatus } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Caller } from '../auth.js';
 import { InvalidRequest, Rejection, sendRejection } from '../errors.js';
+import { eventStreamCaller, type EventStreamSlots } from '../event-stream-slots.js';
 import { writeSseStream } from '../sse-stream.js';
 import { ownedTaskStatus, taskRequestTarget } from '../task-lookup.js';
 import type { AuthenticateRequest } from './request-caller.js';
@@ -19,6 +23,7 @@ export interface TaskEventRouteDeps {
   statuses: TaskStatusStore;
   js: JetStreamClient;
   heartbeatMs: number;
+  slots: EventStreamSlots;
   /** Aborted when the gateway stops: open streams end so the server can close. */
   shutdown: AbortSignal;
   log: Logger;
@@ -31,8 +36,14 @@ interface EventsRequest {
 
 export function registerTaskEventRoutes(app: FastifyInstance, deps: TaskEventRouteDeps): void {
   app.get<EventsRequest>('/v1/tasks/:trace_id/events', async (request, reply) => {
-    const target = await taskRequestTarget(deps.authenticate, request);
+    const seen: { caller?: Caller } = {};
+    const target = await taskRequestTarget(async (req) => {
+      const caller = await deps.authenticate(req);
+      if (!(caller instanceof Rejection)) seen.caller = caller;
+      return caller;
+    }, request);
     if (target instanceof Rejection) return sendRejection(reply, target);
+    if (seen.caller === undefined) throw new Error('a task request target without a caller');
     const { accountId, traceId } = target;
     const afterSeq = lastEventId(request);
     if (afterSeq instanceof Rejection) return sendRejection(reply, afterSeq);
@@ -50,19 +61,39 @@ export function registerTaskEventRoutes(app: FastifyInstance, deps: TaskEventRou
       return reply.code(204).send();
     }
 
-    reply.hijack();
+    const slot = deps.slots.take(
+      eventStreamCaller(seen.caller, accountId, (name) => requestHeader(request, name)),
+    );
+    if (slot instanceof Rejection) return sendRejection(reply, slot);
     const clientGone = new AbortController();
-    reply.raw.once('close', () => clientGone.abort());
-    const signal = AbortSignal.any([clientGone.signal, deps.shutdown]);
-    const events = followTaskEvents(deps.js, { accountId, traceId, afterSeq, signal });
     try {
-      await writeSseStream(reply.raw, events, { heartbeatMs: deps.heartbeatMs, signal });
-      // Hijacked replies skip the request log; this is the stream's line.
-      deps.log.info({ trace_id: traceId, client_gone: clientGone.signal.aborted }, 'event stream ended');
-    } catch (error) {
-      if (!signal.aborted) deps.log.error({ err: error, trace_id: traceId }, 'event stream failed');
+      reply.hijack();
+      const socket = reply.raw.socket;
+      reply.raw.once('close', () => clientGone.abort());
+      const signal = AbortSignal.any([clientGone.signal, deps.shutdown]);
+      const events = followTaskEvents(deps.js, { accountId, traceId, afterSeq, signal });
+      try {
+        await writeSseStream(reply.raw, events, { heartbeatMs: deps.heartbeatMs, signal });
+      } catch (error) {
+        if (!signal.aborted) deps.log.error({ err: error, trace_id: traceId }, 'event stream failed');
+      }
+      // The response ended, but a keep-alive connection would stay open and hold the server's close
+      // until its idle timeout: a stopping gateway closes it.
+      if (deps.shutdown.aborted) socket?.destroySoon();
+    } finally {
+      slot.release();
     }
+    // Hijacked replies skip the request log; this is the stream's line.
+    deps.log.info(
+      { trace_id: traceId, client_gone: clientGone.signal.aborted, open_streams: deps.slots.open },
+      'event stream ended',
+    );
   });
+}
+
+function requestHeader(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
 }
 
 function lastEventId(request: FastifyRequest<EventsRequest>): number | Rejection {
