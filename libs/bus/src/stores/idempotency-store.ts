@@ -4,12 +4,15 @@
  * that trace_id back and learns whether it carried the same request, and runs nothing. Keys are
  * hashed, so they may be any string.
  *
- * An entry is `{"trace_id", "request_sha256"}`, the digest being SHA-256 of the request's canonical
- * JSON (`canonicalJson`: key order and absent members do not matter). Entries written before digests
+ * An entry is `{"trace_id", "request_digest"}`, the digest being HMAC-SHA256 of the request's canonical
+ * JSON (`canonicalJson`: key order and absent members do not matter) under a key the gateway derives
+ * from its secrets: a pre-assembled request holds a clear vault, and an unkeyed digest of it in a bucket
+ * would let anyone who reads the bucket test guesses of a secret against it. Entries written before digests
  * were kept hold the bare trace id; a repeat against one of those counts as the same request, since
  * nothing says otherwise and refusing it would fail an upstream retrying across the upgrade. Such
  * entries are gone once the bucket's TTL (a day) has passed.
  */
+import { createHmac } from 'node:crypto';
 import { canonicalJson, isTraceId, TraceId } from '@agentmesh/protocol';
 import type { KV, KvEntry } from '@nats-io/kv';
 import { z } from 'zod';
@@ -19,7 +22,7 @@ import { sha256Hex } from '../kv-keys.js';
 
 const IdempotencyEntry = z.strictObject({
   trace_id: TraceId,
-  request_sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  request_digest: z.string().regex(/^[0-9a-f]{64}$/),
 });
 
 export interface IdempotencyClaim {
@@ -34,7 +37,11 @@ export interface IdempotencyClaim {
 }
 
 export class IdempotencyStore {
-  constructor(private readonly kv: KV) {}
+  /** `digestKey`: the HMAC key of request digests (32 secret bytes; the same on every gateway). */
+  constructor(
+    private readonly kv: KV,
+    private readonly digestKey: Uint8Array,
+  ) {}
 
   /**
    * Claims `key` for `traceId` and `request`, or reads the earlier claim. `request` must be JSON data
@@ -43,9 +50,9 @@ export class IdempotencyStore {
    */
   async claim(accountId: string, key: string, traceId: string, request: unknown): Promise<IdempotencyClaim> {
     const kvKey = `${accountId}.${sha256Hex(key)}`;
-    const digest = sha256Hex(canonicalJson(request));
+    const digest = createHmac('sha256', this.digestKey).update(canonicalJson(request), 'utf8').digest('hex');
     try {
-      await this.kv.create(kvKey, encodeJson({ trace_id: traceId, request_sha256: digest }));
+      await this.kv.create(kvKey, encodeJson({ trace_id: traceId, request_digest: digest }));
       return { traceId, claimed: true, sameRequest: true };
     } catch (error) {
       const existing = await this.kv.get(kvKey);
@@ -54,13 +61,13 @@ export class IdempotencyStore {
       return {
         traceId: entry.trace_id,
         claimed: false,
-        sameRequest: entry.request_sha256 === undefined || entry.request_sha256 === digest,
+        sameRequest: entry.request_digest === undefined || entry.request_digest === digest,
       };
     }
   }
 }
 
-function readEntry(entry: KvEntry, where: string): { trace_id: string; request_sha256?: string } {
+function readEntry(entry: KvEntry, where: string): { trace_id: string; request_digest?: string } {
   const text = entry.string();
   if (!text.startsWith('{')) {
     // An entry from before digests: the bare trace id.

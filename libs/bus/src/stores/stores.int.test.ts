@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { fromHttpPlugin, type TaskStatusRecord } from '@agentmesh/protocol';
+import { createHash, randomBytes } from 'node:crypto';
+import { canonicalJson, fromHttpPlugin, type TaskStatusRecord } from '@agentmesh/protocol';
 import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { jetstream } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -16,6 +16,7 @@ import { IdempotencyStore } from './idempotency-store.js';
 import { PluginStore } from './plugin-store.js';
 import { TaskStatusStore } from './task-status-store.js';
 
+const digestKey = randomBytes(32);
 let nats: NatsServer;
 let nc: NatsConnection;
 let buckets: MeshBuckets;
@@ -223,7 +224,7 @@ describe('idempotency and api keys', () => {
   const request = { workflow_id: 'w', user_id: 'u', messages: [{ role: 'user', content: 'hi' }] };
 
   it('the same key from the same account returns the first trace id; another account claims its own', async () => {
-    const store = new IdempotencyStore(buckets.idempotency);
+    const store = new IdempotencyStore(buckets.idempotency, digestKey);
     expect(await store.claim('acme', 'order-42', 'c'.repeat(32), request)).toEqual({
       traceId: 'c'.repeat(32),
       claimed: true,
@@ -242,7 +243,7 @@ describe('idempotency and api keys', () => {
   });
 
   it('a repeat with the same request in another key order is the same request; one with another request is not', async () => {
-    const store = new IdempotencyStore(buckets.idempotency);
+    const store = new IdempotencyStore(buckets.idempotency, digestKey);
     await store.claim('acme', 'order-43', 'a'.repeat(32), request);
     const reordered = { messages: request.messages, user_id: 'u', workflow_id: 'w', variables: undefined };
     expect(await store.claim('acme', 'order-43', 'b'.repeat(32), reordered)).toMatchObject({
@@ -258,7 +259,7 @@ describe('idempotency and api keys', () => {
   });
 
   it('the entry holds the trace id and a digest of the request, never the request itself', async () => {
-    const store = new IdempotencyStore(buckets.idempotency);
+    const store = new IdempotencyStore(buckets.idempotency, digestKey);
     await store.claim('acme', 'order-44', 'f'.repeat(32), {
       ...request,
       variables: { secret: 'canary-7731' },
@@ -268,13 +269,18 @@ describe('idempotency and api keys', () => {
     const entry = values.map((value) => JSON.parse(value)).find((value) => value.trace_id === 'f'.repeat(32));
     expect(entry).toEqual({
       trace_id: 'f'.repeat(32),
-      request_sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+      request_digest: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
     for (const value of values) expect(value).not.toContain('canary-7731');
+    // Keyed: the digest cannot be recomputed, and so a secret in the request not guessed, without the key.
+    const unkeyed = createHash('sha256')
+      .update(canonicalJson({ ...request, variables: { secret: 'canary-7731' } }))
+      .digest('hex');
+    expect(entry.request_digest).not.toBe(unkeyed);
   });
 
   it('an entry written before digests were kept (the bare trace id) answers any repeat as the same request', async () => {
-    const store = new IdempotencyStore(buckets.idempotency);
+    const store = new IdempotencyStore(buckets.idempotency, digestKey);
     await store.claim('legacy', 'order-1', '1'.repeat(32), request);
     const [key] = await collect(await buckets.idempotency.keys('legacy.>'));
     await buckets.idempotency.put(key!, '2'.repeat(32));
