@@ -4,8 +4,7 @@
  * thousands of them. A stream takes a slot before its consumer is created and gives it back when it
  * ends, whatever ends it (the terminal event, the client going away, the gateway stopping).
  */
-import { createHash } from 'node:crypto';
-import { CallerKind, type Caller, type HeaderLookup } from './auth.js';
+import { CallerKind, type Caller } from './auth.js';
 import { RateLimited } from './errors.js';
 
 /** What a refused client is told to wait: streams end as tasks finish, typically within seconds. */
@@ -71,13 +70,7 @@ export class EventStreamSlots {
  * Whom a stream counts against: an API key caller by its key (a digest: the key itself is never kept),
  * an admin or trusted caller by the account it acts for, since those callers share one key or none.
  */
-export function eventStreamCaller(caller: Caller, accountId: string, header: HeaderLookup): string {
-  if (caller.kind !== CallerKind.API_KEY) return `account:${accountId}`;
-  // The key as the authenticator read it: the bearer token, else x-api-key.
-  const authorization = header('authorization');
-  const key =
-    authorization !== undefined
-      ? (/^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] ?? authorization)
-      : (header('x-api-key')?.trim() ?? '');
-  return `key:${createHash('sha256').update(key, 'utf8').digest('hex')}`;
+export function eventStreamCaller(caller: Caller, accountId: string): string {
+  if (caller.kind !== CallerKind.API_KEY || caller.keyDigest === undefined) return `account:${accountId}`;
+  return `key:${caller.keyDigest}`;
 }

@@ -11,7 +11,6 @@ import { isFinalTaskStatus } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Caller } from '../auth.js';
 import { InvalidRequest, Rejection, sendRejection } from '../errors.js';
 import { eventStreamCaller, type EventStreamSlots } from '../event-stream-slots.js';
 import { writeSseStream } from '../sse-stream.js';
@@ -36,15 +35,9 @@ interface EventsRequest {
 
 export function registerTaskEventRoutes(app: FastifyInstance, deps: TaskEventRouteDeps): void {
   app.get<EventsRequest>('/v1/tasks/:trace_id/events', async (request, reply) => {
-    const seen: { caller?: Caller } = {};
-    const target = await taskRequestTarget(async (req) => {
-      const caller = await deps.authenticate(req);
-      if (!(caller instanceof Rejection)) seen.caller = caller;
-      return caller;
-    }, request);
+    const target = await taskRequestTarget(deps.authenticate, request);
     if (target instanceof Rejection) return sendRejection(reply, target);
-    if (seen.caller === undefined) throw new Error('a task request target without a caller');
-    const { accountId, traceId } = target;
+    const { caller, accountId, traceId } = target;
     const afterSeq = lastEventId(request);
     if (afterSeq instanceof Rejection) return sendRejection(reply, afterSeq);
     const record = await ownedTaskStatus(deps.statuses, traceId, accountId);
@@ -61,9 +54,7 @@ export function registerTaskEventRoutes(app: FastifyInstance, deps: TaskEventRou
       return reply.code(204).send();
     }
 
-    const slot = deps.slots.take(
-      eventStreamCaller(seen.caller, accountId, (name) => requestHeader(request, name)),
-    );
+    const slot = deps.slots.take(eventStreamCaller(caller, accountId));
     if (slot instanceof Rejection) return sendRejection(reply, slot);
     const clientGone = new AbortController();
     try {
@@ -89,11 +80,6 @@ export function registerTaskEventRoutes(app: FastifyInstance, deps: TaskEventRou
       'event stream ended',
     );
   });
-}
-
-function requestHeader(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name];
-  return Array.isArray(value) ? value[0] : value;
 }
 
 function lastEventId(request: FastifyRequest<EventsRequest>): number | Rejection {
