@@ -3,11 +3,11 @@
  * to NATS, start, and on SIGTERM/SIGINT stop the service's own work first, then drain the NATS
  * connection, flush telemetry and exit.
  */
-import type { NatsConnection } from '@nats-io/transport-node';
+import { connect, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node';
 import type { z } from 'zod';
 import { baseConfigSchema, ConfigError, loadConfig, type BaseConfig } from './config.js';
 import { createLogger, type Logger } from './logger.js';
-import { connectNats } from './nats-connection.js';
+import { natsConnectionOptions } from './nats-connection.js';
 import { startTelemetry } from './telemetry.js';
 
 export interface ServiceContext<C> {
@@ -37,8 +37,10 @@ export async function runService<S extends z.ZodType<BaseConfig>>(
   definition: ServiceDefinition<S>,
 ): Promise<void> {
   let config: Readonly<z.infer<S>>;
+  let natsOptions: NodeConnectionOptions;
   try {
     config = loadConfig((definition.configSchema ?? baseConfigSchema) as S);
+    natsOptions = natsConnectionOptions({ settings: config, name: definition.name });
   } catch (error) {
     const message = error instanceof ConfigError ? error.message : String(error);
     process.stderr.write(`${definition.name}: ${message}\n`);
@@ -77,12 +79,12 @@ export async function runService<S extends z.ZodType<BaseConfig>>(
   for (const signal of SIGNALS) process.once(signal, () => void shutdown(signal));
 
   try {
-    nc = await connectNats({ url: config.NATS_URL, name: definition.name });
+    nc = await connect(natsOptions);
     if (stopping) return;
     running = await definition.start({ config, log, nc });
   } catch (error) {
     log.fatal({ err: error }, 'start-up failed');
     process.exit(1);
   }
-  if (!stopping) log.info({ nats: nc.getServer() }, 'service ready');
+  if (!stopping) log.info({ nats: nc.getServer(), inbox_prefix: natsOptions.inboxPrefix }, 'service ready');
 }
