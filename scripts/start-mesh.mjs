@@ -233,6 +233,8 @@ const env = {
   // Locally, callers name their account in x-account-id (the gateway binds 127.0.0.1 only).
   TRUST_ACCOUNT_HEADERS: process.env.TRUST_ACCOUNT_HEADERS ?? 'true',
   OUTBOUND_ALLOW_HOSTS: process.env.OUTBOUND_ALLOW_HOSTS ?? (demo ? '127.0.0.1' : ''),
+  // The model endpoint's own allow-list: the demo model runs on loopback; a local model of yours needs its host here.
+  MODEL_ALLOW_HOSTS: process.env.MODEL_ALLOW_HOSTS ?? (demo ? '127.0.0.1' : ''),
 };
 const names = readdirSync(join(root, 'services')).filter((name) =>
   existsSync(join(root, 'services', name, 'dist', 'index.js')),

@@ -31,3 +31,17 @@ export class EventStreamConflictError extends Error {
     super(`event stream of task ${traceId} was written by another writer`, options);
   }
 }
+
+/** A definition name or account id that cannot be part of a registry key (the caller did not validate it). */
+export class InvalidRegistryNameError extends Error {
+  override readonly name = 'InvalidRegistryNameError';
+  readonly code = ErrorCode.INVALID_REQUEST;
+  readonly retryable = false;
+
+  constructor(
+    readonly what: 'name' | 'account id',
+    readonly value: string,
+  ) {
+    super(`not a valid registry ${what}: ${JSON.stringify(value.slice(0, 80))}`);
+  }
+}

@@ -1,17 +1,36 @@
-export { CorruptRecordError, EventStreamConflictError } from './errors.js';
+export { CorruptRecordError, EventStreamConflictError, InvalidRegistryNameError } from './errors.js';
 export { decodeJson, encodeJson } from './json.js';
-export { ensureMeshStreams, openMeshBuckets } from './resources.js';
+export {
+  DEFAULT_NATIVE_PROVIDER_TTL_MS,
+  ensureMeshStreams,
+  openMeshBuckets,
+  openNativeProvidersBucket,
+} from './resources.js';
 export type { MeshBuckets, MeshResourceOptions } from './resources.js';
 export { TaskEventWriter } from './task-event-writer.js';
 export type { TaskEventWriterOptions } from './task-event-writer.js';
 export { followTaskEvents } from './task-event-reader.js';
 export type { FollowTaskEventsOptions } from './task-event-reader.js';
 export { AgentStore } from './stores/agent-store.js';
+export type { ScopedAgent } from './stores/agent-store.js';
 export { ApiKeyGrant, ApiKeyStore } from './stores/api-key-store.js';
 export { CredentialStore } from './stores/credential-store.js';
 export type { CredentialKeys, ResolvedCredentials } from './stores/credential-store.js';
 export { IdempotencyStore } from './stores/idempotency-store.js';
 export type { IdempotencyClaim } from './stores/idempotency-store.js';
 export { PluginStore, TOOL_SOURCE_FILE_FIELD, toolSourceFile } from './stores/plugin-store.js';
-export type { PluginCatalogue } from './stores/plugin-store.js';
+export type { PluginCatalogue, ScopedTool } from './stores/plugin-store.js';
+export {
+  accountScope,
+  lookupOrder,
+  parseScopedKey,
+  scopeLabel,
+  scopedKey,
+  SHARED_CATALOGUE,
+} from './registry/registry-scope.js';
+export type { RegistryScope } from './registry/registry-scope.js';
+export { scopedRegistryView } from './registry/scoped-registry-view.js';
+export type { RegistryBucket } from './registry/scoped-registry-view.js';
+export { migrateLegacyRegistryEntries } from './registry/legacy-registry-migration.js';
+export type { LegacyMigrationReport } from './registry/legacy-registry-migration.js';
 export { TaskStatusStore } from './stores/task-status-store.js';

@@ -95,3 +95,21 @@ export async function openMeshBuckets(
   ]);
   return { agents, plugins, credentials, tasks, idempotency, apiKeys };
 }
+
+/** How long a native tool announcement lives without renewal, when the bucket is created with no TTL given. */
+export const DEFAULT_NATIVE_PROVIDER_TTL_MS = 30_000;
+
+/**
+ * Opens `mesh_native_providers` (which executor provides which native tool class now), creating it with
+ * `ttlMs` when missing; an existing bucket keeps its own TTL.
+ */
+export async function openNativeProvidersBucket(
+  js: JetStreamClient,
+  options: { ttlMs?: number; replicas?: number } = {},
+): Promise<KV> {
+  return new Kvm(js).create(Buckets.NATIVE_PROVIDERS, {
+    history: 1,
+    ttl: options.ttlMs ?? DEFAULT_NATIVE_PROVIDER_TTL_MS,
+    replicas: options.replicas ?? 1,
+  });
+}

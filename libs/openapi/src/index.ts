@@ -37,6 +37,7 @@ export type {
   RequestParts,
   RequestTemplate,
 } from './request-builder.js';
+export { isDotSegment, templateSegments } from './path-segments.js';
 export { emptyFixedParams, mapParametersByNaming, mapParametersBySchema } from './fixed-params.js';
 export type { FixedParams } from './fixed-params.js';
 export { summariseSecuritySchemes } from './security-schemes.js';

@@ -48,6 +48,60 @@ describe('buildRequestParts', () => {
     }
   });
 
+  it.each([
+    ['..', 'simple'],
+    ['.', 'simple'],
+    ['%2e', 'simple'],
+    ['.%2E', 'simple'],
+    ['%2e%2E', 'simple'],
+    ['.', 'label'],
+    ['', 'label'],
+  ])(
+    'when a path value %j (style %s) would make a dot segment, a coded INVALID_REQUEST error names it and no path is built',
+    (value, style) => {
+      const conversion = convertOperation(
+        oneOperation('get', '/echo/{id}/profile', {
+          parameters: [parameter('id', 'path', { type: 'string' }, { style })],
+        }),
+        { operationId: 'op' },
+      );
+      expect(() => buildRequestParts(conversion, { id: value })).toThrow(InvalidArgumentsError);
+      expect(() => buildRequestParts(conversion, { id: value })).toThrow(
+        /id would make a "\." or "\.\." path segment/,
+      );
+    },
+  );
+
+  it('when placeholders side by side fill one segment with "..", the request is refused naming both', () => {
+    const conversion = convertOperation(
+      oneOperation('get', '/a/{x}{y}/b', {
+        parameters: [parameter('x', 'path', { type: 'string' }), parameter('y', 'path', { type: 'string' })],
+      }),
+      { operationId: 'op' },
+    );
+    try {
+      buildRequestParts(conversion, { x: '.', y: '.' });
+      expect.unreachable('a ".." segment was built');
+    } catch (error) {
+      expect(error).toMatchObject({ code: 'INVALID_REQUEST', detail: { dot_segment: ['x', 'y'] } });
+    }
+  });
+
+  it('when path values only look like dots ("...", ".env", "a..b", matrix ";id=.."), they are kept as they are', () => {
+    const conversion = convertOperation(
+      oneOperation('get', '/a/{x}/{m}', {
+        parameters: [
+          parameter('x', 'path', { type: 'string' }),
+          parameter('m', 'path', { type: 'string' }, { style: 'matrix' }),
+        ],
+      }),
+      { operationId: 'op' },
+    );
+    for (const x of ['...', '.env', 'a..b']) {
+      expect(buildRequestParts(conversion, { x, m: '..' }).path).toBe(`/a/${x}/;m=..`);
+    }
+  });
+
   it('when query parameters are given, each honours its style and explode', () => {
     const conversion = convertOperation(
       oneOperation('get', '/search', {

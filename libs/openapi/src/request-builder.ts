@@ -1,6 +1,7 @@
 // The reverse of conversion: a model's arguments (plus seed 004's `fixed_params`, which the model's
 // arguments override) become HTTP request parts, each argument placed by its binding: the path
-// template filled and URL-encoded, query/header/cookie values serialised by style/explode, and the
+// template filled and URL-encoded (a value that would make a `.`/`..` segment is refused: see
+// path-segments.ts), query/header/cookie values serialised by style/explode, and the
 // body encoded for its media type (JSON, form with bracket notation, multipart with file parts).
 
 import {
@@ -23,6 +24,7 @@ import {
   serialiseQueryValue,
   type QueryPair,
 } from './parameter-styles.js';
+import { isDotSegment, templateSegments } from './path-segments.js';
 
 export type RequestTemplate = Pick<
   OperationConversion,
@@ -154,25 +156,38 @@ function mergeFixedParams(placed: Placed[], conversion: RequestTemplate, fixed: 
 }
 
 function fillPath(conversion: RequestTemplate, values: readonly Placed[]): string {
-  const template = conversion.path ?? '';
   const missing: string[] = [];
-  const filled = template.replace(/\{([^}]+)\}/g, (_whole, name: string) => {
-    const found = values.find((p) => p.binding.name === name);
-    if (found === undefined || found.value === null) {
-      missing.push(name);
-      return '';
-    }
-    return serialisePathValue(
-      name,
-      found.value,
-      found.binding.style ?? 'simple',
-      found.binding.explode ?? false,
-    );
+  const dotSegments: string[] = [];
+  const filled = templateSegments(conversion.path ?? '').map((segment) => {
+    const names: string[] = [];
+    const text = segment.replace(/\{([^}]+)\}/g, (_whole, name: string) => {
+      names.push(name);
+      const found = values.find((p) => p.binding.name === name);
+      if (found === undefined || found.value === null) {
+        missing.push(name);
+        return '';
+      }
+      return serialisePathValue(
+        name,
+        found.value,
+        found.binding.style ?? 'simple',
+        found.binding.explode ?? false,
+      );
+    });
+    if (names.length > 0 && isDotSegment(text)) dotSegments.push(...names);
+    return text;
   });
   if (missing.length > 0) {
     throw new InvalidArgumentsError(`missing path parameter(s): ${missing.join(', ')}`, { missing });
   }
-  return filled;
+  if (dotSegments.length > 0) {
+    const names = [...new Set(dotSegments)];
+    throw new InvalidArgumentsError(
+      `path parameter(s) ${names.join(', ')} would make a "." or ".." path segment, which changes the request path; use another value`,
+      { dot_segment: names },
+    );
+  }
+  return filled.join('/');
 }
 
 function buildBody(

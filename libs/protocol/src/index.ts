@@ -65,6 +65,8 @@ export type { ClearTaskPayloadInput } from './task.js';
 
 export { CancelSignal } from './control.js';
 
+export { NativeProviderAnnouncement, NATIVE_CLASS_NAME_PATTERN } from './native-providers.js';
+
 export { taskBinding, canonicalJson, TASK_BINDING_SCHEME } from './task-binding.js';
 
 export {

@@ -1,16 +1,33 @@
-// First process inside a script's sandbox (pid 1 of its pid namespace, root of its private mount
-// namespace, started by `unshare`). It reads its plan as JSON from fd 3, turns every mount read-only,
-// re-binds the granted write paths read-write, optionally lays the dependency overlay over the script's
-// directory, then runs the (privilege-dropping) command and reports how it ended as one JSON line on
-// fd 4. When this process exits the kernel kills everything left in the namespace.
+// First process inside a script's sandbox (pid 1 of its pid namespace, in its own mount and network
+// namespaces, started by `unshare`). It reads its plan as JSON from fd 3 and builds the run's root from
+// nothing: a fresh tmpfs, then only the entries of the plan (bind mounts of host paths, overlays, a new
+// /proc, a small /dev, generated files). It then pivots into that root and detaches the host's, so no
+// other host path can be reached by any name. When the plan asks for network, it brings up loopback
+// and relays 127.0.0.1:<port> to the runner's filtering proxy (a unix socket bound into the root).
+// Finally it starts the command, which drops privileges before any of the script's environment is
+// applied, and reports how it ended as one JSON line on fd 4. When this process exits the kernel
+// kills everything left in the namespace.
 //
-// Plain JavaScript run by the runner's own node, so it works from both `src/` and `dist/`.
+// The plan is built (and ordered: parents before children) by sandbox-root.ts; this file only carries
+// it out. Plain JavaScript run by the runner's own node, so it works from both `src/` and `dist/`; it
+// keeps running after the pivot although its own binary is no longer visible.
 import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { Socket } from 'node:net';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmdirSync,
+  symlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { connect, createServer, Socket } from 'node:net';
+import { dirname } from 'node:path';
 
 const SPEC_FD = 3;
 const STATUS_FD = 4;
+/** Where the old root hangs between pivot_root and its detachment. */
+const OLD_ROOT = '/.old-root';
 
 function report(status) {
   writeSync(STATUS_FD, `${JSON.stringify(status)}\n`);
@@ -34,64 +51,132 @@ function readSpec() {
   });
 }
 
-// Per-mount flags a remount must repeat: inside a user namespace they are locked, and dropping them
-// would make the remount fail; as root it would quietly weaken the mount.
+// Per-mount flags a bind must repeat: inside a user namespace they are locked on the source mount, and
+// leaving them out would make the read-only remount of the bind fail.
 const KEPT_FLAGS = new Set(['nosuid', 'nodev', 'noexec', 'noatime', 'nodiratime', 'relatime', 'strictatime']);
 
-/** Mount points of this namespace with their kept flags; mountinfo escapes odd characters as octal. */
-function mounts() {
-  return readFileSync('/proc/self/mountinfo', 'utf8')
-    .trim()
-    .split('\n')
-    .map((line) => {
-      const fields = line.split(' ');
-      const point = fields[4].replace(/\\([0-7]{3})/g, (_, octal) => String.fromCharCode(parseInt(octal, 8)));
-      const flags = fields[5].split(',').filter((flag) => KEPT_FLAGS.has(flag));
-      return { point, flags };
-    });
+function unescapeMountPath(field) {
+  return field.replace(/\\([0-7]{3})/g, (_, octal) => String.fromCharCode(parseInt(octal, 8)));
 }
 
-function mount(spec, args) {
-  execFileSync(spec.mountCommand, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-}
-
-function bindWritable(spec, path, fd) {
-  // Binding from /proc/<pid>/fd reaches the real directory even when an overlay now hides its path.
-  mount(spec, ['--bind', `/proc/${process.pid}/fd/${fd}`, path]);
-  const flags = mounts().findLast((entry) => entry.point === path)?.flags ?? [];
-  mount(spec, ['-o', ['remount', 'bind', 'rw', ...flags].join(','), path]);
-}
-
-function isInside(root, path) {
-  return path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`);
-}
-
-function prepareFilesystem(spec) {
-  // Read-only first: every mount, including ones a script could otherwise reach via /proc or /dev.
-  for (const { point, flags } of mounts()) {
-    try {
-      mount(spec, ['-o', ['remount', 'bind', 'ro', ...flags].join(','), point]);
-    } catch (error) {
-      // A mount whose mount point vanished meanwhile (a container's overlay removed by its engine while
-      // this namespace was made) cannot be reached by any path; everything else must be read-only.
-      if (existsSync(point)) throw error;
+/** The kept flags of the mount that holds `path` (the longest mount point above it). */
+function sourceFlags(path) {
+  let best = { point: '', flags: [] };
+  for (const line of readFileSync('/proc/self/mountinfo', 'utf8').trim().split('\n')) {
+    const fields = line.split(' ');
+    const point = unescapeMountPath(fields[4]);
+    const inside = point === '/' || path === point || path.startsWith(`${point}/`);
+    if (inside && point.length >= best.point.length) {
+      best = { point, flags: fields[5].split(',').filter((flag) => KEPT_FLAGS.has(flag)) };
     }
   }
-  const writable = spec.writablePaths.map((path) => ({ path, fd: openSync(path, 'r') }));
-  for (const { path, fd } of writable) bindWritable(spec, path, fd);
-  if (spec.overlay) {
-    const { target, lowerDirs, upperDir, workDir } = spec.overlay;
-    const options = [`lowerdir=${lowerDirs.join(':')}`];
-    if (upperDir) options.push(`upperdir=${upperDir}`, `workdir=${workDir}`);
-    mount(spec, ['-t', 'overlay', 'overlay', '-o', options.join(','), target]);
-    for (const { path, fd } of writable) if (isInside(target, path)) bindWritable(spec, path, fd);
+  return best.flags;
+}
+
+function run(command, args) {
+  execFileSync(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+}
+
+function ensureMountPoint(path, file) {
+  if (existsSync(path)) return;
+  mkdirSync(file ? dirname(path) : path, { recursive: true, mode: 0o755 });
+  if (file) writeFileSync(path, '', { mode: 0o644 });
+}
+
+function flagsOf(list) {
+  return [...new Set(list)].join(',');
+}
+
+/** Carries out one entry of the plan under the new root `root`. */
+function apply(spec, root, entry) {
+  const target = `${root}${entry.target}`;
+  const mount = (args) => run(spec.tools.mount, args);
+  switch (entry.kind) {
+    case 'dir':
+      mkdirSync(target, { recursive: true, mode: entry.mode });
+      return;
+    case 'symlink':
+      mkdirSync(dirname(target), { recursive: true, mode: 0o755 });
+      symlinkSync(entry.link, target);
+      return;
+    case 'file':
+      mkdirSync(dirname(target), { recursive: true, mode: 0o755 });
+      writeFileSync(target, entry.content, { mode: entry.mode });
+      return;
+    case 'bind': {
+      ensureMountPoint(target, entry.file);
+      // Devices need their node to work; everything else loses device files and set-uid bits.
+      const safety = entry.device ? ['nosuid', 'noexec'] : ['nosuid', 'nodev'];
+      const flags = [entry.writable ? 'rw' : 'ro', ...safety, ...sourceFlags(entry.source)];
+      mount(['--bind', '-o', flagsOf(flags), entry.source, target]);
+      return;
+    }
+    case 'tmpfs':
+      ensureMountPoint(target, false);
+      mount(['-t', 'tmpfs', '-o', entry.options, 'tmpfs', target]);
+      return;
+    case 'proc':
+      ensureMountPoint(target, false);
+      // This process is pid 1 of the run's pid namespace: the new proc shows only the run's processes,
+      // and hidepid hides those of other users (this helper, still root) from the script.
+      mount(['-t', 'proc', '-o', 'nosuid,nodev,noexec,hidepid=2', 'proc', target]);
+      return;
+    case 'overlay': {
+      ensureMountPoint(target, false);
+      const options = [`lowerdir=${entry.lowerDirs.join(':')}`];
+      if (entry.upperDir !== undefined)
+        options.push(`upperdir=${entry.upperDir}`, `workdir=${entry.workDir}`);
+      options.push('nosuid', 'nodev');
+      mount(['-t', 'overlay', 'overlay', '-o', options.join(','), target]);
+      return;
+    }
+    default:
+      throw new Error(`unknown plan entry ${JSON.stringify(entry.kind)}`);
   }
-  for (const { fd } of writable) closeSync(fd);
+}
+
+function buildRoot(spec) {
+  const root = spec.root;
+  run(spec.tools.mount, ['-t', 'tmpfs', '-o', 'mode=0755,size=4m,nosuid,nodev', 'tmpfs', root]);
+  for (const entry of spec.entries) apply(spec, root, entry);
+  if (spec.proxy !== undefined) run(spec.tools.ip, ['link', 'set', 'lo', 'up']);
+  mkdirSync(`${root}${OLD_ROOT}`, { mode: 0o700 });
+  run(spec.tools.pivotRoot, [root, `${root}${OLD_ROOT}`]);
+  // pivot_root moved this process's root and working directory into the new root; the host's root now
+  // hangs at OLD_ROOT until it is detached here, after which no name reaches it.
+  process.chdir('/');
+  run(spec.tools.umount, ['-l', OLD_ROOT]);
+  rmdirSync(OLD_ROOT);
+  run(spec.tools.mount, ['-o', 'remount,bind,ro,nosuid,nodev', '/']);
+}
+
+/** 127.0.0.1:<port> inside the namespace → the runner's proxy socket (which does all the filtering). */
+function startRelay(proxy) {
+  const server = createServer((client) => {
+    const upstream = connect(proxy.socket);
+    const close = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    for (const socket of [client, upstream]) {
+      socket.on('error', close);
+      socket.on('close', close);
+    }
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(proxy.port, '127.0.0.1', resolve);
+  });
 }
 
 function runCommand(spec) {
   const [command, ...args] = spec.command;
-  const child = spawn(command, args, { cwd: spec.cwd, env: spec.env, stdio: 'inherit' });
+  // With uid/gid the child drops groups, gid and uid before exec: the environment only ever reaches
+  // processes that already run as the sandbox user.
+  const identity = spec.identity === undefined ? {} : { uid: spec.identity.uid, gid: spec.identity.gid };
+  const child = spawn(command, args, { cwd: spec.cwd, env: spec.env, stdio: 'inherit', ...identity });
   child.on('error', (error) => {
     report({ kind: 'setup-error', message: `could not start ${command}: ${error.message}` });
     process.exit(125);
@@ -105,7 +190,8 @@ function runCommand(spec) {
 let spec;
 try {
   spec = await readSpec();
-  prepareFilesystem(spec);
+  buildRoot(spec);
+  if (spec.proxy !== undefined) await startRelay(spec.proxy);
 } catch (error) {
   const stderr = error && error.stderr ? `: ${String(error.stderr).trim()}` : '';
   report({ kind: 'setup-error', message: `sandbox setup failed: ${error?.message ?? error}${stderr}` });

@@ -62,6 +62,8 @@ export interface PreparedEnvironment {
   readonly interpreter?: string;
   /** Read-only layer to lay over the script's directory (holds `node_modules`). */
   readonly overlayLayer?: string;
+  /** What of the environment the run must see read-only (the venv). */
+  readonly runtimePaths: readonly string[];
   readonly log: string;
 }
 
@@ -97,7 +99,9 @@ export class DependencyEnvironments {
       );
     }
     const hash = await contentHash(language, scriptDir, manifests, toolchain.command);
-    const envDir = join(this.options.cacheDir, 'envs', `${language}-${hash.slice(0, 32)}`);
+    // Real path: the sandbox shows it at the same path, which must not pass through a symlink.
+    await mkdir(this.options.cacheDir, { recursive: true });
+    const envDir = join(await realpath(this.options.cacheDir), 'envs', `${language}-${hash.slice(0, 32)}`);
     let built = false;
     if ((await readMarker(envDir))?.hash !== hash) {
       let build = this.building.get(envDir);
@@ -112,8 +116,8 @@ export class DependencyEnvironments {
     }
     const log = `dependency environment ${built ? 'built' : 'reused'}: ${envDir}`;
     return language === 'python'
-      ? { interpreter: join(envDir, 'venv', 'bin', 'python'), log }
-      : { overlayLayer: join(envDir, 'layer', 'upper'), log };
+      ? { interpreter: join(envDir, 'venv', 'bin', 'python'), runtimePaths: [join(envDir, 'venv')], log }
+      : { overlayLayer: join(envDir, 'layer', 'upper'), runtimePaths: [], log };
   }
 
   private async build(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hostMatches } from './grants.js';
+import { egressDecision, hostMatches } from './grants.js';
 import { resolvePolicy } from './policy.js';
 
 describe('network host rules', () => {
@@ -14,6 +14,29 @@ describe('network host rules', () => {
     ['127.0.0.1', '127.0.0.2', false],
   ])('when the policy says %s and the tool asks for %s, the match is %s', (rule, host, expected) => {
     expect(hostMatches(rule, host)).toBe(expected);
+  });
+});
+
+describe("what a run's proxy lets through", () => {
+  it('when the tool was granted a domain, a host of it passes and any other host is refused with the reason', () => {
+    const decide = egressDecision(['*.example.com', 'other.org'], ['*.example.com']);
+
+    expect(decide('api.example.com')).toEqual({ allowed: true, publicOnly: false });
+    expect(decide('other.org')).toMatchObject({
+      allowed: false,
+      reason: expect.stringContaining('allowHosts'),
+    });
+  });
+
+  it('when a host matches the policy only through *, it may reach public addresses only', () => {
+    expect(egressDecision(['*'], ['api.example.com'])('api.example.com')).toEqual({
+      allowed: true,
+      publicOnly: true,
+    });
+    expect(egressDecision(['*', '127.0.0.1'], ['127.0.0.1'])('127.0.0.1')).toEqual({
+      allowed: true,
+      publicOnly: false,
+    });
   });
 });
 

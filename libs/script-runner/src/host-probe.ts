@@ -1,12 +1,16 @@
 /**
  * Finds out once what this host offers the sandbox: the util-linux tools, whether the namespace sandbox
- * can actually be created (by trying it), and which interpreters the sandbox user can run.
+ * can actually be created (by building a real root once, with nothing to run in it), and which
+ * interpreters the sandbox user can run.
  */
+import { realpath } from 'node:fs/promises';
 import { findOnPath } from './executables.js';
 import { detectInterpreters, type Interpreters } from './interpreters.js';
 import type { ResolvedPolicy } from './policy.js';
 import { runProcess } from './process-run.js';
-import { probeInvocation, sandboxExit, type SandboxHost } from './sandbox.js';
+import { probeInvocation, sandboxExit, type SandboxHost, type SandboxTools } from './sandbox.js';
+import { isSystemPath, planRoot } from './sandbox-root.js';
+import { createScratch } from './scratch.js';
 
 export interface HostReport {
   readonly sandbox: SandboxHost;
@@ -14,20 +18,44 @@ export interface HostReport {
   readonly isolationUnavailable?: string;
   /** Absent when prlimit was found. */
   readonly limitsUnavailable?: string;
+  /** Why network cannot be granted (through the proxy relay); absent when it can. */
+  readonly networkUnavailable?: string;
   readonly interpreters: Interpreters;
+  /** Tools run inside the sandbox's root that live outside the system directories (real paths). */
+  readonly toolRuntimePaths: readonly string[];
 }
 
 const PROBE_TIMEOUT_MS = 15_000;
+/** Administration tools are often not on an unprivileged PATH. */
+const SYSTEM_TOOL_DIRS = '/usr/sbin:/sbin:/usr/bin:/bin';
 
 export async function probeHost(policy: ResolvedPolicy, ownNode: string): Promise<HostReport> {
-  const path = policy.hostEnv['PATH'];
-  const [unshare, mount, setpriv, prlimit] = await Promise.all(
-    ['unshare', 'mount', 'setpriv', 'prlimit'].map((name) => findOnPath(name, path)),
+  const path = [policy.hostEnv['PATH'], SYSTEM_TOOL_DIRS].filter(Boolean).join(':');
+  const find = async (name: string) => {
+    const found = await findOnPath(name, path);
+    return found === undefined ? undefined : realpath(found);
+  };
+  const [unshare, mount, umount, pivotRoot, setpriv, prlimit, ip, env] = await Promise.all(
+    ['unshare', 'mount', 'umount', 'pivot_root', 'setpriv', 'prlimit', 'ip', 'env'].map(find),
   );
   const root = process.getuid?.() === 0;
-  const tools = { unshare, mount, setpriv, prlimit, helperNode: ownNode };
+  const tools: SandboxTools = {
+    unshare,
+    mount,
+    umount,
+    pivotRoot,
+    setpriv,
+    prlimit,
+    ip,
+    env,
+    helperNode: ownNode,
+  };
+  // Run inside the new root (after the pivot): they must be visible there.
+  const toolRuntimePaths = [setpriv, prlimit, env, mount, umount].filter(
+    (tool): tool is string => tool !== undefined && !isSystemPath(tool),
+  );
   const candidate: SandboxHost = { tools, root, user: policy.sandboxUser, namespaces: true };
-  const isolationUnavailable = await whyNoNamespaces(candidate);
+  const isolationUnavailable = await whyNoNamespaces(candidate, policy, toolRuntimePaths);
   const sandbox = { ...candidate, namespaces: isolationUnavailable === undefined };
   const interpreters = await detectInterpreters(policy, root ? policy.sandboxUser : undefined, ownNode);
   return {
@@ -39,26 +67,59 @@ export async function probeHost(policy: ResolvedPolicy, ownNode: string): Promis
             'prlimit (util-linux) was not found: CPU, memory, process and file-size limits are not applied',
         }
       : {}),
+    ...(ip === undefined
+      ? {
+          networkUnavailable:
+            "ip (iproute2) was not found: the sandbox's loopback for the network proxy cannot be brought up, so no tool is granted network",
+        }
+      : {}),
     interpreters,
+    toolRuntimePaths,
   };
 }
 
-async function whyNoNamespaces(host: SandboxHost): Promise<string | undefined> {
-  const missing = (['unshare', 'mount', 'setpriv'] as const).filter((tool) => host.tools[tool] === undefined);
-  if (missing.length > 0) return `${missing.join(', ')} (util-linux) not found`;
-  const invocation = probeInvocation(host);
-  const outcome = await runProcess({
-    ...invocation,
-    stdin: Buffer.alloc(0),
-    timeoutMs: PROBE_TIMEOUT_MS,
-    maxStdoutBytes: 4096,
-    maxStderrBytes: 4096,
-  });
-  if (outcome.spawnError !== undefined) return `unshare could not be started: ${outcome.spawnError.message}`;
-  const exit = sandboxExit(outcome, true);
-  if (exit.kind === 'exit' && exit.exitCode === 0) return undefined;
-  const detail =
-    exit.kind === 'setup-error' ? exit.message : outcome.stderr.trim() || `exit code ${outcome.exitCode}`;
-  const reason = detail.replace(/\s+/g, ' ').slice(0, 500);
-  return `the namespace sandbox cannot be created here: ${reason}`;
+async function whyNoNamespaces(
+  host: SandboxHost,
+  policy: ResolvedPolicy,
+  toolRuntimePaths: readonly string[],
+): Promise<string | undefined> {
+  const required: (keyof SandboxTools)[] = ['unshare', 'mount', 'umount', 'pivotRoot', 'setpriv'];
+  if (!host.root) required.push('env');
+  const missing = required.filter((tool) => host.tools[tool] === undefined);
+  if (missing.length > 0) {
+    return `${missing.map((tool) => (tool === 'pivotRoot' ? 'pivot_root' : tool)).join(', ')} not found`;
+  }
+  let scratch;
+  try {
+    scratch = await createScratch(policy.cacheDir, host.root ? policy.sandboxUser : undefined);
+  } catch (error) {
+    return `the cache directory ${policy.cacheDir} cannot hold scratch directories: ${(error as Error).message}`;
+  }
+  try {
+    const entries = await planRoot({
+      runtimePaths: toolRuntimePaths,
+      readablePaths: [],
+      writablePaths: [],
+      home: scratch.home,
+      user: host.root ? policy.sandboxUser : undefined,
+    });
+    const invocation = probeInvocation(host, { dir: scratch.root, entries, proxy: false });
+    const outcome = await runProcess({
+      ...invocation,
+      stdin: Buffer.alloc(0),
+      timeoutMs: PROBE_TIMEOUT_MS,
+      maxStdoutBytes: 4096,
+      maxStderrBytes: 4096,
+    });
+    if (outcome.spawnError !== undefined)
+      return `unshare could not be started: ${outcome.spawnError.message}`;
+    const exit = sandboxExit(outcome, true);
+    if (exit.kind === 'exit' && exit.exitCode === 0) return undefined;
+    const detail =
+      exit.kind === 'setup-error' ? exit.message : outcome.stderr.trim() || `exit code ${outcome.exitCode}`;
+    const reason = detail.replace(/\s+/g, ' ').slice(0, 500);
+    return `the namespace sandbox cannot be created here: ${reason}`;
+  } finally {
+    await scratch.remove();
+  }
 }

@@ -15,6 +15,7 @@ export {
   TimeoutError,
 } from './errors.js';
 export type { ExitStatus } from './errors.js';
+export { refusedEnvironmentVariable } from './environment.js';
 export { POLICY_DEFAULTS } from './policy.js';
 export type {
   LanguageCommand,

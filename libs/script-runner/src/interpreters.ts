@@ -2,15 +2,22 @@
  * Chooses the interpreter for each language: the policy's command when given, otherwise the first
  * candidate on the host that the sandbox user can execute (python3 on PATH; the runner's own node, then
  * node on PATH; bun on PATH). A language with no usable interpreter is reported with the reason.
+ *
+ * The sandbox shows the system directories; an interpreter installed elsewhere brings its own
+ * directories (`runtimePaths`: its `bin`, and `lib`/`lib64` beside it; npm's package) and is run by its
+ * real path, which is where the sandbox shows it.
  */
-import { realpath } from 'node:fs/promises';
+import { access, realpath } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { ScriptLanguage } from '@agentmesh/protocol';
 import { findAllOnPath, isReachableBy } from './executables.js';
 import type { ResolvedPolicy, SandboxUser } from './policy.js';
+import { installDirsOf, isSystemPath } from './sandbox-root.js';
 
 export interface Interpreter {
   readonly command: string;
+  /** Real paths outside the system directories the interpreter needs to see (read-only). */
+  readonly runtimePaths: readonly string[];
 }
 
 export interface NodeInterpreter extends Interpreter {
@@ -64,14 +71,36 @@ export async function detectInterpreters(
     await candidates(configured.bun?.command, () => findAllOnPath('bun', path)),
     'bun',
   );
+  const nodeInterpreter = async (command: string): Promise<NodeInterpreter> => {
+    const base = await located(command);
+    const npmCli = await findNpmCli(command, configured.nodejs?.npmCli, user);
+    // <package>/bin/npm-cli.js: the whole npm package.
+    const npmPaths = npmCli === undefined || isSystemPath(npmCli) ? [] : [dirname(dirname(npmCli))];
+    return { ...base, npmCli, runtimePaths: [...base.runtimePaths, ...npmPaths] };
+  };
   return {
-    ...(python === undefined ? {} : { python: { command: python } }),
-    ...(node === undefined
-      ? {}
-      : { nodejs: { command: node, npmCli: await findNpmCli(node, configured.nodejs?.npmCli, user) } }),
-    ...(bun === undefined ? {} : { bun: { command: bun } }),
+    ...(python === undefined ? {} : { python: await located(python) }),
+    ...(node === undefined ? {} : { nodejs: await nodeInterpreter(node) }),
+    ...(bun === undefined ? {} : { bun: await located(bun) }),
     unavailable,
   };
+}
+
+/** How to run `command` inside the sandbox, and what of the host it needs to see there. */
+export async function located(command: string): Promise<Interpreter> {
+  if (isSystemPath(command) && isSystemPath(await realpath(command))) return { command, runtimePaths: [] };
+  const real = await realpath(command);
+  const runtimePaths: string[] = [];
+  for (const dir of installDirsOf(real)) {
+    try {
+      await access(dir);
+    } catch {
+      continue;
+    }
+    const realDir = await realpath(dir);
+    if (!isSystemPath(realDir) && !runtimePaths.includes(realDir)) runtimePaths.push(realDir);
+  }
+  return { command: real, runtimePaths };
 }
 
 /** npm ships beside node: `<prefix>/bin/npm` links to `<prefix>/lib/node_modules/npm/bin/npm-cli.js`. */

@@ -3,6 +3,7 @@
  * `securityContext` is only a request; what it gets is what this policy also allows.
  */
 import { isAbsolute, resolve } from 'node:path';
+import { refusedEnvironmentVariable } from './environment.js';
 import { isInside } from './path-jail.js';
 
 export interface LanguageCommand {
@@ -58,21 +59,38 @@ export interface ScriptRunnerPolicy {
   readonly maxOutputBytes?: number;
   readonly maxStderrBytes?: number;
   readonly limits?: Partial<ResourceLimits>;
-  /** Names of host variables a script may see. Nothing else of the host's environment reaches it. */
+  /**
+   * Names of host variables a script may see. Nothing else of the host's environment reaches it.
+   * Variables that change loading (`LD_*`, `NODE_OPTIONS`, `PYTHONPATH`, ...) are refused.
+   */
   readonly envAllowList?: readonly string[];
   /** Absolute directories a tool may be granted write access to. Empty: no tool may write anywhere. */
   readonly allowWritePaths?: readonly string[];
-  /** Hosts a tool may be granted network access for; `*` allows any, `*.example.com` a domain. */
+  /**
+   * Absolute paths a tool may be granted read access to (`fileAccess.allowRead`) outside its own
+   * directory; the write paths are readable too. Empty: a tool reads only its own directory.
+   */
+  readonly allowReadPaths?: readonly string[];
+  /**
+   * Absolute paths every run sees read-only, for interpreters that need more than the system
+   * directories and their own `bin`/`lib` (e.g. a data directory of a runtime under /opt).
+   */
+  readonly runtimePaths?: readonly string[];
+  /**
+   * Hosts a tool may be granted network access for: `*` any public host, `*.example.com` a domain, or a
+   * name or address. Loopback, private and link-local addresses are reached only when named here (not
+   * through `*`). Scripts reach granted hosts only through the run's filtering HTTP proxy.
+   */
   readonly allowNetworkHosts?: readonly string[];
-  /** Whether dependency installs may use the network (a registry); default false. */
+  /** Whether dependency installs may reach public hosts (a registry) through the proxy; default false. */
   readonly allowDependencyNetwork?: boolean;
   readonly dependencyTimeoutMs?: number;
   /** Default nobody (65534). Only used when the runner is root. */
   readonly sandboxUser?: SandboxUser;
   /**
    * When true (default), a host that cannot create the namespace sandbox refuses to run scripts
-   * (`SecurityError`). When false, scripts then run without network and write isolation and the
-   * result's logs say so.
+   * (`SecurityError`). When false, scripts then run without filesystem and network isolation (they see
+   * the host's files as the sandbox user does) and the result's logs say so.
    */
   readonly requireIsolation?: boolean;
 }
@@ -90,6 +108,8 @@ export interface ResolvedPolicy {
   readonly limits: ResourceLimits;
   readonly envAllowList: readonly string[];
   readonly allowWritePaths: readonly string[];
+  readonly allowReadPaths: readonly string[];
+  readonly runtimePaths: readonly string[];
   readonly allowNetworkHosts: readonly string[];
   readonly allowDependencyNetwork: boolean;
   readonly dependencyTimeoutMs: number;
@@ -119,8 +139,14 @@ export function resolvePolicy(policy: ScriptRunnerPolicy): ResolvedPolicy {
     ['baseDir', policy.baseDir],
     ['cacheDir', policy.cacheDir],
     ...(policy.allowWritePaths ?? []).map((path) => ['allowWritePaths entry', path] as const),
+    ...(policy.allowReadPaths ?? []).map((path) => ['allowReadPaths entry', path] as const),
+    ...(policy.runtimePaths ?? []).map((path) => ['runtimePaths entry', path] as const),
   ] as const) {
     if (!isAbsolute(dir)) throw new TypeError(`${name} must be an absolute path, got "${dir}"`);
+  }
+  for (const name of policy.envAllowList ?? []) {
+    const refusal = refusedEnvironmentVariable(name);
+    if (refusal !== undefined) throw new TypeError(`envAllowList must not name ${refusal}`);
   }
   if (isInside(resolve(policy.baseDir), resolve(policy.cacheDir))) {
     // Environments are overlaid onto script directories; overlayfs refuses overlapping layers.
@@ -138,6 +164,8 @@ export function resolvePolicy(policy: ScriptRunnerPolicy): ResolvedPolicy {
     limits: { ...POLICY_DEFAULTS.limits, ...policy.limits },
     envAllowList: policy.envAllowList ?? POLICY_DEFAULTS.envAllowList,
     allowWritePaths: policy.allowWritePaths ?? [],
+    allowReadPaths: policy.allowReadPaths ?? [],
+    runtimePaths: policy.runtimePaths ?? [],
     allowNetworkHosts: policy.allowNetworkHosts ?? [],
     allowDependencyNetwork: policy.allowDependencyNetwork ?? false,
     dependencyTimeoutMs: policy.dependencyTimeoutMs ?? POLICY_DEFAULTS.dependencyTimeoutMs,

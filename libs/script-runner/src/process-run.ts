@@ -15,6 +15,9 @@ export interface ProcessRequest {
   readonly args: readonly string[];
   readonly env: Readonly<Record<string, string>>;
   readonly cwd: string;
+  /** Identity to start the process with (groups cleared, then gid and uid set, before exec). */
+  readonly uid?: number;
+  readonly gid?: number;
   readonly stdin: Buffer;
   readonly timeoutMs: number;
   readonly maxStdoutBytes: number;
@@ -59,6 +62,8 @@ export function runProcess(request: ProcessRequest): Promise<ProcessOutcome> {
     const child = spawn(request.command, [...request.args], {
       cwd: request.cwd,
       env: request.env,
+      ...(request.uid === undefined ? {} : { uid: request.uid }),
+      ...(request.gid === undefined ? {} : { gid: request.gid }),
       detached: true,
       stdio: withControl ? ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
     });

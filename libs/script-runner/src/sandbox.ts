@@ -1,23 +1,37 @@
 /**
- * Turns "run this argv with these grants" into the process the runner actually spawns.
+ * Turns "run this argv in this root" into the process the runner actually spawns.
  *
- * With namespaces: `unshare` gives the run a private mount namespace, a pid namespace (killing its first
- * process kills every process in it, even ones that left the process group) and, unless network was
- * granted, an empty network namespace (no interfaces up, so every connection fails). Inside, our
- * namespace-init helper makes every mount read-only and re-binds only the granted paths read-write.
- * The command itself then drops to the sandbox user with no capabilities (`setpriv`) under rlimits
- * (`prlimit`). Without namespaces only the last two steps apply.
+ * With namespaces: `unshare` gives the run private mount, pid and network namespaces (killing its first
+ * process kills every process in it, even ones that left the process group; the network namespace has
+ * nothing but the loopback the proxy relay uses). Inside, our namespace-init helper builds the run's
+ * root from the plan (sandbox-root.ts), pivots into it, and starts the command.
+ *
+ * The helper runs as root and gets no environment. The script's environment is applied only by a
+ * process that has already dropped privileges:
+ * - runner is root: the helper starts the command with the sandbox user's uid/gid (supplementary groups
+ *   cleared, all capabilities lost with the uid change) and the environment; `prlimit` and then
+ *   `setpriv --no-new-privs` run as that user before the interpreter;
+ * - runner is not root (user namespace, mapped to root there): `setpriv` drops every capability with an
+ *   empty environment, and `env -i` sets the variables last, just before the interpreter.
+ * Without namespaces (`requireIsolation: false`) the same chain is spawned directly.
  */
 import { fileURLToPath } from 'node:url';
 import type { SandboxUser } from './policy.js';
+import { CONTROL_DIR, PROXY_PORT, type RootEntry } from './sandbox-root.js';
 
 export const NAMESPACE_INIT_SCRIPT = fileURLToPath(new URL('../sandbox/namespace-init.mjs', import.meta.url));
 
 export interface SandboxTools {
   readonly unshare: string | undefined;
   readonly mount: string | undefined;
+  readonly umount: string | undefined;
+  readonly pivotRoot: string | undefined;
   readonly setpriv: string | undefined;
   readonly prlimit: string | undefined;
+  /** iproute2's `ip`, to bring up the loopback the proxy relay listens on; needed only with network. */
+  readonly ip: string | undefined;
+  /** coreutils' `env`, which applies the environment when the runner is not root. */
+  readonly env: string | undefined;
   /** The node that runs the namespace-init helper (the runner's own). */
   readonly helperNode: string;
 }
@@ -47,14 +61,22 @@ export interface DirectoryOverlay {
   readonly upper?: { readonly upperDir: string; readonly workDir: string };
 }
 
+/** The run's file system, for the namespace sandbox. */
+export interface SandboxRoot {
+  /** Empty host directory the helper mounts the new root on. */
+  readonly dir: string;
+  readonly entries: readonly RootEntry[];
+  /** Whether the helper relays the loopback proxy port to the socket in `CONTROL_DIR`. */
+  readonly proxy: boolean;
+}
+
 export interface SandboxedCommand {
   readonly argv: readonly string[];
   readonly env: Readonly<Record<string, string>>;
   readonly cwd: string;
-  readonly writablePaths: readonly string[];
-  readonly network: boolean;
   readonly limits: ProcessLimits;
-  readonly overlay?: DirectoryOverlay;
+  /** Required with namespaces. */
+  readonly root?: SandboxRoot;
 }
 
 export interface Invocation {
@@ -62,6 +84,9 @@ export interface Invocation {
   readonly args: readonly string[];
   readonly env: Readonly<Record<string, string>>;
   readonly cwd: string;
+  /** Identity the process is started with (the runner is root and runs without namespaces). */
+  readonly uid?: number;
+  readonly gid?: number;
   /** The namespace-init plan, sent on fd 3; absent when running without namespaces. */
   readonly control?: Buffer;
   /** `unshare` supervises the namespace: stop it by killing its child (see `runProcess`). */
@@ -69,34 +94,60 @@ export interface Invocation {
 }
 
 export function buildInvocation(host: SandboxHost, run: SandboxedCommand): Invocation {
-  const argv = [...identityPrefix(host), ...limitsPrefix(host.tools.prlimit, run.limits), ...run.argv];
+  const limits = limitsPrefix(host.tools.prlimit, run.limits);
   if (!host.namespaces) {
-    const [command, ...args] = argv;
+    const [command, ...args] = [...limits, ...noNewPrivileges(host.tools.setpriv), ...run.argv];
     if (command === undefined) throw new TypeError('empty command');
-    return { command, args, env: run.env, cwd: run.cwd };
+    const identity = host.root ? { uid: host.user.uid, gid: host.user.gid } : {};
+    return { command, args, env: run.env, cwd: run.cwd, ...identity };
   }
-  const { unshare, mount } = host.tools;
-  if (unshare === undefined || mount === undefined) throw new TypeError('namespaces need unshare and mount');
-  const plan = {
-    mountCommand: mount,
-    writablePaths: run.writablePaths,
-    overlay:
-      run.overlay === undefined
-        ? undefined
-        : {
-            target: run.overlay.target,
-            lowerDirs: run.overlay.lowerDirs,
-            upperDir: run.overlay.upper?.upperDir,
-            workDir: run.overlay.upper?.workDir,
-          },
-    command: argv,
-    env: run.env,
+  if (run.root === undefined) throw new TypeError('the namespace sandbox needs a root plan');
+  const chain = host.root
+    ? {
+        command: [...limits, ...noNewPrivileges(host.tools.setpriv), ...run.argv],
+        env: run.env,
+        identity: { uid: host.user.uid, gid: host.user.gid },
+      }
+    : {
+        command: [
+          ...dropCapabilities(host.tools),
+          ...limits,
+          ...applyEnvironment(host.tools, run.env),
+          ...run.argv,
+        ],
+        env: {},
+        identity: undefined,
+      };
+  return namespaceInvocation(host, run.root, {
+    command: chain.command,
+    env: chain.env,
+    ...(chain.identity === undefined ? {} : { identity: chain.identity }),
     cwd: run.cwd,
+  });
+}
+
+/** The plan the host probe sends: build the root, run nothing. */
+export function probeInvocation(host: SandboxHost, root: SandboxRoot): Invocation {
+  return namespaceInvocation(host, root, { probe: true, command: [], env: {}, cwd: '/' });
+}
+
+function namespaceInvocation(host: SandboxHost, root: SandboxRoot, run: Record<string, unknown>): Invocation {
+  const { unshare, mount, umount, pivotRoot, ip } = host.tools;
+  if (unshare === undefined || mount === undefined || umount === undefined || pivotRoot === undefined) {
+    throw new TypeError('namespaces need unshare, mount, umount and pivot_root');
+  }
+  if (root.proxy && ip === undefined) throw new TypeError('the proxy relay needs ip');
+  const plan = {
+    ...run,
+    tools: { mount, umount, pivotRoot, ip },
+    root: root.dir,
+    entries: root.entries,
+    ...(root.proxy ? { proxy: { socket: `${CONTROL_DIR}/proxy.sock`, port: PROXY_PORT } } : {}),
   };
   return {
     command: unshare,
-    args: [...namespaceArgs(host, run.network), host.tools.helperNode, NAMESPACE_INIT_SCRIPT],
-    // The helper runs as root: it gets no variables at all (NODE_OPTIONS from a tool must not reach it).
+    args: [...namespaceArgs(host), host.tools.helperNode, NAMESPACE_INIT_SCRIPT],
+    // The helper runs as root: it gets no variables at all.
     env: {},
     cwd: '/',
     control: Buffer.from(JSON.stringify(plan)),
@@ -104,23 +155,7 @@ export function buildInvocation(host: SandboxHost, run: SandboxedCommand): Invoc
   };
 }
 
-/** The plan the host probe sends: set up the filesystem, run nothing. */
-export function probeInvocation(host: SandboxHost): Invocation {
-  const { unshare, mount } = host.tools;
-  if (unshare === undefined || mount === undefined) throw new TypeError('namespaces need unshare and mount');
-  return {
-    command: unshare,
-    args: [...namespaceArgs(host, false), host.tools.helperNode, NAMESPACE_INIT_SCRIPT],
-    env: {},
-    cwd: '/',
-    control: Buffer.from(
-      JSON.stringify({ probe: true, mountCommand: mount, writablePaths: [], command: [], env: {}, cwd: '/' }),
-    ),
-    stopThroughChildren: true,
-  };
-}
-
-function namespaceArgs(host: SandboxHost, network: boolean): string[] {
+function namespaceArgs(host: SandboxHost): string[] {
   return [
     ...(host.root ? [] : ['--user', '--map-root-user']),
     '--mount',
@@ -130,21 +165,26 @@ function namespaceArgs(host: SandboxHost, network: boolean): string[] {
     '--fork',
     '--kill-child',
     '--mount-proc',
-    ...(network ? [] : ['--net']),
+    // Always: with network granted the only way out is the proxy relay on this namespace's loopback.
+    '--net',
     '--',
   ];
 }
 
-function identityPrefix(host: SandboxHost): string[] {
-  const { setpriv } = host.tools;
-  if (setpriv === undefined) return [];
-  const dropCapabilities = ['--no-new-privs', '--bounding-set=-all', '--inh-caps=-all'];
-  if (host.root) {
-    const { uid, gid } = host.user;
-    return [setpriv, `--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', ...dropCapabilities, '--'];
-  }
-  // Mapped to root in our own user namespace: keep the uid, lose the capabilities.
-  return host.namespaces ? [setpriv, ...dropCapabilities, '--'] : [setpriv, '--no-new-privs', '--'];
+function noNewPrivileges(setpriv: string | undefined): string[] {
+  // Run as the target user already: nothing left to drop but the ability to regain (set-uid files are
+  // also neutralised by the nosuid mounts).
+  return setpriv === undefined ? [] : [setpriv, '--no-new-privs', '--inh-caps=-all', '--'];
+}
+
+function dropCapabilities(tools: SandboxTools): string[] {
+  if (tools.setpriv === undefined) throw new TypeError('the user-namespace sandbox needs setpriv');
+  return [tools.setpriv, '--no-new-privs', '--bounding-set=-all', '--inh-caps=-all', '--'];
+}
+
+function applyEnvironment(tools: SandboxTools, env: Readonly<Record<string, string>>): string[] {
+  if (tools.env === undefined) throw new TypeError('the user-namespace sandbox needs env');
+  return [tools.env, '-i', ...Object.entries(env).map(([name, value]) => `${name}=${value}`)];
 }
 
 function limitsPrefix(prlimit: string | undefined, limits: ProcessLimits): string[] {

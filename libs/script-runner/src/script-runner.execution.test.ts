@@ -1,3 +1,4 @@
+import { copyFile, link, mkdir } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,6 +53,28 @@ describe('running scripts', () => {
     expect(result.error).toBeUndefined();
     expect(result.outputData).toMatchObject({ echo: { list: [1, 2] }, language: 'nodejs', uid: 65534 });
   });
+
+  it.skipIf(capabilities.interpreters.nodejs === undefined)(
+    'when the node interpreter lives outside the system directories, the sandbox shows its install and it runs',
+    async () => {
+      const bin = join(workspace.root, 'opt', 'node-install', 'bin');
+      await mkdir(bin, { recursive: true, mode: 0o755 });
+      const node = join(bin, 'node');
+      const system = capabilities.interpreters.nodejs ?? '';
+      await link(system, node).catch(() => copyFile(system, node));
+      const moved = workspace.runner({ languages: { nodejs: { command: node } } });
+
+      const result = await moved.run({
+        toolId: 'test:echo',
+        scriptPath: 'echo.mjs',
+        language: 'nodejs',
+        inputData: { from: 'elsewhere' },
+      });
+
+      expect(result.error).toBeUndefined();
+      expect(result.outputData).toMatchObject({ echo: { from: 'elsewhere' }, uid: 65534 });
+    },
+  );
 
   it.skipIf(capabilities.interpreters.bun === undefined)(
     'when bun is installed, a script runs with bun (skipped: bun is not installed on this host)',

@@ -3,9 +3,11 @@
  * sandbox (see sandbox.ts) with JSON in on stdin and JSON out on stdout, and answers with the seed's
  * `ScriptExecutionResult`. Expected failures come back as results; only bugs throw.
  */
+import { realpath } from 'node:fs/promises';
 import type { ScriptLanguage, ToolJsonSecurityContext } from '@agentmesh/protocol';
 import { DependencyEnvironments, type BuildStep, type StepOutcome } from './dependency-env.js';
-import { scriptEnvironment } from './environment.js';
+import { startEgressProxy, type EgressProxy } from './egress-proxy.js';
+import { proxyVariables, scriptEnvironment } from './environment.js';
 import {
   DependencyError,
   InputError,
@@ -17,19 +19,14 @@ import {
   type ScriptErrorType,
 } from './errors.js';
 import { isReachableBy } from './executables.js';
-import { grantAccess } from './grants.js';
+import { egressDecision, grantAccess, type EgressDecision } from './grants.js';
 import { probeHost, type HostReport } from './host-probe.js';
 import { checkOutput } from './output-schema.js';
 import { jailScriptPath } from './path-jail.js';
 import { resolvePolicy, type ResolvedPolicy, type ScriptRunnerPolicy } from './policy.js';
 import { runProcess, type ProcessOutcome } from './process-run.js';
-import {
-  buildInvocation,
-  sandboxExit,
-  type ProcessLimits,
-  type SandboxedCommand,
-  type SandboxExit,
-} from './sandbox.js';
+import { buildInvocation, sandboxExit, type ProcessLimits, type SandboxExit } from './sandbox.js';
+import { planRoot, PROXY_PORT, SANDBOX_HOME } from './sandbox-root.js';
 import { createScratch } from './scratch.js';
 
 /** Seed 003 §2.1.3 `ScriptExecutionParams`, plus what the tool file declares for this run. */
@@ -40,7 +37,10 @@ export interface ScriptExecutionParams {
   readonly language: ScriptLanguage;
   readonly inputData?: Record<string, unknown>;
   readonly timeoutMs?: number;
-  /** Variables the tool declares; they are added to the allow-listed host variables. */
+  /**
+   * Variables the tool declares; they are added to the allow-listed host variables. Variables that
+   * change loading (`LD_*`, `NODE_OPTIONS`, `PYTHONPATH`, ...) are refused with a `SecurityError`.
+   */
   readonly env?: Readonly<Record<string, string>>;
   readonly securityContext?: ToolJsonSecurityContext;
   /** The tool's `output` JSON Schema; `outputData` must match it. */
@@ -72,9 +72,36 @@ export interface ScriptExecutionResult {
 export interface RunnerCapabilities {
   readonly isolation: boolean;
   readonly isolationUnavailable?: string;
+  /** Whether a tool can be granted network (through the filtering proxy; needs isolation and `ip`). */
+  readonly network: boolean;
+  readonly networkUnavailable?: string;
   readonly resourceLimits: boolean;
   readonly interpreters: Partial<Record<ScriptLanguage, string>>;
   readonly unavailableLanguages: Partial<Record<ScriptLanguage, string>>;
+}
+
+/** One sandboxed process: a script run or a dependency build step. */
+interface SandboxedRun {
+  readonly argv: readonly string[];
+  readonly cwd: string;
+  readonly scriptDir: string;
+  readonly overlay?: {
+    readonly lowerDirs: readonly string[];
+    readonly upper?: { readonly upperDir: string; readonly workDir: string };
+  };
+  readonly runtimePaths: readonly string[];
+  readonly readablePaths: readonly string[];
+  readonly writablePaths: readonly string[];
+  /** Which hosts the run's proxy lets through; absent: no network at all. */
+  readonly network: ((host: string) => EgressDecision) | undefined;
+  readonly limits: ProcessLimits;
+  readonly declaredEnv: Readonly<Record<string, string>> | undefined;
+  readonly stdin: Buffer;
+  readonly timeoutMs: number;
+  readonly maxStdoutBytes: number;
+  /** The run's logs, for the proxy's refusals. */
+  readonly logs: string[];
+  readonly onSpawn?: (pid: number) => void;
 }
 
 const LANGUAGES: readonly ScriptLanguage[] = ['python', 'nodejs', 'bun'];
@@ -114,9 +141,12 @@ export class ScriptRunner {
       const found = host.interpreters[language];
       if (found !== undefined) interpreters[language] = found.command;
     }
+    const networkUnavailable = host.isolationUnavailable ?? host.networkUnavailable;
     return {
       isolation: host.sandbox.namespaces,
       ...(host.isolationUnavailable === undefined ? {} : { isolationUnavailable: host.isolationUnavailable }),
+      network: networkUnavailable === undefined,
+      ...(networkUnavailable === undefined ? {} : { networkUnavailable }),
       resourceLimits: host.limitsUnavailable === undefined,
       interpreters,
       unavailableLanguages: host.interpreters.unavailable,
@@ -154,7 +184,7 @@ export class ScriptRunner {
     if (!(await isReachableBy(script.path, sandboxUser, 'read'))) {
       throw new SecurityError(`the script "${params.scriptPath}" is not readable by the sandbox user`);
     }
-    const grants = await grantAccess(this.policy, script.dir, params.securityContext);
+    const grants = await grantAccess(this.policy, script, params.securityContext);
     logs.push(...grants.logs);
     const environment = await this.dependencies(host).prepare(language, script.dir, interpreter);
     if (environment !== undefined) logs.push(environment.log);
@@ -164,16 +194,23 @@ export class ScriptRunner {
     const { outcome, exit } = await this.runSandboxed(host, {
       argv,
       cwd: script.dir,
-      writablePaths: grants.writablePaths,
-      network: grants.network,
-      limits: this.scriptLimits(language),
-      declaredEnv: params.env,
+      scriptDir: script.dir,
       ...(environment?.overlayLayer === undefined
         ? {}
-        : { overlay: { target: script.dir, lowerDirs: [environment.overlayLayer, script.dir] } }),
+        : { overlay: { lowerDirs: [environment.overlayLayer, script.dir] } }),
+      runtimePaths: [...interpreter.runtimePaths, ...(environment?.runtimePaths ?? [])],
+      readablePaths: grants.readablePaths,
+      writablePaths: grants.writablePaths,
+      network:
+        grants.networkHosts === undefined
+          ? undefined
+          : egressDecision(this.policy.allowNetworkHosts, grants.networkHosts),
+      limits: this.scriptLimits(language),
+      declaredEnv: params.env,
       stdin,
       timeoutMs,
       maxStdoutBytes: this.policy.maxOutputBytes,
+      logs,
       ...(params.onSpawn === undefined ? {} : { onSpawn: params.onSpawn }),
     });
     if (outcome.stderr !== '') logs.push(`stderr: ${describeStderr(outcome)}`);
@@ -221,43 +258,82 @@ export class ScriptRunner {
 
   private runBuildStep(host: HostReport, step: BuildStep): Promise<StepOutcome> {
     const { maxProcesses, maxFileSizeBytes } = this.policy.limits;
+    const interpreters = [host.interpreters.python, host.interpreters.nodejs, host.interpreters.bun];
     return this.runSandboxed(host, {
-      ...step,
+      argv: step.argv,
+      cwd: step.cwd,
+      scriptDir: step.cwd,
+      ...(step.overlay === undefined
+        ? {}
+        : {
+            overlay: {
+              lowerDirs: step.overlay.lowerDirs,
+              ...(step.overlay.upper ? { upper: step.overlay.upper } : {}),
+            },
+          }),
+      runtimePaths: interpreters.flatMap((interpreter) => interpreter?.runtimePaths ?? []),
+      readablePaths: [],
+      writablePaths: step.writablePaths,
+      // Installs reach public hosts (a registry) only, and only when the policy allows it.
+      network: step.network ? () => ({ allowed: true, publicOnly: true }) : undefined,
       // Installers need more CPU and memory than scripts get; the build's time limit bounds them.
       limits: { maxProcesses, maxFileSizeBytes },
       declaredEnv: undefined,
       stdin: Buffer.alloc(0),
       timeoutMs: this.policy.dependencyTimeoutMs,
       maxStdoutBytes: BUILD_OUTPUT_BYTES,
+      logs: [],
     });
   }
 
-  private async runSandboxed(
-    host: HostReport,
-    run: Omit<SandboxedCommand, 'env'> & {
-      readonly declaredEnv: Readonly<Record<string, string>> | undefined;
-      readonly stdin: Buffer;
-      readonly timeoutMs: number;
-      readonly maxStdoutBytes: number;
-      readonly onSpawn?: (pid: number) => void;
-    },
-  ): Promise<StepOutcome> {
+  private async runSandboxed(host: HostReport, run: SandboxedRun): Promise<StepOutcome> {
     const sandboxUser = host.sandbox.root ? this.policy.sandboxUser : undefined;
-    const env = (dir: string) =>
-      scriptEnvironment(this.policy.hostEnv, this.policy.envAllowList, run.declaredEnv, dir);
-    // Validate the declared variables before creating anything.
-    env('/');
+    const namespaces = host.sandbox.namespaces;
+    // Without namespaces there is no relay into the run and nothing to filter: the script shares the
+    // host's network (the logs already say the run is not isolated).
+    const network = namespaces ? run.network : undefined;
+    if (network !== undefined && host.networkUnavailable !== undefined) {
+      throw new SecurityError(host.networkUnavailable);
+    }
+    const env = (home: string) =>
+      scriptEnvironment({
+        hostEnv: this.policy.hostEnv,
+        allowList: this.policy.envAllowList,
+        declared: run.declaredEnv,
+        home,
+        ...(network === undefined ? {} : { runnerVariables: proxyVariables(PROXY_PORT) }),
+      });
+    // Validate the variables before creating anything.
+    env(SANDBOX_HOME);
     const scratch = await createScratch(this.policy.cacheDir, sandboxUser);
+    let proxy: EgressProxy | undefined;
     try {
-      if (!(await isReachableBy(scratch.dir, sandboxUser, 'execute'))) {
+      if (!namespaces && !(await isReachableBy(scratch.home, sandboxUser, 'execute'))) {
         throw new SecurityError(
           `the cache directory ${this.policy.cacheDir} is not reachable by the sandbox user`,
         );
       }
+      let root;
+      if (namespaces) {
+        const entries = await planRoot({
+          scriptDir: run.scriptDir,
+          ...(run.overlay === undefined ? {} : { overlay: run.overlay }),
+          runtimePaths: [...run.runtimePaths, ...host.toolRuntimePaths, ...(await this.policyRuntimePaths())],
+          readablePaths: run.readablePaths,
+          writablePaths: run.writablePaths,
+          home: scratch.home,
+          user: sandboxUser,
+          ...(network === undefined ? {} : { proxySocket: scratch.proxySocket }),
+        });
+        root = { dir: scratch.root, entries, proxy: network !== undefined };
+        if (network !== undefined) proxy = await this.startProxy(scratch.proxySocket, network, run.logs);
+      }
       const invocation = buildInvocation(host.sandbox, {
-        ...run,
-        env: env(scratch.dir),
-        writablePaths: [...run.writablePaths, scratch.dir],
+        argv: run.argv,
+        cwd: run.cwd,
+        limits: run.limits,
+        env: env(namespaces ? SANDBOX_HOME : scratch.home),
+        ...(root === undefined ? {} : { root }),
       });
       const outcome = await runProcess({
         ...invocation,
@@ -267,10 +343,39 @@ export class ScriptRunner {
         maxStderrBytes: this.policy.maxStderrBytes,
         ...(run.onSpawn === undefined ? {} : { onSpawn: run.onSpawn }),
       });
-      return { outcome, exit: sandboxExit(outcome, host.sandbox.namespaces) };
+      return { outcome, exit: sandboxExit(outcome, namespaces) };
     } finally {
+      await proxy?.close();
       await scratch.remove();
     }
+  }
+
+  private async startProxy(
+    socketPath: string,
+    decide: (host: string) => EgressDecision,
+    logs: string[],
+  ): Promise<EgressProxy> {
+    try {
+      return await startEgressProxy({ socketPath, decide, logs });
+    } catch (error) {
+      throw new SecurityError(
+        `the run's network proxy cannot listen on ${socketPath} (a unix socket path must stay under 108 bytes: use a shorter cacheDir)`,
+        { cause: error },
+      );
+    }
+  }
+
+  /** The policy's extra runtime paths that exist, as real paths. */
+  private async policyRuntimePaths(): Promise<string[]> {
+    const paths: string[] = [];
+    for (const path of this.policy.runtimePaths) {
+      try {
+        paths.push(await realpath(path));
+      } catch {
+        // Absent on this host: nothing to show.
+      }
+    }
+    return paths;
   }
 
   private interpret(outcome: ProcessOutcome, exit: SandboxExit, timeoutMs: number): Record<string, unknown> {

@@ -1,23 +1,28 @@
 /**
- * Starts the assembler's work on an open NATS connection: the mesh's streams and buckets, the registry
- * kept in step with TOOLS_DIR (read at start, then watched), the live tool catalogue, and the
- * received-task consumer. Kept apart from the entry point so tests can run the service in-process.
+ * Starts the assembler's work on an open NATS connection: the mesh's streams and buckets, the shared
+ * catalogue kept in step with TOOLS_DIR (read at start, then watched) and with the native tools the
+ * executors announce, the live tool catalogue, and the received-task consumer. Kept apart from the entry
+ * point so tests can run the service in-process.
  */
 import {
   AgentStore,
   CredentialStore,
   ensureMeshStreams,
   openMeshBuckets,
+  openNativeProvidersBucket,
   PluginStore,
+  scopedRegistryView,
+  SHARED_CATALOGUE,
   TaskStatusStore,
   type PluginCatalogue,
+  type RegistryBucket,
 } from '@agentmesh/bus';
 import type { Logger, RunningService, ServiceContext } from '@agentmesh/runtime';
-import type { KV } from '@nats-io/kv';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { AssembledTaskPublisher } from './assembled-task-publisher.js';
 import { credentialKeys, type AssemblerConfig } from './config.js';
 import { liveToolLookup } from './live-tool-lookup.js';
+import { followNativeProviders } from './native-tool-mirror.js';
 import { ReceivedTaskConsumer } from './received-task-consumer.js';
 import { watchToolDirectory, type ToolDirectoryWatch } from './tool-directory-watcher.js';
 import { syncToolFiles } from './tool-file-sync.js';
@@ -34,7 +39,26 @@ export async function startAssembler({
   await ensureMeshStreams(jsm, { replicas: config.NATS_REPLICAS });
   const buckets = await openMeshBuckets(js, { replicas: config.NATS_REPLICAS });
 
-  const toolFiles = await keepToolFilesInRegistry(config, log, buckets.plugins);
+  const shared = scopedRegistryView(buckets.plugins, SHARED_CATALOGUE);
+  const toolFiles = await keepToolFilesInRegistry(config, log, shared);
+  const nativeTools = await followNativeProviders(
+    await openNativeProvidersBucket(js, { replicas: config.NATS_REPLICAS }),
+    shared,
+    {
+      onMirrored: ({ written, refused }) => {
+        if (written.length > 0) log.info({ written }, 'native tools mirrored into the shared catalogue');
+        for (const { name, holder } of refused) {
+          log.warn(
+            { tool: name, holder },
+            'native tool not mirrored: the catalogue holds another tool of that name',
+          );
+        }
+      },
+      onRefused: (key, reason) => log.warn({ key, reason }, 'native tool announcement refused'),
+      onError: (error) =>
+        log.warn({ err: error }, 'mirroring native tools failed; the next announcement retries'),
+    },
+  );
   const plugins = new PluginStore(buckets.plugins);
   let catalogue: PluginCatalogue;
   try {
@@ -42,6 +66,7 @@ export async function startAssembler({
       log.warn({ tool: key, err: error }, 'registry entry does not parse; the tool is unavailable'),
     );
   } catch (error) {
+    nativeTools.stop();
     await toolFiles?.stop();
     throw error;
   }
@@ -65,17 +90,19 @@ export async function startAssembler({
     });
   } catch (error) {
     catalogue.stop();
+    nativeTools.stop();
     await toolFiles?.stop();
     throw error;
   }
   log.info(
-    { tools: catalogue.list().length, tools_watch: toolFiles?.mode, vault_kid: config.VAULT_KEY_ID },
+    { tools: catalogue.size(), tools_watch: toolFiles?.mode, vault_kid: config.VAULT_KEY_ID },
     'assembler consuming received tasks',
   );
 
   return {
     async stop() {
       await toolFiles?.stop();
+      nativeTools.stop();
       await consumer.stop();
       catalogue.stop();
     },
@@ -86,7 +113,7 @@ export async function startAssembler({
 async function keepToolFilesInRegistry(
   config: AssemblerConfig,
   log: Logger,
-  registry: KV,
+  registry: RegistryBucket,
 ): Promise<ToolDirectoryWatch | undefined> {
   const dir = config.TOOLS_DIR;
   if (dir === undefined) return undefined;

@@ -13,7 +13,9 @@ import {
   ensureMeshStreams,
   followTaskEvents,
   openMeshBuckets,
+  accountScope,
   PluginStore,
+  SHARED_CATALOGUE,
   TaskStatusStore,
 } from '@agentmesh/bus';
 import {
@@ -111,7 +113,7 @@ beforeAll(async () => {
   credentials = new CredentialStore(buckets.credentials, { current: masterKey });
   statuses = new TaskStatusStore(buckets.tasks);
 
-  await agents.put(qichachaAgent());
+  await agents.put(SHARED_CATALOGUE, qichachaAgent());
   await credentials.put(ACCOUNT, USER, 'QCC_KEY', CANARY.QCC_KEY);
   await credentials.put(ACCOUNT, USER, 'QCC_SECRET', CANARY.QCC_SECRET);
   await credentials.put(ACCOUNT, USER, 'MODEL_KEY', CANARY.MODEL_KEY);
@@ -277,6 +279,7 @@ describe('the assembler on NATS', () => {
 
   it('when the agent is bound to a tool the registry does not hold, the task ends with one NOT_FOUND error naming the tool', async () => {
     await agents.put(
+      SHARED_CATALOGUE,
       qichachaAgent({ workflow_id: 'half_configured', tools: ['search_company_basic', 'ghost_tool'] }),
     );
     const task = receivedTask('half_configured');
@@ -319,8 +322,8 @@ describe('the assembler on NATS', () => {
   });
 
   it('a tool stored in mesh_plugins after start is usable by the next task without a restart', async () => {
-    await plugins.put(weatherTool());
-    await agents.put(qichachaAgent({ workflow_id: 'weather_bot', tools: ['get_weather'] }));
+    await plugins.put(SHARED_CATALOGUE, weatherTool());
+    await agents.put(SHARED_CATALOGUE, qichachaAgent({ workflow_id: 'weather_bot', tools: ['get_weather'] }));
     await credentials.put(ACCOUNT, USER, 'WEATHER_TOKEN', CANARY.WEATHER_TOKEN);
     const task = receivedTask('weather_bot');
     await submit(task);
@@ -332,6 +335,58 @@ describe('the assembler on NATS', () => {
       WEATHER_TOKEN: CANARY.WEATHER_TOKEN,
       [MODEL_API_KEY_VAULT_ENTRY]: CANARY.MODEL_KEY,
     });
+  });
+
+  it("each account's task runs its own agent and tools, else the shared ones, and never another account's", async () => {
+    // Tenant A defines its own `company_research` (another model URL) and its own `get_weather`.
+    const tenantA = 'tenant_a';
+    await agents.put(
+      accountScope(tenantA),
+      qichachaAgent({
+        tools: ['get_weather'],
+        model: {
+          model_name: 'a-model',
+          base_url: 'http://127.0.0.1:1/tenant-a',
+          api_key_credential: 'MODEL_KEY',
+        },
+      }),
+    );
+    await plugins.put(
+      accountScope(tenantA),
+      weatherTool({
+        execution: { method: 'GET', base_url: 'http://127.0.0.1:1/a-weather', param_placement: 'query' },
+      }),
+    );
+    await credentials.put(tenantA, USER, 'MODEL_KEY', 'tenant-a-model-key');
+    await credentials.put(tenantA, USER, 'WEATHER_TOKEN', 'tenant-a-weather');
+
+    // Acme's task gets the shared agent, untouched by tenant A.
+    const acmeTask = receivedTask('company_research');
+    await submit(acmeTask);
+    const { task: acmes } = await assembledFor(acmeTask);
+    expect(acmes.runtime_config.model.base_url).not.toContain('tenant-a');
+    expect(acmes.runtime_config.tools.map((tool) => tool.name)).toEqual(['search_company_basic']);
+
+    // Tenant A's task gets tenant A's agent and tool.
+    const aTask = receivedTask('company_research', { accountId: tenantA });
+    await submit(aTask);
+    const { task: as } = await assembledFor(aTask);
+    expect(as.runtime_config.model.base_url).toBe('http://127.0.0.1:1/tenant-a');
+    const tool = as.runtime_config.tools[0];
+    expect(tool?.type === 'HTTP' && tool.execution.url).toBe('http://127.0.0.1:1/a-weather');
+  });
+
+  it('a received task naming another account than its subject is dropped: nothing is assembled or written for either account', async () => {
+    const forged = receivedTask('company_research', { accountId: 'victim_acct' });
+    await js.publish(taskReceivedSubject('attacker_acct'), encodeJson(forged), {
+      msgID: `forged-${forged.task_meta.trace_id}`,
+    });
+    await assemblerIdle();
+    expect(assembledMessages(forged)).toEqual([]);
+    expect(seen.filter((message) => message.subject.startsWith('mesh.tasks.assembled.'))).not.toContainEqual(
+      expect.objectContaining({ data: expect.stringContaining(forged.task_meta.trace_id) }),
+    );
+    expect(seen.filter((message) => message.subject.includes(forged.task_meta.trace_id))).toEqual([]);
   });
 
   it('a received task delivered twice is assembled twice but stored once for the executors', async () => {

@@ -2,22 +2,22 @@
  * Tool lookups for assembly: the live, KV-watched catalogue first; on a miss, one direct read of the
  * registry, because a tool stored a moment before the task arrived may not have reached the watch yet
  * (the task and the watch travel on different streams), and a new tool must work without a restart.
+ * Both resolve in the task's account first, then in the shared catalogue.
  */
-import type { ToolDefinition } from '@agentmesh/protocol';
-import type { PluginCatalogue } from '@agentmesh/bus';
+import type { PluginCatalogue, ScopedTool } from '@agentmesh/bus';
 import type { ToolLookup } from './task-assembler.js';
 
 export interface ToolRegistryReader {
-  get(name: string): Promise<ToolDefinition | undefined>;
+  resolve(accountId: string, name: string): Promise<ScopedTool | undefined>;
 }
 
 export function liveToolLookup(
-  catalogue: Pick<PluginCatalogue, 'get'>,
+  catalogue: Pick<PluginCatalogue, 'resolve'>,
   registry: ToolRegistryReader,
 ): ToolLookup {
   return {
-    async get(name) {
-      return catalogue.get(name) ?? (await registry.get(name));
+    async resolve(accountId, name) {
+      return (catalogue.resolve(accountId, name) ?? (await registry.resolve(accountId, name)))?.tool;
     },
   };
 }

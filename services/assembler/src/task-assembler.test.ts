@@ -35,8 +35,13 @@ function sources({ agents = [], tools = [], credentials = {} }: World): Assembly
   const agentMap = new Map(agents.map((agent) => [agent.workflow_id, AgentDefinition.parse(agent)]));
   const toolMap = new Map(tools.map((tool) => [tool.name, tool]));
   return {
-    agents: { get: async (id) => agentMap.get(id) },
-    tools: { get: async (name) => toolMap.get(name) },
+    agents: {
+      resolve: async (_account, id) => {
+        const agent = agentMap.get(id);
+        return agent && { agent };
+      },
+    },
+    tools: { resolve: async (_account, name) => toolMap.get(name) },
     credentials: {
       async resolve(accountId, userId, names) {
         const own = accountId === ACCOUNT && userId === USER ? credentials : {};
@@ -250,8 +255,8 @@ describe('pre-assembled tasks', () => {
       throw new Error('a pre-assembled task must not be looked up');
     };
     const noLookups: AssemblySources = {
-      agents: { get: untouchable },
-      tools: { get: untouchable },
+      agents: { resolve: untouchable },
+      tools: { resolve: untouchable },
       credentials: { resolve: untouchable },
       sealFor: { kid: executorKey.kid, publicKey: executorKey.publicKey },
     };

@@ -5,6 +5,10 @@
  * the whole assembled task (account, user, trace, workflow, input, limits, model endpoint, every tool's
  * target and auth mapping), so the vault opens in no other task. Expected failures come back as an {@link AssemblyError}, never thrown.
  * Pre-assembled tasks (sealed by the gateway) pass through unchanged.
+ *
+ * Tenancy: the agent and every bound tool are resolved in the task's own account first and in the shared
+ * catalogue (written by admins only) behind it, so a task never runs a definition another account can
+ * change.
  */
 import {
   AssembledModelConfig,
@@ -27,12 +31,14 @@ import {
   type AssemblyError,
 } from './assembly-errors.js';
 
+/** Finds the agent an account's task runs: the account's own, else the shared catalogue's. */
 export interface AgentLookup {
-  get(workflowId: string): Promise<AgentDefinition | undefined>;
+  resolve(accountId: string, workflowId: string): Promise<{ agent: AgentDefinition } | undefined>;
 }
 
+/** Finds the tool an account's task gets under a name: the account's own, else the shared catalogue's. */
 export interface ToolLookup {
-  get(name: string): Promise<ToolDefinition | undefined>;
+  resolve(accountId: string, name: string): Promise<ToolDefinition | undefined>;
 }
 
 export interface CredentialResolver {
@@ -60,10 +66,10 @@ export async function assembleTask(
   if (received.runtime_config) return { ok: true, task: passThrough(received, received.runtime_config) };
   const { task_meta: meta } = received;
 
-  const agent = await sources.agents.get(meta.workflow_id);
+  const agent = (await sources.agents.resolve(meta.account_id, meta.workflow_id))?.agent;
   if (!agent) return { ok: false, failure: new AgentNotFoundError(meta.workflow_id) };
 
-  const bound = await bindTools(agent, sources.tools);
+  const bound = await bindTools(meta.account_id, agent, sources.tools);
   if (!bound.ok) return bound;
 
   const names = credentialNames(agent, bound.tools);
@@ -89,11 +95,14 @@ function passThrough(received: ReceivedTask, runtimeConfig: AssembledRuntimeConf
 
 /** The agent's bound tools in the order it lists them, each once; every unavailable one is named. */
 export async function bindTools(
+  accountId: string,
   agent: AgentDefinition,
   lookup: ToolLookup,
 ): Promise<{ ok: true; tools: ToolDefinition[] } | { ok: false; failure: BoundToolUnavailableError }> {
   const names = [...new Set(agent.tools)];
-  const found = await Promise.all(names.map(async (name) => ({ name, tool: await lookup.get(name) })));
+  const found = await Promise.all(
+    names.map(async (name) => ({ name, tool: await lookup.resolve(accountId, name) })),
+  );
   const missing = found.filter(({ tool }) => tool === undefined).map(({ name }) => name);
   const disabled = found.filter(({ tool }) => tool !== undefined && isDisabled(tool)).map(({ name }) => name);
   if (missing.length > 0 || disabled.length > 0) {

@@ -15,7 +15,10 @@ import {
   followTaskEvents,
   openMeshBuckets,
   PluginStore,
+  scopedRegistryView,
+  SHARED_CATALOGUE,
   TaskStatusStore,
+  type RegistryBucket,
 } from '@agentmesh/bus';
 import {
   AssembledTask,
@@ -30,7 +33,6 @@ import { createLogger, loadConfig, type RunningService } from '@agentmesh/runtim
 import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { generateVaultKeyPair } from '@agentmesh/vault';
 import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
-import type { KV } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -43,6 +45,7 @@ import {
   seedFixture,
   USER,
 } from './__fixtures__/assembly.js';
+import { sharedPlugins, type SharedPlugins } from './__fixtures__/shared-catalogue.js';
 import { startAssembler } from './assembler-service.js';
 import { assemblerConfigSchema } from './config.js';
 
@@ -54,8 +57,9 @@ let nats: NatsServer;
 let client: NatsConnection;
 let assemblerConnection: NatsConnection;
 let js: JetStreamClient;
-let kv: KV;
-let plugins: PluginStore;
+/** The shared catalogue, where tool files go. */
+let kv: RegistryBucket;
+let plugins: SharedPlugins;
 let agents: AgentStore;
 let statuses: TaskStatusStore;
 let assembler: RunningService;
@@ -72,8 +76,8 @@ beforeAll(async () => {
   js = jetstream(client);
   await ensureMeshStreams(await jetstreamManager(client));
   const buckets = await openMeshBuckets(js);
-  kv = buckets.plugins;
-  plugins = new PluginStore(kv);
+  kv = scopedRegistryView(buckets.plugins, SHARED_CATALOGUE);
+  plugins = sharedPlugins(new PluginStore(buckets.plugins));
   agents = new AgentStore(buckets.agents);
   statuses = new TaskStatusStore(buckets.tasks);
   const credentials = new CredentialStore(buckets.credentials, { current: masterKey });
@@ -117,7 +121,7 @@ function logRecords(): Record<string, unknown>[] {
 
 /** An agent bound to `tools`, then a task for it, as the gateway submits it. */
 async function submitTaskFor(workflowId: string, tools: string[]): Promise<ReceivedTask> {
-  await agents.put(qichachaAgent({ workflow_id: workflowId, tools }));
+  await agents.put(SHARED_CATALOGUE, qichachaAgent({ workflow_id: workflowId, tools }));
   const task = receivedTask(workflowId);
   const meta = task.task_meta;
   await statuses.create({

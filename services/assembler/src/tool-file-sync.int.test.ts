@@ -1,33 +1,44 @@
 import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { openMeshBuckets, PluginStore, TOOL_SOURCE_FILE_FIELD } from '@agentmesh/bus';
+import {
+  openMeshBuckets,
+  PluginStore,
+  scopedRegistryView,
+  SHARED_CATALOGUE,
+  TOOL_SOURCE_FILE_FIELD,
+  type RegistryBucket,
+} from '@agentmesh/bus';
 import { startNats, type NatsServer } from '@agentmesh/testkit';
 import { jetstream } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { qichachaTool, seedFixture } from './__fixtures__/assembly.js';
+import { sharedPlugins, type SharedPlugins } from './__fixtures__/shared-catalogue.js';
 import { syncToolFiles } from './tool-file-sync.js';
 
 let nats: NatsServer;
 let nc: NatsConnection;
-let kv: KV;
-let plugins: PluginStore;
+let bucket: KV;
+/** The shared catalogue, where tool files go. */
+let kv: RegistryBucket;
+let plugins: SharedPlugins;
 let dir: string;
 
 beforeAll(async () => {
   nats = await startNats();
   nc = await connect({ servers: nats.url });
-  kv = (await openMeshBuckets(jetstream(nc))).plugins;
-  plugins = new PluginStore(kv);
+  bucket = (await openMeshBuckets(jetstream(nc))).plugins;
+  kv = scopedRegistryView(bucket, SHARED_CATALOGUE);
+  plugins = sharedPlugins(new PluginStore(bucket));
 });
 afterAll(async () => {
   await nc?.drain();
   await nats?.stop();
 });
 beforeEach(async () => {
-  for await (const key of await kv.keys()) await kv.purge(key);
+  for await (const key of await bucket.keys()) await bucket.purge(key);
   dir = await mkdtemp(join(tmpdir(), 'assembler-sync-'));
   return () => rm(dir, { recursive: true, force: true });
 });

@@ -1,6 +1,7 @@
 /**
- * Keeps the tool registry (KV `mesh_plugins`, keyed by canonical tool name) in step with a directory of
- * tool files: once at start-up and again after every change the directory watcher notices. Each run
+ * Keeps the shared catalogue of the tool registry (KV `mesh_plugins`, seen through a view of its shared
+ * scope, keyed by canonical tool name) in step with a directory of tool files: the operator's files are
+ * shared by every account, and can never touch an account's own tools. once at start-up and again after every change the directory watcher notices. Each run
  * compares the whole directory with the registry, so it does not matter which file changed or how many
  * change events were coalesced or lost.
  *
@@ -28,9 +29,9 @@
  * instances reading the same directory converge on the same content and never overwrite an API write.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { encodeJson, TOOL_SOURCE_FILE_FIELD, toolSourceFile } from '@agentmesh/bus';
+import { encodeJson, TOOL_SOURCE_FILE_FIELD, toolSourceFile, type RegistryBucket } from '@agentmesh/bus';
 import type { DetectedToolFormat } from '@agentmesh/protocol';
-import type { KV, KvEntry } from '@nats-io/kv';
+import type { KvEntry } from '@nats-io/kv';
 import { readToolFiles, type RejectedToolFile, type ToolFile } from './tool-files.js';
 
 /** Writes of one name that lose to other writers this many times in a row are left to the next run. */
@@ -68,7 +69,7 @@ type Step =
   | { kind: 'delete'; path: string; revision: number }
   | { kind: 'none'; outcome?: 'unchanged' | 'kept' | 'retained'; path?: string };
 
-export async function syncToolFiles(plugins: KV, dir: string): Promise<ToolFileSyncReport> {
+export async function syncToolFiles(plugins: RegistryBucket, dir: string): Promise<ToolFileSyncReport> {
   const scan = await readToolFiles(dir);
   const report: ToolFileSyncReport = {
     listed: scan.listed,
@@ -131,7 +132,7 @@ function storedForm(file: ToolFile): unknown {
 }
 
 async function applyWithRetry(
-  plugins: KV,
+  plugins: RegistryBucket,
   name: string,
   initial: RegistryEntry | undefined,
   decide: (name: string, entry: RegistryEntry | undefined) => Step,
@@ -155,7 +156,7 @@ async function applyWithRetry(
   report.contended.push(name);
 }
 
-async function perform(plugins: KV, name: string, step: Step): Promise<void> {
+async function perform(plugins: RegistryBucket, name: string, step: Step): Promise<void> {
   switch (step.kind) {
     case 'create':
       await plugins.create(name, encodeJson(step.value));
@@ -190,7 +191,7 @@ function record(report: ToolFileSyncReport, name: string, step: Step): void {
   }
 }
 
-async function readRegistry(plugins: KV): Promise<Map<string, RegistryEntry>> {
+async function readRegistry(plugins: RegistryBucket): Promise<Map<string, RegistryEntry>> {
   const entries = new Map<string, RegistryEntry>();
   for await (const name of await plugins.keys()) {
     const entry = await readEntry(plugins, name);
@@ -199,7 +200,7 @@ async function readRegistry(plugins: KV): Promise<Map<string, RegistryEntry>> {
   return entries;
 }
 
-async function readEntry(plugins: KV, name: string): Promise<RegistryEntry | undefined> {
+async function readEntry(plugins: RegistryBucket, name: string): Promise<RegistryEntry | undefined> {
   const entry = await plugins.get(name);
   return entry?.operation === 'PUT' ? describeEntry(entry) : undefined;
 }

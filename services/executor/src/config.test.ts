@@ -32,6 +32,8 @@ describe('executor configuration', () => {
       ACK_WAIT_MS: 30_000,
       ACK_PROGRESS_MS: 5_000,
       OUTBOUND_ALLOW_HOSTS: ['127.0.0.1', '10.0.0.0/8'],
+      // The model endpoint has its own allow-list: loopback for tools does not open it for models.
+      MODEL_ALLOW_HOSTS: [],
     });
     expect(config.EXECUTOR_ID).toBeUndefined();
   });

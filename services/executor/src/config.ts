@@ -1,12 +1,13 @@
 /**
  * The executor's configuration: the base variables every service reads, plus the vault keys it opens
  * task vaults with, how many tasks it runs at once, the redelivery policy of its JetStream consumer,
- * the budgets of model and tool calls, its native tools (recall, provider announcements) and the
+ * the budgets of model and tool calls, the outbound allow-lists of tools and model endpoints, its native tools (recall, provider announcements) and the
  * sandbox policy of script tools.
  */
 import { isAbsolute, relative } from 'node:path';
 import { tmpdir } from 'node:os';
 import { baseConfigSchema } from '@agentmesh/runtime';
+import { refusedEnvironmentVariable } from '@agentmesh/script-runner';
 import { importVaultPrivateKey } from '@agentmesh/vault';
 import { z } from 'zod';
 
@@ -120,6 +121,9 @@ export const executorConfigSchema = baseConfigSchema
     OUTBOUND_ALLOW_HOSTS: CommaList.describe(
       'Comma-separated hosts, IPs or CIDRs tools may reach although private, loopback or link-local (SSRF allow-list), e.g. 127.0.0.1',
     ),
+    MODEL_ALLOW_HOSTS: CommaList.describe(
+      "Comma-separated hosts, IPs or CIDRs a task's model base_url may reach although private, loopback or link-local (the model endpoint's own SSRF allow-list, same syntax as OUTBOUND_ALLOW_HOSTS and separate from it), e.g. 127.0.0.1 for a model server on this machine",
+    ),
     RECALL_TIMEOUT_MS: positiveInt()
       .default(10_000)
       .describe("How long the recall_actions tool waits for the recall service's answer"),
@@ -156,17 +160,30 @@ export const executorConfigSchema = baseConfigSchema
     SCRIPT_MAX_PROCESSES: positiveInt()
       .default(64)
       .describe('Processes the sandbox user may have at once (RLIMIT_NPROC)'),
-    SCRIPT_ENV_ALLOW_LIST: CommaList.default(['PATH', 'LANG', 'LC_ALL', 'TZ']).describe(
-      "Comma-separated names of this executor's environment variables scripts may see; nothing else of it reaches them",
-    ),
+    SCRIPT_ENV_ALLOW_LIST: CommaList.default(['PATH', 'LANG', 'LC_ALL', 'TZ'])
+      .superRefine((names, ctx) => {
+        for (const name of names) {
+          const refusal = refusedEnvironmentVariable(name);
+          if (refusal !== undefined) ctx.addIssue({ code: 'custom', message: `must not name ${refusal}` });
+        }
+      })
+      .describe(
+        "Comma-separated names of this executor's environment variables scripts may see; nothing else of it reaches them. Variables that change loading (LD_*, NODE_OPTIONS, PYTHONPATH, ...) are refused",
+      ),
     SCRIPT_ALLOW_WRITE_PATHS: AbsolutePathList.describe(
       'Comma-separated absolute directories script tools may be granted write access to (a tool asks in securityContext.fileAccess.allowWrite); empty: none',
     ),
+    SCRIPT_ALLOW_READ_PATHS: AbsolutePathList.describe(
+      'Comma-separated absolute paths script tools may be granted read access to outside their own directory (a tool asks in securityContext.fileAccess.allowRead); the write paths are readable too; empty: a script reads only its own directory',
+    ),
+    SCRIPT_RUNTIME_PATHS: AbsolutePathList.describe(
+      'Comma-separated absolute paths every script sees read-only, for interpreters that need more than the system directories and their own bin/lib',
+    ),
     SCRIPT_ALLOW_NETWORK_HOSTS: CommaList.describe(
-      'Comma-separated hosts script tools may be granted network access for (`*`, `*.domain` or a name; a tool asks in securityContext.networkAccess.allowHosts); empty: no network',
+      'Comma-separated hosts script tools may be granted network access for (`*` any public host, `*.domain`, a name or an address; loopback and private addresses only when named); a tool asks in securityContext.networkAccess.allowHosts and reaches the granted hosts through a filtering proxy; empty: no network',
     ),
     SCRIPT_REQUIRE_ISOLATION: Flag.default(true).describe(
-      'Refuse to run scripts when the namespace sandbox cannot be created (true), or run them with only the uid drop and rlimits (false)',
+      "Refuse to run scripts when the namespace sandbox cannot be created (true), or run them with only the uid drop and rlimits, seeing the host's files and network (false)",
     ),
     EXECUTOR_ID: z
       .string()

@@ -113,6 +113,7 @@ async function startInstance(env: Record<string, string> = {}): Promise<RunningS
     ACK_PROGRESS_MS: '400',
     PULL_EXPIRES_MS: '1000',
     OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+    MODEL_ALLOW_HOSTS: '127.0.0.1',
     LLM_MAX_RETRIES: '1',
     SHUTDOWN_TIMEOUT_MS: '5000',
     ...env,
@@ -350,6 +351,26 @@ describe('the executor service on NATS', () => {
     ]);
     expect(modelRequestsFor(task)).toHaveLength(0);
     expect(await finalStatusOf(task)).toMatchObject({ status: 'cancelled', error: { code: 'CANCELLED' } });
+  });
+
+  it('a task whose model base_url is loopback while MODEL_ALLOW_HOSTS does not list it ends FORBIDDEN, and the model key is never sent', async () => {
+    // Tools may reach 127.0.0.1 here; the model endpoint has its own allow-list, empty for this instance.
+    await startInstance({ MODEL_ALLOW_HOSTS: '' });
+    const task = newTask({ user: 'talk to a model on loopback', tools: [searchTool(api.url)] });
+    await publishTask(task);
+    const events = await eventsOf(task);
+
+    expect(events).toEqual([
+      expect.objectContaining({
+        type: 'error',
+        data: expect.objectContaining({ code: 'FORBIDDEN', retryable: false }),
+      }),
+    ]);
+    const message = (events[0]!.data as { message: string }).message;
+    expect(message).toMatch(/^model endpoint http:\/\/127\.0\.0\.1:\d+ denied: loopback address/);
+    expect(modelRequestsFor(task)).toHaveLength(0);
+    expect(await finalStatusOf(task)).toMatchObject({ status: 'error', error: { code: 'FORBIDDEN' } });
+    await consumerSettled();
   });
 
   it('a cancel signal during a slow model stream stops the running task with CANCELLED', async () => {

@@ -61,6 +61,7 @@ beforeAll(async () => {
     NATS_URL: nats.url,
     VAULT_PRIVATE_KEYS: `${vaultKeys.kid}:${vaultKeys.privateKey}`,
     OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+    MODEL_ALLOW_HOSTS: '127.0.0.1',
     LLM_MAX_RETRIES: '1',
     PULL_EXPIRES_MS: '1000',
     SHUTDOWN_TIMEOUT_MS: '5000',

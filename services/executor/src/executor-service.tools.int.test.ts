@@ -1,11 +1,12 @@
 // The executor's native, dynamic and script tools end to end: an in-process executor on real NATS, a scripted
 // model, a recall stand-in answering on `mesh.recall.actions`, a recording server standing in for the tool
 // box proxy, and real scripts in a temporary scripts directory.
-import { followTaskEvents, openMeshBuckets, PluginStore } from '@agentmesh/bus';
+import { followTaskEvents, openMeshBuckets, PluginStore, SHARED_CATALOGUE } from '@agentmesh/bus';
 import {
   Buckets,
   isTerminalEvent,
   MODEL_API_KEY_VAULT_ENTRY,
+  NativeProviderAnnouncement,
   newTraceId,
   taskAssembledSubject,
   type AssembledTask,
@@ -102,6 +103,7 @@ beforeAll(async () => {
     ACK_PROGRESS_MS: '400',
     PULL_EXPIRES_MS: '1000',
     OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+    MODEL_ALLOW_HOSTS: '127.0.0.1',
     LLM_MAX_RETRIES: '0',
     EXECUTOR_ID,
     SCRIPTS_DIR: workspace.scriptsDir,
@@ -120,6 +122,17 @@ afterAll(async () => {
   await Promise.all([model?.stop(), proxy?.stop(), workspace?.remove()]);
   await nats?.stop();
 });
+
+/** A native tool's definition as this file's executor announces it in mesh_native_providers. */
+async function announcedTool(name: string): Promise<NativeTool | undefined> {
+  const providers = await new Kvm(js).open(Buckets.NATIVE_PROVIDERS);
+  for await (const key of await providers.keys()) {
+    const announcement = NativeProviderAnnouncement.parse((await providers.get(key))?.json());
+    const tool = announcement.tools.find((candidate) => candidate.name === name);
+    if (tool !== undefined) return tool;
+  }
+  return undefined;
+}
 
 async function registry(): Promise<PluginStore> {
   return new PluginStore((await openMeshBuckets(js)).plugins);
@@ -154,10 +167,9 @@ const toolEvents = (events: TaskEvent[]) =>
   events.filter((event) => event.type === 'tool_start' || event.type === 'tool_result');
 
 describe('native tools of a running executor', () => {
-  it('on start, each native tool is in mesh_plugins as a NATIVE tool whose JSON Schema is what its zod schema generates', async () => {
-    const store = await registry();
-    const recallTool = (await store.get('recall_actions')) as NativeTool | undefined;
-    const scriptTool = (await store.get('execute_script')) as NativeTool | undefined;
+  it('on start, each native tool is announced as a NATIVE tool whose JSON Schema is what its zod schema generates, and the registry is not written', async () => {
+    const recallTool = await announcedTool('recall_actions');
+    const scriptTool = await announcedTool('execute_script');
 
     expect(recallTool).toMatchObject({ type: 'NATIVE', class_name: 'RecallActionsTool' });
     expect(recallTool?.parameters).toEqual(
@@ -167,6 +179,8 @@ describe('native tools of a running executor', () => {
     expect(scriptTool?.parameters).toEqual(
       z.toJSONSchema(ExecuteScriptInput, { target: 'draft-2020-12', io: 'input' }),
     );
+    // Mirroring into mesh_plugins is the assembler's job: executors may not write the registry.
+    expect(await (await registry()).get(SHARED_CATALOGUE, 'recall_actions')).toBeUndefined();
   });
 
   it('the executor announces the classes it provides in mesh_native_providers', async () => {
@@ -213,7 +227,7 @@ describe('native tools of a running executor', () => {
 
 describe('dynamic tools end to end (seed 004)', () => {
   it('the model calls recall_actions, receives a dynamic tool and calls it: the proxy gets the merged arguments in the right places, events show both calls, the task is done', async () => {
-    const recallBinding = await (await registry()).get('recall_actions');
+    const recallBinding = await announcedTool('recall_actions');
     expect(recallBinding).toBeDefined();
     const seenTools: string[][] = [];
     behaviours.set('plan a treatment for disease_000001', (request) => {
@@ -366,7 +380,7 @@ describe('script tools end to end (seed 003)', () => {
   });
 
   it('the generic execute_script tool from the registry runs the script the model names', async () => {
-    const binding = await (await registry()).get('execute_script');
+    const binding = await announcedTool('execute_script');
     behaviours.set('run the counter', (request) =>
       toolResultsSoFar(request) === 0
         ? {

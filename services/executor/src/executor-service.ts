@@ -10,7 +10,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { CancelListener } from './cancel-listener.js';
 import type { ExecutorConfig } from './config.js';
 import { createToolRunners, publishNativeTools } from './executor-tools.js';
-import { OpenAiChatClient } from './llm/index.js';
+import { ModelEndpointGuard, OpenAiChatClient } from './llm/index.js';
 import { RunningTasks } from './running-tasks.js';
 import { ensureExecutorConsumer, TaskConsumer } from './task-consumer.js';
 import { TaskRunner } from './task-runner.js';
@@ -36,9 +36,12 @@ export async function startExecutor({
   });
 
   const tools = createToolRunners(config, nc);
-  const nativeTools = await publishNativeTools(js, buckets.plugins, tools.runners.native, {
+  // One guard (and connection pool) for every task's model endpoint: checked like tool targets, own allow-list.
+  const modelEndpoints = new ModelEndpointGuard({ allowHosts: config.MODEL_ALLOW_HOSTS });
+  const nativeTools = await publishNativeTools(js, tools.runners.native, {
     executorId,
     ttlMs: config.NATIVE_PROVIDER_TTL_MS,
+    replicas: config.NATS_REPLICAS,
     log,
   });
 
@@ -51,7 +54,12 @@ export async function startExecutor({
     keyring: config.VAULT_PRIVATE_KEYS,
     running,
     tools: tools.runners,
-    createModel: (options) => new OpenAiChatClient({ ...options, maxRetries: config.LLM_MAX_RETRIES }),
+    createModel: (options) =>
+      new OpenAiChatClient({
+        ...options,
+        maxRetries: config.LLM_MAX_RETRIES,
+        endpointGuard: modelEndpoints,
+      }),
     maxDeliver: config.MAX_DELIVER,
     llmTimeoutMs: config.LLM_TIMEOUT_MS,
     log,
@@ -84,6 +92,7 @@ export async function startExecutor({
           ),
         );
       await tools.close();
+      await modelEndpoints.close();
     },
   };
 }

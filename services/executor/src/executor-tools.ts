@@ -1,21 +1,20 @@
 /**
  * The executor's tool runners, built once from its configuration and shared by every task: the guarded
  * HTTP client (HTTP plugins and dynamic tools send through the same one), the script sandbox (when a
- * scripts directory is configured) and the native tools. Also publishes the native tools: mirrored into
- * the registry, and announced as provided by this instance for as long as it runs.
+ * scripts directory is configured) and the native tools. Also announces the native tools as provided by
+ * this instance for as long as it runs; the announcements carry their definitions, which the assembler
+ * mirrors into the registry (executors may not write it).
  */
 import { ScriptRunner } from '@agentmesh/script-runner';
 import type { Logger } from '@agentmesh/runtime';
+import { openNativeProvidersBucket } from '@agentmesh/bus';
 import type { JetStreamClient } from '@nats-io/jetstream';
-import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { ExecutorConfig } from './config.js';
 import {
   executeScriptTool,
-  mirrorNativeTools,
   NativeProviderAnnouncer,
   NativeToolRegistry,
-  openNativeProvidersBucket,
   recallActionsTool,
   ScriptTools,
 } from './native-tools/index.js';
@@ -64,6 +63,8 @@ function scriptTools(config: ExecutorConfig, baseDir: string): ScriptTools {
     },
     envAllowList: config.SCRIPT_ENV_ALLOW_LIST,
     allowWritePaths: config.SCRIPT_ALLOW_WRITE_PATHS,
+    allowReadPaths: config.SCRIPT_ALLOW_READ_PATHS,
+    runtimePaths: config.SCRIPT_RUNTIME_PATHS,
     allowNetworkHosts: config.SCRIPT_ALLOW_NETWORK_HOSTS,
     requireIsolation: config.SCRIPT_REQUIRE_ISOLATION,
   });
@@ -79,29 +80,21 @@ export interface PublishedNativeTools {
   stop(): Promise<void>;
 }
 
-/** Mirrors the native tools into `mesh_plugins` and announces them in `mesh_native_providers`. */
+/** Announces the native tools, with their definitions, in `mesh_native_providers`. */
 export async function publishNativeTools(
   js: JetStreamClient,
-  plugins: KV,
   registry: NativeToolRegistry,
-  options: { executorId: string; ttlMs: number; log: Logger },
+  options: { executorId: string; ttlMs: number; replicas?: number; log: Logger },
 ): Promise<PublishedNativeTools> {
   const { log } = options;
-  const report = await mirrorNativeTools(plugins, registry.definitions());
-  for (const { name, holder } of report.refused) {
-    log.warn(
-      { tool: name, holder },
-      'native tool not mirrored: the registry holds another tool of that name',
-    );
-  }
-  log.info(
-    { written: report.written, unchanged: report.unchanged },
-    'native tools mirrored into the registry',
-  );
-  const providers = await openNativeProvidersBucket(js, { ttlMs: options.ttlMs });
+  const providers = await openNativeProvidersBucket(js, {
+    ttlMs: options.ttlMs,
+    ...(options.replicas === undefined ? {} : { replicas: options.replicas }),
+  });
+  log.info({ tools: registry.definitions().map((tool) => tool.name) }, 'announcing native tools');
   const announcer = await NativeProviderAnnouncer.start(providers, {
     executorId: options.executorId,
-    classNames: registry.classNames(),
+    tools: registry.definitions(),
     ttlMs: options.ttlMs,
     onError: (error) => log.warn({ err: error }, 'renewing the native tool announcements failed'),
   });

@@ -1,7 +1,7 @@
 /**
  * Starting the gateway from its configuration on a NATS connection: the mesh's streams and buckets,
- * the stores, the HTTP server and the NATS ingress. Used by the service entry point and, in-process,
- * by the tests.
+ * registry entries of before tenancy carried into the shared catalogue, the stores, the HTTP server and
+ * the NATS ingress. Used by the service entry point and, in-process, by the tests.
  */
 import type { AddressInfo } from 'node:net';
 import {
@@ -10,6 +10,7 @@ import {
   CredentialStore,
   ensureMeshStreams,
   IdempotencyStore,
+  migrateLegacyRegistryEntries,
   openMeshBuckets,
   PluginStore,
   TaskStatusStore,
@@ -47,6 +48,18 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
   const buckets = await openMeshBuckets(js, { replicas: config.NATS_REPLICAS });
   // The stream as it exists, which another service or an operator may have created.
   const tasksStream = await jsm.streams.info(Streams.TASKS.name);
+  for (const [what, kv, idField] of [
+    ['agents', buckets.agents, 'workflow_id'],
+    ['plugins', buckets.plugins, 'name'],
+  ] as const) {
+    const report = await migrateLegacyRegistryEntries(kv, idField);
+    if (report.moved.length > 0 || report.superseded.length > 0) {
+      log.info(
+        { registry: what, moved: report.moved, superseded: report.superseded },
+        'registry entries of before tenancy moved to the shared catalogue',
+      );
+    }
+  }
 
   const statuses = new TaskStatusStore(buckets.tasks);
   const apiKeys = new ApiKeyStore(buckets.apiKeys);

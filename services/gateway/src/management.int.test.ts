@@ -50,7 +50,8 @@ describe('agents', () => {
     );
 
     const read = await call(gw.url, 'GET', '/v1/admin/agents/qcc_agent', { headers: admin });
-    expect(read.body).toEqual(created.body);
+    // An admin naming no account manages the shared catalogue; reads say where a definition lives.
+    expect(read.body).toEqual({ ...created.body, scope: 'shared' });
     const { workflow_id: _id, ...withoutId } = agent;
     const replaced = await call(gw.url, 'PUT', '/v1/admin/agents/qcc_agent', {
       body: { ...withoutId, system_prompt: 'Be brief.' },
@@ -113,7 +114,7 @@ describe('plugins', () => {
     const none = await call(gw.url, 'GET', '/v1/admin/plugins?tag=no-such-tag', { headers: admin });
     expect(none.body.plugins).toEqual([]);
     const read = await call(gw.url, 'GET', '/v1/admin/plugins/search_company_basic', { headers: admin });
-    expect(read.body).toEqual(plugin.body.tool);
+    expect(read.body).toEqual({ ...plugin.body.tool, scope: 'shared' });
   });
 
   it('an invalid plugin is 400 naming the path, an unknown format is 400, a duplicate is 409, and delete removes it', async () => {
@@ -160,7 +161,7 @@ describe('a tool written from an assembler tools-directory file', () => {
     expect(stored.status).toBe(201);
     // What an assembler's directory sync writes: the definition plus the file that owns it.
     await plugins.put(
-      'file_owned_tool',
+      'shared.file_owned_tool',
       JSON.stringify({ ...stored.body.tool, [TOOL_SOURCE_FILE_FIELD]: 'http/file-owned.tool.json' }),
     );
 
@@ -173,8 +174,112 @@ describe('a tool written from an assembler tools-directory file', () => {
     expect(refused.body.message).toContain('remove the file');
     const kept = await call(gw.url, 'GET', '/v1/admin/plugins/file_owned_tool', { headers: admin });
     expect(kept.status).toBe(200);
-    expect(kept.body).toEqual(stored.body.tool);
+    expect(kept.body).toEqual({ ...stored.body.tool, scope: 'shared' });
   });
+});
+
+describe('tenancy of agents and plugins', () => {
+  const asAccount = (accountId: string) => ({ ...admin, 'x-account-id': accountId });
+  const tenantAgent = (workflowId: string, baseUrl: string) => ({
+    workflow_id: workflowId,
+    model: { model_name: 'm', base_url: baseUrl, api_key_credential: 'MODEL_KEY' },
+    tools: [],
+  });
+
+  it("a caller confined to account A writing B's agent id creates A's own agent; B's agent is untouched", async () => {
+    const mine = await call(gw.url, 'PUT', '/v1/admin/agents/b_support', {
+      body: tenantAgent('b_support', 'https://models.b.example/v1'),
+      headers: asAccount('tenant_b'),
+    });
+    expect(mine.status).toBe(201);
+    const attack = await call(trusted.url, 'PUT', '/v1/admin/agents/b_support', {
+      body: tenantAgent('b_support', 'https://attacker.example/v1'),
+      headers: { 'x-account-id': 'tenant_a' },
+    });
+    expect(attack.status).toBe(201);
+
+    const asB = await call(gw.url, 'GET', '/v1/admin/agents/b_support', { headers: asAccount('tenant_b') });
+    expect(asB.body).toMatchObject({ model: { base_url: 'https://models.b.example/v1' }, scope: 'account' });
+    const asA = await call(gw.url, 'GET', '/v1/admin/agents/b_support', { headers: asAccount('tenant_a') });
+    expect(asA.body).toMatchObject({ model: { base_url: 'https://attacker.example/v1' }, scope: 'account' });
+    const listedB = await call(gw.url, 'GET', '/v1/admin/agents', { headers: asAccount('tenant_b') });
+    expect(listedB.body.agents.filter((a: { workflow_id: string }) => a.workflow_id === 'b_support')).toEqual(
+      [
+        expect.objectContaining({
+          model: expect.objectContaining({ base_url: 'https://models.b.example/v1' }),
+        }),
+      ],
+    );
+  });
+
+  it("a caller confined to an account cannot change the shared catalogue: it reads shared items, writes only its own, and a shared item's delete is 403", async () => {
+    const sharedTool = { ...seedFixture('000-s2-plugin.json'), name: 'shared_lookup' };
+    expect(
+      (await call(gw.url, 'PUT', '/v1/admin/plugins/shared_lookup', { body: sharedTool, headers: admin }))
+        .status,
+    ).toBe(201);
+
+    const readShared = await call(trusted.url, 'GET', '/v1/admin/plugins/shared_lookup', {
+      headers: { 'x-account-id': 'tenant_a' },
+    });
+    expect(readShared.body).toMatchObject({ name: 'shared_lookup', scope: 'shared' });
+    const deleteShared = await call(trusted.url, 'DELETE', '/v1/admin/plugins/shared_lookup', {
+      headers: { 'x-account-id': 'tenant_a' },
+    });
+    expect(deleteShared.status).toBe(403);
+    expect(deleteShared.body.code).toBe('FORBIDDEN');
+
+    const override = await call(trusted.url, 'PUT', '/v1/admin/plugins/shared_lookup', {
+      body: { ...sharedTool, description: 'tenant a only' },
+      headers: { 'x-account-id': 'tenant_a' },
+    });
+    expect(override.status).toBe(201);
+    const forAdmin = await call(gw.url, 'GET', '/v1/admin/plugins/shared_lookup', { headers: admin });
+    expect(forAdmin.body.description).not.toBe('tenant a only');
+    const forOther = await call(gw.url, 'GET', '/v1/admin/plugins/shared_lookup', {
+      headers: asAccount('tenant_b'),
+    });
+    expect(forOther.body).toMatchObject({ scope: 'shared' });
+    expect(forOther.body.description).not.toBe('tenant a only');
+  });
+
+  it('a trusted caller naming no account may not use the management plane at all', async () => {
+    for (const [method, path] of [
+      ['GET', '/v1/admin/agents'],
+      ['PUT', '/v1/admin/agents/anything'],
+      ['POST', '/v1/admin/api-keys'],
+      ['PUT', '/v1/admin/accounts/acme/users/u/credentials/K'],
+    ] as const) {
+      const res = await call(trusted.url, method, path, {
+        ...(method === 'GET' ? {} : { body: { value: 'v' } }),
+        headers: {},
+      });
+      expect(res.status, `${method} ${path}`).toBe(403);
+      expect(res.body.code).toBe('FORBIDDEN');
+    }
+  });
+
+  it.each(['*', '>', 'has space', 'caf\u00e9', 'a..b', '.hidden'])(
+    'an agent or plugin path %j is 400 INVALID_REQUEST, never a 500',
+    async (name) => {
+      const path = encodeURIComponent(name);
+      for (const [method, route] of [
+        ['GET', `/v1/admin/agents/${path}`],
+        ['PUT', `/v1/admin/agents/${path}`],
+        ['DELETE', `/v1/admin/agents/${path}`],
+        ['GET', `/v1/admin/plugins/${path}`],
+        ['PUT', `/v1/admin/plugins/${path}`],
+        ['DELETE', `/v1/admin/plugins/${path}`],
+      ] as const) {
+        const res = await call(gw.url, method, route, {
+          ...(method === 'PUT' ? { body: tenantAgent('x', 'https://m.example/v1') } : {}),
+          headers: admin,
+        });
+        expect(res.status, `${method} ${route}`).toBe(400);
+        expect(res.body.code).toBe('INVALID_REQUEST');
+      }
+    },
+  );
 });
 
 describe('credentials', () => {

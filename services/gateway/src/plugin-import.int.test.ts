@@ -11,6 +11,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, call, startTestGateway, type Json, type TestGateway } from './testing/gateway-harness.js';
+import { sharedPlugins, type SharedPlugins } from './testing/shared-catalogue.js';
 
 const ADMIN_KEY = 'admin-key-import-0123456789abc';
 const ACME_KEY = 'acme-key-import-0123456789abcd';
@@ -27,7 +28,7 @@ const IMPORT_LIMIT = 256 * 1024;
 let nats: NatsServer;
 let gw: TestGateway;
 let client: NatsConnection;
-let plugins: PluginStore;
+let plugins: SharedPlugins;
 
 beforeAll(async () => {
   nats = await startNats();
@@ -38,7 +39,7 @@ beforeAll(async () => {
     PLUGIN_IMPORT_BODY_LIMIT_BYTES: String(IMPORT_LIMIT),
   });
   client = await connect({ servers: nats.url });
-  plugins = new PluginStore((await openMeshBuckets(jetstream(client))).plugins);
+  plugins = sharedPlugins(new PluginStore((await openMeshBuckets(jetstream(client))).plugins));
 });
 afterAll(async () => {
   await gw?.stop();

@@ -17,6 +17,7 @@ import { dynamicToolsFor } from './dynamic-tools.js';
 import { UnsupportedActionTypeError, UpstreamFailure, UpstreamUnavailableError } from './recall-errors.js';
 import { stableJson } from './stable-json.js';
 import type { Account } from './upstream/account-headers.js';
+import { isDotSegmentId } from './upstream/path-segment.js';
 import {
   actionQueryPath,
   ONTOLOGY_QUERY,
@@ -96,16 +97,19 @@ function toolOf(answer: ActionQueryResponse, query: ActionQuery): ToolRef {
   const source = answer.action_source;
   if (source !== undefined && source.type !== ActionSourceType.TOOL)
     throw new UnsupportedActionTypeError(source);
+  const unexpected = (message: string) =>
+    new UpstreamUnavailableError(`${ONTOLOGY_QUERY}: ${message}`, {
+      upstream: ONTOLOGY_QUERY,
+      request: `POST ${actionQueryPath(query.knId, query.atId)}`,
+      reason: UpstreamFailure.UNEXPECTED_SHAPE,
+      body_excerpt: JSON.stringify({ action_source: source ?? null }).slice(0, 512),
+    });
   if (source?.box_id === undefined || source.tool_id === undefined) {
-    throw new UpstreamUnavailableError(
-      `${ONTOLOGY_QUERY}: actions came without a tool action_source (type, box_id and tool_id expected)`,
-      {
-        upstream: ONTOLOGY_QUERY,
-        request: `POST ${actionQueryPath(query.knId, query.atId)}`,
-        reason: UpstreamFailure.UNEXPECTED_SHAPE,
-        body_excerpt: JSON.stringify({ action_source: source ?? null }).slice(0, 512),
-      },
-    );
+    throw unexpected('actions came without a tool action_source (type, box_id and tool_id expected)');
+  }
+  // The ids go into the tool box's paths and the tool's api_url, where "." or ".." would climb out of them.
+  if (isDotSegmentId(source.box_id) || isDotSegmentId(source.tool_id)) {
+    throw unexpected('the action_source names its box_id or tool_id "." or ".."');
   }
   return { boxId: source.box_id, toolId: source.tool_id };
 }

@@ -20,4 +20,13 @@ describe('api_url template (seed 004 §4.2)', () => {
     expect(url.search).toBe('');
     expect(url.hash).toBe('');
   });
+
+  it.each(['..', '.', '%2e', '.%2E'])(
+    'when an id is %j, no api_url is built (a dot segment would climb out of the tool box path)',
+    (toolId) => {
+      expect(() =>
+        apiUrlFor('http://proxy.test/box/{box_id}/tool/{tool_id}', { boxId: 'b', toolId }),
+      ).toThrow(/dot segment/);
+    },
+  );
 });

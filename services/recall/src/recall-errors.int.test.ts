@@ -236,6 +236,52 @@ describe('the other rows of seed §6', () => {
     expect(s.actionCalls()).toBe(0);
   });
 
+  it.each([
+    ['kn_id', '..'],
+    ['kn_id', '.'],
+    ['at_id', '%2e%2E'],
+    ['at_id', '.%2e'],
+  ])(
+    'when %s is %j, the answer is 400 INVALID_REQUEST naming it, and ontology-query gets no request at all',
+    async (field, value) => {
+      const s = scenario(`dot-${field}`);
+      const before = harness.ontology.requests.length;
+
+      const error = expectError(await askRecall(harness.client, { ...s.request, [field]: value }));
+
+      expect(error.status).toBe(400);
+      expect(error.body).toMatchObject({
+        code: 'INVALID_REQUEST',
+        message: `${field}: must not be "." or ".." (it would change the upstream request path)`,
+        detail: { issues: [{ path: field }] },
+      });
+      expect(harness.ontology.requests.length).toBe(before);
+    },
+  );
+
+  it('when the action source names its tool "..", the answer is 502 unexpected_shape and the tool box gets no request', async () => {
+    const ids = uniqueIds('dot-tool');
+    const source = { type: 'tool', box_id: ids.boxId, tool_id: '..' };
+    serveActions(harness.ontology, ids.knId, ids.atId, { body: seedActionQueryAnswer(source) });
+    const before = harness.toolBox.requests.length;
+
+    const error = expectError(
+      await askRecall(harness.client, {
+        kn_id: ids.knId,
+        at_id: ids.atId,
+        unique_identity: { disease_id: 'dot-tool-1' },
+      }),
+    );
+
+    expect(error.status).toBe(502);
+    expect(error.body).toMatchObject({
+      code: 'SERVICE_UNAVAILABLE',
+      detail: { upstream: 'ontology-query', reason: 'unexpected_shape' },
+    });
+    expect(error.body.message).toContain('"." or ".."');
+    expect(harness.toolBox.requests.length).toBe(before);
+  });
+
   it('when an account header is missing, the answer is 400 INVALID_REQUEST naming it, and no upstream is called', async () => {
     const s = scenario('no-account');
     const noType = expectError(await askRecall(harness.client, s.request, { account: { id: 'acct' } }));

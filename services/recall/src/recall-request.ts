@@ -10,6 +10,7 @@ import { RecallRequest } from '@agentmesh/protocol';
 import { Match, type MsgHdrs } from '@nats-io/transport-node';
 import { InvalidRecallRequestError } from './recall-errors.js';
 import { ACCOUNT_ID_HEADER, ACCOUNT_TYPE_HEADER } from './upstream/account-headers.js';
+import { isDotSegmentId } from './upstream/path-segment.js';
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
@@ -47,6 +48,14 @@ export function parseRecallRequest(data: Uint8Array, headers: MsgHdrs | undefine
 
   const parsed = RecallRequest.safeParse({ ...fields, account_id: accountId, account_type: accountType });
   if (!parsed.success) throw InvalidRecallRequestError.fromZod(parsed.error);
+  // kn_id and at_id become segments of ontology-query's path, where "." or ".." would climb out of it.
+  const dotted = (['kn_id', 'at_id'] as const).filter((field) => isDotSegmentId(parsed.data[field]));
+  if (dotted.length > 0) {
+    const message = 'must not be "." or ".." (it would change the upstream request path)';
+    return refuse(dotted.map((field) => `${field}: ${message}`).join('; '), {
+      issues: dotted.map((field) => ({ path: field, message })),
+    });
+  }
   return parsed.data;
 }
 

@@ -67,6 +67,8 @@ export async function startMesh(options: MeshOptions = {}): Promise<Mesh> {
     ...common,
     VAULT_PRIVATE_KEYS: `${vaultKeys.kid}:${vaultKeys.privateKey}`,
     OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost',
+    // The scripted model runs on loopback too; the model endpoint has its own allow-list.
+    MODEL_ALLOW_HOSTS: '127.0.0.1',
     ...options.env?.executor,
   };
   const startExecutor = (): Promise<ServiceProcess> =>

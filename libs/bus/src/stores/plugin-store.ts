@@ -1,7 +1,8 @@
 /**
- * Tool definitions (canonical form) in KV `mesh_plugins`, keyed by function name, and a live in-memory
- * catalogue of them kept current by a KV watch, so a tool added through the management API (or a
- * file) is usable by the next task without a restart.
+ * Tool definitions (canonical form) in KV `mesh_plugins`, each owned by one account or by the shared
+ * catalogue (see ../registry/registry-scope.ts), and a live in-memory catalogue of them kept current by a
+ * KV watch, so a tool added through the management API (or a file) is usable by the next task without a
+ * restart. An account's runs resolve a tool name in the account first, then in the shared catalogue.
  *
  * An entry written from an assembler's tools directory carries the file's path in
  * {@link TOOL_SOURCE_FILE_FIELD} beside the definition; parsing drops it, so readers see only the tool.
@@ -10,22 +11,45 @@ import { ToolDefinition } from '@agentmesh/protocol';
 import type { KV, KvWatchEntry } from '@nats-io/kv';
 import { decodeJson, encodeJson } from '../json.js';
 import { collect } from '../kv-keys.js';
+import {
+  lookupOrder,
+  parseScopedKey,
+  scopedKey,
+  scopePrefix,
+  type RegistryScope,
+} from '../registry/registry-scope.js';
 
 /** The field of a stored entry naming the tools-directory file it was written from. */
 export const TOOL_SOURCE_FILE_FIELD = 'source_file';
 
+/** A tool and where it was found. */
+export interface ScopedTool {
+  tool: ToolDefinition;
+  scope: RegistryScope;
+}
+
 export class PluginStore {
   constructor(private readonly kv: KV) {}
 
-  async get(name: string): Promise<ToolDefinition | undefined> {
-    const entry = await this.kv.get(name);
+  async get(scope: RegistryScope, name: string): Promise<ToolDefinition | undefined> {
+    const key = scopedKey(scope, name);
+    const entry = await this.kv.get(key);
     if (!entry || entry.operation !== 'PUT') return undefined;
-    return decodeJson(ToolDefinition, entry.value, `mesh_plugins/${name}`);
+    return decodeJson(ToolDefinition, entry.value, `mesh_plugins/${key}`);
+  }
+
+  /** The tool an account's task gets under `name`: its own, else the shared catalogue's. */
+  async resolve(accountId: string, name: string): Promise<ScopedTool | undefined> {
+    for (const scope of lookupOrder(accountId)) {
+      const tool = await this.get(scope, name);
+      if (tool !== undefined) return { tool, scope };
+    }
+    return undefined;
   }
 
   /** The tools-directory file that owns this tool, if a file does. */
-  async sourceFile(name: string): Promise<string | undefined> {
-    const entry = await this.kv.get(name);
+  async sourceFile(scope: RegistryScope, name: string): Promise<string | undefined> {
+    const entry = await this.kv.get(scopedKey(scope, name));
     if (!entry || entry.operation !== 'PUT') return undefined;
     try {
       return toolSourceFile(entry.json<unknown>());
@@ -34,27 +58,36 @@ export class PluginStore {
     }
   }
 
-  async put(tool: ToolDefinition): Promise<ToolDefinition> {
+  async put(scope: RegistryScope, tool: ToolDefinition): Promise<ToolDefinition> {
     const parsed = ToolDefinition.parse(tool);
-    await this.kv.put(parsed.name, encodeJson(parsed));
+    await this.kv.put(scopedKey(scope, parsed.name), encodeJson(parsed));
     return parsed;
   }
 
-  async delete(name: string): Promise<boolean> {
-    const existed = (await this.get(name)) !== undefined;
-    if (existed) await this.kv.delete(name);
+  async delete(scope: RegistryScope, name: string): Promise<boolean> {
+    const existed = (await this.get(scope, name)) !== undefined;
+    if (existed) await this.kv.delete(scopedKey(scope, name));
     return existed;
   }
 
-  async list(): Promise<ToolDefinition[]> {
-    const keys = await collect(await this.kv.keys());
-    const tools = await Promise.all(keys.sort().map((key) => this.get(key)));
+  /** The tools of one scope, by name. */
+  async list(scope: RegistryScope): Promise<ToolDefinition[]> {
+    const prefix = scopePrefix(scope);
+    const keys = await collect(await this.kv.keys(`${prefix}>`));
+    const tools = await Promise.all(
+      keys.sort().map(async (key) => {
+        const entry = await this.kv.get(key);
+        if (!entry || entry.operation !== 'PUT') return undefined;
+        return decodeJson(ToolDefinition, entry.value, `mesh_plugins/${key}`);
+      }),
+    );
     return tools.filter((tool): tool is ToolDefinition => tool !== undefined);
   }
 
   /**
-   * Starts a live catalogue: resolves once the bucket's current content is loaded, then follows
-   * every change. `onInvalid` hears about entries that do not parse (they are skipped).
+   * Starts a live catalogue of every scope: resolves once the bucket's current content is loaded, then
+   * follows every change. `onInvalid` hears about entries that do not parse (they are skipped); keys of
+   * neither layout (legacy entries not yet migrated) are ignored.
    */
   async catalogue(onInvalid?: (key: string, error: unknown) => void): Promise<PluginCatalogue> {
     const tools = new Map<string, ToolDefinition>();
@@ -62,7 +95,7 @@ export class PluginStore {
     let markReady!: () => void;
     const ready = new Promise<void>((resolve) => (markReady = resolve));
     const apply = (entry: KvWatchEntry): void => {
-      if (entry.operation !== 'PUT') {
+      if (entry.operation !== 'PUT' || parseScopedKey(entry.key) === undefined) {
         tools.delete(entry.key);
         return;
       }
@@ -83,17 +116,29 @@ export class PluginStore {
     // bucket sends no entry at all.
     if ((await this.kv.status()).values === 0) markReady();
     await ready;
+    const get = (scope: RegistryScope, name: string): ToolDefinition | undefined =>
+      tools.get(scopedKey(scope, name));
     return {
-      get: (name) => tools.get(name),
-      list: () => [...tools.values()],
+      get,
+      resolve(accountId, name) {
+        for (const scope of lookupOrder(accountId)) {
+          const tool = get(scope, name);
+          if (tool !== undefined) return { tool, scope };
+        }
+        return undefined;
+      },
+      size: () => tools.size,
       stop: () => watch.stop(),
     };
   }
 }
 
 export interface PluginCatalogue {
-  get(name: string): ToolDefinition | undefined;
-  list(): ToolDefinition[];
+  get(scope: RegistryScope, name: string): ToolDefinition | undefined;
+  /** What an account's task gets under `name`: its own tool, else the shared catalogue's. */
+  resolve(accountId: string, name: string): ScopedTool | undefined;
+  /** Tools of every scope. */
+  size(): number;
   stop(): void;
 }
 

@@ -4,6 +4,9 @@ import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { jetstream } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InvalidRegistryNameError } from '../errors.js';
+import { migrateLegacyRegistryEntries } from '../registry/legacy-registry-migration.js';
+import { accountScope, SHARED_CATALOGUE } from '../registry/registry-scope.js';
 import { openMeshBuckets, type MeshBuckets } from '../resources.js';
 import { AgentStore } from './agent-store.js';
 import { ApiKeyStore } from './api-key-store.js';
@@ -61,42 +64,114 @@ describe('credential store', () => {
 describe('plugin store', () => {
   it('a live catalogue sees tools that exist at start and tools added or removed later', async () => {
     const store = new PluginStore(buckets.plugins);
-    await store.put(plugin('early_tool'));
+    await store.put(SHARED_CATALOGUE, plugin('early_tool'));
     const catalogue = await store.catalogue();
-    expect(catalogue.get('early_tool')?.type).toBe('HTTP');
-    await store.put(plugin('late_tool'));
-    await waitFor(() => catalogue.get('late_tool'));
-    await store.delete('early_tool');
-    await waitFor(() => catalogue.get('early_tool') === undefined);
+    expect(catalogue.get(SHARED_CATALOGUE, 'early_tool')?.type).toBe('HTTP');
+    await store.put(accountScope('acme'), plugin('late_tool'));
+    await waitFor(() => catalogue.get(accountScope('acme'), 'late_tool'));
+    await store.delete(SHARED_CATALOGUE, 'early_tool');
+    await waitFor(() => catalogue.get(SHARED_CATALOGUE, 'early_tool') === undefined);
+    catalogue.stop();
+  });
+
+  it("an account's own tool shadows the shared one for that account only, and no other account ever sees it", async () => {
+    const store = new PluginStore(buckets.plugins);
+    const shared = plugin('lookup');
+    const acmes = { ...plugin('lookup'), description: 'acme lookup' };
+    await store.put(SHARED_CATALOGUE, shared);
+    await store.put(accountScope('acme'), acmes);
+    const catalogue = await store.catalogue();
+    expect(catalogue.resolve('acme', 'lookup')).toMatchObject({
+      scope: { kind: 'account' },
+      tool: { description: 'acme lookup' },
+    });
+    expect(catalogue.resolve('globex', 'lookup')).toMatchObject({
+      scope: { kind: 'shared' },
+      tool: { description: 'd' },
+    });
+    expect(await store.resolve('globex', 'lookup')).toMatchObject({ scope: { kind: 'shared' } });
+    expect((await store.list(accountScope('globex'))).map((tool) => tool.name)).not.toContain('lookup');
     catalogue.stop();
   });
 
   it('an entry that does not parse is reported and skipped, not fatal', async () => {
     const store = new PluginStore(buckets.plugins);
-    await buckets.plugins.put('broken', '{"type":"HTTP"}');
+    await buckets.plugins.put('shared.broken', '{"type":"HTTP"}');
     const invalid: string[] = [];
     const catalogue = await store.catalogue((key) => invalid.push(key));
-    expect(invalid).toContain('broken');
-    expect(catalogue.get('broken')).toBeUndefined();
+    expect(invalid).toContain('shared.broken');
+    expect(catalogue.get(SHARED_CATALOGUE, 'broken')).toBeUndefined();
     catalogue.stop();
-    await buckets.plugins.delete('broken');
+    await buckets.plugins.delete('shared.broken');
+  });
+
+  it('names that are not registry keys (wildcards, spaces, unicode) are refused before KV is touched', async () => {
+    const store = new PluginStore(buckets.plugins);
+    for (const name of ['*', '>', 'a b', 'caf\u00e9', 'a..b', '']) {
+      await expect(store.get(SHARED_CATALOGUE, name)).rejects.toThrow(InvalidRegistryNameError);
+    }
   });
 });
 
 describe('agent store', () => {
-  it('stores an agent with defaults applied and lists it', async () => {
-    const agents = new AgentStore(buckets.agents);
-    const stored = await agents.put({
-      workflow_id: 'qcc_agent',
-      model: { model_name: 'm', base_url: 'http://127.0.0.1:1/v1' },
-      tools: ['search_company_basic'],
-    });
-    expect(stored.max_steps).toBeGreaterThan(0);
-    expect(await agents.get('qcc_agent')).toEqual(stored);
-    expect((await agents.list()).map((a) => a.workflow_id)).toContain('qcc_agent');
-    expect(await agents.delete('qcc_agent')).toBe(true);
-    expect(await agents.get('qcc_agent')).toBeUndefined();
+  const agent = (workflowId: string, baseUrl = 'http://127.0.0.1:1/v1') => ({
+    workflow_id: workflowId,
+    model: { model_name: 'm', base_url: baseUrl },
+    tools: ['search_company_basic'],
   });
+
+  it('stores an agent with defaults applied and lists it in its scope only', async () => {
+    const agents = new AgentStore(buckets.agents);
+    const stored = await agents.put(accountScope('acme'), agent('qcc_agent'));
+    expect(stored.max_steps).toBeGreaterThan(0);
+    expect(await agents.get(accountScope('acme'), 'qcc_agent')).toEqual(stored);
+    expect((await agents.list(accountScope('acme'))).map((a) => a.workflow_id)).toContain('qcc_agent');
+    expect((await agents.list(SHARED_CATALOGUE)).map((a) => a.workflow_id)).not.toContain('qcc_agent');
+    expect(await agents.resolve('globex', 'qcc_agent')).toBeUndefined();
+    expect(await agents.delete(accountScope('acme'), 'qcc_agent')).toBe(true);
+    expect(await agents.get(accountScope('acme'), 'qcc_agent')).toBeUndefined();
+  });
+
+  it("a run resolves its account's own agent first, then the shared one", async () => {
+    const agents = new AgentStore(buckets.agents);
+    await agents.put(SHARED_CATALOGUE, agent('helper', 'http://127.0.0.1:1/shared'));
+    await agents.put(accountScope('acme'), agent('helper', 'http://127.0.0.1:1/acme'));
+    expect((await agents.resolve('acme', 'helper'))?.agent.model.base_url).toBe('http://127.0.0.1:1/acme');
+    expect((await agents.resolve('globex', 'helper'))?.agent.model.base_url).toBe(
+      'http://127.0.0.1:1/shared',
+    );
+  });
+});
+
+describe('legacy registry entries', () => {
+  it('entries keyed by bare names move to the shared catalogue once, byte for byte; scoped ones stay', async () => {
+    const js = jetstream(nc);
+    const { agents: kv } = await openMeshBuckets(js);
+    const legacy = JSON.stringify(agent('legacy_bot'));
+    await kv.put('legacy_bot', legacy);
+    // A dotted workflow id that looks like a scoped key is still recognised as legacy by its content.
+    await kv.put('shared.dotted', JSON.stringify(agent('shared.dotted')));
+    await new AgentStore(kv).put(accountScope('acme'), agent('tenant_bot'));
+
+    const report = await migrateLegacyRegistryEntries(kv, 'workflow_id');
+    expect(report.moved.sort()).toEqual(['legacy_bot', 'shared.dotted']);
+    expect((await kv.get('shared.legacy_bot'))?.string()).toBe(legacy);
+    expect(await kv.get('legacy_bot')).toMatchObject({ operation: 'DEL' });
+    expect(await new AgentStore(kv).get(SHARED_CATALOGUE, 'shared.dotted')).toMatchObject({
+      workflow_id: 'shared.dotted',
+    });
+    expect(await new AgentStore(kv).get(accountScope('acme'), 'tenant_bot')).toBeDefined();
+    expect((await migrateLegacyRegistryEntries(kv, 'workflow_id')).moved).toEqual([]);
+  });
+
+  function agent(workflowId: string) {
+    return {
+      workflow_id: workflowId,
+      model: { model_name: 'm', base_url: 'http://127.0.0.1:1/v1' },
+      tools: [],
+      max_steps: 10,
+    };
+  }
 });
 
 describe('task status store', () => {

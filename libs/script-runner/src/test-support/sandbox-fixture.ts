@@ -6,7 +6,7 @@ import { chmod, cp, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ScriptRunner } from '../script-runner.js';
+import { ScriptRunner, type RunnerCapabilities } from '../script-runner.js';
 import type { ScriptRunnerPolicy } from '../policy.js';
 
 const FIXTURES = new URL('../__fixtures__/scripts/', import.meta.url);
@@ -53,6 +53,16 @@ export async function createWorkspace(): Promise<Workspace> {
       }),
     remove: () => rm(root, { recursive: true, force: true }),
   };
+}
+
+/** What this host's sandbox can do (tests skip with the stated reason when it cannot). */
+export async function hostCapabilities(): Promise<RunnerCapabilities> {
+  const probe = await createWorkspace();
+  try {
+    return await probe.runner().capabilities();
+  } finally {
+    await probe.remove();
+  }
 }
 
 /** Builds `wheels/meshdep-1.0.0-py3-none-any.whl` beside the deps-python fixture (no PyPI here). */

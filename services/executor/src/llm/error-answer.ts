@@ -29,9 +29,12 @@ export async function errorAnswerFailure(
       )
     : undefined;
   const message = upstreamMessage(text);
+  // Redirects are not followed: the key would go wherever the answer points, past the endpoint guard's checks.
+  const redirect =
+    status >= 300 && status <= 399 ? ' (the model endpoint redirected; redirects are not followed)' : '';
   return new AttemptFailure({
     retryable,
-    reason: message ? `HTTP ${status}: ${excerpt(message, MESSAGE_CHARS)}` : `HTTP ${status}`,
+    reason: (message ? `HTTP ${status}: ${excerpt(message, MESSAGE_CHARS)}` : `HTTP ${status}`) + redirect,
     status,
     ...(text === '' ? {} : { body: excerpt(text) }),
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),

@@ -52,6 +52,17 @@ export class LlmResponseError extends LlmError {
 }
 
 /**
+ * The model endpoint is not an address the executor may reach: a private, loopback, link-local or metadata
+ * address (as written, or as its host name resolves) that is not allow-listed, or a scheme other than
+ * http(s). Nothing was sent, so the model key never left; retrying will not change the verdict.
+ */
+export class LlmEndpointDeniedError extends LlmError {
+  override readonly name = 'LlmEndpointDeniedError';
+  readonly code = ErrorCode.FORBIDDEN;
+  readonly retryable = false;
+}
+
+/**
  * The caller's signal aborted the call. `reason` is the signal's reason; the code is
  * DEADLINE_EXCEEDED when that reason is a timeout (as from `AbortSignal.timeout`), else CANCELLED.
  */

@@ -3,6 +3,7 @@
  * retries and cancellation. The loop imports from here only.
  */
 export { OpenAiChatClient, type OpenAiChatClientOptions } from './openai-chat-client.js';
+export { ModelEndpointGuard, type ModelEndpointGuardOptions } from './model-endpoint-guard.js';
 export type {
   AssistantReply,
   ChatRequest,
@@ -13,6 +14,7 @@ export type {
 } from './chat-types.js';
 export {
   LlmAbortedError,
+  LlmEndpointDeniedError,
   LlmError,
   LlmResponseError,
   LlmUnavailableError,

@@ -12,6 +12,7 @@ import { readBufferedAnswer, readEventStream, type AnswerReading } from './answe
 import type { ChatRequest, ChatResult, CompleteOptions } from './chat-types.js';
 import { errorAnswerFailure } from './error-answer.js';
 import { LlmAbortedError, LlmResponseError, LlmUnavailableError } from './errors.js';
+import type { ModelEndpointGuard } from './model-endpoint-guard.js';
 import { DEFAULT_BACKOFF, retryDelayMs, type BackoffOptions } from './retry-policy.js';
 import { MalformedChunkError, StreamAccumulator, type ChunkDeltas } from './stream-accumulator.js';
 
@@ -30,7 +31,13 @@ export interface OpenAiChatClientOptions {
   backoff?: Partial<BackoffOptions>;
   /** A `Retry-After` longer than this is cut to it. Default 60 s. */
   maxRetryAfterMs?: number;
-  /** Default: one keep-alive agent shared by every client in the process. */
+  /**
+   * Checks the endpoint before each attempt and connects through its DNS-pinning agent, so a denied address
+   * (private, loopback, link-local, metadata; not allow-listed) fails with LlmEndpointDeniedError before
+   * anything, the key included, is sent. The executor always passes one; without it nothing is checked.
+   */
+  endpointGuard?: ModelEndpointGuard;
+  /** Default: the endpoint guard's agent, else one keep-alive agent shared by every client in the process. */
   dispatcher?: Dispatcher;
   /** Wall clock, for `Retry-After` dates. */
   now?: () => number;
@@ -54,6 +61,7 @@ function sharedDispatcher(): Agent {
 
 export class OpenAiChatClient {
   private readonly url: string;
+  private readonly endpointGuard: ModelEndpointGuard | undefined;
   private readonly apiKey: string | undefined;
   private readonly timeoutMs: number;
   private readonly idleTimeoutMs: number | undefined;
@@ -83,7 +91,8 @@ export class OpenAiChatClient {
     }
     this.maxRetryAfterMs = options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS;
     if (!(this.maxRetryAfterMs >= 0)) throw new RangeError('maxRetryAfterMs must not be negative');
-    this.dispatcher = options.dispatcher ?? sharedDispatcher();
+    this.endpointGuard = options.endpointGuard;
+    this.dispatcher = options.dispatcher ?? options.endpointGuard?.dispatcher ?? sharedDispatcher();
     this.now = options.now ?? Date.now;
     this.sleep = options.sleep ?? ((ms, signal) => sleepFor(ms, undefined, { signal }));
     this.random = options.random ?? Math.random;
@@ -91,7 +100,7 @@ export class OpenAiChatClient {
 
   /**
    * One model turn. Resolves with the assistant's whole message; rejects with an LlmUnavailableError,
-   * LlmResponseError or LlmAbortedError (or with whatever a callback threw).
+   * LlmResponseError, LlmEndpointDeniedError or LlmAbortedError (or with whatever a callback threw).
    */
   async complete(chatRequest: ChatRequest, options: CompleteOptions = {}): Promise<ChatResult> {
     const { signal } = options;
@@ -114,7 +123,7 @@ export class OpenAiChatClient {
       if (signal?.aborted) throw aborted(signal, attempts - 1);
       let failure: AttemptFailure;
       try {
-        return { ...(await this.attempt(body, signal, emit)), attempts };
+        return { ...(await this.attempt(body, signal, emit, attempts)), attempts };
       } catch (error) {
         if (signal?.aborted) throw aborted(signal, attempts);
         if (!(error instanceof AttemptFailure)) throw error;
@@ -158,7 +167,10 @@ export class OpenAiChatClient {
     body: string,
     signal: AbortSignal | undefined,
     emit: (deltas: ChunkDeltas) => void,
+    attempts: number,
   ): Promise<Omit<ChatResult, 'attempts'>> {
+    // Each attempt: the verdict on a host name can change with its DNS answer; an IP literal never reaches DNS.
+    this.endpointGuard?.check(new URL(this.url), attempts - 1);
     const deadline = new AttemptDeadline(signal, this.timeoutMs, this.idleTimeoutMs);
     const scrub = (text: string): string => this.scrub(text);
     try {
@@ -175,6 +187,8 @@ export class OpenAiChatClient {
           bodyTimeout: this.idleTimeoutMs ?? this.timeoutMs,
         });
       } catch (error) {
+        const denied = this.endpointGuard?.denial(error, attempts - 1);
+        if (denied !== undefined) throw denied;
         throw transportFailure(error, deadline.timedOut, 'request', scrub);
       }
       deadline.touch();

@@ -1,22 +1,13 @@
-// Seed 002 native tools of the executor: the framework (zod-defined tools, their registry, the mirror into
-// `mesh_plugins`, the provider announcements in `mesh_native_providers`) and the tools it ships:
+// Seed 002 native tools of the executor: the framework (zod-defined tools, their registry, the provider
+// announcements in `mesh_native_providers`, which carry the definitions the assembler mirrors into the
+// registry) and the tools it ships:
 // `recall_actions` (seed 004) and `execute_script` (seed 003's generic script tool), plus the runner of
 // canonical SCRIPT tools that shares the script sandbox with it.
 export { defineNativeTool, nativeToolParameters } from './native-tool.js';
 export type { NativeToolContext, NativeToolImplementation, NativeToolSpec } from './native-tool.js';
 export { NativeToolRegistry } from './native-tool-registry.js';
-export { mirrorNativeTools } from './registry-mirror.js';
-export type { MirrorReport } from './registry-mirror.js';
-export {
-  NativeProviderAnnouncer,
-  nativeToolProviders,
-  openNativeProvidersBucket,
-} from './native-providers.js';
-export type {
-  NativeProviderAnnouncement,
-  NativeProviderAnnouncerOptions,
-  NativeProvidersBucketOptions,
-} from './native-providers.js';
+export { NativeProviderAnnouncer, nativeToolProviders } from './native-providers.js';
+export type { NativeProviderAnnouncerOptions } from './native-providers.js';
 export {
   recallActionsTool,
   RecallActionsInput,

@@ -1,50 +1,28 @@
 /**
  * Which running executors provide which native tools: KV `mesh_native_providers`, one key per (class name,
  * executor instance), `<class_name>.<instance>`, in a bucket whose entries expire after a TTL. Each
- * executor announces its classes at start, re-announces them well within the TTL, and deletes them when
- * it stops; a crashed executor's announcements expire on their own.
+ * executor announces its classes, with the definitions of their tools, at start, re-announces them well
+ * within the TTL, and deletes them when it stops; a crashed executor's announcements expire on their own.
  *
- * The registry entry of a native tool says what the tool is; this bucket says whether anybody can run it
- * right now. `nativeToolProviders` is what a reader (the assembler, the management API) asks.
+ * This is the only registry-like bucket an executor writes: the assembler mirrors the announced
+ * definitions into the shared catalogue of `mesh_plugins` (executors may not write the registry), and
+ * this bucket says whether anybody can run a native tool right now. `nativeToolProviders` is what a
+ * reader asks.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { Buckets } from '@agentmesh/protocol';
-import type { JetStreamClient } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
+import {
+  NATIVE_CLASS_NAME_PATTERN as CLASS_NAME_TOKEN,
+  type NativeProviderAnnouncement,
+  type NativeTool,
+} from '@agentmesh/protocol';
+import type { KV } from '@nats-io/kv';
 
-/** What an announcement holds (the key already names class and instance). */
-export interface NativeProviderAnnouncement {
-  readonly class_name: string;
-  readonly executor_id: string;
-  readonly announced_at: string;
-}
-
-export interface NativeProvidersBucketOptions {
-  /** How long an announcement lives without being renewed; used when this executor creates the bucket. */
-  readonly ttlMs: number;
-  readonly replicas?: number;
-}
-
-/** Class names are one KV key token (`defineNativeTool` enforces the same pattern). */
-const CLASS_NAME_TOKEN = /^[A-Za-z][A-Za-z0-9_]{0,127}$/;
 const INSTANCE_TOKEN = /^[A-Za-z0-9_-]{1,96}$/;
 /** Announcements are renewed this many times per TTL, so one missed renewal does not expire them. */
 const RENEWALS_PER_TTL = 3;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-
-/** Opens the bucket, creating it with `ttlMs` when missing (an existing bucket keeps its own TTL). */
-export async function openNativeProvidersBucket(
-  js: JetStreamClient,
-  options: NativeProvidersBucketOptions,
-): Promise<KV> {
-  return new Kvm(js).create(Buckets.NATIVE_PROVIDERS, {
-    history: 1,
-    ttl: options.ttlMs,
-    replicas: options.replicas ?? 1,
-  });
-}
 
 /** The ids of the executors announcing `className` now; empty when none does (or the name is not a class). */
 export async function nativeToolProviders(providers: KV, className: string): Promise<string[]> {
@@ -65,7 +43,8 @@ export async function nativeToolProviders(providers: KV, className: string): Pro
 
 export interface NativeProviderAnnouncerOptions {
   readonly executorId: string;
-  readonly classNames: readonly string[];
+  /** The native tools this executor runs; announced per class. */
+  readonly tools: readonly NativeTool[];
   /** This executor's idea of the TTL; the bucket's own TTL wins when it is shorter. */
   readonly ttlMs: number;
   /** Hears about renewals that failed (the next one tries again). */
@@ -80,12 +59,19 @@ export class NativeProviderAnnouncer {
   #timer: NodeJS.Timeout | undefined;
   #renewal: Promise<void> = Promise.resolve();
 
+  readonly #byClass: ReadonlyMap<string, readonly NativeTool[]>;
+
   private constructor(kv: KV, options: NativeProviderAnnouncerOptions) {
-    for (const className of options.classNames) {
-      if (!CLASS_NAME_TOKEN.test(className)) throw new TypeError(`"${className}" is not a class name token`);
+    const byClass = new Map<string, NativeTool[]>();
+    for (const tool of options.tools) {
+      if (!CLASS_NAME_TOKEN.test(tool.class_name)) {
+        throw new TypeError(`"${tool.class_name}" is not a class name token`);
+      }
+      byClass.set(tool.class_name, [...(byClass.get(tool.class_name) ?? []), tool]);
     }
     this.#kv = kv;
     this.#options = options;
+    this.#byClass = byClass;
     // Executor ids need not be unique (executor-<pid> in two containers): the random part keeps the
     // keys of two instances apart, so one stopping never withdraws the other's announcements.
     this.#instance = `${instanceToken(options.executorId)}_${randomBytes(4).toString('hex')}`;
@@ -107,7 +93,7 @@ export class NativeProviderAnnouncer {
 
   /** The keys this instance writes. */
   get keys(): string[] {
-    return this.#options.classNames.map((className) => `${className}.${this.#instance}`);
+    return [...this.#byClass.keys()].map((className) => `${className}.${this.#instance}`);
   }
 
   /** Stops renewing and withdraws the announcements. */
@@ -122,11 +108,12 @@ export class NativeProviderAnnouncer {
   async #announce(): Promise<void> {
     const announcedAt = new Date().toISOString();
     await Promise.all(
-      this.#options.classNames.map((className) => {
+      [...this.#byClass].map(([className, tools]) => {
         const announcement: NativeProviderAnnouncement = {
           class_name: className,
           executor_id: this.#options.executorId,
           announced_at: announcedAt,
+          tools: [...tools],
         };
         return this.#kv.put(`${className}.${this.#instance}`, encoder.encode(JSON.stringify(announcement)));
       }),

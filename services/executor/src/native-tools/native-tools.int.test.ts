@@ -1,7 +1,7 @@
-// Native tools on real NATS: the registry mirror in `mesh_plugins`, provider announcements in
-// `mesh_native_providers`, and `recall_actions` against a recall stand-in answering on `mesh.recall.actions`.
-import { openMeshBuckets, PluginStore } from '@agentmesh/bus';
-import { Buckets, newTraceId, type HttpTool, type NativeTool } from '@agentmesh/protocol';
+// Native tools on real NATS: provider announcements in `mesh_native_providers` (carrying the definitions the
+// assembler mirrors), and `recall_actions` against a recall stand-in answering on `mesh.recall.actions`.
+import { openNativeProvidersBucket } from '@agentmesh/bus';
+import { Buckets, NativeProviderAnnouncement, newTraceId } from '@agentmesh/protocol';
 import { startTelemetry, taskRootContext, type Telemetry } from '@agentmesh/runtime';
 import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
@@ -15,17 +15,14 @@ import { startRecallStandIn, type RecallStandIn } from '../__fixtures__/recall-s
 import { toolSuccess, type TaskAccount } from '../tools/index.js';
 import {
   defineNativeTool,
-  mirrorNativeTools,
   NativeProviderAnnouncer,
   nativeToolProviders,
-  openNativeProvidersBucket,
   recallActionsTool,
 } from './index.js';
 
 let nats: NatsServer;
 let nc: NatsConnection;
 let js: JetStreamClient;
-let plugins: KV;
 let providers: KV;
 let telemetry: Telemetry;
 
@@ -35,7 +32,6 @@ beforeAll(async () => {
   nats = await startNats();
   nc = await connect({ servers: nats.url });
   js = jetstream(nc);
-  plugins = (await openMeshBuckets(js)).plugins;
   providers = await openNativeProvidersBucket(js, { ttlMs: 60_000 });
 });
 
@@ -45,63 +41,14 @@ afterAll(async () => {
   await telemetry?.shutdown();
 });
 
-const clockTool = (description = 'tells the time', name = 'clock') =>
+const nativeTool = (className: string, name = className.toLowerCase()) =>
   defineNativeTool({
     name,
-    description,
-    className: 'ClockTool',
+    description: `the ${className}`,
+    className,
     input: z.object({ zone: z.string().default('UTC') }),
     run: async () => toolSuccess('12:00'),
   }).definition;
-
-describe('the native tool mirror in mesh_plugins', () => {
-  it("a missing entry is written, an equal one left alone, a changed one updated; readers see the code's definition", async () => {
-    const first = await mirrorNativeTools(plugins, [clockTool()]);
-    const revision = (await plugins.get('clock'))?.revision;
-    const again = await mirrorNativeTools(plugins, [clockTool()]);
-    const changed = await mirrorNativeTools(plugins, [clockTool('tells the time, precisely')]);
-
-    expect(first).toEqual({ written: ['clock'], unchanged: [], refused: [] });
-    expect(again).toEqual({ written: [], unchanged: ['clock'], refused: [] });
-    expect(revision).toBeDefined();
-    expect(changed.written).toEqual(['clock']);
-    expect(await new PluginStore(plugins).get('clock')).toEqual(clockTool('tells the time, precisely'));
-  });
-
-  it('executors starting together with one definition write it once between them', async () => {
-    const tool = clockTool('shared', 'shared_clock');
-    const reports = await Promise.all(Array.from({ length: 4 }, () => mirrorNativeTools(plugins, [tool])));
-
-    expect(reports.flatMap((report) => report.written)).toEqual(['shared_clock']);
-    expect(reports.flatMap((report) => report.unchanged)).toHaveLength(3);
-    expect(await new PluginStore(plugins).get('shared_clock')).toEqual(tool);
-  });
-
-  it('an HTTP plugin holding the name is not overwritten: the native tool is reported as refused', async () => {
-    const plugin: HttpTool = {
-      type: 'HTTP',
-      name: 'taken_name',
-      description: 'somebody else',
-      parameters: { type: 'object', properties: {} },
-      execution: { method: 'GET', url: 'http://127.0.0.1:9/x' },
-    };
-    await new PluginStore(plugins).put(plugin);
-    const report = await mirrorNativeTools(plugins, [clockTool('x', 'taken_name')]);
-
-    expect(report.refused).toEqual([{ name: 'taken_name', holder: 'a HTTP tool' }]);
-    expect(await new PluginStore(plugins).get('taken_name')).toEqual(plugin);
-  });
-
-  it("a broken entry under a native tool's name is repaired", async () => {
-    await plugins.put('repaired_clock', new TextEncoder().encode('{"type":"NATIVE"'));
-    const report = await mirrorNativeTools(plugins, [clockTool('x', 'repaired_clock')]);
-
-    expect(report.written).toEqual(['repaired_clock']);
-    expect((await new PluginStore(plugins).get('repaired_clock')) as NativeTool).toMatchObject({
-      class_name: 'ClockTool',
-    });
-  });
-});
 
 describe('native tool providers in mesh_native_providers', () => {
   it('an executor announces its classes while it runs and withdraws them when it stops; two instances of one id are told apart', async () => {
@@ -110,13 +57,13 @@ describe('native tool providers in mesh_native_providers', () => {
     };
     const a = await NativeProviderAnnouncer.start(providers, {
       executorId: 'executor-1',
-      classNames: ['RecallActionsTool', 'ExecuteScriptTool'],
+      tools: [nativeTool('RecallActionsTool'), nativeTool('ExecuteScriptTool')],
       ttlMs: 60_000,
       onError,
     });
     const b = await NativeProviderAnnouncer.start(providers, {
       executorId: 'executor-1',
-      classNames: ['RecallActionsTool'],
+      tools: [nativeTool('RecallActionsTool')],
       ttlMs: 60_000,
       onError,
     });
@@ -125,6 +72,10 @@ describe('native tool providers in mesh_native_providers', () => {
     expect(await nativeToolProviders(providers, 'ExecuteScriptTool')).toEqual(['executor-1']);
     expect(await nativeToolProviders(providers, 'DeepSearchTool')).toEqual([]);
     expect(await nativeToolProviders(providers, '>')).toEqual([]);
+    // Each announcement carries the definitions of its class's tools, for the assembler to mirror.
+    const [key] = a.keys;
+    const announced = NativeProviderAnnouncement.parse((await providers.get(key!))?.json());
+    expect(announced.tools).toEqual([nativeTool('RecallActionsTool')]);
 
     await a.stop();
     expect(await nativeToolProviders(providers, 'ExecuteScriptTool')).toEqual([]);

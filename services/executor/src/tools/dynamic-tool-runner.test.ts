@@ -150,6 +150,58 @@ describe('DynamicToolRunner', () => {
     expect(proxy.requests).toHaveLength(0);
   });
 
+  it.each([
+    ['the model', '..'],
+    ['the model', '%2e'],
+    ['fixed_params', '.'],
+  ] as const)(
+    'when %s puts %j into a path placeholder of api_url, the model gets INVALID_REQUEST and nothing is sent',
+    async (source, value) => {
+      const args = source === 'the model' ? { kn_id: value } : {};
+      const fixedPath = source === 'fixed_params' ? { kn_id: value } : {};
+      const tool = withFixed(
+        { header: SEED_HEADERS, path: { ot_id: 'o', ...fixedPath } },
+        `${proxy.url}/kn/{kn_id}/object-types/{ot_id}`,
+      );
+
+      const outcome = await runner.run(tool, args, ctx);
+
+      expect(outcome.ok).toBe(false);
+      if (outcome.ok) return;
+      expect(outcome.error.code).toBe('INVALID_REQUEST');
+      expect(outcome.error.message).toContain('kn_id would make a "." or ".." path segment');
+      expect(proxy.requests).toHaveLength(0);
+    },
+  );
+
+  const hostHeaderSchema = { parameters: [{ name: 'Host', in: 'header', schema: { type: 'string' } }] };
+  it.each([
+    ['fixed_params', { ...SEED_HEADERS, Host: 'internal.example' }, undefined, {}],
+    ['fixed_params', { ...SEED_HEADERS, 'Transfer-Encoding': 'chunked' }, undefined, {}],
+    [
+      'a model argument declared as a header by original_schema',
+      SEED_HEADERS,
+      hostHeaderSchema,
+      { Host: 'internal.example' },
+    ],
+  ] as const)(
+    'when %s aims at a header that routes or frames the request, the model gets FORBIDDEN and nothing is sent',
+    async (_source, header, originalSchema, args) => {
+      const tool = {
+        ...withFixed({ header }),
+        ...(originalSchema === undefined ? {} : { original_schema: originalSchema }),
+      };
+
+      const outcome = await runner.run(tool, { kn_id: 'k', ot_id: 'o', ...args }, ctx);
+
+      expect(outcome.ok).toBe(false);
+      if (outcome.ok) return;
+      expect(outcome.error.code).toBe('FORBIDDEN');
+      expect(outcome.error.message).toContain('cannot be set from a tool call');
+      expect(proxy.requests).toHaveLength(0);
+    },
+  );
+
   it('when the proxy answers 502, the model gets TOOL_ERROR with the status and a body excerpt', async () => {
     const outcome = await runner.run(withFixed({ header: SEED_HEADERS }, `${proxy.url}/broken`), {}, ctx);
 

@@ -113,7 +113,7 @@ function singleHeader(value: string | string[] | undefined): string | undefined 
 }
 
 /** The guard's denial raised inside the socket's lookup, wherever undici wrapped it. */
-function findDenial(error: unknown): OutboundRequestDeniedError | undefined {
+export function findDenial(error: unknown): OutboundRequestDeniedError | undefined {
   for (let current = error, depth = 0; current instanceof Error && depth < 5; depth += 1) {
     if (current instanceof OutboundRequestDeniedError) return current;
     current = current.cause;

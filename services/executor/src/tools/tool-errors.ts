@@ -22,6 +22,23 @@ export class InvalidToolArgumentsError extends ToolCallError {
   readonly code = ErrorCode.INVALID_REQUEST;
 }
 
+/**
+ * A tool argument (or a dynamic tool's fixed parameter) aimed at a header that routes or frames the request
+ * (Host, Connection, Content-Length, Transfer-Encoding, Proxy-*, ...): those are the HTTP client's to set.
+ */
+export class ProtectedHeaderError extends ToolCallError {
+  readonly code = ErrorCode.FORBIDDEN;
+  readonly header: string;
+
+  constructor(name: string) {
+    super(
+      `header ${name} cannot be set from a tool call: headers that route or frame the request (Host, Connection, Content-Length, Transfer-Encoding, Proxy-*, ...) are the HTTP client's own`,
+      { detail: { header: name.toLowerCase() } },
+    );
+    this.header = name.toLowerCase();
+  }
+}
+
 /** The tool definition itself cannot be executed (unsupported content type, path argument without placeholder). */
 export class ToolDefinitionError extends ToolCallError {
   readonly code = ErrorCode.TOOL_ERROR;

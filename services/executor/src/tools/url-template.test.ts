@@ -20,4 +20,26 @@ describe('fillUrlTemplate', () => {
     expect(fill).toThrow(InvalidToolArgumentsError);
     expect(fill).toThrow('missing path arguments: a, b, c');
   });
+
+  it.each(['..', '.', '%2e', '.%2E', '%2E%2e'])(
+    'when a path value is %j, it is refused as INVALID_REQUEST naming the argument (it would be a dot segment)',
+    (value) => {
+      const fill = () => fillUrlTemplate('https://x.test/echo/{id}/profile', { id: value });
+
+      expect(fill).toThrow(InvalidToolArgumentsError);
+      expect(fill).toThrow(/path argument id would make a "\." or "\.\." path segment/);
+    },
+  );
+
+  it('when two placeholders together fill one segment with "..", both are named', () => {
+    expect(() => fillUrlTemplate('https://x.test/{a}{b}/z', { a: '.', b: '.' })).toThrow(
+      'path arguments a, b would make',
+    );
+  });
+
+  it('when a value only looks like dots ("...", ".env", "a..b"), it is kept', () => {
+    for (const value of ['...', '.env', 'a..b']) {
+      expect(fillUrlTemplate('https://x.test/f/{name}', { name: value })).toBe(`https://x.test/f/${value}`);
+    }
+  });
 });

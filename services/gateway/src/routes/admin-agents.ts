@@ -1,36 +1,60 @@
 /**
  * Agents (workflow_id → system prompt, model, bound tools, limits) in KV `mesh_agents`:
  * `GET /agents`, `GET|PUT|DELETE /agents/:workflow_id`, `POST /agents` (409 when it exists).
- * A model key in clear is refused: agents name the credential that holds it.
+ * Writes go to the caller's registry scope (its account, or the shared catalogue for an admin naming no
+ * account); reads by an account caller see its own agents and the shared ones behind them, each labelled
+ * with `scope`. A model key in clear is refused: agents name the credential that holds it.
  */
-import { AgentDefinition } from '@agentmesh/protocol';
-import type { AgentStore } from '@agentmesh/bus';
+import { AgentDefinition, WorkflowId } from '@agentmesh/protocol';
+import { SHARED_CATALOGUE, type AgentStore } from '@agentmesh/bus';
 import type { FastifyInstance } from 'fastify';
 import { Conflict, InvalidRequest, NotFound, Rejection, sendRejection } from '../errors.js';
+import {
+  definitionName,
+  labelled,
+  registryScopeOf,
+  sharedCatalogueIsReadOnly,
+} from './registry-scope-replies.js';
 
 interface AgentParams {
   Params: { workflow_id: string };
 }
 
 export function registerAgentRoutes(app: FastifyInstance, agents: AgentStore): void {
-  app.get('/agents', async () => ({ agents: await agents.list() }));
+  app.get('/agents', async (request) => {
+    const scope = registryScopeOf(request);
+    const own = (await agents.list(scope)).map((agent) => labelled(agent, scope));
+    if (scope.kind === 'shared') return { agents: own };
+    const ownIds = new Set(own.map((agent) => agent.workflow_id));
+    const shared = (await agents.list(SHARED_CATALOGUE))
+      .filter((agent) => !ownIds.has(agent.workflow_id))
+      .map((agent) => labelled(agent, SHARED_CATALOGUE));
+    return { agents: [...own, ...shared] };
+  });
 
   app.get<AgentParams>('/agents/:workflow_id', async (request, reply) => {
-    const agent = await agents.get(request.params.workflow_id);
-    return agent ?? sendRejection(reply, new NotFound(`no agent ${request.params.workflow_id}`));
+    const id = definitionName(WorkflowId, request.params.workflow_id, 'workflow_id');
+    if (id instanceof Rejection) return sendRejection(reply, id);
+    const scope = registryScopeOf(request);
+    const found =
+      scope.kind === 'account'
+        ? await agents.resolve(scope.accountId, id)
+        : await agents.get(scope, id).then((agent) => agent && { agent, scope });
+    return found ? labelled(found.agent, found.scope) : sendRejection(reply, new NotFound(`no agent ${id}`));
   });
 
   app.post('/agents', async (request, reply) => {
     const agent = parseAgent(request.body);
     if (agent instanceof Rejection) return sendRejection(reply, agent);
-    if (await agents.get(agent.workflow_id)) {
+    if (await agents.get(registryScopeOf(request), agent.workflow_id)) {
       return sendRejection(reply, new Conflict(`agent ${agent.workflow_id} exists; PUT replaces it`));
     }
-    return reply.code(201).send(await agents.put(agent));
+    return reply.code(201).send(await agents.put(registryScopeOf(request), agent));
   });
 
   app.put<AgentParams>('/agents/:workflow_id', async (request, reply) => {
-    const { workflow_id: workflowId } = request.params;
+    const workflowId = definitionName(WorkflowId, request.params.workflow_id, 'workflow_id');
+    if (workflowId instanceof Rejection) return sendRejection(reply, workflowId);
     const agent = parseAgent(withDefault(request.body, 'workflow_id', workflowId));
     if (agent instanceof Rejection) return sendRejection(reply, agent);
     if (agent.workflow_id !== workflowId) {
@@ -39,13 +63,19 @@ export function registerAgentRoutes(app: FastifyInstance, agents: AgentStore): v
         new InvalidRequest(`workflow_id: the body names ${agent.workflow_id}, the path ${workflowId}`),
       );
     }
-    const existed = (await agents.get(workflowId)) !== undefined;
-    return reply.code(existed ? 200 : 201).send(await agents.put(agent));
+    const existed = (await agents.get(registryScopeOf(request), workflowId)) !== undefined;
+    return reply.code(existed ? 200 : 201).send(await agents.put(registryScopeOf(request), agent));
   });
 
   app.delete<AgentParams>('/agents/:workflow_id', async (request, reply) => {
-    if (await agents.delete(request.params.workflow_id)) return reply.code(204).send();
-    return sendRejection(reply, new NotFound(`no agent ${request.params.workflow_id}`));
+    const id = definitionName(WorkflowId, request.params.workflow_id, 'workflow_id');
+    if (id instanceof Rejection) return sendRejection(reply, id);
+    const scope = registryScopeOf(request);
+    if (await agents.delete(scope, id)) return reply.code(204).send();
+    if (scope.kind === 'account' && (await agents.get(SHARED_CATALOGUE, id)) !== undefined) {
+      return sendRejection(reply, sharedCatalogueIsReadOnly('agent', id));
+    }
+    return sendRejection(reply, new NotFound(`no agent ${id}`));
   });
 }
 

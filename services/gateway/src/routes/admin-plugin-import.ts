@@ -1,6 +1,6 @@
 /**
  * `POST /v1/admin/plugins/import`: an OpenAPI 3.0/3.1 or Swagger 2.0 document becomes one HTTP plugin per
- * operation in KV `mesh_plugins` (see ../plugin-import/). A plugin of the same name is replaced — an
+ * operation in KV `mesh_plugins` (see ../plugin-import/), in the caller's registry scope. A plugin of the same name is replaced — an
  * import is how a changed API is brought up to date — and the answer says which existed; `dry_run`
  * answers the same without storing, plus the plugins themselves. Its body limit is its own (documents
  * are large); the management plane's check of the caller runs before the body is read.
@@ -10,6 +10,7 @@ import type { HttpTool } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
 import type { FastifyInstance } from 'fastify';
 import { InvalidRequest, Rejection, sendRejection } from '../errors.js';
+import { registryScopeOf } from './registry-scope-replies.js';
 import { planPluginImport, type SkippedOperation } from '../plugin-import/import-plan.js';
 import { PluginImportRequest } from '../plugin-import/import-request.js';
 
@@ -45,8 +46,8 @@ export function registerPluginImportRoute(app: FastifyInstance, deps: PluginImpo
     await forEachBatch(plan.tools, STORE_CONCURRENCY, async (tool) => {
       const operation = tool.origin?.id ?? tool.name;
       try {
-        const existed = (await deps.plugins.get(tool.name)) !== undefined;
-        if (!dryRun) await deps.plugins.put(tool);
+        const existed = (await deps.plugins.get(registryScopeOf(request), tool.name)) !== undefined;
+        if (!dryRun) await deps.plugins.put(registryScopeOf(request), tool);
         imported.push(describe(tool, operation, existed));
       } catch (error) {
         deps.log.warn({ err: error, plugin: tool.name }, 'imported plugin not stored');

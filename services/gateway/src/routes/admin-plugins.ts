@@ -3,11 +3,20 @@
  * 001 tool, a seed 003 `*.tool.json`, a seed 004 dynamic tool or the canonical form; its format is
  * recognised and converted. `GET /plugins`, `GET|PUT|DELETE /plugins/:name` (the canonical function
  * name), `POST /plugins` (409 when a tool of that name exists). Writes answer `{format, tool}`.
+ * Writes go to the caller's registry scope (its account, or the shared catalogue for an admin naming no
+ * account); reads by an account caller see its own tools and the shared ones behind them, each labelled
+ * with `scope`.
  */
-import { filterTools, importToolDefinition, type ToolDefinition } from '@agentmesh/protocol';
-import type { PluginStore } from '@agentmesh/bus';
+import { filterTools, FunctionName, importToolDefinition, type ToolDefinition } from '@agentmesh/protocol';
+import { SHARED_CATALOGUE, type PluginStore } from '@agentmesh/bus';
 import type { FastifyInstance } from 'fastify';
 import { Conflict, InvalidRequest, NotFound, Rejection, sendRejection } from '../errors.js';
+import {
+  definitionName,
+  labelled,
+  registryScopeOf,
+  sharedCatalogueIsReadOnly,
+} from './registry-scope-replies.js';
 
 interface PluginParams {
   Params: { name: string };
@@ -18,31 +27,53 @@ const FORMATS =
 
 export function registerPluginRoutes(app: FastifyInstance, plugins: PluginStore): void {
   // `?tag=` and `?namespace=` filter by seed 003 tags and by the namespace of the tool's id.
-  app.get<{ Querystring: { tag?: string; namespace?: string } }>('/plugins', async (request) => ({
-    plugins: filterTools(await plugins.list(), {
-      tag: request.query.tag,
-      namespace: request.query.namespace,
-    }),
-  }));
+  app.get<{ Querystring: { tag?: string; namespace?: string } }>('/plugins', async (request) => {
+    const scope = registryScopeOf(request);
+    const own = await plugins.list(scope);
+    const ownNames = new Set(own.map((tool) => tool.name));
+    const shared =
+      scope.kind === 'shared'
+        ? []
+        : (await plugins.list(SHARED_CATALOGUE)).filter((tool) => !ownNames.has(tool.name));
+    const filter = { tag: request.query.tag, namespace: request.query.namespace };
+    return {
+      plugins: [
+        ...filterTools(own, filter).map((tool) => labelled(tool, scope)),
+        ...filterTools(shared, filter).map((tool) => labelled(tool, SHARED_CATALOGUE)),
+      ],
+    };
+  });
 
   app.get<PluginParams>('/plugins/:name', async (request, reply) => {
-    const tool = await plugins.get(request.params.name);
-    return tool ?? sendRejection(reply, new NotFound(`no plugin ${request.params.name}`));
+    const name = definitionName(FunctionName, request.params.name, 'name');
+    if (name instanceof Rejection) return sendRejection(reply, name);
+    const scope = registryScopeOf(request);
+    const found =
+      scope.kind === 'account'
+        ? await plugins.resolve(scope.accountId, name)
+        : await plugins.get(scope, name).then((tool) => tool && { tool, scope });
+    return found
+      ? labelled(found.tool, found.scope)
+      : sendRejection(reply, new NotFound(`no plugin ${name}`));
   });
 
   app.post('/plugins', async (request, reply) => {
     const imported = importTool(request.body);
     if (imported instanceof Rejection) return sendRejection(reply, imported);
-    if (await plugins.get(imported.tool.name)) {
+    if (await plugins.get(registryScopeOf(request), imported.tool.name)) {
       return sendRejection(reply, new Conflict(`plugin ${imported.tool.name} exists; PUT replaces it`));
     }
-    return reply.code(201).send({ format: imported.format, tool: await plugins.put(imported.tool) });
+    return reply
+      .code(201)
+      .send({ format: imported.format, tool: await plugins.put(registryScopeOf(request), imported.tool) });
   });
 
   app.put<PluginParams>('/plugins/:name', async (request, reply) => {
+    const pathName = definitionName(FunctionName, request.params.name, 'name');
+    if (pathName instanceof Rejection) return sendRejection(reply, pathName);
     const imported = importTool(request.body);
     if (imported instanceof Rejection) return sendRejection(reply, imported);
-    if (imported.tool.name !== request.params.name) {
+    if (imported.tool.name !== pathName) {
       return sendRejection(
         reply,
         new InvalidRequest(
@@ -50,15 +81,18 @@ export function registerPluginRoutes(app: FastifyInstance, plugins: PluginStore)
         ),
       );
     }
-    const existed = (await plugins.get(imported.tool.name)) !== undefined;
+    const scope = registryScopeOf(request);
+    const existed = (await plugins.get(scope, imported.tool.name)) !== undefined;
     return reply
       .code(existed ? 200 : 201)
-      .send({ format: imported.format, tool: await plugins.put(imported.tool) });
+      .send({ format: imported.format, tool: await plugins.put(scope, imported.tool) });
   });
 
   app.delete<PluginParams>('/plugins/:name', async (request, reply) => {
-    const { name } = request.params;
-    const sourceFile = await plugins.sourceFile(name);
+    const name = definitionName(FunctionName, request.params.name, 'name');
+    if (name instanceof Rejection) return sendRejection(reply, name);
+    const scope = registryScopeOf(request);
+    const sourceFile = await plugins.sourceFile(scope, name);
     if (sourceFile !== undefined) {
       // The assembler would write it back from its file at its next sync of the directory.
       return sendRejection(
@@ -69,7 +103,10 @@ export function registerPluginRoutes(app: FastifyInstance, plugins: PluginStore)
         ),
       );
     }
-    if (await plugins.delete(name)) return reply.code(204).send();
+    if (await plugins.delete(scope, name)) return reply.code(204).send();
+    if (scope.kind === 'account' && (await plugins.get(SHARED_CATALOGUE, name)) !== undefined) {
+      return sendRejection(reply, sharedCatalogueIsReadOnly('plugin', name));
+    }
     return sendRejection(reply, new NotFound(`no plugin ${name}`));
   });
 }

@@ -1,13 +1,26 @@
 /**
  * The management plane (seed 002: management REST kept apart from inference), under `/v1/admin`:
- * agents, plugins (one by one, or imported from an OpenAPI document), users' credentials and API keys. Only admin keys and trusted internal callers get
- * in; the check runs before the body is read.
+ * agents, plugins (one by one, or imported from an OpenAPI document), users' credentials and API keys.
+ * Only admin keys and trusted internal callers get in; the check runs before the body is read.
+ *
+ * Tenancy: a caller naming an account (`x-account-id`, required of trusted callers) manages that account
+ * only: its own agents and plugins (reading the shared catalogue behind them), its users' credentials,
+ * its API keys. The shared catalogue, which every account's runs fall back on, is written only with an
+ * admin key that names no account. So no caller confined to one account can change what another runs.
  */
-import type { AgentStore, ApiKeyStore, CredentialStore, PluginStore } from '@agentmesh/bus';
+import {
+  accountScope,
+  SHARED_CATALOGUE,
+  type AgentStore,
+  type ApiKeyStore,
+  type CredentialStore,
+  type PluginStore,
+  type RegistryScope,
+} from '@agentmesh/bus';
 import type { Logger } from '@agentmesh/runtime';
 import type { FastifyInstance } from 'fastify';
-import { CallerKind, requirePrivileged } from '../auth.js';
-import { Rejection, sendRejection } from '../errors.js';
+import { CallerKind, requirePrivileged, type Caller } from '../auth.js';
+import { Forbidden, Rejection, sendRejection } from '../errors.js';
 import { registerAgentRoutes } from './admin-agents.js';
 import { registerApiKeyRoutes } from './admin-api-keys.js';
 import { registerCredentialRoutes } from './admin-credentials.js';
@@ -30,23 +43,41 @@ export interface ManagementRouteDeps {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The account a trusted caller named, when it named one: it may only manage that account. */
+    /** The account the caller named, when it named one: it may only manage that account. */
     managedAccount?: string;
+    /**
+     * Where the caller's agent and plugin writes go: its account, or (admin naming none) the shared
+     * catalogue. Set by the management plane's hook; routes read it with `registryScopeOf`.
+     */
+    registryScope?: RegistryScope;
   }
+}
+
+/** The account a management caller is confined to and the registry scope it writes, or why it may not. */
+export function managementScope(caller: Caller): { account?: string; scope: RegistryScope } | Rejection {
+  if (caller.accountId !== undefined) {
+    return { account: caller.accountId, scope: accountScope(caller.accountId) };
+  }
+  if (caller.kind === CallerKind.ADMIN) return { scope: SHARED_CATALOGUE };
+  return new Forbidden(
+    'a trusted caller manages the account it names in x-account-id; the shared catalogue is written with an admin key only',
+  );
 }
 
 export function registerManagementRoutes(app: FastifyInstance, deps: ManagementRouteDeps): void {
   void app.register(
     async (admin) => {
       admin.decorateRequest('managedAccount', undefined);
+      admin.decorateRequest('registryScope', undefined);
       admin.addHook('onRequest', async (request, reply) => {
         const caller = await deps.authenticate(request);
         const privileged =
           caller instanceof Rejection ? caller : requirePrivileged(caller, 'the management plane');
         if (privileged instanceof Rejection) return sendRejection(reply, privileged);
-        if (privileged.kind === CallerKind.TRUSTED && privileged.accountId !== undefined) {
-          request.managedAccount = privileged.accountId;
-        }
+        const scope = managementScope(privileged);
+        if (scope instanceof Rejection) return sendRejection(reply, scope);
+        if (scope.account !== undefined) request.managedAccount = scope.account;
+        request.registryScope = scope.scope;
       });
       registerAgentRoutes(admin, deps.agents);
       registerPluginRoutes(admin, deps.plugins);

@@ -5,6 +5,7 @@
 import { ActionQueryResponse, type UniqueIdentity } from '@agentmesh/protocol';
 import { UpstreamFailure, UpstreamUnavailableError } from '../recall-errors.js';
 import { accountHeaders, type Account } from './account-headers.js';
+import { pathSegment } from './path-segment.js';
 import type { UpstreamClient } from './upstream-client.js';
 
 export const ONTOLOGY_QUERY = 'ontology-query';
@@ -16,11 +17,10 @@ export interface ActionQuery {
   account: Account;
 }
 
-/** `/api/ontology-query/v1/knowledge-networks/{kn_id}/action-types/{at_id}`, ids percent-encoded. */
+/** `/api/ontology-query/v1/knowledge-networks/{kn_id}/action-types/{at_id}`, ids percent-encoded (never dot segments). */
 export function actionQueryPath(knId: string, atId: string): string {
   return (
-    `/api/ontology-query/v1/knowledge-networks/${encodeURIComponent(knId)}` +
-    `/action-types/${encodeURIComponent(atId)}`
+    `/api/ontology-query/v1/knowledge-networks/${pathSegment(knId)}` + `/action-types/${pathSegment(atId)}`
   );
 }
 

@@ -6,6 +6,7 @@ import { ToolDetailResponse } from '@agentmesh/protocol';
 import { z } from 'zod';
 import { UpstreamFailure, UpstreamUnavailableError } from '../recall-errors.js';
 import { accountHeaders, type Account } from './account-headers.js';
+import { pathSegment } from './path-segment.js';
 import type { UpstreamClient } from './upstream-client.js';
 
 export const OPERATOR_INTEGRATION = 'agent-operator-integration';
@@ -31,8 +32,8 @@ export class ToolBox {
   /** GET `/api/agent-operator-integration/internal-v1/tool-box/{box_id}/tool/{tool_id}`. */
   async toolDetail(tool: ToolRef, account: Account): Promise<ToolDetail> {
     const path =
-      `/api/agent-operator-integration/internal-v1/tool-box/${encodeURIComponent(tool.boxId)}` +
-      `/tool/${encodeURIComponent(tool.toolId)}`;
+      `/api/agent-operator-integration/internal-v1/tool-box/${pathSegment(tool.boxId)}` +
+      `/tool/${pathSegment(tool.toolId)}`;
     const answer = await this.client.requestJson({
       method: 'GET',
       path,
