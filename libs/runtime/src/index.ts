@@ -5,6 +5,8 @@ export { isSecretKey, REDACTED, redactSecrets, SECRET_KEYS } from './redaction.j
 export type { Logger, LoggerOptions } from './logger.js';
 export { connectNats, defaultInboxPrefix, natsConnectionOptions } from './nats-connection.js';
 export type { NatsConnectionOptions, NatsSettings } from './nats-connection.js';
+export { logWaitingForResource } from './resource-wait.js';
+export type { WaitedResource } from './resource-wait.js';
 export { runService } from './service.js';
 export type { RunningService, ServiceContext, ServiceDefinition } from './service.js';
 export { startTelemetry } from './telemetry.js';
