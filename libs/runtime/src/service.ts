@@ -3,7 +3,12 @@
  * to NATS, start, and on SIGTERM/SIGINT stop the service's own work first, then drain the NATS
  * connection, flush telemetry and exit.
  */
-import { connect, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node';
+import {
+  connect,
+  PermissionViolationError,
+  type NatsConnection,
+  type NodeConnectionOptions,
+} from '@nats-io/transport-node';
 import type { z } from 'zod';
 import { baseConfigSchema, ConfigError, loadConfig, type BaseConfig } from './config.js';
 import { createLogger, type Logger } from './logger.js';
@@ -80,6 +85,7 @@ export async function runService<S extends z.ZodType<BaseConfig>>(
 
   try {
     nc = await connect(natsOptions);
+    reportRefusals(nc, log);
     if (stopping) return;
     running = await definition.start({ config, log, nc });
   } catch (error) {
@@ -87,4 +93,20 @@ export async function runService<S extends z.ZodType<BaseConfig>>(
     process.exit(1);
   }
   if (!stopping) log.info({ nats: nc.getServer(), inbox_prefix: natsOptions.inboxPrefix }, 'service ready');
+}
+
+/**
+ * Logs every operation the server refuses (a permission violation): nats.js reports one that no request
+ * waits for (a plain publish, a subscription) only on the status stream, and a missing permission
+ * should show in the service's own log, not only in the server's.
+ */
+function reportRefusals(nc: NatsConnection, log: Logger): void {
+  void (async () => {
+    for await (const status of nc.status()) {
+      if (status.type === 'error' && status.error instanceof PermissionViolationError) {
+        const { operation, subject, queue } = status.error;
+        log.warn({ operation, subject, ...(queue ? { queue } : {}) }, 'NATS refused an operation');
+      }
+    }
+  })();
 }
