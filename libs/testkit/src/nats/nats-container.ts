@@ -51,7 +51,11 @@ export async function startNatsContainer(
     .withCopyDirectoriesToContainer(spec.config ? [{ source: spec.config.dir, target: CONFIG_DIR }] : [])
     .withCopyFilesToContainer([...(extras.files ?? [])])
     .withEnvironment({ ...spec.config?.environment, ...extras.environment })
-    .withCommand([...configArgs, ...spec.args, ...(spec.jetstream ? ['--store_dir', STORE_DIR] : [])])
+    .withCommand([
+      ...configArgs,
+      ...spec.args,
+      ...(spec.jetstream && !spec.config?.setsStoreDir ? ['--store_dir', STORE_DIR] : []),
+    ])
     .withLabels({ [TESTKIT_LABEL]: 'nats', [`${TESTKIT_LABEL}.server`]: spec.name })
     .withWaitStrategy(Wait.forLogMessage(SERVER_READY_LOG))
     .withStartupTimeout(spec.startupTimeoutMs)

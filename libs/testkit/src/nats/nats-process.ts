@@ -60,7 +60,7 @@ class NatsProcess implements NatsRuntime {
     const args = [
       ...(config ? ['-c', join(config.dir, config.file)] : []),
       ...this.spec.args,
-      ...(this.spec.jetstream ? ['--store_dir', this.storeDir] : []),
+      ...(this.spec.jetstream && !config?.setsStoreDir ? ['--store_dir', this.storeDir] : []),
     ];
     const child = spawn(this.binary, args, {
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -30,6 +30,11 @@ export interface NatsServerConfig {
   /** Relative to `dir`; includes in it are resolved relative to it, as nats-server does. */
   file: string;
   environment?: Readonly<Record<string, string>>;
+  /**
+   * The file sets `jetstream { store_dir }` itself (relative paths resolve against `dir`), so the test
+   * kit passes no `--store_dir`: nats-server refuses the setting twice.
+   */
+  setsStoreDir?: boolean;
 }
 
 export interface NatsRuntime {
