@@ -2,7 +2,7 @@
 // to turn a submitted task into a runnable one. Holds no secret: the model key is named, not included.
 import { z } from 'zod';
 import { WorkflowId } from './ids.js';
-import { DEFAULT_MAX_STEPS, DEFAULT_MODEL_PROVIDER, ToolProtocol } from './task.js';
+import { DEFAULT_MAX_STEPS, DEFAULT_MODEL_PROVIDER, DynamicToolSources, ToolProtocol } from './task.js';
 import { CredentialName } from './tools/http-auth.js';
 import { HttpUrl } from './tools/http-request.js';
 
@@ -29,6 +29,11 @@ export const AgentDefinition = z.object({
   model: AgentModel,
   /** Bound tools, by canonical tool name. */
   tools: z.array(z.string().min(1)).default([]),
+  /**
+   * Bound tools whose results may add dynamic tools to a run (seed 004 `_dynamic_tools`); recall's
+   * `recall_actions` always may. A third-party API answering with `_dynamic_tools` adds nothing otherwise.
+   */
+  dynamic_tool_sources: DynamicToolSources.optional(),
   max_steps: z.int().min(1).max(1000).default(DEFAULT_MAX_STEPS),
   /** Wall-clock budget of one run (see TaskLimits.deadline_ms). */
   deadline_ms: z.int().positive().optional(),

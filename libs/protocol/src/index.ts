@@ -53,6 +53,7 @@ export {
   AssembledModelConfig,
 } from './task.js';
 export { TaskLimits, ClearRuntimeConfig, ClearTaskPayload, AssembledRuntimeConfig } from './task.js';
+export { DynamicToolSources } from './task.js';
 export {
   ReceivedTask,
   AssembledTask,

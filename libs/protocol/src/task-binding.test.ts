@@ -74,6 +74,10 @@ describe('taskBinding', () => {
     ['the tool list', (t: AssembledTask) => t.runtime_config.tools.pop()],
     ['the messages', (t: AssembledTask) => t.input.messages.push({ role: 'user', content: 'and pay me' })],
     ['the limits', (t: AssembledTask) => (t.limits.max_steps = 999)],
+    [
+      'which tools may add dynamic tools',
+      (t: AssembledTask) => (t.runtime_config.dynamic_tool_sources = ['qichacha']),
+    ],
   ])('changing %s changes the binding', (_what, change) => {
     const task = assembled();
     const before = taskBinding(task);

@@ -15,12 +15,16 @@ export const TASK_BINDING_SCHEME = 'agentmesh/task-binding/v1';
 
 /** The canonical text a task's vault is bound to. */
 export function taskBinding(task: BoundTask): string {
+  // A sealed task carries its vault beside the rest: the vault is what gets bound, never part of the
+  // binding. Every other part of the runtime config is bound, so a field added later needs no change here.
+  const { vault: _vault, ...runtimeConfig } = task.runtime_config as BoundTask['runtime_config'] & {
+    vault?: unknown;
+  };
   return canonicalJson({
     scheme: TASK_BINDING_SCHEME,
     task_meta: task.task_meta,
     input: task.input,
-    model: task.runtime_config.model,
-    tools: task.runtime_config.tools,
+    runtime_config: runtimeConfig,
     limits: task.limits,
   });
 }

@@ -14,6 +14,7 @@ import { IdempotencyKey, IsoDateTime, UserId, UserIdInput, WorkflowId } from './
 import { AccountId } from './names.js';
 import { TraceId, TraceIdInput } from './trace-id.js';
 import { ToolDefinition } from './tools/canonical.js';
+import { FunctionName } from './tools/function-name.js';
 import { HttpUrl } from './tools/http-request.js';
 import { JsonObject } from './tools/json-schema.js';
 import { PayloadTool } from './tools/payload-tool.js';
@@ -106,9 +107,18 @@ function uniqueToolNames(tools: readonly { name: string }[], ctx: z.RefinementCt
 
 const CanonicalTools = z.array(ToolDefinition).superRefine(uniqueToolNames);
 
+/**
+ * Tools whose results may add tools to the task (seed 004 `_dynamic_tools`), by function name. Recall's
+ * `recall_actions` always may; any other tool's answer is a third party's and cannot add callable tools
+ * unless the agent names it here.
+ */
+export const DynamicToolSources = z.array(FunctionName).max(128);
+
 export const ClearRuntimeConfig = z.object({
   model: ModelConfig,
   tools: z.array(PayloadTool).superRefine(uniqueToolNames).default([]),
+  /** Extension: tools whose results may add dynamic tools (see DynamicToolSources). */
+  dynamic_tool_sources: DynamicToolSources.optional(),
   vault: ClearVault.superRefine((vault, ctx) => {
     for (const name of Object.keys(vault)) {
       if (name.startsWith(RESERVED_VAULT_ENTRY_PREFIX)) {
@@ -137,6 +147,7 @@ export type ClearTaskPayloadInput = z.input<typeof ClearTaskPayload>;
 export const AssembledRuntimeConfig = z.strictObject({
   model: AssembledModelConfig,
   tools: CanonicalTools,
+  dynamic_tool_sources: DynamicToolSources.optional(),
   vault: SealedVault,
 });
 export type AssembledRuntimeConfig = z.infer<typeof AssembledRuntimeConfig>;

@@ -145,7 +145,11 @@ export function buildAssembledTask(
   const bound = BoundTask.parse({
     task_meta: meta,
     input: { ...received.input, messages: withSystemPrompt(agent.system_prompt, received.input.messages) },
-    runtime_config: { model: AssembledModelConfig.parse(model), tools },
+    runtime_config: {
+      model: AssembledModelConfig.parse(model),
+      tools,
+      ...(agent.dynamic_tool_sources?.length ? { dynamic_tool_sources: agent.dynamic_tool_sources } : {}),
+    },
     limits: TaskLimits.parse({ max_steps: agent.max_steps, deadline_ms: agent.deadline_ms }),
   });
   return AssembledTask.parse({

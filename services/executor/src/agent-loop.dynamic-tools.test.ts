@@ -41,9 +41,14 @@ function lookupTool(answers: unknown[]) {
   });
 }
 
+/**
+ * Runs the loop with the stand-in, which the agent names as a source of dynamic tools unless
+ * `trusted: false` (then it is any third-party tool).
+ */
 async function run(
   modelOptions: ScriptedModelOptions,
   answers: (proxyUrl: string) => unknown[],
+  { trusted = true }: { trusted?: boolean } = {},
 ): Promise<{ outcome: LoopOutcome; events: ProgressEvent[]; changes: DynamicToolsChange[] }> {
   model = await startScriptedModel(modelOptions);
   proxy = await startRecordingApi({
@@ -59,6 +64,7 @@ async function run(
       messages: [{ role: 'user', content: 'treat disease_000001' }],
       tools: [lookup.definition],
       maxSteps: 5,
+      ...(trusted ? { dynamicToolSources: ['lookup_actions'] } : {}),
     },
     {
       model: new OpenAiChatClient({ baseUrl: model.baseUrl, timeoutMs: 10_000 }),
@@ -84,6 +90,34 @@ const toolMessages = (request: { body: unknown }) =>
   (request.body as { messages: ChatMessage[] }).messages.filter((m) => m.role === 'tool');
 
 describe('dynamic tools in the agent loop', () => {
+  it('when a tool the agent does not name as a source answers with _dynamic_tools, the model is offered nothing new and nothing reaches the proxy', async () => {
+    const { outcome, changes } = await run(
+      {
+        script: [
+          {
+            toolCalls: [{ id: 'call_1', name: 'lookup_actions', arguments: { object_id: 'disease_000001' } }],
+          },
+          { content: 'Nothing else to do.' },
+        ],
+      },
+      (url) => [recallAnswer(appendixDynamicTool(url))],
+      { trusted: false },
+    );
+
+    expect(outcome).toMatchObject({ type: 'done' });
+    expect(offeredTools(model!.requests[1]!)).toEqual(['lookup_actions']);
+    expect(changes).toEqual([
+      {
+        added: [],
+        replaced: [],
+        rejected: [
+          expect.objectContaining({ reason: expect.stringContaining('not a source of dynamic tools') }),
+        ],
+      },
+    ]);
+    expect(proxy!.requests).toEqual([]);
+  });
+
   it('when a tool result carries _dynamic_tools, the model is offered them on its next step, and its call reaches the proxy with merged arguments', async () => {
     const { outcome, events, changes } = await run(
       {

@@ -79,6 +79,8 @@ export interface AgentTask {
   tools: readonly ToolDefinition[];
   /** Model calls allowed; a model still asking for tools on the last one ends the task. */
   maxSteps: number;
+  /** Tools whose results may add dynamic tools besides recall's `recall_actions` (see TaskToolSet). */
+  dynamicToolSources?: readonly string[];
 }
 
 export async function runAgentLoop(
@@ -89,7 +91,7 @@ export async function runAgentLoop(
   const now = deps.now ?? Date.now;
   const startedAt = now();
   const conversation: ChatMessage[] = [...task.messages];
-  const tools = new TaskToolSet(task.tools);
+  const tools = new TaskToolSet(task.tools, task.dynamicToolSources);
   const settings: Omit<ChatRequest, 'messages' | 'tools'> = {
     model: task.model.name,
     ...(task.model.temperature === undefined ? {} : { temperature: task.model.temperature }),
@@ -134,7 +136,7 @@ export async function runAgentLoop(
     for (const { call, outcome, shown } of answered) {
       conversation.push(toolMessage(call.callId, shown));
       if (!outcome.ok) continue;
-      const change = tools.absorb(outcome.result);
+      const change = tools.absorb(outcome.result, call.toolName);
       if (change !== undefined) deps.onDynamicTools?.(change, call.toolName);
     }
     if (signal.aborted) return aborted(signal);

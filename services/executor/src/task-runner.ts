@@ -219,6 +219,9 @@ export class TaskRunner {
       messages: task.input.messages,
       tools: task.runtime_config.tools,
       maxSteps: task.limits.max_steps,
+      ...(task.runtime_config.dynamic_tool_sources === undefined
+        ? {}
+        : { dynamicToolSources: task.runtime_config.dynamic_tool_sources }),
     };
     try {
       return await runAgentLoop(

@@ -1,7 +1,12 @@
 /**
  * The tools of one task's loop: the ones the task was assembled with, plus the dynamic tools (seed 004)
- * that tool results hand over in `_dynamic_tools` — typically `recall_actions`, but any tool's result
- * counts. A dynamic tool is callable from the model's next step on, until the task ends.
+ * that tool results hand over in `_dynamic_tools`. A dynamic tool is callable from the model's next step
+ * on, until the task ends.
+ *
+ * Who may add tools: recall (the native `recall_actions` tool, whose answers come from the mesh's own
+ * recall service) and the tools the agent names in `dynamic_tool_sources`. Any other tool's answer comes
+ * from a third party, and a third party must not be able to hand the model new callable tools: its
+ * `_dynamic_tools` entries are all rejected and reported.
  *
  * Rules: a dynamic tool replaces an earlier dynamic tool of the same name (never two of one name); it
  * never replaces a tool the task was assembled with (the agent's configuration is not the tool results'
@@ -17,6 +22,7 @@ import {
   type ModelTool,
   type ToolDefinition,
 } from '@agentmesh/protocol';
+import { RECALL_ACTIONS_CLASS } from './native-tools/recall-actions.js';
 
 /** OpenAI's limit on the functions of one request. */
 export const MAX_TOOLS_PER_REQUEST = 128;
@@ -35,10 +41,20 @@ export interface DynamicToolsChange {
 export class TaskToolSet {
   readonly #bound: ReadonlyMap<string, ToolDefinition>;
   readonly #dynamic = new Map<string, DynamicToolDefinition>();
+  readonly #sources: ReadonlySet<string>;
   #modelTools: ModelTool[] | undefined;
 
-  constructor(tools: readonly ToolDefinition[]) {
+  /** `dynamicToolSources`: names of assembled tools whose results may add tools (besides recall's). */
+  constructor(tools: readonly ToolDefinition[], dynamicToolSources: readonly string[] = []) {
     this.#bound = new Map(tools.map((tool) => [tool.name, tool]));
+    this.#sources = new Set(dynamicToolSources);
+  }
+
+  /** Whether results of the tool called `name` may add dynamic tools to this task. */
+  mayAddTools(name: string): boolean {
+    const tool = this.#bound.get(name);
+    if (tool === undefined) return false;
+    return (tool.type === 'NATIVE' && tool.class_name === RECALL_ACTIONS_CLASS) || this.#sources.has(name);
   }
 
   get(name: string): ToolDefinition | undefined {
@@ -59,11 +75,24 @@ export class TaskToolSet {
     return this.#modelTools;
   }
 
-  /** Adds the dynamic tools a tool result carries; undefined when it carries none. */
-  absorb(result: unknown): DynamicToolsChange | undefined {
+  /**
+   * Adds the dynamic tools that the result of the tool called `from` carries; undefined when it carries
+   * none. A tool that may not add tools has every entry rejected.
+   */
+  absorb(result: unknown, from: string): DynamicToolsChange | undefined {
     const entries = dynamicToolEntries(result);
     if (entries === undefined) return undefined;
     const change: DynamicToolsChange = { added: [], replaced: [], rejected: [] };
+    if (!this.mayAddTools(from)) {
+      entries.forEach((entry, index) =>
+        change.rejected.push({
+          index,
+          ...nameOf(entry),
+          reason: `${from} is not a source of dynamic tools for this agent (recall_actions, or a tool named in dynamic_tool_sources)`,
+        }),
+      );
+      return change;
+    }
     entries.forEach((entry, index) => {
       const parsed = DynamicTool.safeParse(entry);
       if (!parsed.success) {

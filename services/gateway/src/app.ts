@@ -1,8 +1,9 @@
 /**
  * The gateway's HTTP application, built from its dependencies so tests can run it in-process: the
  * inference plane (tasks, SSE events), seed 004's recall endpoints, the management plane, probes, and
- * one error body for every rejection. Requests are logged as method, route pattern, status and duration — never bodies or
- * headers.
+ * one error body for every rejection, down to what Node's HTTP parser refuses. JSON bodies are read
+ * with a depth limit. Requests are logged as method, route pattern, status and duration — never bodies
+ * or headers.
  */
 import type { AgentStore, ApiKeyStore, CredentialStore, PluginStore, TaskStatusStore } from '@agentmesh/bus';
 import type { Logger } from '@agentmesh/runtime';
@@ -10,7 +11,9 @@ import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Authenticator } from './auth.js';
-import { installErrorReplies } from './errors.js';
+import { EventStreamSlots } from './event-stream-slots.js';
+import { errorReplyOptions, installErrorReplies } from './http-error-replies.js';
+import { installJsonBodyParser } from './json-body.js';
 import type { RecallForwarder } from './recall-forwarding.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerManagementRoutes } from './routes/management.js';
@@ -34,6 +37,10 @@ export interface GatewayAppSettings {
   /** Body limit of `POST /v1/admin/plugins/import` (OpenAPI documents). */
   pluginImportBodyLimitBytes: number;
   sseHeartbeatMs: number;
+  /** Event streams this instance keeps open at once (SSE_MAX_STREAMS). */
+  sseMaxStreams: number;
+  /** Event streams one caller keeps open at once (SSE_MAX_STREAMS_PER_CALLER). */
+  sseMaxStreamsPerCaller: number;
   /** HTTP callers without an API key are trusted internal callers (TRUST_ACCOUNT_HEADERS). */
   trustAccountHeaders: boolean;
 }
@@ -54,8 +61,12 @@ export interface GatewayAppDeps {
 
 export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
   const { log, stores, settings } = deps;
-  const app = Fastify({ bodyLimit: settings.bodyLimitBytes, logger: false });
-  installErrorReplies(app, log, settings.bodyLimitBytes);
+  const app = Fastify({ bodyLimit: settings.bodyLimitBytes, logger: false, ...errorReplyOptions(log) });
+  // Open event streams would keep the server from closing: end them first.
+  const shutdown = new AbortController();
+  app.addHook('preClose', async () => shutdown.abort());
+  installErrorReplies(app, log, { bodyLimitBytes: settings.bodyLimitBytes, closing: shutdown.signal });
+  installJsonBodyParser(app);
 
   app.addHook('onResponse', async (request, reply) => {
     log.info(
@@ -68,9 +79,6 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
       'http request',
     );
   });
-  // Open event streams would keep the server from closing: end them first.
-  const shutdown = new AbortController();
-  app.addHook('preClose', async () => shutdown.abort());
 
   const authenticate = requestAuthenticator(deps.authenticator, settings.trustAccountHeaders);
   registerHealthRoutes(app, { nc: deps.nc, jsm: deps.jsm });
@@ -85,6 +93,10 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
     statuses: stores.statuses,
     js: deps.js,
     heartbeatMs: settings.sseHeartbeatMs,
+    slots: new EventStreamSlots({
+      maxStreams: settings.sseMaxStreams,
+      maxStreamsPerCaller: settings.sseMaxStreamsPerCaller,
+    }),
     shutdown: shutdown.signal,
     log,
   });

@@ -23,6 +23,8 @@ export interface Caller {
   /** The account acted for; absent when an admin or trusted caller names none. */
   accountId?: string;
   accountType?: string;
+  /** The sha256 (hex) of the key an API key caller presented: what per-key limits count by. */
+  keyDigest?: string;
 }
 
 export interface AccountCaller extends Caller {
@@ -83,6 +85,7 @@ export class Authenticator {
     }
     return {
       kind: CallerKind.API_KEY,
+      keyDigest: hashed,
       accountId: grant.account_id,
       ...(grant.account_type ? { accountType: grant.account_type } : {}),
     };

@@ -23,7 +23,7 @@ function problems(env: Record<string, string>): string {
 }
 
 describe('gateway configuration', () => {
-  it('with only the keys set, it listens on 127.0.0.1:8080, trusts no headers, limits bodies to 1 MiB (16 MiB for a plugin import) and waits 30 s for recall', () => {
+  it('with only the keys set, it listens on 127.0.0.1:8080, trusts no headers, limits bodies to 1 MiB (16 MiB for a plugin import), waits 30 s for recall and keeps at most 1000 event streams open, 100 per caller', () => {
     const config = loadConfig(gatewayConfigSchema, required);
     expect(config).toMatchObject({
       HTTP_HOST: '127.0.0.1',
@@ -33,6 +33,8 @@ describe('gateway configuration', () => {
       PLUGIN_IMPORT_BODY_LIMIT_BYTES: 16 * 1024 * 1024,
       RECALL_TIMEOUT_MS: 30_000,
       SSE_HEARTBEAT_MS: 15_000,
+      SSE_MAX_STREAMS: 1000,
+      SSE_MAX_STREAMS_PER_CALLER: 100,
     });
     expect(config.API_KEYS).toBeUndefined();
   });
@@ -76,5 +78,19 @@ describe('gateway configuration', () => {
       expect(message).toContain(variable);
     }
     expect(message).toContain('CREDENTIALS_MASTER_KEY: CREDENTIALS_MASTER_KEY must be 32 bytes in base64');
+  });
+});
+
+describe('event stream limits', () => {
+  it('SSE_MAX_STREAMS and SSE_MAX_STREAMS_PER_CALLER take positive integers and refuse anything else', () => {
+    const config = loadConfig(gatewayConfigSchema, {
+      ...required,
+      SSE_MAX_STREAMS: '200',
+      SSE_MAX_STREAMS_PER_CALLER: '4',
+    });
+    expect([config.SSE_MAX_STREAMS, config.SSE_MAX_STREAMS_PER_CALLER]).toEqual([200, 4]);
+    const message = problems({ ...required, SSE_MAX_STREAMS: '0', SSE_MAX_STREAMS_PER_CALLER: 'many' });
+    expect(message).toContain('SSE_MAX_STREAMS');
+    expect(message).toContain('SSE_MAX_STREAMS_PER_CALLER');
   });
 });

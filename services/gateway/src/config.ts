@@ -140,6 +140,22 @@ export const gatewayConfigSchema = baseConfigSchema.extend({
     .positive()
     .default(15_000)
     .describe('Idle time after which an SSE stream gets a `: ping` comment'),
+  SSE_MAX_STREAMS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1000)
+    .describe(
+      'Task event streams (SSE) one gateway instance keeps open at once; each holds a JetStream consumer. Beyond it: 429 RATE_LIMITED with Retry-After',
+    ),
+  SSE_MAX_STREAMS_PER_CALLER: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(100)
+    .describe(
+      'Task event streams one caller (an API key; an admin or trusted caller per account) keeps open at once on one instance. Beyond it: 429 RATE_LIMITED with Retry-After',
+    ),
   VAULT_KEY_ID: z.string().min(1).max(128).describe("Key id of the executors' vault key pair"),
   VAULT_PUBLIC_KEY: vaultPublicKey.describe(
     "The executors' X25519 public key (base64url): pre-assembled vaults are sealed for it",

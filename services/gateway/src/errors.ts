@@ -1,8 +1,9 @@
 /**
  * How the gateway says no. Expected failures are returned as a {@link Rejection} (one class per
  * condition, each with a protocol code) and turned into the one error body `{code, message, detail}`
- * with the code's HTTP status; Fastify's own failures (body too large, bad JSON, unknown route) are
- * mapped to the same body, and anything else is an INTERNAL error whose details stay in the log.
+ * with the code's HTTP status — or, for refusals HTTP has a status of its own for (414, 415, 431, ...),
+ * that status with the code INVALID_REQUEST. `http-error-replies.ts` maps Fastify's and Node's own
+ * failures onto these classes.
  */
 import {
   ErrorCode,
@@ -12,8 +13,7 @@ import {
   zodErrorBody,
   type ErrorBody,
 } from '@agentmesh/protocol';
-import type { Logger } from '@agentmesh/runtime';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import type { z } from 'zod';
 
 export class Rejection extends Error {
@@ -36,8 +36,26 @@ export class Rejection extends Error {
     return httpStatusOf(this.code);
   }
 
+  /** Response headers that go with the rejection (`Retry-After`, ...). */
+  get headers(): Readonly<Record<string, string>> {
+    return {};
+  }
+
   toBody(): ErrorBody {
     return errorBody(this.code, this.message, this.detail);
+  }
+}
+
+/** A request HTTP has a status of its own for: code INVALID_REQUEST, answered with that status. */
+abstract class HttpRefusal extends Rejection {
+  protected abstract readonly status: number;
+
+  constructor(message: string, detail?: unknown) {
+    super(ErrorCode.INVALID_REQUEST, message, detail);
+  }
+
+  override get httpStatus(): number {
+    return this.status;
   }
 }
 
@@ -91,6 +109,101 @@ export class PayloadTooLarge extends Rejection {
   }
 }
 
+/** A JSON body nested deeper than the gateway reads; see `json-body.ts`. */
+export class NestedTooDeep extends Rejection {
+  override readonly name = 'NestedTooDeep';
+  constructor(maxDepth: number) {
+    super(
+      ErrorCode.INVALID_REQUEST,
+      `the request body nests objects and arrays more than ${maxDepth} levels deep`,
+      { max_depth: maxDepth },
+    );
+  }
+}
+
+/** An idempotency key sent again with another request than the one it was first used with. */
+export class IdempotencyKeyReused extends Rejection {
+  override readonly name = 'IdempotencyKeyReused';
+  constructor() {
+    super(
+      ErrorCode.IDEMPOTENCY_KEY_REUSED,
+      'idempotency_key was already used with another request body; send a new key for a new request',
+    );
+  }
+}
+
+/** Too many of something at once; the client may try again after `retryAfterSeconds`. */
+export class RateLimited extends Rejection {
+  override readonly name = 'RateLimited';
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+    detail?: unknown,
+  ) {
+    super(ErrorCode.RATE_LIMITED, message, detail);
+  }
+
+  override get headers(): Readonly<Record<string, string>> {
+    return { 'retry-after': String(this.retryAfterSeconds) };
+  }
+}
+
+export class UnsupportedMediaType extends HttpRefusal {
+  override readonly name = 'UnsupportedMediaType';
+  protected readonly status = 415;
+  constructor() {
+    super('unsupported content type: send application/json');
+  }
+}
+
+export class UriTooLong extends HttpRefusal {
+  override readonly name = 'UriTooLong';
+  protected readonly status = 414;
+  constructor(message: string) {
+    super(message);
+  }
+}
+
+export class HeaderFieldsTooLarge extends HttpRefusal {
+  override readonly name = 'HeaderFieldsTooLarge';
+  protected readonly status = 431;
+  constructor(limitBytes: number) {
+    super(`the request line and headers exceed ${limitBytes} bytes`, { limit_bytes: limitBytes });
+  }
+}
+
+export class RequestTimeout extends HttpRefusal {
+  override readonly name = 'RequestTimeout';
+  protected readonly status = 408;
+  constructor() {
+    super('the request did not arrive in time');
+  }
+}
+
+export class ExpectationFailed extends HttpRefusal {
+  override readonly name = 'ExpectationFailed';
+  protected readonly status = 417;
+  constructor() {
+    super('the only expectation supported is `Expect: 100-continue`');
+  }
+}
+
+/** A request that arrives while the gateway closes: another instance (or this one, restarted) takes it. */
+export class ShuttingDown extends Rejection {
+  override readonly name = 'ShuttingDown';
+  constructor() {
+    super(ErrorCode.SERVICE_UNAVAILABLE, 'the gateway is shutting down; retry');
+  }
+
+  override get httpStatus(): number {
+    return 503;
+  }
+
+  override get headers(): Readonly<Record<string, string>> {
+    return { connection: 'close' };
+  }
+}
+
 export class ServiceUnavailable extends Rejection {
   override readonly name = 'ServiceUnavailable';
   constructor(message: string, options?: ErrorOptions) {
@@ -107,42 +220,5 @@ export class InternalFailure extends Rejection {
 }
 
 export function sendRejection(reply: FastifyReply, rejection: Rejection): FastifyReply {
-  return reply.code(rejection.httpStatus).send(rejection.toBody());
-}
-
-interface FastifyFailure {
-  statusCode?: number;
-  code?: string;
-  message?: string;
-}
-
-/** A Fastify failure (or anything thrown in a handler) as a rejection. */
-function rejectionOf(error: unknown, bodyLimitBytes: number): Rejection | undefined {
-  if (error instanceof Rejection) return error;
-  const failure = (typeof error === 'object' && error !== null ? error : {}) as FastifyFailure;
-  const status = failure.statusCode;
-  if (status === 413 || failure.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
-    return new PayloadTooLarge(bodyLimitBytes);
-  if (status === 415) return new InvalidRequest('unsupported content type: send application/json');
-  if (failure.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError) {
-    return new InvalidRequest('the request body is not valid JSON');
-  }
-  if (status !== undefined && status >= 400 && status < 500) {
-    return new InvalidRequest(failure.message || 'invalid request');
-  }
-  return undefined;
-}
-
-/** Makes every reply the gateway did not produce itself carry the one error body. */
-export function installErrorReplies(app: FastifyInstance, log: Logger, bodyLimitBytes: number): void {
-  app.setErrorHandler((error, request, reply) => {
-    // Some routes have a limit of their own (the plugin import).
-    const rejection = rejectionOf(error, request.routeOptions.bodyLimit ?? bodyLimitBytes);
-    if (rejection) return sendRejection(reply, rejection);
-    log.error({ err: error, method: request.method, route: request.routeOptions.url }, 'request failed');
-    return sendRejection(reply, new InternalFailure({ cause: error }));
-  });
-  app.setNotFoundHandler((request, reply) =>
-    sendRejection(reply, new NotFound(`no route ${request.method} ${request.url.split('?')[0]}`)),
-  );
+  return reply.code(rejection.httpStatus).headers(rejection.headers).send(rejection.toBody());
 }

@@ -3,6 +3,7 @@
  * registry entries of before tenancy carried into the shared catalogue, the stores, the HTTP server and
  * the NATS ingress. Used by the service entry point and, in-process, by the tests.
  */
+import { hkdfSync } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import {
   AgentStore,
@@ -41,6 +42,22 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
+/**
+ * The HMAC key of idempotency request digests, derived from the credentials master key so every gateway
+ * has the same one without another secret to configure (and a digest reveals nothing without it).
+ */
+function requestDigestKey(masterKey: string): Uint8Array {
+  return new Uint8Array(
+    hkdfSync(
+      'sha256',
+      Buffer.from(masterKey, 'base64'),
+      Buffer.alloc(0),
+      'agentmesh/idempotency-digest/v1',
+      32,
+    ),
+  );
+}
+
 export async function startGateway({ config, log, nc }: GatewayContext): Promise<RunningGateway> {
   const js = jetstream(nc);
   const jsm = await jetstreamManager(nc);
@@ -72,7 +89,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
   const submitter = new TaskSubmitter({
     js,
     statuses,
-    idempotency: new IdempotencyStore(buckets.idempotency),
+    idempotency: new IdempotencyStore(buckets.idempotency, requestDigestKey(config.CREDENTIALS_MASTER_KEY)),
     vaultRecipient: { kid: config.VAULT_KEY_ID, publicKey: config.VAULT_PUBLIC_KEY },
     republishWindowMs: (tasksStream.config.duplicate_window ?? 0) / 1_000_000,
     ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
@@ -101,6 +118,8 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
       pluginImportBodyLimitBytes: config.PLUGIN_IMPORT_BODY_LIMIT_BYTES,
       sseHeartbeatMs: config.SSE_HEARTBEAT_MS,
+      sseMaxStreams: config.SSE_MAX_STREAMS,
+      sseMaxStreamsPerCaller: config.SSE_MAX_STREAMS_PER_CALLER,
       trustAccountHeaders: config.TRUST_ACCOUNT_HEADERS,
     },
   });

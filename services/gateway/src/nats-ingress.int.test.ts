@@ -11,6 +11,7 @@ import { startNats, type NatsServer } from '@agentmesh/testkit';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_JSON_DEPTH } from './json-body.js';
 import { bearer, call, startTestGateway, type TestGateway } from './testing/gateway-harness.js';
 
 const ACME_KEY = 'acme-key-nats-1234567890abcdef';
@@ -97,6 +98,40 @@ describe('NATS ingress mesh.gateway.submit', () => {
     expect(reply.code).toBe(code);
     expect(reply.message).toContain(mention);
     expect(await storedCount(account)).toBe(0);
+  });
+
+  it('a request nested 3,000 levels deep gets an INVALID_REQUEST error body, and nothing is claimed or queued', async () => {
+    const account = 'nats-deep';
+    const deep =
+      `{"workflow_id":"w","user_id":"u","messages":[{"role":"user","content":"x"}],"idempotency_key":"deep-2",` +
+      `"trace_id":"${'d9'.repeat(16)}",` +
+      `"variables":{"deep":${'['.repeat(3_000)}${']'.repeat(3_000)}}}`;
+    const reply = ErrorBody.parse(await request(deep, { 'x-account-id': account }));
+    expect(reply).toEqual({
+      code: 'INVALID_REQUEST',
+      message: `the request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep`,
+      detail: { max_depth: MAX_JSON_DEPTH },
+    });
+    expect(await storedCount(account)).toBe(0);
+    // The key was not claimed: a proper request with it queues its own trace id.
+    const proper = SubmitTaskReply.parse(
+      await request(submission({ idempotency_key: 'deep-2', trace_id: 'c8'.repeat(16) }), {
+        'x-account-id': account,
+      }),
+    );
+    expect(proper.trace_id).toBe('c8'.repeat(16));
+  });
+
+  it('an idempotency key reused over NATS with another body gets IDEMPOTENCY_KEY_REUSED and nothing more is queued', async () => {
+    const account = 'nats-reuse';
+    SubmitTaskReply.parse(await request(submission({ idempotency_key: 'k-1' }), { 'x-account-id': account }));
+    const reply = ErrorBody.parse(
+      await request(submission({ idempotency_key: 'k-1', user_id: 'someone-else' }), {
+        'x-account-id': account,
+      }),
+    );
+    expect(reply.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect(await storedCount(account)).toBe(1);
   });
 
   it('an idempotency key used over HTTP and then over NATS gives one trace_id and one queued task', async () => {

@@ -9,6 +9,8 @@
  *   here): the caller names its account in `x-account-id` / `x-account-type`.
  * On either, an `authorization: Bearer <api key>` (or `x-api-key`) header acts for the key's account.
  *
+ * Bodies are read as HTTP bodies are (`json-body.ts`: nesting deeper than MAX_JSON_DEPTH is refused).
+ *
  * Pre-assembled (seed 001) payloads are refused here: their vault is in clear, and no secret may
  * cross the bus in clear. Upstreams send those over HTTP, where the gateway seals the vault first.
  */
@@ -18,6 +20,7 @@ import type { Logger } from '@agentmesh/runtime';
 import { Match, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import type { Authenticator, Caller } from './auth.js';
 import { Forbidden, InternalFailure, InvalidRequest, PayloadTooLarge, Rejection } from './errors.js';
+import { parseJsonBody } from './json-body.js';
 import type { AcceptedTask, TaskSubmitter } from './task-submission.js';
 
 export const GATEWAY_QUEUE_GROUP = 'gateway';
@@ -82,12 +85,15 @@ async function submit(options: NatsIngressOptions, msg: Msg): Promise<AcceptedTa
   if (msg.data.length > options.bodyLimitBytes) return new PayloadTooLarge(options.bodyLimitBytes);
   const caller = await identify(options.authenticator, msg);
   if (caller instanceof Rejection) return caller;
-  let body: unknown;
+  let text: string;
   try {
-    body = JSON.parse(decoder.decode(msg.data));
+    text = decoder.decode(msg.data);
   } catch {
-    return new InvalidRequest('the request body is not valid UTF-8 JSON');
+    return new InvalidRequest('the request body is not valid UTF-8');
   }
+  const parsed = parseJsonBody(text);
+  if (parsed instanceof Rejection) return parsed;
+  const body = parsed.value;
   if (isPreAssembledSubmission(body)) {
     return new Forbidden(
       'pre-assembled payloads carry a clear vault and are accepted over HTTP only (POST /v1/tasks), never on the bus',

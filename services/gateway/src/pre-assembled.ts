@@ -23,6 +23,7 @@ import type { z } from 'zod';
 export interface UnsealedRuntimeConfig {
   model: AssembledModelConfig;
   tools: ToolDefinition[];
+  dynamic_tool_sources?: string[];
   /** Never logged. */
   vault: ClearVault;
 }
@@ -32,6 +33,9 @@ export function convertRuntimeConfig(config: ClearRuntimeConfig): UnsealedRuntim
   return {
     model,
     tools: config.tools.map(fromPayloadTool),
+    ...(config.dynamic_tool_sources === undefined
+      ? {}
+      : { dynamic_tool_sources: config.dynamic_tool_sources }),
     vault:
       apiKey === undefined ? { ...config.vault } : { ...config.vault, [MODEL_API_KEY_VAULT_ENTRY]: apiKey },
   };
@@ -52,7 +56,13 @@ export function sealPreAssembledTask(
   const parsed = BoundTask.safeParse({
     task_meta: parts.task_meta,
     input: parts.input,
-    runtime_config: { model: config.model, tools: config.tools },
+    runtime_config: {
+      model: config.model,
+      tools: config.tools,
+      ...(config.dynamic_tool_sources === undefined
+        ? {}
+        : { dynamic_tool_sources: config.dynamic_tool_sources }),
+    },
     limits: parts.limits ?? {},
   });
   if (!parsed.success) return { ok: false, error: parsed.error };

@@ -22,6 +22,11 @@ export interface Submission {
   /** The upstream's own trace id, normalised. */
   traceId?: string;
   idempotencyKey?: string;
+  /**
+   * The request as validated (defaults applied, ids normalised, unknown fields dropped): what an
+   * idempotency key is bound to, so two bodies that mean the same task count as the same request.
+   */
+  request: unknown;
   /** The task for the bus; validated against ReceivedTask. */
   build(traceId: string, submittedAt: Date): ReceivedTask | Rejection;
 }
@@ -41,6 +46,7 @@ function parseSubmitRequest(body: unknown, caller: Caller): Submission | Rejecti
   return {
     accountId: account.accountId,
     workflowId: request.workflow_id,
+    request,
     ...optional('traceId', request.trace_id),
     ...optional('idempotencyKey', request.idempotency_key),
     build: (traceId, submittedAt) =>
@@ -83,6 +89,7 @@ function parsePreAssembled(body: unknown, caller: Caller, recipient: SealFor): S
   const submission: Submission = {
     accountId,
     workflowId: meta.workflow_id,
+    request: parsed.data,
     ...optional('traceId', meta.trace_id),
     ...optional('idempotencyKey', idempotency_key),
     build: (traceId, submittedAt) => {

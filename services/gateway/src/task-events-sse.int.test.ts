@@ -1,13 +1,14 @@
-import type { TaskEvent } from '@agentmesh/protocol';
+import { Streams, taskEventsSubject, type TaskEvent } from '@agentmesh/protocol';
 import { TaskEventWriter } from '@agentmesh/bus';
 import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, call, startTestGateway, type TestGateway } from './testing/gateway-harness.js';
 import { openSse, type SseConnection, type SseFrame } from './testing/sse-client.js';
 
 const ACME_KEY = 'acme-key-sse-00112233445566778899';
+const ACME_KEY_2 = 'acme-key-sse-2-aabbccddeeff0011';
 const BETA_KEY = 'beta-key-sse-99887766554433221100';
 const HEARTBEAT_MS = 40;
 
@@ -33,17 +34,27 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-async function submitTask(): Promise<string> {
-  const res = await call(gw.url, 'POST', '/v1/tasks', {
+async function submitTask(base = gw.url, key = ACME_KEY): Promise<string> {
+  const res = await call(base, 'POST', '/v1/tasks', {
     body: { workflow_id: 'w', user_id: 'u', messages: [{ role: 'user', content: 'hi' }] },
-    headers: bearer(ACME_KEY),
+    headers: bearer(key),
   });
   expect(res.status).toBe(202);
   return res.body.trace_id;
 }
 
-async function writer(traceId: string): Promise<TaskEventWriter> {
-  return TaskEventWriter.open(js, jsm, { accountId: 'acme', traceId, attempt: 1 });
+async function writer(traceId: string, accountId = 'acme'): Promise<TaskEventWriter> {
+  return TaskEventWriter.open(js, jsm, { accountId, traceId, attempt: 1 });
+}
+
+/** JetStream consumers on MESH_EVENTS reading the task's events. */
+async function consumersFollowing(accountId: string, traceId: string): Promise<number> {
+  const subject = taskEventsSubject(accountId, traceId);
+  let count = 0;
+  for await (const info of jsm.consumers.list(Streams.EVENTS.name)) {
+    if ([info.config.filter_subject, ...(info.config.filter_subjects ?? [])].includes(subject)) count++;
+  }
+  return count;
 }
 
 const done = {
@@ -60,6 +71,10 @@ async function nextEvent(sse: SseConnection): Promise<Extract<SseFrame, { kind: 
     if (ended) return undefined;
     if (value.kind === 'event') return value;
   }
+}
+
+async function nextFrame(sse: SseConnection): Promise<SseFrame | undefined> {
+  return (await sse.frames.next()).value ?? undefined;
 }
 
 async function remainingEvents(sse: SseConnection): Promise<Extract<SseFrame, { kind: 'event' }>[]> {
@@ -160,6 +175,19 @@ describe('task events over SSE', () => {
     });
   });
 
+  it('when the client goes away, the JetStream consumer of its stream is deleted', async () => {
+    const traceId = await submitTask();
+    const sse = await openSse(`${gw.url}/v1/tasks/${traceId}/events`, bearer(ACME_KEY));
+    expect(sse.status).toBe(200);
+    await waitFor(async () => (await consumersFollowing('acme', traceId)) === 1, {
+      description: 'the stream to have a consumer',
+    });
+    sse.close();
+    await waitFor(async () => (await consumersFollowing('acme', traceId)) === 0, {
+      description: 'the consumer to be deleted',
+    });
+  });
+
   it("another account's task, an unknown task and a malformed Last-Event-ID are refused with the error body", async () => {
     const traceId = await submitTask();
     const theirs = await call(gw.url, 'GET', `/v1/tasks/${traceId}/events`, { headers: bearer(BETA_KEY) });
@@ -176,5 +204,150 @@ describe('task events over SSE', () => {
     expect(badResume.body.code).toBe('INVALID_REQUEST');
     const anonymous = await call(gw.url, 'GET', `/v1/tasks/${traceId}/events`);
     expect(anonymous.status).toBe(401);
+  });
+});
+
+describe('limits on open event streams', () => {
+  const PER_CALLER = 2;
+  const PER_GATEWAY = 3;
+  const open: SseConnection[] = [];
+  let capped: TestGateway | undefined;
+
+  async function startCapped(): Promise<TestGateway> {
+    capped = await startTestGateway(nats.url, {
+      API_KEYS: `${ACME_KEY}=acme,${ACME_KEY_2}=acme,${BETA_KEY}=beta`,
+      SSE_HEARTBEAT_MS: String(HEARTBEAT_MS),
+      SSE_MAX_STREAMS_PER_CALLER: String(PER_CALLER),
+      SSE_MAX_STREAMS: String(PER_GATEWAY),
+    });
+    return capped;
+  }
+
+  async function stream(url: string, key: string): Promise<SseConnection> {
+    const sse = await openSse(url, bearer(key));
+    open.push(sse);
+    return sse;
+  }
+
+  /** A stream request expected to be refused: its status, Retry-After and body (a stream it got is dropped). */
+  async function refusal(url: string, key: string) {
+    const response = await fetch(url, { headers: bearer(key) });
+    if (response.status === 200) {
+      await response.body?.cancel();
+      return { status: 200 };
+    }
+    return {
+      status: response.status,
+      retryAfter: response.headers.get('retry-after'),
+      body: (await response.json()) as unknown,
+    };
+  }
+
+  /** Opens a stream as soon as the caller has a free slot; every refusal before is a 429. */
+  async function streamOnceFree(url: string, key: string): Promise<SseConnection> {
+    return waitFor(
+      async () => {
+        const sse = await stream(url, key);
+        if (sse.status === 200) return sse;
+        expect(sse.status).toBe(429);
+        sse.close();
+        return undefined;
+      },
+      { description: 'a free slot' },
+    );
+  }
+
+  afterEach(async () => {
+    for (const sse of open.splice(0)) sse.close();
+    await capped?.stop();
+    capped = undefined;
+  });
+
+  it('beyond SSE_MAX_STREAMS_PER_CALLER for one API key, a stream is 429 RATE_LIMITED with Retry-After and gets no JetStream consumer; a client going away frees its slot', async () => {
+    const gateway = await startCapped();
+    const traceId = await submitTask(gateway.url);
+    const url = `${gateway.url}/v1/tasks/${traceId}/events`;
+    const first = await stream(url, ACME_KEY);
+    expect(first.status).toBe(200);
+    expect((await stream(url, ACME_KEY)).status).toBe(200);
+    await waitFor(async () => (await consumersFollowing('acme', traceId)) === PER_CALLER, {
+      description: 'one consumer per stream',
+    });
+
+    expect(await refusal(url, ACME_KEY)).toEqual({
+      status: 429,
+      retryAfter: '5',
+      body: {
+        code: 'RATE_LIMITED',
+        message: expect.stringContaining(`${PER_CALLER} event streams open`),
+        detail: { scope: 'caller', limit: PER_CALLER },
+      },
+    });
+    expect(await consumersFollowing('acme', traceId)).toBe(PER_CALLER);
+
+    first.close();
+    const reopened = await streamOnceFree(url, ACME_KEY);
+    expect(await nextFrame(reopened)).toEqual({ kind: 'comment', text: 'ping' });
+  });
+
+  it('another key of the same account has a cap of its own, and beyond SSE_MAX_STREAMS for the gateway every caller gets 429 until a stream closes', async () => {
+    const gateway = await startCapped();
+    const traceId = await submitTask(gateway.url);
+    const url = `${gateway.url}/v1/tasks/${traceId}/events`;
+    const streams = [await stream(url, ACME_KEY), await stream(url, ACME_KEY), await stream(url, ACME_KEY_2)];
+    expect(streams.map((sse) => sse.status)).toEqual([200, 200, 200]);
+
+    const betaTrace = await submitTask(gateway.url, BETA_KEY);
+    expect(await refusal(`${gateway.url}/v1/tasks/${betaTrace}/events`, BETA_KEY)).toEqual({
+      status: 429,
+      retryAfter: '5',
+      body: {
+        code: 'RATE_LIMITED',
+        message: expect.stringContaining('this gateway'),
+        detail: { scope: 'gateway', limit: PER_GATEWAY },
+      },
+    });
+    expect(await consumersFollowing('beta', betaTrace)).toBe(0);
+
+    streams[0]!.close();
+    const beta = await streamOnceFree(`${gateway.url}/v1/tasks/${betaTrace}/events`, BETA_KEY);
+    expect(await nextFrame(beta)).toEqual({ kind: 'comment', text: 'ping' });
+  });
+
+  it("a stream that ends with its task's terminal event frees its slot", async () => {
+    const gateway = await startCapped();
+    const traceId = await submitTask(gateway.url, BETA_KEY);
+    const url = `${gateway.url}/v1/tasks/${traceId}/events`;
+    const streams = [await stream(url, BETA_KEY), await stream(url, BETA_KEY)];
+    expect(streams.map((sse) => sse.status)).toEqual([200, 200]);
+    expect((await refusal(url, BETA_KEY)).status).toBe(429);
+
+    await (await writer(traceId, 'beta')).emit('done', done);
+    for (const sse of streams)
+      expect(await remainingEvents(sse)).toEqual([expect.objectContaining({ event: 'done' })]);
+    // A new stream replays the finished task and ends.
+    expect(await remainingEvents(await streamOnceFree(url, BETA_KEY))).toHaveLength(1);
+  });
+
+  it('stopping the gateway ends its open streams and gives their slots back', async () => {
+    const gateway = await startCapped();
+    const traceId = await submitTask(gateway.url);
+    const url = `${gateway.url}/v1/tasks/${traceId}/events`;
+    const streams = [await stream(url, ACME_KEY), await stream(url, ACME_KEY)];
+    expect(streams.map((sse) => sse.status)).toEqual([200, 200]);
+
+    await gateway.stop();
+    capped = undefined;
+    for (const sse of streams) expect(await remainingEvents(sse)).toEqual([]);
+    const ended = await waitFor(
+      () => {
+        const lines = gateway.logs
+          .map((line) => JSON.parse(line))
+          .filter((line) => line.msg === 'event stream ended');
+        return lines.length === streams.length && lines;
+      },
+      { description: 'both streams to log their end' },
+    );
+    expect(ended.map((line) => line.open_streams)).toEqual([1, 0]);
   });
 });

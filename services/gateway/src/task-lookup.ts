@@ -6,7 +6,7 @@
 import { TraceIdInput, type TaskStatusRecord } from '@agentmesh/protocol';
 import type { TaskStatusStore } from '@agentmesh/bus';
 import type { FastifyRequest } from 'fastify';
-import { requireAccount } from './auth.js';
+import { requireAccount, type Caller } from './auth.js';
 import { InvalidRequest, NotFound, Rejection, ServiceUnavailable } from './errors.js';
 import type { AuthenticateRequest } from './routes/request-caller.js';
 
@@ -15,18 +15,18 @@ function parseTraceIdParam(value: string): string | Rejection {
   return parsed.success ? parsed.data : InvalidRequest.fromZod(parsed.error, 'trace_id');
 }
 
-/** Who asks about which task: the caller's account and the `:trace_id` of the path, both checked. */
+/** Who asks about which task: the caller, its account and the `:trace_id` of the path, all checked. */
 export async function taskRequestTarget(
   authenticate: AuthenticateRequest,
   request: FastifyRequest<{ Params: { trace_id: string } }>,
-): Promise<{ accountId: string; traceId: string } | Rejection> {
+): Promise<{ caller: Caller; accountId: string; traceId: string } | Rejection> {
   const caller = await authenticate(request);
   if (caller instanceof Rejection) return caller;
   const account = requireAccount(caller);
   if (account instanceof Rejection) return account;
   const traceId = parseTraceIdParam(request.params.trace_id);
   if (traceId instanceof Rejection) return traceId;
-  return { accountId: account.accountId, traceId };
+  return { caller, accountId: account.accountId, traceId };
 }
 
 export async function ownedTaskStatus(

@@ -8,6 +8,8 @@
  * trace id, so two accounts using one trace id run two tasks, and neither learns of the other.
  *
  * A repeat (same idempotency key from the same account, or the same trace_id again) answers the first
+ * task's reply. An idempotency key is bound to its request (a digest of the validated request is kept
+ * with the claim): the same key with another request is 422 IDEMPOTENCY_KEY_REUSED, never the first
  * task's reply. A task whose publish failed is marked so, and a repeat of it is queued again. A repeat
  * of a task still `queued` publishes it again, because a gateway that died between writing `queued`
  * and publishing leaves exactly that behind; within the task stream's duplicate window, the stream
@@ -30,7 +32,7 @@ import type { SealFor } from '@agentmesh/vault';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { context, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Caller } from './auth.js';
-import { Rejection, ServiceUnavailable } from './errors.js';
+import { IdempotencyKeyReused, Rejection, ServiceUnavailable } from './errors.js';
 import { parseSubmission, type Submission } from './submission-request.js';
 
 export interface TaskSubmitterOptions {
@@ -77,9 +79,16 @@ export class TaskSubmitter {
     if (submission.idempotencyKey !== undefined) {
       const key = submission.idempotencyKey;
       const claim = await this.bus('idempotency', () =>
-        this.options.idempotency.claim(submission.accountId, key, traceId),
+        this.options.idempotency.claim(submission.accountId, key, traceId, submission.request),
       );
       if (claim instanceof Rejection) return claim;
+      if (!claim.sameRequest) {
+        this.options.log.info(
+          { account_id: submission.accountId },
+          'idempotency key reused with another request',
+        );
+        return new IdempotencyKeyReused();
+      }
       traceId = claim.traceId;
     }
     const span = tracer.startSpan(

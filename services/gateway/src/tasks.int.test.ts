@@ -14,6 +14,7 @@ import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_JSON_DEPTH } from './json-body.js';
 import { bearer, call, startTestGateway, type TestGateway } from './testing/gateway-harness.js';
 
 const ACME_KEY = 'acme-key-6f1e2d3c4b5a69788796';
@@ -133,7 +134,7 @@ describe('submitting a task', () => {
     },
   );
 
-  it('a body that is not JSON or not sent as JSON is 400, and an unknown route is 404, both with the error body', async () => {
+  it('a body that is not JSON is 400, one not sent as JSON is 415, and an unknown route is 404, all with the error body', async () => {
     const notJson = await call(gw.url, 'POST', '/v1/tasks', {
       body: '{"workflow_id":',
       headers: bearer(ACME_KEY),
@@ -144,7 +145,7 @@ describe('submitting a task', () => {
       body: '<task/>',
       headers: { ...bearer(ACME_KEY), 'content-type': 'application/xml' },
     });
-    expect(xml.status).toBe(400);
+    expect(xml.status).toBe(415);
     expect(xml.body).toMatchObject({
       code: 'INVALID_REQUEST',
       message: expect.stringContaining('content type'),
@@ -155,6 +156,52 @@ describe('submitting a task', () => {
       code: 'NOT_FOUND',
       message: expect.stringContaining('/v1/nothing-here'),
     });
+  });
+
+  /** A submission whose deepest nesting of objects and arrays is `depth` levels (the body is level 1). */
+  const nestedBody = (depth: number, extra = '') =>
+    `{"workflow_id":"qcc_agent","user_id":"u","messages":[{"role":"user","content":"x"}]${extra},` +
+    `"variables":{"deep":${'['.repeat(depth - 2)}${']'.repeat(depth - 2)}}}`;
+
+  it(`a body nested ${MAX_JSON_DEPTH} levels deep is accepted, and one nested ${MAX_JSON_DEPTH + 1} levels is 400 INVALID_REQUEST`, async () => {
+    const deepest = await call(gw.url, 'POST', '/v1/tasks', {
+      body: nestedBody(MAX_JSON_DEPTH),
+      headers: asAccount('depth-ok'),
+    });
+    expect(deepest.status).toBe(202);
+    const deeper = await call(gw.url, 'POST', '/v1/tasks', {
+      body: nestedBody(MAX_JSON_DEPTH + 1),
+      headers: asAccount('depth-over'),
+    });
+    expect(deeper.status).toBe(400);
+    expect(deeper.body).toEqual({
+      code: 'INVALID_REQUEST',
+      message: `the request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep`,
+      detail: { max_depth: MAX_JSON_DEPTH },
+    });
+    expect(await storedTasks('depth-over')).toBe(0);
+  });
+
+  it('a body nested 5,000 levels deep is 400 INVALID_REQUEST, and nothing is claimed, stored or queued', async () => {
+    const account = 'depth-attack';
+    const traceId = '7a'.repeat(16);
+    const body = nestedBody(5_000, `,"idempotency_key":"deep-1","trace_id":"${traceId}"`);
+    const res = await call(gw.url, 'POST', '/v1/tasks', { body, headers: asAccount(account) });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({
+      code: 'INVALID_REQUEST',
+      message: expect.stringContaining('levels deep'),
+    });
+    expect(await storedTasks(account)).toBe(0);
+    const status = await call(gw.url, 'GET', `/v1/tasks/${traceId}`, { headers: asAccount(account) });
+    expect(status.status).toBe(404);
+    // The key was not claimed: a proper request with it queues its own trace id.
+    const proper = await call(gw.url, 'POST', '/v1/tasks', {
+      body: submission({ idempotency_key: 'deep-1', trace_id: 'b7'.repeat(16) }),
+      headers: asAccount(account),
+    });
+    expect(proper.status).toBe(202);
+    expect(proper.body.trace_id).toBe('b7'.repeat(16));
   });
 
   it('a body over the limit is refused with 413 PAYLOAD_TOO_LARGE and the error body', async () => {
@@ -225,6 +272,37 @@ describe('idempotency', () => {
     const other = await call(gw.url, 'POST', '/v1/tasks', { body, headers: asAccount('idem-other') });
     expect(other.status).toBe(202);
     expect(other.body.trace_id).not.toBe(first.body.trace_id);
+  });
+
+  it('the same key with another body is 422 IDEMPOTENCY_KEY_REUSED and queues nothing; the first body again still answers the first task', async () => {
+    const account = 'idem-reuse';
+    const body = submission({ idempotency_key: 'order-77' });
+    const first = await call(gw.url, 'POST', '/v1/tasks', { body, headers: asAccount(account) });
+    expect(first.status).toBe(202);
+
+    const changed = await call(gw.url, 'POST', '/v1/tasks', {
+      body: { ...body, messages: [{ role: 'user', content: 'look up Alibaba instead' }] },
+      headers: asAccount(account),
+    });
+    expect(changed.status).toBe(422);
+    expect(changed.body).toEqual({
+      code: 'IDEMPOTENCY_KEY_REUSED',
+      message: expect.stringContaining('idempotency_key'),
+    });
+    expect(changed.text).not.toContain(first.body.trace_id);
+    expect(await storedTasks(account)).toBe(1);
+
+    // The same request with its fields in another order is the same request.
+    const reordered = {
+      idempotency_key: 'order-77',
+      messages: body.messages,
+      user_id: 'user-1',
+      workflow_id: 'qcc_agent',
+    };
+    const again = await call(gw.url, 'POST', '/v1/tasks', { body: reordered, headers: asAccount(account) });
+    expect(again.status).toBe(202);
+    expect(again.body).toEqual(first.body);
+    expect(await storedTasks(account)).toBe(1);
   });
 
   it('a trace_id another account already uses is neither revealed nor claimed: each account gets its own task', async () => {

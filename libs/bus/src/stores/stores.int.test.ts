@@ -1,10 +1,11 @@
-import { randomBytes } from 'node:crypto';
-import { fromHttpPlugin, type TaskStatusRecord } from '@agentmesh/protocol';
+import { createHash, randomBytes } from 'node:crypto';
+import { canonicalJson, fromHttpPlugin, type TaskStatusRecord } from '@agentmesh/protocol';
 import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { jetstream } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidRegistryNameError } from '../errors.js';
+import { collect } from '../kv-keys.js';
 import { migrateLegacyRegistryEntries } from '../registry/legacy-registry-migration.js';
 import { accountScope, SHARED_CATALOGUE } from '../registry/registry-scope.js';
 import { openMeshBuckets, type MeshBuckets } from '../resources.js';
@@ -15,6 +16,7 @@ import { IdempotencyStore } from './idempotency-store.js';
 import { PluginStore } from './plugin-store.js';
 import { TaskStatusStore } from './task-status-store.js';
 
+const digestKey = randomBytes(32);
 let nats: NatsServer;
 let nc: NatsConnection;
 let buckets: MeshBuckets;
@@ -219,19 +221,73 @@ describe('task status store', () => {
 });
 
 describe('idempotency and api keys', () => {
+  const request = { workflow_id: 'w', user_id: 'u', messages: [{ role: 'user', content: 'hi' }] };
+
   it('the same key from the same account returns the first trace id; another account claims its own', async () => {
-    const store = new IdempotencyStore(buckets.idempotency);
-    expect(await store.claim('acme', 'order-42', 'c'.repeat(32))).toEqual({
+    const store = new IdempotencyStore(buckets.idempotency, digestKey);
+    expect(await store.claim('acme', 'order-42', 'c'.repeat(32), request)).toEqual({
       traceId: 'c'.repeat(32),
       claimed: true,
+      sameRequest: true,
     });
-    expect(await store.claim('acme', 'order-42', 'd'.repeat(32))).toEqual({
+    expect(await store.claim('acme', 'order-42', 'd'.repeat(32), request)).toEqual({
       traceId: 'c'.repeat(32),
       claimed: false,
+      sameRequest: true,
     });
-    expect(await store.claim('beta', 'order-42', 'e'.repeat(32))).toEqual({
+    expect(await store.claim('beta', 'order-42', 'e'.repeat(32), request)).toEqual({
       traceId: 'e'.repeat(32),
       claimed: true,
+      sameRequest: true,
+    });
+  });
+
+  it('a repeat with the same request in another key order is the same request; one with another request is not', async () => {
+    const store = new IdempotencyStore(buckets.idempotency, digestKey);
+    await store.claim('acme', 'order-43', 'a'.repeat(32), request);
+    const reordered = { messages: request.messages, user_id: 'u', workflow_id: 'w', variables: undefined };
+    expect(await store.claim('acme', 'order-43', 'b'.repeat(32), reordered)).toMatchObject({
+      traceId: 'a'.repeat(32),
+      sameRequest: true,
+    });
+    const other = { ...request, messages: [{ role: 'user', content: 'something else' }] };
+    expect(await store.claim('acme', 'order-43', 'b'.repeat(32), other)).toEqual({
+      traceId: 'a'.repeat(32),
+      claimed: false,
+      sameRequest: false,
+    });
+  });
+
+  it('the entry holds the trace id and a digest of the request, never the request itself', async () => {
+    const store = new IdempotencyStore(buckets.idempotency, digestKey);
+    await store.claim('acme', 'order-44', 'f'.repeat(32), {
+      ...request,
+      variables: { secret: 'canary-7731' },
+    });
+    const keys = await collect(await buckets.idempotency.keys('acme.>'));
+    const values = await Promise.all(keys.map(async (key) => (await buckets.idempotency.get(key))!.string()));
+    const entry = values.map((value) => JSON.parse(value)).find((value) => value.trace_id === 'f'.repeat(32));
+    expect(entry).toEqual({
+      trace_id: 'f'.repeat(32),
+      request_digest: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
+    for (const value of values) expect(value).not.toContain('canary-7731');
+    // Keyed: the digest cannot be recomputed, and so a secret in the request not guessed, without the key.
+    const unkeyed = createHash('sha256')
+      .update(canonicalJson({ ...request, variables: { secret: 'canary-7731' } }))
+      .digest('hex');
+    expect(entry.request_digest).not.toBe(unkeyed);
+  });
+
+  it('an entry written before digests were kept (the bare trace id) answers any repeat as the same request', async () => {
+    const store = new IdempotencyStore(buckets.idempotency, digestKey);
+    await store.claim('legacy', 'order-1', '1'.repeat(32), request);
+    const [key] = await collect(await buckets.idempotency.keys('legacy.>'));
+    await buckets.idempotency.put(key!, '2'.repeat(32));
+    expect(await store.claim('legacy', 'order-1', '3'.repeat(32), { anything: 'else' })).toEqual({
+      traceId: '2'.repeat(32),
+      claimed: false,
+      sameRequest: true,
     });
   });
 

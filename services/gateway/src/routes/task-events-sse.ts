@@ -3,6 +3,8 @@
  * or resumed after `Last-Event-ID` (header, or `?last_event_id=` for clients that cannot set headers),
  * then followed live until the terminal event. A client that disconnects stops the JetStream reader;
  * one that resumes after the last event of a finished task gets 204 No Content (SSE's "stop").
+ * Open streams are capped per caller and per instance ({@link EventStreamSlots}): beyond a cap the
+ * answer is 429 RATE_LIMITED with `Retry-After`, before any JetStream consumer exists.
  */
 import { followTaskEvents, type TaskStatusStore } from '@agentmesh/bus';
 import { isFinalTaskStatus } from '@agentmesh/protocol';
@@ -10,6 +12,7 @@ import type { Logger } from '@agentmesh/runtime';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { InvalidRequest, Rejection, sendRejection } from '../errors.js';
+import { eventStreamCaller, type EventStreamSlots } from '../event-stream-slots.js';
 import { writeSseStream } from '../sse-stream.js';
 import { ownedTaskStatus, taskRequestTarget } from '../task-lookup.js';
 import type { AuthenticateRequest } from './request-caller.js';
@@ -19,6 +22,7 @@ export interface TaskEventRouteDeps {
   statuses: TaskStatusStore;
   js: JetStreamClient;
   heartbeatMs: number;
+  slots: EventStreamSlots;
   /** Aborted when the gateway stops: open streams end so the server can close. */
   shutdown: AbortSignal;
   log: Logger;
@@ -33,7 +37,7 @@ export function registerTaskEventRoutes(app: FastifyInstance, deps: TaskEventRou
   app.get<EventsRequest>('/v1/tasks/:trace_id/events', async (request, reply) => {
     const target = await taskRequestTarget(deps.authenticate, request);
     if (target instanceof Rejection) return sendRejection(reply, target);
-    const { accountId, traceId } = target;
+    const { caller, accountId, traceId } = target;
     const afterSeq = lastEventId(request);
     if (afterSeq instanceof Rejection) return sendRejection(reply, afterSeq);
     const record = await ownedTaskStatus(deps.statuses, traceId, accountId);
@@ -50,18 +54,31 @@ export function registerTaskEventRoutes(app: FastifyInstance, deps: TaskEventRou
       return reply.code(204).send();
     }
 
-    reply.hijack();
+    const slot = deps.slots.take(eventStreamCaller(caller, accountId));
+    if (slot instanceof Rejection) return sendRejection(reply, slot);
     const clientGone = new AbortController();
-    reply.raw.once('close', () => clientGone.abort());
-    const signal = AbortSignal.any([clientGone.signal, deps.shutdown]);
-    const events = followTaskEvents(deps.js, { accountId, traceId, afterSeq, signal });
     try {
-      await writeSseStream(reply.raw, events, { heartbeatMs: deps.heartbeatMs, signal });
-      // Hijacked replies skip the request log; this is the stream's line.
-      deps.log.info({ trace_id: traceId, client_gone: clientGone.signal.aborted }, 'event stream ended');
-    } catch (error) {
-      if (!signal.aborted) deps.log.error({ err: error, trace_id: traceId }, 'event stream failed');
+      reply.hijack();
+      const socket = reply.raw.socket;
+      reply.raw.once('close', () => clientGone.abort());
+      const signal = AbortSignal.any([clientGone.signal, deps.shutdown]);
+      const events = followTaskEvents(deps.js, { accountId, traceId, afterSeq, signal });
+      try {
+        await writeSseStream(reply.raw, events, { heartbeatMs: deps.heartbeatMs, signal });
+      } catch (error) {
+        if (!signal.aborted) deps.log.error({ err: error, trace_id: traceId }, 'event stream failed');
+      }
+      // The response ended, but a keep-alive connection would stay open and hold the server's close
+      // until its idle timeout: a stopping gateway closes it.
+      if (deps.shutdown.aborted) socket?.destroySoon();
+    } finally {
+      slot.release();
     }
+    // Hijacked replies skip the request log; this is the stream's line.
+    deps.log.info(
+      { trace_id: traceId, client_gone: clientGone.signal.aborted, open_streams: deps.slots.open },
+      'event stream ended',
+    );
   });
 }
 
