@@ -10,7 +10,9 @@ export const baseConfigSchema = z.object({
     .string()
     .min(1)
     .default('nats://127.0.0.1:4222')
-    .describe('Comma-separated NATS server URLs the service connects to'),
+    .describe(
+      'Comma-separated NATS server URLs the service connects to; `nats://user:password@host:port` (percent-encoded) or `nats://token@host:port` also logs in (secret then: never logged)',
+    ),
   NATS_USER: z
     .string()
     .min(1)
