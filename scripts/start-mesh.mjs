@@ -1,14 +1,18 @@
 #!/usr/bin/env node
 // Runs the whole local mesh: NATS (the NATS_URL given, else the machine's nats-server binary with
 // JetStream in a temporary store, else a container from $AGENTMESH_NATS_IMAGE), then every service
-// built in services/*. Keys not given in the environment are generated for this run only.
+// built in services/*. Nothing is open: a NATS server started here loads infra/nats/accounts.conf with
+// passwords generated for this run (each service logs in as its own user; the provisioner creates the
+// streams and buckets first), and the gateway takes an admin key generated for this run (printed) and
+// no unauthenticated caller (TRUST_ACCOUNT_HEADERS stays off unless you set it). Keys not given in the
+// environment are generated for this run only.
 // Without MODEL_BASE_URL it also starts a clearly labelled DEMO model (the test kit's scripted
 // OpenAI-compatible server, not an LLM), a demo company-lookup API, and registers a demo agent and
 // plugin, then prints how to submit a task with curl and watch its events.
 // Ctrl-C stops the services (each drains) and then NATS.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -56,42 +60,132 @@ function onPath(command) {
   return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
 }
 
+// The users of infra/nats/accounts.conf; each gets a password generated for this run.
+const NATS_USERS = [
+  'gateway',
+  'assembler',
+  'executor',
+  'recall',
+  'provisioner',
+  'trusted-upstream',
+  'upstream-acme',
+  'tenant-acme',
+];
+const passwordVariable = (user) => `${user.replaceAll('-', '_').toUpperCase()}_PASSWORD`;
+
+/** Major.minor of a `nats-server --version` output, e.g. [2, 9]; undefined when unreadable. */
+function serverVersion(output) {
+  const match = /v?(\d+)\.(\d+)\.\d+/.exec(output ?? '');
+  return match ? [Number(match[1]), Number(match[2])] : undefined;
+}
+
+/**
+ * A config directory for this run: infra/nats/accounts.conf, the JetStream durability include the
+ * server understands (`sync_interval: always` needs 2.12+), and a server config on `port` with the
+ * store under the directory.
+ */
+function writeNatsConfig(port, version) {
+  const dir = mkdtempSync(join(tmpdir(), 'agentmesh-nats-'));
+  const infra = join(root, 'infra', 'nats');
+  copyFileSync(join(infra, 'accounts.conf'), join(dir, 'accounts.conf'));
+  const durable = version !== undefined && (version[0] > 2 || (version[0] === 2 && version[1] >= 12));
+  copyFileSync(
+    join(infra, durable ? 'jetstream-durability.conf' : 'jetstream-durability.pre-2.12.conf'),
+    join(dir, 'jetstream-durability.conf'),
+  );
+  if (!durable) {
+    say('nats-server is older than 2.12: JetStream keeps its lazy fsync here (fine for development only)');
+  }
+  writeFileSync(
+    join(dir, 'mesh.conf'),
+    `listen: 127.0.0.1:${port}\n` +
+      `jetstream {\n  store_dir: ${JSON.stringify(join(dir, 'store'))}\n  include ./jetstream-durability.conf\n}\n` +
+      'include ./accounts.conf\n',
+  );
+  return dir;
+}
+
+/** Starts NATS with this run's users, or uses NATS_URL; resolves with its URL and the users' passwords. */
 async function startNats() {
   if (process.env.NATS_URL) {
-    say(`using NATS at ${process.env.NATS_URL}`);
-    return process.env.NATS_URL;
+    say(
+      `using NATS at ${process.env.NATS_URL.replace(/\/\/[^@/]*@/g, '//')} (services log in with the NATS_* variables you set)`,
+    );
+    return { url: process.env.NATS_URL, passwords: undefined };
   }
   const port = await freePort();
+  const passwords = Object.fromEntries(
+    NATS_USERS.map((user) => [user, randomBytes(18).toString('base64url')]),
+  );
+  // nats-server reads each $..._PASSWORD of accounts.conf from its environment, parsed as a config value.
+  const passwordEnv = Object.fromEntries(
+    NATS_USERS.map((user) => [passwordVariable(user), JSON.stringify(passwords[user])]),
+  );
   if (onPath('nats-server')) {
-    const store = mkdtempSync(join(tmpdir(), 'agentmesh-nats-'));
-    const nats = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', store], {
+    const version = serverVersion(spawnSync('nats-server', ['--version'], { encoding: 'utf8' }).stdout);
+    const dir = writeNatsConfig(port, version);
+    const nats = spawn('nats-server', ['-c', join(dir, 'mesh.conf')], {
       stdio: 'ignore',
+      env: { ...process.env, ...passwordEnv },
     });
     cleanups.push(() => {
       nats.kill('SIGTERM');
-      rmSync(store, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true });
     });
-    say(`started nats-server (JetStream store ${store})`);
+    say(`started nats-server with this run's users (config and JetStream store in ${dir})`);
   } else if (onPath('docker') && spawnSync('docker', ['info'], { stdio: 'ignore' }).status === 0) {
     const image = process.env.AGENTMESH_NATS_IMAGE ?? 'nats:2.10';
+    const version = serverVersion(
+      spawnSync('docker', ['run', '--rm', image, '--version'], { encoding: 'utf8' }).stdout,
+    );
+    const dir = writeNatsConfig(port, version);
     const run = spawnSync(
       'docker',
-      ['run', '-d', '--rm', '--network', 'host', image, '-a', '127.0.0.1', '-p', String(port), '-js'],
-      {
-        encoding: 'utf8',
-      },
+      [
+        'run',
+        '-d',
+        '--rm',
+        '--network',
+        'host',
+        '-v',
+        `${dir}:${dir}`,
+        ...Object.keys(passwordEnv).flatMap((name) => ['-e', name]),
+        image,
+        '-c',
+        join(dir, 'mesh.conf'),
+      ],
+      { encoding: 'utf8', env: { ...process.env, ...passwordEnv } },
     );
     if (run.status !== 0) throw new Error(`docker run failed: ${run.stderr}`);
     const id = run.stdout.trim();
-    cleanups.push(() => spawnSync('docker', ['rm', '-f', id], { stdio: 'ignore' }));
-    say(`started NATS container ${id.slice(0, 12)} from ${image}`);
+    cleanups.push(() => {
+      spawnSync('docker', ['rm', '-f', id], { stdio: 'ignore' });
+      rmSync(dir, { recursive: true, force: true });
+    });
+    say(`started NATS container ${id.slice(0, 12)} from ${image} with this run's users`);
   } else {
     throw new Error(
       'no NATS: set NATS_URL, install nats-server, or run a Docker engine (see infra/setup-machine.sh)',
     );
   }
   await waitForPort(port, 15_000);
-  return `nats://127.0.0.1:${port}`;
+  return { url: `nats://127.0.0.1:${port}`, passwords };
+}
+
+/** The NATS login of one user of this run (nothing when NATS_URL was given). */
+function natsLogin(nats, user) {
+  return nats.passwords ? { NATS_USER: user, NATS_PASSWORD: nats.passwords[user] } : {};
+}
+
+/** Creates the streams and buckets as the provisioner; the services' users may not. */
+async function provision(nats) {
+  if (!nats.passwords) return;
+  const child = spawn(process.execPath, [join(root, 'services', 'gateway', 'dist', 'provision.js')], {
+    env: { ...process.env, NATS_URL: nats.url, ...natsLogin(nats, 'provisioner') },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const [code] = await new Promise((resolve) => child.once('exit', (...result) => resolve(result)));
+  if (code !== 0) throw new Error(`provisioning the streams and buckets failed (exit ${code})`);
 }
 
 function startService(name, env) {
@@ -163,9 +257,10 @@ async function waitForGateway(url, timeoutMs) {
   }
 }
 
-const DEMO_ACCOUNT = 'demo';
+// The account infra/nats/accounts.conf has an example upstream and tenant user for.
+const DEMO_ACCOUNT = 'acme';
 
-async function startDemo(gatewayUrl) {
+async function startDemo(gatewayUrl, adminKey) {
   const { startRecordingApi, startScriptedModel } = await import('@agentmesh/testkit');
   const api = await startRecordingApi({
     routes: [
@@ -195,7 +290,11 @@ async function startDemo(gatewayUrl) {
   const admin = async (method, path, body) => {
     const response = await fetch(`${gatewayUrl}/v1/admin${path}`, {
       method,
-      headers: { 'content-type': 'application/json', 'x-account-id': DEMO_ACCOUNT },
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${adminKey}`,
+        'x-account-id': DEMO_ACCOUNT,
+      },
       body: JSON.stringify(body),
     });
     if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
@@ -218,20 +317,24 @@ async function startDemo(gatewayUrl) {
     tools: ['demo_company_lookup'],
   });
   say(`DEMO MODEL (scripted, not an LLM) at ${model.baseUrl}; demo API at ${api.url}`);
-  say('demo agent `demo_agent` with plugin `demo_company_lookup` registered for account `demo`');
+  say(
+    `demo agent \`demo_agent\` with plugin \`demo_company_lookup\` registered; credentials for account \`${DEMO_ACCOUNT}\``,
+  );
 }
 
-const natsUrl = await startNats();
+const nats = await startNats();
+await provision(nats);
 const keys = await meshKeys();
 const port = process.env.HTTP_PORT ?? '8080';
 const gatewayUrl = `http://127.0.0.1:${port}`;
 const demo = !process.env.MODEL_BASE_URL;
+// An admin key for this run unless you bring your own; there is no way in without a key.
+const adminKey = process.env.ADMIN_API_KEYS ? undefined : `am_admin_${randomBytes(24).toString('base64url')}`;
 const env = {
-  NATS_URL: natsUrl,
+  NATS_URL: nats.url,
   ...keys,
   HTTP_PORT: port,
-  // Locally, callers name their account in x-account-id (the gateway binds 127.0.0.1 only).
-  TRUST_ACCOUNT_HEADERS: process.env.TRUST_ACCOUNT_HEADERS ?? 'true',
+  ...(adminKey ? { ADMIN_API_KEYS: adminKey } : {}),
   OUTBOUND_ALLOW_HOSTS: process.env.OUTBOUND_ALLOW_HOSTS ?? (demo ? '127.0.0.1' : ''),
   // The model endpoint's own allow-list: the demo model runs on loopback; a local model of yours needs its host here.
   MODEL_ALLOW_HOSTS: process.env.MODEL_ALLOW_HOSTS ?? (demo ? '127.0.0.1' : ''),
@@ -246,23 +349,41 @@ const started = names.filter((name) => {
   }
   return true;
 });
-for (const name of started) startService(name, env);
-say(`NATS at ${natsUrl}; services: ${started.join(', ')}`);
+for (const name of started) startService(name, { ...env, ...natsLogin(nats, name) });
+say(`NATS at ${nats.url}; services: ${started.join(', ')}, each logged in as its own NATS user`);
 await waitForGateway(gatewayUrl, 30_000);
-if (demo) await startDemo(gatewayUrl);
+if (process.env.TRUST_ACCOUNT_HEADERS === 'true') {
+  say('TRUST_ACCOUNT_HEADERS=true: any local process may act as any account without a key');
+}
+const auth = adminKey ?? '<one of your ADMIN_API_KEYS>';
+if (demo && adminKey) await startDemo(gatewayUrl, adminKey);
+else if (demo)
+  say('demo not registered: it needs the admin key this script generates (unset ADMIN_API_KEYS)');
 say(`gateway at ${gatewayUrl}`);
+if (adminKey)
+  say(`admin key for this run (management API, and tasks of the account in x-account-id): ${adminKey}`);
 say('submit a task:');
 process.stdout.write(
-  `  curl -s -X POST ${gatewayUrl}/v1/tasks -H 'content-type: application/json' -H 'x-account-id: ${DEMO_ACCOUNT}' \\\n` +
+  `  curl -s -X POST ${gatewayUrl}/v1/tasks -H 'authorization: Bearer ${auth}' -H 'x-account-id: ${DEMO_ACCOUNT}' \\\n` +
+    `    -H 'content-type: application/json' \\\n` +
     `    -d '{"workflow_id":"demo_agent","user_id":"demo-user","messages":[{"role":"user","content":"Tell me about ByteDance"}]}'\n`,
 );
 say('then watch its events (Server-Sent Events) with the trace_id it returned:');
 process.stdout.write(
-  `  curl -N ${gatewayUrl}/v1/tasks/<trace_id>/events -H 'x-account-id: ${DEMO_ACCOUNT}'\n`,
+  `  curl -N ${gatewayUrl}/v1/tasks/<trace_id>/events -H 'authorization: Bearer ${auth}' -H 'x-account-id: ${DEMO_ACCOUNT}'\n`,
 );
-say('or follow them on NATS: subscribe to mesh.events.demo.<trace_id>');
 say('or do both with the CLI:');
 process.stdout.write(
-  `  npx agentmesh --url ${gatewayUrl} --account ${DEMO_ACCOUNT} submit --workflow demo_agent --user demo-user --message 'Tell me about ByteDance' --follow\n`,
+  `  AGENTMESH_API_KEY=${auth} npx agentmesh --url ${gatewayUrl} --account ${DEMO_ACCOUNT} submit --workflow demo_agent --user demo-user --message 'Tell me about ByteDance' --follow\n`,
 );
+if (nats.passwords) {
+  say(
+    `or on NATS (nats CLI), as the ${DEMO_ACCOUNT} tenant following its events and the ${DEMO_ACCOUNT} upstream submitting:`,
+  );
+  process.stdout.write(
+    `  nats -s ${nats.url} --user tenant-${DEMO_ACCOUNT} --password '${nats.passwords[`tenant-${DEMO_ACCOUNT}`]}' sub 'mesh.events.${DEMO_ACCOUNT}.>'\n` +
+      `  nats -s ${nats.url} --user upstream-${DEMO_ACCOUNT} --password '${nats.passwords[`upstream-${DEMO_ACCOUNT}`]}' --inbox-prefix _INBOX_upstream_${DEMO_ACCOUNT} \\\n` +
+      `    req mesh.gateway.submit.${DEMO_ACCOUNT} '{"workflow_id":"demo_agent","user_id":"demo-user","messages":[{"role":"user","content":"Tell me about ByteDance"}]}'\n`,
+  );
+}
 say('press Ctrl-C to stop');

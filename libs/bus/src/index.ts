@@ -2,11 +2,23 @@ export { CorruptRecordError, EventStreamConflictError, InvalidRegistryNameError 
 export { decodeJson, encodeJson } from './json.js';
 export {
   DEFAULT_NATIVE_PROVIDER_TTL_MS,
+  DEFAULT_RECALL_ACTIONS_TTL_MS,
+  DEFAULT_RECALL_TOOLS_TTL_MS,
   ensureMeshStreams,
+  openBucket,
   openMeshBuckets,
   openNativeProvidersBucket,
+  provisionMeshResources,
 } from './resources.js';
-export type { MeshBuckets, MeshResourceOptions } from './resources.js';
+export type {
+  MeshBucketName,
+  MeshBuckets,
+  MeshResourceOptions,
+  MissingResource,
+  ProvisionOptions,
+  ProvisionReport,
+  ResourceWaitOptions,
+} from './resources.js';
 export { TaskEventWriter } from './task-event-writer.js';
 export type { TaskEventWriterOptions } from './task-event-writer.js';
 export { followTaskEvents } from './task-event-reader.js';

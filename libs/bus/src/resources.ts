@@ -1,9 +1,15 @@
 /**
- * The mesh's JetStream resources, created idempotently by every service at start-up: the task stream
- * (work queue; publishes deduplicated by Nats-Msg-Id), the event stream (limits retention, bounded
- * age) and the KV buckets. A resource that exists already is left as it is.
+ * The mesh's JetStream resources: the task stream (work queue; publishes deduplicated by Nats-Msg-Id),
+ * the event stream (limits retention, bounded age) and the KV buckets. A resource that exists already
+ * is left as it is.
+ *
+ * Who creates them: `provisionMeshResources` (run at deploy by the `provisioner` NATS user, see
+ * provision.ts) creates every one. A service opens only what it uses; when something is missing it
+ * creates it itself if its NATS user may (development, `npm start` without auth, the tests), and
+ * otherwise waits for the provisioning, polling, and tells `onWaiting` what it waits for.
  */
-import { Buckets, Streams } from '@agentmesh/protocol';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Buckets, Streams, type Bucket } from '@agentmesh/protocol';
 import {
   DiscardPolicy,
   RetentionPolicy,
@@ -15,6 +21,7 @@ import {
   type StreamConfig,
 } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
+import { PermissionViolationError } from '@nats-io/transport-node';
 
 export interface MeshResourceOptions {
   /** Stream and bucket replicas (3 on a cluster). */
@@ -27,44 +34,123 @@ export interface MeshResourceOptions {
   idempotencyTtlMs?: number;
 }
 
+/** A resource a service needs that does not exist and that its NATS user may not create. */
+export interface MissingResource {
+  kind: 'stream' | 'bucket';
+  name: string;
+  /** How long this resource has been waited for. */
+  waitedMs: number;
+}
+
+export interface ResourceWaitOptions {
+  /** Told when a resource is missing and cannot be created here; again every `reportEveryMs`. */
+  onWaiting?: (missing: MissingResource) => void;
+  /** Pause between checks. Default 2 s. */
+  retryDelayMs?: number;
+  /** How often a wait is reported again. Default 30 s. */
+  reportEveryMs?: number;
+  /** Ends the wait (the call rejects with the signal's reason). */
+  signal?: AbortSignal;
+}
+
 const DAY_MS = 24 * 60 * 60 * 1000;
 const nanos = (ms: number): number => ms * 1_000_000;
 
-async function ensureStream(
-  jsm: JetStreamManager,
-  config: Partial<StreamConfig> & { name: string },
-): Promise<void> {
+/** The request behind `error` was refused because this NATS user may not create JetStream resources. */
+function creationRefused(error: unknown): boolean {
+  const violation =
+    error instanceof PermissionViolationError
+      ? error
+      : (error as { cause?: unknown } | undefined)?.cause instanceof PermissionViolationError
+        ? (error as { cause: PermissionViolationError }).cause
+        : undefined;
+  return violation?.operation === 'publish' && /\.STREAM\.CREATE\./.test(violation.subject);
+}
+
+function streamMissing(error: unknown): boolean {
+  return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound;
+}
+
+async function streamExists(jsm: JetStreamManager, name: string): Promise<boolean> {
   try {
-    await jsm.streams.info(config.name);
+    await jsm.streams.info(name);
+    return true;
   } catch (error) {
-    if (!(error instanceof JetStreamApiError) || error.code !== JetStreamApiCodes.StreamNotFound) throw error;
-    await jsm.streams.add(config);
+    if (streamMissing(error)) return false;
+    throw error;
   }
 }
 
+/**
+ * Runs `create` when the JetStream stream `stream` is missing; if this user may not create it, waits
+ * until someone else has (checking with stream info only, so the wait costs no refused requests).
+ */
+async function existOrWait(
+  jsm: JetStreamManager,
+  missing: Omit<MissingResource, 'waitedMs'> & { stream: string },
+  create: () => Promise<unknown>,
+  wait: ResourceWaitOptions,
+): Promise<void> {
+  if (await streamExists(jsm, missing.stream)) return;
+  try {
+    await create();
+    return;
+  } catch (error) {
+    if (!creationRefused(error)) throw error;
+  }
+  const started = Date.now();
+  const retryDelayMs = wait.retryDelayMs ?? 2_000;
+  const reportEveryMs = wait.reportEveryMs ?? 30_000;
+  let reportedAt = -Infinity;
+  for (;;) {
+    const waitedMs = Date.now() - started;
+    if (waitedMs - reportedAt >= reportEveryMs) {
+      wait.onWaiting?.({ kind: missing.kind, name: missing.name, waitedMs });
+      reportedAt = waitedMs;
+    }
+    await sleep(retryDelayMs, undefined, wait.signal ? { signal: wait.signal } : {});
+    if (await streamExists(jsm, missing.stream)) return;
+  }
+}
+
+function meshStreamConfigs(options: MeshResourceOptions): Array<Partial<StreamConfig> & { name: string }> {
+  const replicas = options.replicas ?? 1;
+  return [
+    {
+      name: Streams.TASKS.name,
+      subjects: [...Streams.TASKS.subjects],
+      retention: RetentionPolicy.Workqueue,
+      storage: StorageType.File,
+      num_replicas: replicas,
+      duplicate_window: nanos(options.duplicateWindowMs ?? 10 * 60 * 1000),
+    },
+    {
+      name: Streams.EVENTS.name,
+      subjects: [...Streams.EVENTS.subjects],
+      retention: RetentionPolicy.Limits,
+      storage: StorageType.File,
+      discard: DiscardPolicy.Old,
+      num_replicas: replicas,
+      max_age: nanos(options.eventsMaxAgeMs ?? DAY_MS),
+      duplicate_window: nanos(2 * 60 * 1000),
+    },
+  ];
+}
+
+/** Makes sure MESH_TASKS and MESH_EVENTS exist: created when missing and allowed, else waited for. */
 export async function ensureMeshStreams(
   jsm: JetStreamManager,
   options: MeshResourceOptions = {},
+  wait: ResourceWaitOptions = {},
 ): Promise<void> {
-  const replicas = options.replicas ?? 1;
-  await ensureStream(jsm, {
-    name: Streams.TASKS.name,
-    subjects: [...Streams.TASKS.subjects],
-    retention: RetentionPolicy.Workqueue,
-    storage: StorageType.File,
-    num_replicas: replicas,
-    duplicate_window: nanos(options.duplicateWindowMs ?? 10 * 60 * 1000),
-  });
-  await ensureStream(jsm, {
-    name: Streams.EVENTS.name,
-    subjects: [...Streams.EVENTS.subjects],
-    retention: RetentionPolicy.Limits,
-    storage: StorageType.File,
-    discard: DiscardPolicy.Old,
-    num_replicas: replicas,
-    max_age: nanos(options.eventsMaxAgeMs ?? DAY_MS),
-    duplicate_window: nanos(2 * 60 * 1000),
-  });
+  for (const config of meshStreamConfigs(options)) {
+    await existOrWait(
+      jsm,
+      { kind: 'stream', name: config.name, stream: config.name },
+      () => jsm.streams.add(config),
+      wait,
+    );
+  }
 }
 
 export interface MeshBuckets {
@@ -75,25 +161,81 @@ export interface MeshBuckets {
   idempotency: KV;
   apiKeys: KV;
 }
+export type MeshBucketName = keyof MeshBuckets;
 
-/** Opens (creating when missing) every KV bucket of the mesh. */
-export async function openMeshBuckets(
+interface BucketSettings {
+  history?: number;
+  ttl?: number;
+}
+
+function meshBucketSettings(options: MeshResourceOptions): Record<MeshBucketName, [Bucket, BucketSettings]> {
+  return {
+    agents: [Buckets.AGENTS, { history: 5 }],
+    plugins: [Buckets.PLUGINS, { history: 5 }],
+    credentials: [Buckets.CREDENTIALS, {}],
+    tasks: [Buckets.TASKS, { ttl: options.eventsMaxAgeMs ?? 7 * DAY_MS }],
+    idempotency: [Buckets.IDEMPOTENCY, { ttl: options.idempotencyTtlMs ?? DAY_MS }],
+    apiKeys: [Buckets.API_KEYS, {}],
+  };
+}
+
+const ALL_MESH_BUCKETS: readonly MeshBucketName[] = [
+  'agents',
+  'plugins',
+  'credentials',
+  'tasks',
+  'idempotency',
+  'apiKeys',
+];
+
+/**
+ * Opens one KV bucket: created with `settings` when missing and this user may, waited for otherwise.
+ * An existing bucket keeps its own settings.
+ */
+export async function openBucket(
   js: JetStreamClient,
-  options: MeshResourceOptions = {},
-): Promise<MeshBuckets> {
+  name: Bucket,
+  settings: BucketSettings & { replicas?: number },
+  wait: ResourceWaitOptions = {},
+): Promise<KV> {
   const kvm = new Kvm(js);
-  const replicas = options.replicas ?? 1;
-  const open = (name: string, extra: { ttl?: number; history?: number } = {}): Promise<KV> =>
-    kvm.create(name, { replicas, history: extra.history ?? 1, ...(extra.ttl ? { ttl: extra.ttl } : {}) });
-  const [agents, plugins, credentials, tasks, idempotency, apiKeys] = await Promise.all([
-    open(Buckets.AGENTS, { history: 5 }),
-    open(Buckets.PLUGINS, { history: 5 }),
-    open(Buckets.CREDENTIALS),
-    open(Buckets.TASKS, { ttl: options.eventsMaxAgeMs ?? 7 * DAY_MS }),
-    open(Buckets.IDEMPOTENCY, { ttl: options.idempotencyTtlMs ?? DAY_MS }),
-    open(Buckets.API_KEYS),
-  ]);
-  return { agents, plugins, credentials, tasks, idempotency, apiKeys };
+  const options = {
+    replicas: settings.replicas ?? 1,
+    history: settings.history ?? 1,
+    ...(settings.ttl ? { ttl: settings.ttl } : {}),
+  };
+  const jsm = await js.jetstreamManager();
+  await existOrWait(
+    jsm,
+    { kind: 'bucket', name, stream: `KV_${name}` },
+    () => kvm.create(name, options),
+    wait,
+  );
+  // Exists now: this only reads the bucket's stream info (and so learns whether direct gets are on).
+  return kvm.create(name, options);
+}
+
+/**
+ * Opens the mesh's KV buckets — those named in `only`, or every one — creating each one that is
+ * missing when this user may, waiting for it otherwise.
+ */
+export async function openMeshBuckets<K extends MeshBucketName = MeshBucketName>(
+  js: JetStreamClient,
+  options: MeshResourceOptions & { only?: readonly K[] } = {},
+  wait: ResourceWaitOptions = {},
+): Promise<Pick<MeshBuckets, K>> {
+  const settings = meshBucketSettings(options);
+  const names = (options.only ?? ALL_MESH_BUCKETS) as readonly K[];
+  const opened = await Promise.all(
+    names.map(async (key) => {
+      const [bucket, extra] = settings[key];
+      return [
+        key,
+        await openBucket(js, bucket, { ...extra, replicas: options.replicas ?? 1 }, wait),
+      ] as const;
+    }),
+  );
+  return Object.fromEntries(opened) as unknown as Pick<MeshBuckets, K>;
 }
 
 /** How long a native tool announcement lives without renewal, when the bucket is created with no TTL given. */
@@ -101,15 +243,75 @@ export const DEFAULT_NATIVE_PROVIDER_TTL_MS = 30_000;
 
 /**
  * Opens `mesh_native_providers` (which executor provides which native tool class now), creating it with
- * `ttlMs` when missing; an existing bucket keeps its own TTL.
+ * `ttlMs` when missing (and allowed; waited for otherwise); an existing bucket keeps its own TTL.
  */
 export async function openNativeProvidersBucket(
   js: JetStreamClient,
   options: { ttlMs?: number; replicas?: number } = {},
+  wait: ResourceWaitOptions = {},
 ): Promise<KV> {
-  return new Kvm(js).create(Buckets.NATIVE_PROVIDERS, {
-    history: 1,
-    ttl: options.ttlMs ?? DEFAULT_NATIVE_PROVIDER_TTL_MS,
-    replicas: options.replicas ?? 1,
-  });
+  return openBucket(
+    js,
+    Buckets.NATIVE_PROVIDERS,
+    { history: 1, ttl: options.ttlMs ?? DEFAULT_NATIVE_PROVIDER_TTL_MS, replicas: options.replicas ?? 1 },
+    wait,
+  );
+}
+
+/** Age limits of the recall service's cache buckets when they are provisioned (entries expire on their own). */
+export const DEFAULT_RECALL_TOOLS_TTL_MS = 10 * 60_000;
+export const DEFAULT_RECALL_ACTIONS_TTL_MS = 30_000;
+
+export interface ProvisionOptions extends MeshResourceOptions {
+  nativeProviderTtlMs?: number;
+  recallToolsTtlMs?: number;
+  recallActionsTtlMs?: number;
+}
+
+export interface ProvisionReport {
+  /** Streams and buckets this run created. */
+  created: string[];
+  /** Those that existed already (left as they are). */
+  existing: string[];
+}
+
+/**
+ * Creates every stream and bucket of the mesh that does not exist yet — what the services would
+ * otherwise create themselves — so their NATS users need no right to create any. Idempotent.
+ */
+export async function provisionMeshResources(
+  js: JetStreamClient,
+  options: ProvisionOptions = {},
+): Promise<ProvisionReport> {
+  const jsm = await js.jetstreamManager();
+  const report: ProvisionReport = { created: [], existing: [] };
+  const replicas = options.replicas ?? 1;
+  const provision = async (stream: string, label: string, create: () => Promise<unknown>): Promise<void> => {
+    if (await streamExists(jsm, stream)) {
+      report.existing.push(label);
+      return;
+    }
+    await create();
+    report.created.push(label);
+  };
+  for (const config of meshStreamConfigs(options)) {
+    await provision(config.name, `stream ${config.name}`, () => jsm.streams.add(config));
+  }
+  const kvm = new Kvm(js);
+  const buckets: Array<[Bucket, BucketSettings]> = [
+    ...Object.values(meshBucketSettings(options)),
+    [Buckets.NATIVE_PROVIDERS, { ttl: options.nativeProviderTtlMs ?? DEFAULT_NATIVE_PROVIDER_TTL_MS }],
+    [Buckets.RECALL_TOOLS, { ttl: options.recallToolsTtlMs ?? DEFAULT_RECALL_TOOLS_TTL_MS }],
+    [Buckets.RECALL_ACTIONS, { ttl: options.recallActionsTtlMs ?? DEFAULT_RECALL_ACTIONS_TTL_MS }],
+  ];
+  for (const [name, settings] of buckets) {
+    await provision(`KV_${name}`, `bucket ${name}`, () =>
+      kvm.create(name, {
+        replicas,
+        history: settings.history ?? 1,
+        ...(settings.ttl ? { ttl: settings.ttl } : {}),
+      }),
+    );
+  }
+  return report;
 }

@@ -10,7 +10,58 @@ export const baseConfigSchema = z.object({
     .string()
     .min(1)
     .default('nats://127.0.0.1:4222')
-    .describe('Comma-separated NATS server URLs the service connects to'),
+    .describe(
+      'Comma-separated NATS server URLs the service connects to; `nats://user:password@host:port` (percent-encoded) or `nats://token@host:port` also logs in (secret then: never logged)',
+    ),
+  NATS_USER: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'NATS user name (user/password login; needs NATS_PASSWORD). `nats://user:password@host:port` in NATS_URL does the same',
+    ),
+  NATS_PASSWORD: z.string().min(1).optional().describe('Password of NATS_USER (secret)'),
+  NATS_TOKEN: z.string().min(1).optional().describe('NATS token login (secret)'),
+  NATS_NKEY_SEED: z
+    .string()
+    .regex(/^SU[A-Z2-7]{56}$/, 'must be an NKEY user seed (58 characters starting with SU)')
+    .optional()
+    .describe('NKEY user seed (`SU…`) the service signs the server nonce with (secret)'),
+  NATS_NKEY_SEED_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('File holding the NKEY user seed instead of NATS_NKEY_SEED; read again on every reconnect'),
+  NATS_CREDS_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Decentralised-auth credentials file (user JWT + seed, `nsc` format); read again on every reconnect',
+    ),
+  NATS_TLS_CA: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "PEM file of the CA that signed the NATS servers' certificates; setting any NATS_TLS_* turns TLS on",
+    ),
+  NATS_TLS_CERT: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('PEM client certificate for NATS servers that verify clients (mutual TLS); needs NATS_TLS_KEY'),
+  NATS_TLS_KEY: z.string().min(1).optional().describe('PEM private key of NATS_TLS_CERT'),
+  NATS_INBOX_PREFIX: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+)*$/,
+      'must be one or more subject tokens of A-Z, a-z, 0-9, "_", "-" or "$" without wildcards',
+    )
+    .optional()
+    .describe(
+      "Prefix of the reply subjects of this service's requests (JetStream and KV calls included); default `_INBOX_<service name>`, so NATS permissions can give each user its own inbox",
+    ),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')

@@ -24,6 +24,24 @@ describe('redactSecrets', () => {
     }
   });
 
+  it('when a NATS login is logged (the config variables or nats.js options), every secret of it is withheld', () => {
+    const config = {
+      NATS_URL: 'nats://gateway:s3cret-pw@127.0.0.1:4222',
+      NATS_USER: 'gateway',
+      NATS_PASSWORD: 's3cret-pw',
+      NATS_TOKEN: 's3cret-token',
+      NATS_NKEY_SEED: 'SUAIBDPBAUTWCWBKIO6XHQNINK5FWJW4OHLXC3HQ2KFE4PEJUA44CNHTC4',
+      NATS_CREDS_FILE: '/run/secrets/gateway.creds',
+      connect: { user: 'gateway', pass: 's3cret-pw', auth_token: 's3cret-token' },
+    };
+    const logged = JSON.stringify(redactSecrets(config));
+    for (const secret of ['s3cret-pw', 's3cret-token', config.NATS_NKEY_SEED])
+      expect(logged).not.toContain(secret);
+    // Names and paths are not secrets.
+    expect(logged).toContain('/run/secrets/gateway.creds');
+    expect(logged).toContain('"NATS_USER":"gateway"');
+  });
+
   it('when an object refers to itself, redaction terminates', () => {
     const loop: Record<string, unknown> = { name: 'x' };
     loop.self = loop;

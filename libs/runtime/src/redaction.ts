@@ -26,6 +26,15 @@ export const SECRET_KEYS: readonly string[] = [
   'set-cookie',
   'master_key',
   'private_key',
+  // NATS logins (the runtime's NATS_* variables and nats.js option names); NATS_URL may carry
+  // `user:password@`, so the whole value is withheld.
+  'pass',
+  'nats_password',
+  'nats_token',
+  'auth_token',
+  'nkey_seed',
+  'nats_nkey_seed',
+  'nats_url',
 ];
 
 export const REDACTED = '[redacted]';

@@ -3,11 +3,16 @@
  * to NATS, start, and on SIGTERM/SIGINT stop the service's own work first, then drain the NATS
  * connection, flush telemetry and exit.
  */
-import type { NatsConnection } from '@nats-io/transport-node';
+import {
+  connect,
+  PermissionViolationError,
+  type NatsConnection,
+  type NodeConnectionOptions,
+} from '@nats-io/transport-node';
 import type { z } from 'zod';
 import { baseConfigSchema, ConfigError, loadConfig, type BaseConfig } from './config.js';
 import { createLogger, type Logger } from './logger.js';
-import { connectNats } from './nats-connection.js';
+import { natsConnectionOptions } from './nats-connection.js';
 import { startTelemetry } from './telemetry.js';
 
 export interface ServiceContext<C> {
@@ -37,8 +42,10 @@ export async function runService<S extends z.ZodType<BaseConfig>>(
   definition: ServiceDefinition<S>,
 ): Promise<void> {
   let config: Readonly<z.infer<S>>;
+  let natsOptions: NodeConnectionOptions;
   try {
     config = loadConfig((definition.configSchema ?? baseConfigSchema) as S);
+    natsOptions = natsConnectionOptions({ settings: config, name: definition.name });
   } catch (error) {
     const message = error instanceof ConfigError ? error.message : String(error);
     process.stderr.write(`${definition.name}: ${message}\n`);
@@ -77,12 +84,29 @@ export async function runService<S extends z.ZodType<BaseConfig>>(
   for (const signal of SIGNALS) process.once(signal, () => void shutdown(signal));
 
   try {
-    nc = await connectNats({ url: config.NATS_URL, name: definition.name });
+    nc = await connect(natsOptions);
+    reportRefusals(nc, log);
     if (stopping) return;
     running = await definition.start({ config, log, nc });
   } catch (error) {
     log.fatal({ err: error }, 'start-up failed');
     process.exit(1);
   }
-  if (!stopping) log.info({ nats: nc.getServer() }, 'service ready');
+  if (!stopping) log.info({ nats: nc.getServer(), inbox_prefix: natsOptions.inboxPrefix }, 'service ready');
+}
+
+/**
+ * Logs every operation the server refuses (a permission violation): nats.js reports one that no request
+ * waits for (a plain publish, a subscription) only on the status stream, and a missing permission
+ * should show in the service's own log, not only in the server's.
+ */
+function reportRefusals(nc: NatsConnection, log: Logger): void {
+  void (async () => {
+    for await (const status of nc.status()) {
+      if (status.type === 'error' && status.error instanceof PermissionViolationError) {
+        const { operation, subject, queue } = status.error;
+        log.warn({ operation, subject, ...(queue ? { queue } : {}) }, 'NATS refused an operation');
+      }
+    }
+  })();
 }

@@ -1,12 +1,16 @@
 /**
- * Checks infra/nats/accounts.conf on a real nats-server: the file is copied into a container started
- * from $AGENTMESH_NATS_IMAGE with the users' passwords in the container's environment, and each user
- * connects for real. A start that loses its port to another test is retried on fresh ports.
- * Permission refusals are asserted as the PermissionViolationErrors nats.js reports.
+ * Checks infra/nats on a real nats-server: accounts.conf loaded by the test kit (its directory copied
+ * into the container) with the users' passwords in the server's environment, each user connecting for
+ * real; and single-node.conf loading as a whole. Permission refusals are asserted as the
+ * PermissionViolationErrors nats.js reports. tests/security runs the whole mesh on these users.
  */
 import { randomBytes } from 'node:crypto';
+import { cpSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
 import {
   AuthorizationError,
   connect,
@@ -15,25 +19,31 @@ import {
   type NatsConnection,
 } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findFreePorts } from './free-ports.js';
-import { startNatsContainer } from './nats/nats-container.js';
-import { withFreshPortsOnConflict } from './nats/nats-launch.js';
-import type { NatsRuntime } from './nats/nats-runtime.js';
-import { LOOPBACK, natsUrl } from './nats/nats-server-args.js';
-import { resolveNatsSettings } from './nats/nats-settings.js';
+import { startNats, type NatsServer } from './nats/start-nats.js';
 import { waitFor } from './wait-for.js';
 
-const ACCOUNTS_CONF = fileURLToPath(new URL('../../../infra/nats/accounts.conf', import.meta.url));
-const CONF_IN_CONTAINER = '/etc/agentmesh/accounts.conf';
+const INFRA_NATS = fileURLToPath(new URL('../../../infra/nats', import.meta.url));
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
 
-const USERS = ['gateway', 'assembler', 'executor', 'recall', 'upstream', 'tenant-acme'] as const;
+const USERS = [
+  'gateway',
+  'assembler',
+  'executor',
+  'recall',
+  'provisioner',
+  'trusted-upstream',
+  'upstream-acme',
+  'tenant-acme',
+] as const;
 type User = (typeof USERS)[number];
 
 /** `tenant-acme` → `TENANT_ACME_PASSWORD`, as accounts.conf names them. */
 function passwordVariable(user: User): string {
-  return `${user.replace('-', '_').toUpperCase()}_PASSWORD`;
+  return `${user.replaceAll('-', '_').toUpperCase()}_PASSWORD`;
 }
+
+/** Each user's own reply prefix (the only inbox its permissions allow). */
+const inboxPrefix = (user: User): string => `_INBOX_${user.replaceAll('-', '_')}`;
 
 /**
  * nats-server parses a variable's value as a config value, so `12345` would be a number and `-x` a
@@ -57,39 +67,33 @@ describe('infra/nats/accounts.conf', () => {
     recall: String(randomBytes(6).readUIntBE(0, 6)),
   } as Record<User, string>;
   const clients: Client[] = [];
-  let server: NatsRuntime | undefined;
+  let server: NatsServer | undefined;
   let url: string;
+  const environment = (): Record<string, string> =>
+    Object.fromEntries(USERS.map((user) => [passwordVariable(user), asConfigString(passwords[user])]));
 
   beforeAll(async () => {
-    // Another test file may take a port between our choosing it and the server binding it.
-    server = await withFreshPortsOnConflict(async () => {
-      const [port] = (await findFreePorts(1)) as [number];
-      url = natsUrl(port);
-      return startNatsContainer(
-        resolveNatsSettings().image,
-        {
-          name: 'infra-accounts',
-          args: ['-c', CONF_IN_CONTAINER, '-a', LOOPBACK, '-p', String(port), '-n', 'infra-accounts', '-js'],
-          jetstream: true,
-          startupTimeoutMs: 60_000,
-        },
-        {
-          files: [{ source: ACCOUNTS_CONF, target: CONF_IN_CONTAINER }],
-          environment: Object.fromEntries(
-            USERS.map((user) => [passwordVariable(user), asConfigString(passwords[user])]),
-          ),
-        },
-      );
+    server = await startNats({
+      name: 'infra-accounts',
+      config: { dir: INFRA_NATS, file: 'accounts.conf', environment: environment() },
+      client: { user: 'provisioner', pass: passwords.provisioner, inboxPrefix: inboxPrefix('provisioner') },
     });
+    url = server.url;
   });
 
   afterAll(async () => {
     await Promise.allSettled(clients.map(({ nc }) => nc.close()));
-    await server?.remove();
+    await server?.stop();
   });
 
   async function connectAs(user: User): Promise<Client> {
-    const nc = await connect({ servers: url, user, pass: passwords[user], maxReconnectAttempts: 0 });
+    const nc = await connect({
+      servers: url,
+      user,
+      pass: passwords[user],
+      inboxPrefix: inboxPrefix(user),
+      maxReconnectAttempts: 0,
+    });
     const client: Client = { nc, violations: [] };
     clients.push(client);
     void (async () => {
@@ -120,7 +124,7 @@ describe('infra/nats/accounts.conf', () => {
     return { message };
   }
 
-  it('when every service, the upstream and the tenant log in with their passwords, all are admitted', async () => {
+  it('when every service, the provisioner, the upstreams and the tenant log in with their passwords, all are admitted', async () => {
     const connected = await Promise.all(USERS.map(async (user) => (await connectAs(user)).nc));
     for (const nc of connected) expect(nc.isClosed()).toBe(false);
   });
@@ -170,13 +174,15 @@ describe('infra/nats/accounts.conf', () => {
     executor.nc.publish('mesh.tasks.received.acme', '{"forged":true}');
     await refusedPublish(executor, 'mesh.tasks.received.acme');
 
-    const gateway = await connectAs('gateway');
+    // Only the provisioner creates streams.
+    const provisioner = await connectAs('provisioner');
     await (
-      await jetstreamManager(gateway.nc)
+      await jetstreamManager(provisioner.nc)
     ).streams.add({
       name: 'MESH_TASKS',
       subjects: ['mesh.tasks.>'],
     });
+    const gateway = await connectAs('gateway');
     const ack = await jetstream(gateway.nc).publish('mesh.tasks.received.acme', '{"task":1}', {
       msgID: TRACE_ID,
     });
@@ -203,5 +209,68 @@ describe('infra/nats/accounts.conf', () => {
 
     expect(reply.string()).toBe('answer to query');
     expect(recall.violations).toEqual([]);
+  });
+
+  it("when the acme upstream subscribes to _INBOX.>, where other users' JetStream answers go, it is refused", async () => {
+    const upstream = await connectAs('upstream-acme');
+    const closedWith = await upstream.nc.subscribe('_INBOX.>').closed;
+    expect(closedWith).toMatchObject({ operation: 'subscription', subject: '_INBOX.>' });
+  });
+
+  it('when the executor writes an agent, the server refuses it; the gateway may', async () => {
+    const provisioner = await connectAs('provisioner');
+    await new Kvm(jetstream(provisioner.nc)).create('mesh_agents');
+    const executor = await connectAs('executor');
+    const forged = new Kvm(jetstream(executor.nc)).open('mesh_agents').then((kv) => kv.put('shared.x', '{}'));
+    const error = await forged.then(
+      () => undefined,
+      (rejection: unknown) => rejection,
+    );
+    expect((error as { cause?: unknown })?.cause ?? error).toMatchObject({
+      operation: 'publish',
+      subject: '$KV.mesh_agents.shared.x',
+    });
+
+    const gateway = await connectAs('gateway');
+    const kv = await new Kvm(jetstream(gateway.nc)).open('mesh_agents');
+    expect(await kv.put('shared.x', '{}')).toBeGreaterThan(0);
+  });
+});
+
+describe('infra/nats/single-node.conf', () => {
+  it('loads as a whole (with the pre-2.12 durability stand-in on this test server) and serves JetStream to the provisioner', async () => {
+    // The production durability file needs nats-server 2.12+; the test image may be older.
+    const dir = mkdtempSync(join(tmpdir(), 'infra-single-node-'));
+    cpSync(INFRA_NATS, dir, { recursive: true });
+    copyFileSync(join(dir, 'jetstream-durability.pre-2.12.conf'), join(dir, 'jetstream-durability.conf'));
+    const passwords = Object.fromEntries(USERS.map((user) => [user, randomBytes(12).toString('base64url')]));
+    const server = await startNats({
+      name: 'infra-single-node',
+      config: {
+        dir,
+        file: 'single-node.conf',
+        setsStoreDir: true,
+        environment: Object.fromEntries(
+          USERS.map((user) => [passwordVariable(user), asConfigString(passwords[user]!)]),
+        ),
+      },
+      client: { user: 'provisioner', pass: passwords.provisioner, inboxPrefix: inboxPrefix('provisioner') },
+    });
+    try {
+      const nc = await connect({
+        servers: server.url,
+        user: 'provisioner',
+        pass: passwords.provisioner,
+        inboxPrefix: inboxPrefix('provisioner'),
+      });
+      const info = await (
+        await jetstreamManager(nc)
+      ).streams.add({ name: 'MESH_EVENTS', subjects: ['mesh.events.>'] });
+      expect(info.config.name).toBe('MESH_EVENTS');
+      await nc.close();
+    } finally {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -17,7 +17,12 @@ import {
   type PluginCatalogue,
   type RegistryBucket,
 } from '@agentmesh/bus';
-import type { Logger, RunningService, ServiceContext } from '@agentmesh/runtime';
+import {
+  logWaitingForResource,
+  type Logger,
+  type RunningService,
+  type ServiceContext,
+} from '@agentmesh/runtime';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { AssembledTaskPublisher } from './assembled-task-publisher.js';
 import { credentialKeys, type AssemblerConfig } from './config.js';
@@ -36,13 +41,18 @@ export async function startAssembler({
 }: ServiceContext<AssemblerConfig>): Promise<RunningService> {
   const js = jetstream(nc);
   const jsm = await jetstreamManager(nc);
-  await ensureMeshStreams(jsm, { replicas: config.NATS_REPLICAS });
-  const buckets = await openMeshBuckets(js, { replicas: config.NATS_REPLICAS });
+  const wait = { onWaiting: logWaitingForResource(log) };
+  await ensureMeshStreams(jsm, { replicas: config.NATS_REPLICAS }, wait);
+  const buckets = await openMeshBuckets(
+    js,
+    { replicas: config.NATS_REPLICAS, only: ['agents', 'plugins', 'credentials', 'tasks'] },
+    wait,
+  );
 
   const shared = scopedRegistryView(buckets.plugins, SHARED_CATALOGUE);
   const toolFiles = await keepToolFilesInRegistry(config, log, shared);
   const nativeTools = await followNativeProviders(
-    await openNativeProvidersBucket(js, { replicas: config.NATS_REPLICAS }),
+    await openNativeProvidersBucket(js, { replicas: config.NATS_REPLICAS }, wait),
     shared,
     {
       onMirrored: ({ written, refused }) => {

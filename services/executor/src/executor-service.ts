@@ -5,7 +5,7 @@
  * so tests can run executors in-process on a NATS connection of their own.
  */
 import { ensureMeshStreams, openMeshBuckets, TaskStatusStore } from '@agentmesh/bus';
-import type { RunningService, ServiceContext } from '@agentmesh/runtime';
+import { logWaitingForResource, type RunningService, type ServiceContext } from '@agentmesh/runtime';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { CancelListener } from './cancel-listener.js';
 import type { ExecutorConfig } from './config.js';
@@ -27,8 +27,9 @@ export async function startExecutor({
   const log = serviceLog.child({ executor_id: executorId });
   const jsm = await jetstreamManager(nc);
   const js = jetstream(nc);
-  await ensureMeshStreams(jsm, { replicas: config.NATS_REPLICAS });
-  const buckets = await openMeshBuckets(js, { replicas: config.NATS_REPLICAS });
+  const wait = { onWaiting: logWaitingForResource(log) };
+  await ensureMeshStreams(jsm, { replicas: config.NATS_REPLICAS }, wait);
+  const buckets = await openMeshBuckets(js, { replicas: config.NATS_REPLICAS, only: ['tasks'] }, wait);
   await ensureExecutorConsumer(jsm, {
     maxDeliver: config.MAX_DELIVER,
     ackWaitMs: config.ACK_WAIT_MS,
@@ -42,6 +43,7 @@ export async function startExecutor({
     executorId,
     ttlMs: config.NATIVE_PROVIDER_TTL_MS,
     replicas: config.NATS_REPLICAS,
+    wait,
     log,
   });
 

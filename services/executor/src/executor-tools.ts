@@ -7,7 +7,7 @@
  */
 import { ScriptRunner } from '@agentmesh/script-runner';
 import type { Logger } from '@agentmesh/runtime';
-import { openNativeProvidersBucket } from '@agentmesh/bus';
+import { openNativeProvidersBucket, type ResourceWaitOptions } from '@agentmesh/bus';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { ExecutorConfig } from './config.js';
@@ -84,13 +84,21 @@ export interface PublishedNativeTools {
 export async function publishNativeTools(
   js: JetStreamClient,
   registry: NativeToolRegistry,
-  options: { executorId: string; ttlMs: number; replicas?: number; log: Logger },
+  options: {
+    executorId: string;
+    ttlMs: number;
+    replicas?: number;
+    /** What to do while the bucket is missing and this user may not create it. */
+    wait?: ResourceWaitOptions;
+    log: Logger;
+  },
 ): Promise<PublishedNativeTools> {
   const { log } = options;
-  const providers = await openNativeProvidersBucket(js, {
-    ttlMs: options.ttlMs,
-    ...(options.replicas === undefined ? {} : { replicas: options.replicas }),
-  });
+  const providers = await openNativeProvidersBucket(
+    js,
+    { ttlMs: options.ttlMs, ...(options.replicas === undefined ? {} : { replicas: options.replicas }) },
+    options.wait,
+  );
   log.info({ tools: registry.definitions().map((tool) => tool.name) }, 'announcing native tools');
   const announcer = await NativeProviderAnnouncer.start(providers, {
     executorId: options.executorId,

@@ -17,7 +17,7 @@ import {
   TaskStatusStore,
 } from '@agentmesh/bus';
 import { Streams } from '@agentmesh/protocol';
-import type { Logger } from '@agentmesh/runtime';
+import { logWaitingForResource, type Logger } from '@agentmesh/runtime';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { FastifyInstance } from 'fastify';
@@ -61,8 +61,9 @@ function requestDigestKey(masterKey: string): Uint8Array {
 export async function startGateway({ config, log, nc }: GatewayContext): Promise<RunningGateway> {
   const js = jetstream(nc);
   const jsm = await jetstreamManager(nc);
-  await ensureMeshStreams(jsm, { replicas: config.NATS_REPLICAS });
-  const buckets = await openMeshBuckets(js, { replicas: config.NATS_REPLICAS });
+  const wait = { onWaiting: logWaitingForResource(log) };
+  await ensureMeshStreams(jsm, { replicas: config.NATS_REPLICAS }, wait);
+  const buckets = await openMeshBuckets(js, { replicas: config.NATS_REPLICAS }, wait);
   // The stream as it exists, which another service or an operator may have created.
   const tasksStream = await jsm.streams.info(Streams.TASKS.name);
   for (const [what, kv, idField] of [

@@ -1,4 +1,5 @@
 import {
+  accountSubmitSubject,
   ErrorBody,
   Streams,
   Subjects,
@@ -43,11 +44,15 @@ const submission = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-async function request(body: unknown, headerValues: Record<string, string> = {}): Promise<unknown> {
+async function request(
+  body: unknown,
+  headerValues: Record<string, string> = {},
+  subject: string = Subjects.GATEWAY_SUBMIT,
+): Promise<unknown> {
   const headers = natsHeaders();
   for (const [name, value] of Object.entries(headerValues)) headers.set(name, value);
   const payload = typeof body === 'string' ? body : JSON.stringify(body);
-  const reply = await client.request(Subjects.GATEWAY_SUBMIT, payload, { timeout: 5_000, headers });
+  const reply = await client.request(subject, payload, { timeout: 5_000, headers });
   return reply.json();
 }
 
@@ -137,5 +142,51 @@ describe('NATS ingress mesh.gateway.submit', () => {
     const overNats = SubmitTaskReply.parse(await request(body, { 'x-api-key': ACME_KEY }));
     expect(overNats).toEqual(overHttp.body);
     expect(await storedCount('acme')).toBe(before);
+  });
+});
+
+describe('NATS ingress mesh.gateway.submit.<account>', () => {
+  it('a request without any header is queued for the account the subject names', async () => {
+    const reply = SubmitTaskReply.parse(
+      await request(submission(), {}, accountSubmitSubject('nats-confined')),
+    );
+    expect(reply.events_subject).toBe(taskEventsSubject('nats-confined', reply.trace_id));
+    expect(await storedCount('nats-confined')).toBe(1);
+  });
+
+  it('when x-account-id names another account than the subject, it is FORBIDDEN and nothing is queued', async () => {
+    const reply = ErrorBody.parse(
+      await request(submission(), { 'x-account-id': 'nats-victim' }, accountSubmitSubject('nats-intruder')),
+    );
+    expect(reply).toMatchObject({ code: 'FORBIDDEN' });
+    expect(reply.message).toContain('x-account-id');
+    expect(await storedCount('nats-victim')).toBe(0);
+    expect(await storedCount('nats-intruder')).toBe(0);
+  });
+
+  it("when an API key of another account is presented on an account's subject, it is FORBIDDEN; on its own account's subject it works", async () => {
+    const before = await storedCount('acme');
+    const refused = ErrorBody.parse(
+      await request(
+        submission(),
+        { authorization: `Bearer ${ACME_KEY}` },
+        accountSubmitSubject('nats-other'),
+      ),
+    );
+    expect(refused).toMatchObject({ code: 'FORBIDDEN' });
+    expect(await storedCount('nats-other')).toBe(0);
+
+    const accepted = SubmitTaskReply.parse(
+      await request(submission(), { authorization: `Bearer ${ACME_KEY}` }, accountSubmitSubject('acme')),
+    );
+    expect(accepted.events_subject).toBe(taskEventsSubject('acme', accepted.trace_id));
+    expect(await storedCount('acme')).toBe(before + 1);
+  });
+
+  it('an unknown API key on an account subject is UNAUTHORIZED', async () => {
+    const reply = ErrorBody.parse(
+      await request(submission(), { 'x-api-key': 'nope-nope-nope' }, accountSubmitSubject('acme')),
+    );
+    expect(reply.code).toBe('UNAUTHORIZED');
   });
 });

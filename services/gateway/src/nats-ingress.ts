@@ -1,20 +1,24 @@
 /**
- * NATS ingress for upstream services: requests on `mesh.gateway.submit` (queue group `gateway`, so
- * each submission reaches one gateway instance) go through the same submission as `POST /v1/tasks`,
- * and the reply is a SubmitTaskReply or an ErrorBody. The caller is named by `x-account-id` /
- * `x-account-type` headers — NATS permissions decide who may publish here, so they are trusted — or
- * by an `authorization: Bearer <api key>` (or `x-api-key`) header.
+ * NATS ingress for upstream services (queue group `gateway`, so each submission reaches one gateway
+ * instance): requests go through the same submission as `POST /v1/tasks`, and the reply is a
+ * SubmitTaskReply or an ErrorBody. Two subjects:
+ * - `mesh.gateway.submit.<account>`: the account is the subject's, i.e. the NATS user's identity (a
+ *   per-account upstream user may publish only to its own). An `x-account-id` header or an API key
+ *   naming another account is FORBIDDEN.
+ * - `mesh.gateway.submit`: for trusted service users only (NATS permissions decide who may publish
+ *   here): the caller names its account in `x-account-id` / `x-account-type`.
+ * On either, an `authorization: Bearer <api key>` (or `x-api-key`) header acts for the key's account.
  *
  * Bodies are read as HTTP bodies are (`json-body.ts`: nesting deeper than MAX_JSON_DEPTH is refused).
  *
  * Pre-assembled (seed 001) payloads are refused here: their vault is in clear, and no secret may
  * cross the bus in clear. Upstreams send those over HTTP, where the gateway seals the vault first.
  */
-import { isPreAssembledSubmission, Subjects } from '@agentmesh/protocol';
+import { isPreAssembledSubmission, parseSubmitSubject, Subjects, Wildcards } from '@agentmesh/protocol';
 import { encodeJson } from '@agentmesh/bus';
 import type { Logger } from '@agentmesh/runtime';
 import { Match, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
-import type { Authenticator } from './auth.js';
+import type { Authenticator, Caller } from './auth.js';
 import { Forbidden, InternalFailure, InvalidRequest, PayloadTooLarge, Rejection } from './errors.js';
 import { parseJsonBody } from './json-body.js';
 import type { AcceptedTask, TaskSubmitter } from './task-submission.js';
@@ -38,20 +42,23 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 
 export function startNatsIngress(options: NatsIngressOptions): NatsIngress {
   const inFlight = new Set<Promise<void>>();
-  const subscription: Subscription = options.nc.subscribe(Subjects.GATEWAY_SUBMIT, {
-    queue: GATEWAY_QUEUE_GROUP,
-    callback: (error, msg) => {
-      if (error) {
-        options.log.error({ err: error }, 'submit subscription failed');
-        return;
-      }
-      const handling = handle(options, msg).finally(() => inFlight.delete(handling));
-      inFlight.add(handling);
-    },
-  });
+  const subscriptions: Subscription[] = [Subjects.GATEWAY_SUBMIT, Wildcards.ALL_ACCOUNT_SUBMITS].map(
+    (subject) =>
+      options.nc.subscribe(subject, {
+        queue: GATEWAY_QUEUE_GROUP,
+        callback: (error, msg) => {
+          if (error) {
+            options.log.error({ err: error, subject }, 'submit subscription failed');
+            return;
+          }
+          const handling = handle(options, msg).finally(() => inFlight.delete(handling));
+          inFlight.add(handling);
+        },
+      }),
+  );
   return {
     async stop() {
-      await subscription.drain();
+      await Promise.all(subscriptions.map((subscription) => subscription.drain()));
       await Promise.allSettled([...inFlight]);
     },
   };
@@ -76,10 +83,7 @@ async function handle(options: NatsIngressOptions, msg: Msg): Promise<void> {
 
 async function submit(options: NatsIngressOptions, msg: Msg): Promise<AcceptedTask | Rejection> {
   if (msg.data.length > options.bodyLimitBytes) return new PayloadTooLarge(options.bodyLimitBytes);
-  const caller = await options.authenticator.authenticate(
-    (name) => msg.headers?.get(name, Match.IgnoreCase) || undefined,
-    { trustAccountHeaders: true },
-  );
+  const caller = await identify(options.authenticator, msg);
   if (caller instanceof Rejection) return caller;
   let text: string;
   try {
@@ -96,4 +100,24 @@ async function submit(options: NatsIngressOptions, msg: Msg): Promise<AcceptedTa
     );
   }
   return options.submitter.submit(body, caller);
+}
+
+/**
+ * Who submits: on an account subject, the subject's account (headers and keys may only agree with it);
+ * on the trusted subject, whoever the headers or the key name.
+ */
+async function identify(authenticator: Authenticator, msg: Msg): Promise<Caller | Rejection> {
+  const header = (name: string): string | undefined => msg.headers?.get(name, Match.IgnoreCase) || undefined;
+  const confined = parseSubmitSubject(msg.subject);
+  if (!confined) return authenticator.authenticate(header, { trustAccountHeaders: true });
+  const claimed = header('x-account-id');
+  if (claimed !== undefined && claimed !== confined.accountId) {
+    return new Forbidden(`x-account-id names another account than the subject ${msg.subject}`);
+  }
+  const caller = await authenticator.authenticate(header, { trustAccountHeaders: true });
+  if (caller instanceof Rejection) return caller;
+  if (caller.accountId !== undefined && caller.accountId !== confined.accountId) {
+    return new Forbidden(`the API key belongs to another account than the subject ${msg.subject}`);
+  }
+  return { ...caller, accountId: confined.accountId };
 }

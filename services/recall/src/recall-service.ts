@@ -6,9 +6,17 @@
  */
 import { createRequire } from 'node:module';
 import { ActionQueryResponse, Buckets, Services } from '@agentmesh/protocol';
-import { isSecretKey, type Logger, type RunningService, type ServiceContext } from '@agentmesh/runtime';
+import { openBucket } from '@agentmesh/bus';
+import {
+  isSecretKey,
+  logWaitingForResource,
+  type Logger,
+  type RunningService,
+  type ServiceContext,
+  type WaitedResource,
+} from '@agentmesh/runtime';
 import { jetstream } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
+import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { ActionRecall } from './action-recall.js';
 import { KvCacheStore } from './cache/kv-cache-store.js';
@@ -124,19 +132,39 @@ async function openCaches(nc: NatsConnection, config: RecallConfig, log: Logger)
 }
 
 /**
- * The KV buckets, created when missing. Their age limit only bounds their size (entries carry their own
- * expiry). Without JetStream the caches are per instance: recall still works, just with more upstream calls.
+ * The KV buckets, created when missing (and this NATS user may). Their age limit only bounds their size
+ * (entries carry their own expiry). Without them — no JetStream, or not provisioned where recall may not
+ * create them — the caches are per instance: recall still works, just with more upstream calls.
  */
 async function openSharedBuckets(
   nc: NatsConnection,
   config: RecallConfig,
   log: Logger,
 ): Promise<{ tools: KV; actions: KV } | undefined> {
+  const js = jetstream(nc);
+  // A cache is not worth waiting for: the first report of a missing bucket ends the wait.
+  const giveUp = new AbortController();
+  const wait = {
+    signal: giveUp.signal,
+    onWaiting: (missing: WaitedResource) => {
+      logWaitingForResource(log)(missing);
+      giveUp.abort();
+    },
+  };
   try {
-    const kvm = new Kvm(jetstream(nc));
     const [tools, actions] = await Promise.all([
-      kvm.create(Buckets.RECALL_TOOLS, { history: 1, ttl: config.TOOL_CACHE_TTL_MS }),
-      kvm.create(Buckets.RECALL_ACTIONS, { history: 1, ttl: config.ACTION_CACHE_TTL_MS }),
+      openBucket(
+        js,
+        Buckets.RECALL_TOOLS,
+        { ttl: config.TOOL_CACHE_TTL_MS, replicas: config.NATS_REPLICAS },
+        wait,
+      ),
+      openBucket(
+        js,
+        Buckets.RECALL_ACTIONS,
+        { ttl: config.ACTION_CACHE_TTL_MS, replicas: config.NATS_REPLICAS },
+        wait,
+      ),
     ]);
     return { tools, actions };
   } catch (error) {

@@ -22,6 +22,8 @@ import { NatsMode } from './nats-settings.js';
 export const TESTKIT_LABEL = 'agentmesh.testkit';
 
 const STORE_DIR = '/data/nats';
+/** Where a server configuration directory is copied to. */
+const CONFIG_DIR = '/etc/agentmesh/nats-config';
 const GRACEFUL_STOP_SECONDS = 10;
 /** How long to wait for the log stream of a container that died during start-up to drain. */
 const LOG_DRAIN_MS = 2_000;
@@ -43,17 +45,25 @@ export async function startNatsContainer(
 ): Promise<NatsRuntime> {
   const tail = new LineTail();
   let logEnded: Promise<unknown> = Promise.resolve();
+  const configArgs = spec.config ? ['-c', `${CONFIG_DIR}/${spec.config.file}`] : [];
   const definition = new GenericContainer(image)
     .withNetworkMode('host')
+    .withCopyDirectoriesToContainer(spec.config ? [{ source: spec.config.dir, target: CONFIG_DIR }] : [])
     .withCopyFilesToContainer([...(extras.files ?? [])])
-    .withEnvironment({ ...extras.environment })
-    .withCommand([...spec.args, ...(spec.jetstream ? ['--store_dir', STORE_DIR] : [])])
+    .withEnvironment({ ...spec.config?.environment, ...extras.environment })
+    .withCommand([
+      ...configArgs,
+      ...spec.args,
+      ...(spec.jetstream && !spec.config?.setsStoreDir ? ['--store_dir', STORE_DIR] : []),
+    ])
     .withLabels({ [TESTKIT_LABEL]: 'nats', [`${TESTKIT_LABEL}.server`]: spec.name })
     .withWaitStrategy(Wait.forLogMessage(SERVER_READY_LOG))
     .withStartupTimeout(spec.startupTimeoutMs)
     .withLogConsumer((stream) => {
       logEnded = followLog(stream, tail);
     });
+  // Relative paths in a configuration (certificates, includes) resolve against its directory.
+  if (spec.config) definition.withWorkingDir(CONFIG_DIR);
 
   let started: StartedTestContainer;
   try {

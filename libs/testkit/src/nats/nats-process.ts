@@ -56,8 +56,18 @@ class NatsProcess implements NatsRuntime {
   }
 
   async spawnUntilReady(): Promise<void> {
-    const args = [...this.spec.args, ...(this.spec.jetstream ? ['--store_dir', this.storeDir] : [])];
-    const child = spawn(this.binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const config = this.spec.config;
+    const args = [
+      ...(config ? ['-c', join(config.dir, config.file)] : []),
+      ...this.spec.args,
+      ...(this.spec.jetstream && !config?.setsStoreDir ? ['--store_dir', this.storeDir] : []),
+    ];
+    const child = spawn(this.binary, args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...config?.environment },
+      // Relative paths in a configuration (certificates, includes) resolve against its directory.
+      ...(config ? { cwd: config.dir } : {}),
+    });
     this.#child = child;
     this.#exited = once(child, 'exit').catch(() => undefined);
     const ready = new Promise<void>((resolve, reject) => {

@@ -4,13 +4,21 @@
  * "Server is ready" in the log only says the listeners are open.
  */
 import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
+import { connect, type NodeConnectionOptions } from '@nats-io/transport-node';
 import { waitFor } from '../wait-for.js';
 
-export async function waitForNatsReady(url: string, jetstream: boolean, timeoutMs: number): Promise<void> {
+/** How a client logs in to a server that needs it (user and password, TLS, its inbox prefix, …). */
+export type NatsClientOptions = Omit<NodeConnectionOptions, 'servers' | 'port'>;
+
+export async function waitForNatsReady(
+  url: string,
+  jetstream: boolean,
+  timeoutMs: number,
+  client: NatsClientOptions = {},
+): Promise<void> {
   await waitFor(
     async () => {
-      const nc = await connect({ servers: url, reconnect: false, timeout: 2_000 });
+      const nc = await connect({ ...client, servers: url, reconnect: false, timeout: 2_000 });
       try {
         if (jetstream) {
           const jsm = await jetstreamManager(nc, { timeout: 2_000 });

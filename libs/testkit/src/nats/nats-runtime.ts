@@ -15,6 +15,26 @@ export interface NatsRuntimeSpec {
   /** Whether a store directory is needed (JetStream on). */
   jetstream: boolean;
   startupTimeoutMs: number;
+  /** A configuration file the server loads (`-c`), with the environment its `$VARIABLES` come from. */
+  config?: NatsServerConfig;
+}
+
+/**
+ * A server configuration: a directory of config files (a container gets a copy, a process reads it in
+ * place), the file in it to load, and the server's environment, where nats-server looks up every
+ * `$VARIABLE` the files do not define (passwords, say). The test kit's flags (address, ports, name,
+ * JetStream store) win over the file's.
+ */
+export interface NatsServerConfig {
+  dir: string;
+  /** Relative to `dir`; includes in it are resolved relative to it, as nats-server does. */
+  file: string;
+  environment?: Readonly<Record<string, string>>;
+  /**
+   * The file sets `jetstream { store_dir }` itself (relative paths resolve against `dir`), so the test
+   * kit passes no `--store_dir`: nats-server refuses the setting twice.
+   */
+  setsStoreDir?: boolean;
 }
 
 export interface NatsRuntime {

@@ -4,7 +4,7 @@
  * and returns once clients can use it again.
  */
 import type { NatsRuntime } from './nats-runtime.js';
-import { waitForNatsReady } from './nats-readiness.js';
+import { waitForNatsReady, type NatsClientOptions } from './nats-readiness.js';
 import type { NatsMode } from './nats-settings.js';
 
 export interface NatsServerControls {
@@ -37,6 +37,8 @@ export interface NatsServerControlsSpec {
   jetstream: boolean;
   image: string;
   readyTimeoutMs: number;
+  /** How the readiness check logs in, when the server needs it. */
+  client?: NatsClientOptions;
 }
 
 export function natsServerControls(runtime: NatsRuntime, spec: NatsServerControlsSpec): NatsServerControls {
@@ -60,7 +62,7 @@ export function natsServerControls(runtime: NatsRuntime, spec: NatsServerControl
     unpause: () => runtime.unpause(),
     restart: async () => {
       await runtime.restart();
-      await waitForNatsReady(url, spec.jetstream, spec.readyTimeoutMs);
+      await waitForNatsReady(url, spec.jetstream, spec.readyTimeoutMs, spec.client);
     },
   };
 }

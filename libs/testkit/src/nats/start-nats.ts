@@ -6,7 +6,8 @@
 import { findFreePorts } from '../free-ports.js';
 import { announceNatsServer } from './announce.js';
 import { startNatsRuntime, withFreshPortsOnConflict } from './nats-launch.js';
-import { waitForNatsReady } from './nats-readiness.js';
+import { waitForNatsReady, type NatsClientOptions } from './nats-readiness.js';
+import type { NatsServerConfig } from './nats-runtime.js';
 import { natsServerControls, type NatsServerControls } from './nats-server-handle.js';
 import { natsServerArgs } from './nats-server-args.js';
 import { resolveNatsSettings, type NatsMode } from './nats-settings.js';
@@ -24,6 +25,13 @@ export interface StartNatsOptions {
   name?: string;
   /** Bound on start-up and on each restart. Default 60 000 ms. */
   startupTimeoutMs?: number;
+  /**
+   * A configuration file to load (accounts, permissions, TLS, …) and the environment its `$VARIABLES`
+   * come from; the test kit's address, ports, name and store still apply.
+   */
+  config?: NatsServerConfig;
+  /** How the readiness check (and restarts') log in when the configuration demands it. */
+  client?: NatsClientOptions;
 }
 
 export interface NatsServer extends NatsServerControls {
@@ -45,7 +53,13 @@ export async function startNats(options: StartNatsOptions = {}): Promise<NatsSer
       jetstream,
       extraArgs: options.args ?? [],
     });
-    const runtime = await startNatsRuntime(settings, { name, args, jetstream, startupTimeoutMs });
+    const runtime = await startNatsRuntime(settings, {
+      name,
+      args,
+      jetstream,
+      startupTimeoutMs,
+      ...(options.config ? { config: options.config } : {}),
+    });
     return { runtime, port, monitorPort };
   });
 
@@ -56,9 +70,10 @@ export async function startNats(options: StartNatsOptions = {}): Promise<NatsSer
     jetstream,
     image: settings.image,
     readyTimeoutMs: startupTimeoutMs,
+    ...(options.client ? { client: options.client } : {}),
   });
   try {
-    await waitForNatsReady(controls.url, jetstream, startupTimeoutMs);
+    await waitForNatsReady(controls.url, jetstream, startupTimeoutMs, options.client);
   } catch (error) {
     await runtime.remove().catch(() => undefined);
     throw error;

@@ -1,0 +1,94 @@
+/**
+ * Provisioning on a real server with users: a service user that may use but not create streams and
+ * buckets waits for them (and says so), and the provisioner user creates every one of them.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Buckets, Streams } from '@agentmesh/protocol';
+import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ensureMeshStreams,
+  openMeshBuckets,
+  provisionMeshResources,
+  type MissingResource,
+} from './resources.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'bus-provisioning-'));
+let nats: NatsServer;
+const connections: NatsConnection[] = [];
+
+beforeAll(async () => {
+  // `service` may read stream info and use buckets, but never create: `$JS.API.STREAM.CREATE.>` is denied.
+  writeFileSync(
+    join(dir, 'server.conf'),
+    `authorization {
+  users: [
+    { user: provisioner, password: provisioner-pw, permissions: {
+        publish: { allow: ["$JS.API.INFO", "$JS.API.STREAM.INFO.>", "$JS.API.STREAM.CREATE.>"] }
+        subscribe: { allow: ["_INBOX_provisioner.>"] } } }
+    { user: service, password: service-pw, permissions: {
+        publish: { allow: ["$JS.API.>", "$KV.>"], deny: ["$JS.API.STREAM.CREATE.>"] }
+        subscribe: { allow: ["_INBOX_service.>"] } } }
+  ]
+}
+`,
+  );
+  nats = await startNats({
+    config: { dir, file: 'server.conf' },
+    client: { user: 'provisioner', pass: 'provisioner-pw', inboxPrefix: '_INBOX_provisioner' },
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.allSettled(connections.map((nc) => nc.close()));
+  await nats?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function connectAs(user: 'provisioner' | 'service'): Promise<NatsConnection> {
+  const nc = await connect({ servers: nats.url, user, pass: `${user}-pw`, inboxPrefix: `_INBOX_${user}` });
+  connections.push(nc);
+  return nc;
+}
+
+describe('provisioning the mesh resources', () => {
+  it('when a service may not create a missing stream or bucket, it waits, says what for, and goes on once provisioned', async () => {
+    const service = await connectAs('service');
+    const waiting: MissingResource[] = [];
+    const wait = { onWaiting: (missing: MissingResource) => waiting.push(missing), retryDelayMs: 100 };
+    let ready = false;
+    const opening = (async () => {
+      await ensureMeshStreams(await jetstreamManager(service), {}, wait);
+      const buckets = await openMeshBuckets(jetstream(service), { only: ['tasks'] }, wait);
+      ready = true;
+      return buckets;
+    })();
+
+    await waitFor(() => waiting.length > 0, { description: 'a report of the missing resources' });
+    expect(waiting[0]).toMatchObject({ kind: 'stream', name: Streams.TASKS.name });
+    expect(ready).toBe(false);
+
+    const report = await provisionMeshResources(jetstream(await connectAs('provisioner')));
+    const { tasks } = await opening;
+    await tasks.put('acme.trace', 'queued');
+    expect((await tasks.get('acme.trace'))?.string()).toBe('queued');
+    expect(report.created).toEqual(
+      expect.arrayContaining([
+        `stream ${Streams.TASKS.name}`,
+        `stream ${Streams.EVENTS.name}`,
+        ...Object.values(Buckets).map((bucket) => `bucket ${bucket}`),
+      ]),
+    );
+    expect(report.existing).toEqual([]);
+  });
+
+  it('when provisioning runs again, everything exists and nothing is created', async () => {
+    const again = await provisionMeshResources(jetstream(await connectAs('provisioner')));
+    expect(again.created).toEqual([]);
+    expect(again.existing).toHaveLength(2 + Object.values(Buckets).length);
+  });
+});

@@ -1,0 +1,494 @@
+/**
+ * Issue 8, findings 3 and 12, end to end on infra/nats/accounts.conf: every service runs as a process
+ * logged in as its own NATS user, tasks submitted over NATS (as the `acme` upstream) and over HTTP run
+ * to `done` through the recall service and a dynamic tool, and then each thing a user must not do is
+ * tried and shown refused by the server (a permission violation, never just a time-out).
+ */
+import {
+  accountSubmitSubject,
+  Buckets,
+  ErrorBody,
+  Streams,
+  Subjects,
+  SubmitTaskReply,
+  taskEventsSubject,
+  type TaskEvent,
+} from '@agentmesh/protocol';
+import { SseParser } from '@agentmesh/sse';
+import {
+  startRecordingApi,
+  startScriptedModel,
+  waitFor,
+  type ChatCompletionRequest,
+  type RecordingApi,
+  type ScriptedModel,
+} from '@agentmesh/testkit';
+import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { headers as natsHeaders } from '@nats-io/transport-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ACCOUNT,
+  permissionViolation,
+  refusal,
+  startSecureMesh,
+  type Client,
+  type MeshUser,
+  type SecureMesh,
+} from './secure-mesh.js';
+
+const BOX = 'e59f35f8-65f3-46bb-b5f1-a428380b3edc';
+const TOOL = '7acb8add-ecd0-45cf-bd4d-57674c3c69b0';
+const OTHER_ACCOUNT = 'globex';
+
+let mesh: SecureMesh;
+let ontology: RecordingApi;
+let toolbox: RecordingApi;
+let proxy: RecordingApi;
+let model: ScriptedModel;
+
+/** The model recalls the object's actions, calls the recalled tool, then answers. */
+function scriptedAgent(request: ChatCompletionRequest) {
+  const toolResults = request.body.messages.filter((message) => message.role === 'tool').length;
+  if (toolResults === 0) {
+    return {
+      toolCalls: [
+        {
+          name: 'recall_actions',
+          arguments: {
+            kn_id: 'kn_medical',
+            at_id: 'generate_treatment_plan',
+            unique_identity: { disease_id: 'disease_000001' },
+          },
+        },
+      ],
+    };
+  }
+  if (toolResults === 1) {
+    return { toolCalls: [{ name: 'search_object_instance', arguments: { kn_id: 'kn_medical', limit: 3 } }] };
+  }
+  return { content: 'Found one instance.' };
+}
+
+async function admin(method: string, path: string, body?: unknown): Promise<void> {
+  const response = await fetch(`${mesh.gatewayUrl}/v1/admin${path}`, {
+    method,
+    headers: { authorization: `Bearer ${mesh.adminKey}`, 'content-type': 'application/json' },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  if (!response.ok) throw new Error(`${method} ${path} → ${response.status} ${await response.text()}`);
+}
+
+async function sseEvents(traceId: string): Promise<TaskEvent[]> {
+  const response = await fetch(`${mesh.gatewayUrl}/v1/tasks/${traceId}/events`, {
+    headers: { authorization: `Bearer ${mesh.apiKey}`, accept: 'text/event-stream' },
+  });
+  if (response.status !== 200) throw new Error(`SSE → ${response.status} ${await response.text()}`);
+  const parser = new SseParser();
+  return [...parser.push(await response.text()), ...parser.end()].map(
+    (message) => JSON.parse(message.data) as TaskEvent,
+  );
+}
+
+const submission = {
+  workflow_id: 'recall_agent',
+  user_id: 'u1',
+  messages: [{ role: 'user', content: 'treat it' }],
+};
+
+beforeAll(async () => {
+  ontology = await startRecordingApi({
+    routes: [
+      {
+        method: 'POST',
+        path: '/api/ontology-query/v1/knowledge-networks/:kn_id/action-types/:at_id',
+        reply: {
+          status: 200,
+          body: {
+            actions: [
+              {
+                parameters: { 'x-account-type': 'user', limit: 5 },
+                dynamic_params: { limit: null, kn_id: null },
+              },
+            ],
+            action_source: { type: 'tool', box_id: BOX, tool_id: TOOL },
+          },
+        },
+      },
+    ],
+  });
+  toolbox = await startRecordingApi({
+    routes: [
+      {
+        method: 'GET',
+        path: '/api/agent-operator-integration/internal-v1/tool-box/:box/tool/:tool',
+        reply: {
+          status: 200,
+          body: {
+            name: 'search_object_instance',
+            description: 'Queries object instances of one object type.',
+            api_spec: {
+              parameters: [
+                { name: 'x-account-type', in: 'header', required: true, schema: { type: 'string' } },
+                { name: 'kn_id', in: 'path', required: true, schema: { type: 'string' } },
+              ],
+              request_body: {
+                content: {
+                  'application/json': {
+                    schema: { type: 'object', properties: { limit: { type: 'integer' } } },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    ],
+  });
+  proxy = await startRecordingApi({
+    routes: [{ method: 'POST', path: '/proxy/:box/:tool', reply: { status: 200, body: { instances: [] } } }],
+  });
+  model = await startScriptedModel({ respond: scriptedAgent });
+  mesh = await startSecureMesh({
+    recall: {
+      ONTOLOGY_QUERY_URL: ontology.url,
+      OPERATOR_INTEGRATION_URL: toolbox.url,
+      API_URL_TEMPLATE: `${proxy.url}/proxy/{box_id}/{tool_id}`,
+    },
+  });
+  await admin('PUT', `/accounts/${ACCOUNT}/users/u1/credentials/MODEL_KEY`, { value: 'model-key' });
+  await admin('POST', '/agents', {
+    workflow_id: 'recall_agent',
+    model: { model_name: 'scripted', base_url: model.baseUrl, api_key_credential: 'MODEL_KEY' },
+    tools: ['recall_actions'],
+  });
+}, 240_000);
+
+afterAll(async () => {
+  await mesh?.stop();
+  await model?.stop();
+  await Promise.all([ontology?.stop(), toolbox?.stop(), proxy?.stop()]);
+});
+
+/** Subscribes and hands back what closed the subscription (a violation, for a refused subject). */
+async function subscriptionRefusal(client: Client, subject: string) {
+  const closed = await client.nc.subscribe(subject).closed;
+  expect(closed).toMatchObject({ operation: 'subscription', subject });
+  return closed;
+}
+
+async function expectPublishRefused(attempt: Promise<unknown>, subject: string | RegExp): Promise<void> {
+  const violation = permissionViolation(await refusal(attempt));
+  expect(violation, 'a permission violation from the server').toBeDefined();
+  expect(violation!.operation).toBe('publish');
+  if (typeof subject === 'string') expect(violation!.subject).toBe(subject);
+  else expect(violation!.subject).toMatch(subject);
+}
+
+describe('the mesh on least-privilege NATS users', () => {
+  it('before the provisioning, the gateway (which may not create streams) waited and named the fix; the provisioner then created everything', () => {
+    const waiting = mesh.gatewayLogsBeforeProvisioning.find((line) =>
+      String(line.msg).startsWith('waiting for'),
+    );
+    expect(waiting).toMatchObject({ level: 'warn', resource: 'stream', name: Streams.TASKS.name });
+    expect(String(waiting?.msg)).toContain('provision');
+    const done = mesh.provisioning.logs.find((line) => line.msg === 'mesh resources provisioned');
+    expect(done?.created).toEqual(
+      expect.arrayContaining([`stream ${Streams.TASKS.name}`, `bucket ${Buckets.AGENTS}`]),
+    );
+  });
+
+  it('a task submitted over NATS by the acme upstream on its own subject runs to done; the acme tenant sees its events live', async () => {
+    const tenant = await mesh.connectAs('tenant-acme');
+    const live: TaskEvent[] = [];
+    const events = tenant.nc.subscribe(`mesh.events.${ACCOUNT}.>`, {
+      callback: (_error, msg) => void live.push(msg.json<TaskEvent>()),
+    });
+    await tenant.nc.flush();
+
+    const upstream = await mesh.connectAs('upstream-acme');
+    const reply = await upstream.nc.request(accountSubmitSubject(ACCOUNT), JSON.stringify(submission), {
+      timeout: 10_000,
+    });
+    const accepted = SubmitTaskReply.parse(reply.json());
+    expect(accepted.events_subject).toBe(taskEventsSubject(ACCOUNT, accepted.trace_id));
+
+    const done = await waitFor(
+      () => live.find((event) => event.trace_id === accepted.trace_id && event.type === 'done'),
+      {
+        timeoutMs: 60_000,
+        description: 'the done event on the tenant subscription',
+      },
+    );
+    expect(done.type).toBe('done');
+    const starts = live
+      .filter((event) => event.trace_id === accepted.trace_id && event.type === 'tool_start')
+      .map((event) => (event.data as { tool: string }).tool);
+    expect(starts).toEqual(['recall_actions', 'search_object_instance']);
+    expect(proxy.requests.length).toBeGreaterThan(0);
+    events.unsubscribe();
+    expect([...upstream.violations, ...tenant.violations]).toEqual([]);
+  });
+
+  it('a task submitted over HTTP with an API key runs to done, followed over SSE', async () => {
+    const response = await fetch(`${mesh.gatewayUrl}/v1/tasks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${mesh.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(submission),
+    });
+    expect(response.status).toBe(202);
+    const { trace_id } = (await response.json()) as { trace_id: string };
+    const events = await sseEvents(trace_id);
+    expect(events.at(-1)?.type).toBe('done');
+  });
+
+  it('the trusted upstream submits for an account named in x-account-id on the bare subject', async () => {
+    const trusted = await mesh.connectAs('trusted-upstream');
+    const headers = natsHeaders();
+    headers.set('x-account-id', ACCOUNT);
+    const reply = await trusted.nc.request(Subjects.GATEWAY_SUBMIT, JSON.stringify(submission), {
+      timeout: 10_000,
+      headers,
+    });
+    expect(SubmitTaskReply.parse(reply.json()).events_subject).toContain(`mesh.events.${ACCOUNT}.`);
+  });
+
+  it('without an API key the gateway refuses HTTP callers (account headers are not trusted by default)', async () => {
+    const response = await fetch(`${mesh.gatewayUrl}/v1/admin/api-keys`, {
+      method: 'POST',
+      headers: { 'x-account-id': OTHER_ACCOUNT, 'content-type': 'application/json' },
+      body: JSON.stringify({ account_id: OTHER_ACCOUNT }),
+    });
+    expect(response.status).toBe(401);
+  });
+});
+
+describe('an upstream user', () => {
+  it.each(['_INBOX.>', '_INBOX_gateway.>', '_INBOX_executor.>'])(
+    'cannot subscribe to %s (other users’ replies: task input, vaults, status records)',
+    async (subject) => {
+      await subscriptionRefusal(await mesh.connectAs('upstream-acme'), subject);
+    },
+  );
+
+  it('cannot subscribe to the events of another account, nor its own (no event access at all)', async () => {
+    const upstream = await mesh.connectAs('upstream-acme');
+    await subscriptionRefusal(upstream, `mesh.events.${OTHER_ACCOUNT}.>`);
+    await subscriptionRefusal(upstream, `mesh.events.${ACCOUNT}.>`);
+  });
+
+  it("cannot submit on another account's subject", async () => {
+    const upstream = await mesh.connectAs('upstream-acme');
+    const subject = accountSubmitSubject(OTHER_ACCOUNT);
+    await expectPublishRefused(
+      upstream.nc.request(subject, JSON.stringify(submission), { timeout: 5_000 }),
+      subject,
+    );
+  });
+
+  it('cannot submit on the trusted subject, where x-account-id would pick the account', async () => {
+    const upstream = await mesh.connectAs('upstream-acme');
+    const headers = natsHeaders();
+    headers.set('x-account-id', OTHER_ACCOUNT);
+    await expectPublishRefused(
+      upstream.nc.request(Subjects.GATEWAY_SUBMIT, JSON.stringify(submission), { timeout: 5_000, headers }),
+      Subjects.GATEWAY_SUBMIT,
+    );
+  });
+
+  it('on its own subject, an x-account-id naming another account is FORBIDDEN by the gateway', async () => {
+    const upstream = await mesh.connectAs('upstream-acme');
+    const headers = natsHeaders();
+    headers.set('x-account-id', OTHER_ACCOUNT);
+    const reply = await upstream.nc.request(accountSubmitSubject(ACCOUNT), JSON.stringify(submission), {
+      timeout: 10_000,
+      headers,
+    });
+    expect(ErrorBody.parse(reply.json()).code).toBe('FORBIDDEN');
+  });
+
+  it('cannot reach the JetStream API at all', async () => {
+    const upstream = await mesh.connectAs('upstream-acme');
+    await expectPublishRefused(jetstreamManager(upstream.nc, { timeout: 5_000 }), '$JS.API.INFO');
+  });
+
+  it('with the default _INBOX prefix, it cannot even receive its replies', async () => {
+    const upstream = await mesh.connectAs('upstream-acme', { inboxPrefix: '_INBOX' });
+    const error = await refusal(upstream.nc.request(accountSubmitSubject(ACCOUNT), '{}', { timeout: 5_000 }));
+    expect(permissionViolation(error)).toMatchObject({ operation: 'subscription' });
+  });
+});
+
+describe('the executor and recall users', () => {
+  const guarded = [Buckets.AGENTS, Buckets.PLUGINS, Buckets.API_KEYS, Buckets.CREDENTIALS] as const;
+  const cases = (['executor', 'recall'] as const).flatMap((user) =>
+    guarded.map((bucket) => [user, bucket] as const),
+  );
+
+  it.each(cases)('%s cannot put or delete in %s', async (user, bucket) => {
+    const client = await mesh.connectAs(user);
+    const kv = await new Kvm(jetstream(client.nc)).open(bucket);
+    await expectPublishRefused(kv.put('forged', '{"forged":true}'), `$KV.${bucket}.forged`);
+    await expectPublishRefused(kv.delete('forged'), `$KV.${bucket}.forged`);
+  });
+
+  it.each(['executor', 'recall'] as const)(
+    '%s cannot create, update, purge or delete streams',
+    async (user) => {
+      const client = await mesh.connectAs(user);
+      const jsm = await jetstreamManager(client.nc);
+      await expectPublishRefused(
+        jsm.streams.add({ name: 'EVIL', subjects: ['evil.>'] }),
+        '$JS.API.STREAM.CREATE.EVIL',
+      );
+      await expectPublishRefused(
+        jsm.streams.delete(Streams.TASKS.name),
+        `$JS.API.STREAM.DELETE.${Streams.TASKS.name}`,
+      );
+      await expectPublishRefused(
+        jsm.streams.purge(Streams.EVENTS.name),
+        `$JS.API.STREAM.PURGE.${Streams.EVENTS.name}`,
+      );
+      await expectPublishRefused(
+        jsm.streams.delete(`KV_${Buckets.AGENTS}`),
+        `$JS.API.STREAM.DELETE.KV_${Buckets.AGENTS}`,
+      );
+      await expectPublishRefused(
+        jsm.streams.purge(`KV_${Buckets.API_KEYS}`),
+        `$JS.API.STREAM.PURGE.KV_${Buckets.API_KEYS}`,
+      );
+    },
+  );
+
+  it('the executor cannot update a stream it may read the settings of', async () => {
+    const jsm = await jetstreamManager((await mesh.connectAs('executor')).nc);
+    await expectPublishRefused(
+      jsm.streams.update(Streams.TASKS.name, { max_msgs: 1 }),
+      `$JS.API.STREAM.UPDATE.${Streams.TASKS.name}`,
+    );
+  });
+
+  it('the executor cannot read agents or credentials', async () => {
+    const jsm = await jetstreamManager((await mesh.connectAs('executor')).nc);
+    for (const bucket of [Buckets.AGENTS, Buckets.CREDENTIALS]) {
+      await expectPublishRefused(
+        jsm.direct.getMessage(`KV_${bucket}`, { last_by_subj: `$KV.${bucket}.x` }),
+        new RegExp(`^\\$JS\\.API\\.DIRECT\\.GET\\.KV_${bucket}\\.`),
+      );
+    }
+  });
+
+  it("the executor cannot read received tasks through a consumer of its own, nor delete the assembler's", async () => {
+    const jsm = await jetstreamManager((await mesh.connectAs('executor')).nc);
+    await expectPublishRefused(
+      jsm.consumers.add(Streams.TASKS.name, {
+        durable_name: 'spy',
+        filter_subject: 'mesh.tasks.received.*',
+        ack_policy: AckPolicy.Explicit,
+      }),
+      `$JS.API.CONSUMER.CREATE.${Streams.TASKS.name}.spy.mesh.tasks.received.*`,
+    );
+    await expectPublishRefused(
+      jsm.consumers.add(Streams.TASKS.name, {
+        durable_name: 'executor',
+        filter_subject: 'mesh.tasks.received.*',
+        ack_policy: AckPolicy.Explicit,
+      }),
+      `$JS.API.CONSUMER.CREATE.${Streams.TASKS.name}.executor.mesh.tasks.received.*`,
+    );
+    await expectPublishRefused(
+      jsm.consumers.delete(Streams.TASKS.name, 'assembler'),
+      `$JS.API.CONSUMER.DELETE.${Streams.TASKS.name}.assembler`,
+    );
+  });
+
+  it.each(['executor', 'recall'] as const)(
+    '%s cannot subscribe to the gateway inbox or the ingress',
+    async (user) => {
+      const client = await mesh.connectAs(user);
+      await subscriptionRefusal(client, '_INBOX_gateway.>');
+      await subscriptionRefusal(client, '_INBOX.>');
+      await subscriptionRefusal(client, Subjects.GATEWAY_SUBMIT);
+    },
+  );
+});
+
+describe('the assembler user', () => {
+  it.each([Buckets.AGENTS, Buckets.API_KEYS, Buckets.CREDENTIALS])('cannot put in %s', async (bucket) => {
+    const kv = await new Kvm(jetstream((await mesh.connectAs('assembler')).nc)).open(bucket);
+    await expectPublishRefused(kv.put('forged', '{}'), `$KV.${bucket}.forged`);
+  });
+});
+
+describe('a tenant user', () => {
+  it("cannot subscribe to another account's events", async () => {
+    await subscriptionRefusal(await mesh.connectAs('tenant-acme'), `mesh.events.${OTHER_ACCOUNT}.>`);
+  });
+
+  it('cannot subscribe to other users’ replies', async () => {
+    await subscriptionRefusal(await mesh.connectAs('tenant-acme'), '_INBOX.>');
+  });
+
+  it('cannot read any stream through the JetStream API (replay is over SSE)', async () => {
+    const tenant = await mesh.connectAs('tenant-acme');
+    // No inbox to receive an answer in...
+    expect(permissionViolation(await refusal(jetstreamManager(tenant.nc, { timeout: 5_000 })))).toMatchObject(
+      {
+        operation: 'subscription',
+      },
+    );
+    // ...and no JetStream API subject to ask on.
+    const subject = `$JS.API.CONSUMER.CREATE.${Streams.EVENTS.name}.spy.mesh.events.${OTHER_ACCOUNT}.>`;
+    tenant.nc.publish(subject, '{}');
+    await waitFor(
+      () => tenant.violations.find((error) => error.operation === 'publish' && error.subject === subject),
+      {
+        description: `a publish violation on ${subject}`,
+      },
+    );
+  });
+
+  it('cannot publish events, even for its own account', async () => {
+    const tenant = await mesh.connectAs('tenant-acme');
+    const subject = `mesh.events.${ACCOUNT}.0af7651916cd43dd8448eb211c80319c`;
+    tenant.nc.publish(subject, '{"type":"done"}');
+    const violation = await waitFor(
+      () => tenant.violations.find((error) => error.operation === 'publish' && error.subject === subject),
+      { description: `a publish violation on ${subject}` },
+    );
+    expect(violation.subject).toBe(subject);
+  });
+});
+
+describe('the provisioner user', () => {
+  it('creates but cannot delete or purge streams, nor read a bucket', async () => {
+    const jsm = await jetstreamManager((await mesh.connectAs('provisioner')).nc);
+    await expectPublishRefused(
+      jsm.streams.delete(Streams.EVENTS.name),
+      `$JS.API.STREAM.DELETE.${Streams.EVENTS.name}`,
+    );
+    await expectPublishRefused(
+      jsm.streams.purge(`KV_${Buckets.CREDENTIALS}`),
+      `$JS.API.STREAM.PURGE.KV_${Buckets.CREDENTIALS}`,
+    );
+    await expectPublishRefused(
+      jsm.direct.getMessage(`KV_${Buckets.CREDENTIALS}`, { last_by_subj: `$KV.${Buckets.CREDENTIALS}.x` }),
+      new RegExp(`^\\$JS\\.API\\.DIRECT\\.GET\\.KV_${Buckets.CREDENTIALS}\\.`),
+    );
+  });
+});
+
+describe('the services', () => {
+  it.each(['gateway', 'assembler', 'executor', 'recall'] as const)(
+    '%s ran the whole test without a permission violation in its log',
+    (service: Extract<MeshUser, 'gateway' | 'assembler' | 'executor' | 'recall'>) => {
+      const refused = mesh.services[service].logs.filter((line) => line.msg === 'NATS refused an operation');
+      // The one expected: the gateway tried to create the first stream before the provisioning, then waited.
+      const expected =
+        service === 'gateway'
+          ? [{ operation: 'publish', subject: `$JS.API.STREAM.CREATE.${Streams.TASKS.name}` }]
+          : [];
+      expect(refused.map(({ operation, subject }) => ({ operation, subject }))).toEqual(expected);
+    },
+  );
+});
