@@ -5,6 +5,8 @@ export { isSecretKey, REDACTED, redactSecrets, SECRET_KEYS } from './redaction.j
 export type { Logger, LoggerOptions } from './logger.js';
 export { connectNats } from './nats-connection.js';
 export type { NatsConnectionOptions } from './nats-connection.js';
+export { addSecretFilter, filterSecrets } from './secret-filter.js';
+export type { SecretFilter } from './secret-filter.js';
 export { runService } from './service.js';
 export type { RunningService, ServiceContext, ServiceDefinition } from './service.js';
 export { startTelemetry } from './telemetry.js';
