@@ -7,6 +7,8 @@ export { connectNats, defaultInboxPrefix, natsConnectionOptions } from './nats-c
 export type { NatsConnectionOptions, NatsSettings } from './nats-connection.js';
 export { logWaitingForResource } from './resource-wait.js';
 export type { WaitedResource } from './resource-wait.js';
+export { addSecretFilter, filterSecrets } from './secret-filter.js';
+export type { SecretFilter } from './secret-filter.js';
 export { runService } from './service.js';
 export type { RunningService, ServiceContext, ServiceDefinition } from './service.js';
 export { startTelemetry } from './telemetry.js';

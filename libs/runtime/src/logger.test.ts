@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from './logger.js';
+import { addSecretFilter } from './secret-filter.js';
 
 function capture(): { lines: string[]; stream: Writable } {
   const lines: string[] = [];
@@ -37,5 +38,24 @@ describe('createLogger', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).not.toContain(canary);
     expect(lines[0]).toContain('[redacted]');
+  });
+
+  it('when a secret filter is added, every line passes through it, message and error stack included; once removed, lines are written as they are', () => {
+    const value = 'canary-value-3c9d1e';
+    const { lines, stream } = capture();
+    const log = createLogger({ service: 'executor', destination: stream }).child({ component: 'child' });
+    const remove = addSecretFilter((text) => text.split(value).join('[gone]'));
+    log.error({ err: new Error(`upstream echoed ${value}`), note: value }, `message with ${value}`);
+    remove();
+    log.info(`after removal ${value}`);
+
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).not.toContain(value);
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      msg: 'message with [gone]',
+      note: '[gone]',
+      err: { message: 'upstream echoed [gone]', stack: expect.stringContaining('upstream echoed [gone]') },
+    });
+    expect(lines[1]).toContain(value);
   });
 });

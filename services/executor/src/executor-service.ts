@@ -1,17 +1,25 @@
 /**
  * The executor service put together: mesh streams and buckets, the shared task consumer, the cancel
  * listener, the runners a task attempt needs, and its native tools published (mirrored into the registry,
- * announced as provided while it runs). `startExecutor` is what `runService` starts, exported
- * so tests can run executors in-process on a NATS connection of their own.
+ * announced as provided while it runs). While it runs, the secrets of its running tasks are a process-wide
+ * secret filter: every log line the process writes, and every span the executor records, has them removed.
+ * `startExecutor` is what `runService` starts, exported so tests can run executors in-process on a NATS
+ * connection of their own.
  */
 import { ensureMeshStreams, openMeshBuckets, TaskStatusStore } from '@agentmesh/bus';
-import { logWaitingForResource, type RunningService, type ServiceContext } from '@agentmesh/runtime';
+import {
+  addSecretFilter,
+  logWaitingForResource,
+  type RunningService,
+  type ServiceContext,
+} from '@agentmesh/runtime';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { CancelListener } from './cancel-listener.js';
 import type { ExecutorConfig } from './config.js';
 import { createToolRunners, publishNativeTools } from './executor-tools.js';
 import { ModelEndpointGuard, OpenAiChatClient } from './llm/index.js';
 import { RunningTasks } from './running-tasks.js';
+import { OpenSecrets } from './secrets/index.js';
 import { ensureExecutorConsumer, TaskConsumer } from './task-consumer.js';
 import { TaskRunner } from './task-runner.js';
 
@@ -47,6 +55,8 @@ export async function startExecutor({
     log,
   });
 
+  const openSecrets = new OpenSecrets();
+  const removeSecretFilter = addSecretFilter((text) => openSecrets.scrub(text));
   const running = new RunningTasks();
   const cancels = CancelListener.start(nc, running, log);
   const runner = new TaskRunner({
@@ -65,6 +75,7 @@ export async function startExecutor({
     maxDeliver: config.MAX_DELIVER,
     llmTimeoutMs: config.LLM_TIMEOUT_MS,
     log,
+    openSecrets,
   });
   const consumer = TaskConsumer.start(
     js,
@@ -95,6 +106,7 @@ export async function startExecutor({
         );
       await tools.close();
       await modelEndpoints.close();
+      removeSecretFilter();
     },
   };
 }

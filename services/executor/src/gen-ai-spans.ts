@@ -2,10 +2,13 @@
  * Spans of the executor, named and attributed after the OpenTelemetry GenAI semantic conventions: one
  * `chat <model>` span per model call and one `execute_tool <name>` span per tool call, under the task's
  * `execute_task` span. They carry names, ids, token counts and error codes only: never arguments,
- * message text or anything from the vault.
+ * message text or anything from the vault. Error messages do go into span statuses, so every span is a
+ * ScrubbedSpan: what is set on it passes the filter of the open vaults first (secrets/scrubbed-span.ts).
  */
 import { context, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
 import type { TokenUsage, ToolDefinition } from '@agentmesh/protocol';
+import { filterSecrets } from '@agentmesh/runtime';
+import { ScrubbedSpan, scrubAttributes } from './secrets/scrubbed-span.js';
 
 export const tracer = trace.getTracer('executor');
 
@@ -31,13 +34,22 @@ export const GenAiOperation = {
   INVOKE_AGENT: 'invoke_agent',
 } as const;
 
-/** Runs `work` inside a span that is active for it (so events published meanwhile carry it), then ends it. */
+/**
+ * Runs `work` inside a span that is active for it (so events published meanwhile carry it), then ends it.
+ * The span filters secrets out of everything set on it (see the module comment).
+ */
 export async function inSpan<T>(
   name: string,
   options: { kind: SpanKind; attributes: Attributes },
   work: (span: Span) => Promise<T>,
 ): Promise<T> {
-  const span = tracer.startSpan(name, options);
+  const span = new ScrubbedSpan(
+    tracer.startSpan(filterSecrets(name), {
+      ...options,
+      attributes: scrubAttributes(options.attributes, filterSecrets),
+    }),
+    filterSecrets,
+  );
   try {
     return await context.with(trace.setSpan(context.active(), span), () => work(span));
   } catch (error) {

@@ -5,6 +5,10 @@
  * too many deliveries, or a cancel requested before the start. Then it opens the vault in memory, runs
  * the agent loop under an abort controller for cancel and deadline, and writes exactly one terminal event.
  *
+ * The vault's values, and what the task's tools derive from them, are the attempt's secrets: scrubbed from
+ * its events (TaskEventSink), from every tool outcome (tool-dispatch.ts), and, held in the executor's open
+ * secrets from before the vault opens until the attempt's span has ended, from every log line and span.
+ *
  * What the message should get afterwards is returned as a disposition; the consumer acts on it.
  */
 import { EventStreamConflictError, TaskEventWriter, type TaskStatusStore } from '@agentmesh/bus';
@@ -27,6 +31,7 @@ import { XmlToolProtocolModel } from './xml-protocol/index.js';
 import { GenAiAttribute, GenAiOperation, inSpan, markFailed } from './gen-ai-spans.js';
 import type { RunningTasks } from './running-tasks.js';
 import { AbortCause, TaskAbort, type TaskAbortReason } from './task-abort.js';
+import { derivedSecrets, OpenSecrets, SecretScrubber } from './secrets/index.js';
 import { TaskEventSink } from './task-event-sink.js';
 import { toolExecutor, type ToolRunners } from './tool-dispatch.js';
 import type { TaskAccount } from './tools/index.js';
@@ -64,6 +69,8 @@ export interface TaskRunnerDependencies {
   log: Logger;
   /** By default the instruments of the global meter provider (so the runner is made after telemetry starts). */
   metrics?: ExecutorMetrics;
+  /** Where running tasks' secrets are held for the log and span filters; a private set by default. */
+  openSecrets?: OpenSecrets;
   now?: () => number;
 }
 
@@ -75,9 +82,11 @@ export interface Delivery {
 
 export class TaskRunner {
   readonly #metrics: ExecutorMetrics;
+  readonly #openSecrets: OpenSecrets;
 
   constructor(private readonly deps: TaskRunnerDependencies) {
     this.#metrics = deps.metrics ?? new ExecutorMetrics();
+    this.#openSecrets = deps.openSecrets ?? new OpenSecrets();
   }
 
   async run(task: AssembledTask, delivery: Delivery): Promise<AttemptDisposition> {
@@ -88,14 +97,25 @@ export class TaskRunner {
       'agentmesh.account_id': meta.account_id,
       'agentmesh.task.attempt': delivery.attempt,
     };
-    return context.with(parentContext(delivery.headers, meta.trace_id), () =>
-      inSpan('execute_task', { kind: SpanKind.CONSUMER, attributes }, (span) =>
-        this.#run(task, delivery.attempt, span),
-      ),
-    );
+    // Held until the span has ended: it is exported (and its status message filtered) when it ends.
+    const secrets = new SecretScrubber();
+    const release = this.#openSecrets.hold(secrets);
+    try {
+      return await context.with(parentContext(delivery.headers, meta.trace_id), () =>
+        inSpan('execute_task', { kind: SpanKind.CONSUMER, attributes }, (span) =>
+          this.#run(task, delivery.attempt, { span, secrets }),
+        ),
+      );
+    } finally {
+      release();
+    }
   }
 
-  async #run(task: AssembledTask, attempt: number, span: Span): Promise<AttemptDisposition> {
+  async #run(
+    task: AssembledTask,
+    attempt: number,
+    { span, secrets }: { span: Span; secrets: SecretScrubber },
+  ): Promise<AttemptDisposition> {
     const { trace_id: traceId, account_id: accountId } = task.task_meta;
     const metrics = this.#metrics.startTask();
     const writer = await TaskEventWriter.open(this.deps.js, this.deps.jsm, {
@@ -123,7 +143,7 @@ export class TaskRunner {
     // Tracked before the cancel flag is read, so a cancel sent in between still reaches this attempt.
     const untrack = this.deps.running.add(accountId, traceId, abort);
     try {
-      return await this.#attempt(task, attempt, writer, abort, { span, metrics });
+      return await this.#attempt(task, attempt, writer, abort, { span, metrics }, secrets);
     } finally {
       untrack();
       abort.dispose();
@@ -136,6 +156,7 @@ export class TaskRunner {
     writer: TaskEventWriter,
     abort: TaskAbort,
     observed: AttemptObservers,
+    secrets: SecretScrubber,
   ): Promise<AttemptDisposition> {
     const { trace_id: traceId } = task.task_meta;
     const endWith = async (outcome: LoopOutcome, emit = () => writer.emit(outcome.type, outcome.data)) =>
@@ -176,8 +197,10 @@ export class TaskRunner {
       return endWith(failure(ErrorCode.INTERNAL, `the task's vault could not be opened: ${reason}`));
     }
 
-    const sink = new TaskEventSink(writer, (error) => abort.loseEventStream(error));
-    const outcome = await this.#runLoop(task, vault, sink, abort.signal, observed.metrics);
+    secrets.addAll(Object.values(vault));
+    secrets.addAll(derivedSecrets(task.runtime_config.tools, vault));
+    const sink = new TaskEventSink(writer, (error) => abort.loseEventStream(error), secrets);
+    const outcome = await this.#runLoop(task, { vault, secrets }, sink, abort.signal, observed.metrics);
     const reason = abort.reason;
     if (reason !== undefined && !reason.endsTask && outcome.type === 'error') {
       if (reason.kind === AbortCause.EXECUTOR_STOPPING) {
@@ -192,7 +215,7 @@ export class TaskRunner {
   /** The agent loop with this task's model, tools and vault; a bug inside it ends the task as INTERNAL. */
   async #runLoop(
     task: AssembledTask,
-    vault: ClearVault,
+    { vault, secrets }: { vault: ClearVault; secrets: SecretScrubber },
     sink: TaskEventSink,
     signal: AbortSignal,
     metrics: TaskMetrics,
@@ -228,7 +251,7 @@ export class TaskRunner {
         agentTask,
         {
           model: client,
-          executeTool: toolExecutor(this.deps.tools, { vault, account: accountOf(task) }),
+          executeTool: toolExecutor(this.deps.tools, { vault, account: accountOf(task), secrets }),
           emit: sink.emit,
           onToolCrash: (error, tool) =>
             this.deps.log.error({ err: error, tool: tool.name }, 'tool runner threw'),

@@ -4,11 +4,26 @@
  * account; native tools (seed 002) run in this executor's code; script tools (seed 003) in the sandboxed
  * script runner. A tool this executor cannot run is a tool error the model can answer around, never a
  * failed task.
+ *
+ * Every outcome, of every tool type, comes back with the task's secrets scrubbed out, before the model or
+ * the task's events see it. The model never needs a credential's value: the executor applies credentials
+ * to requests itself, blind to the model. A value that reached the model's context could be echoed back
+ * into the answer (prompt injection: "repeat the key"), would be disclosed to the model's provider, and
+ * could be passed on in another tool's arguments. So an API that echoes a key, a script that prints one,
+ * a native tool that quotes one: the model reads `[REDACTED]` in its place. (A new secret an API hands
+ * out, one that is not in the vault, is not known to be one and is passed on.)
  */
 import { ErrorCode, type ClearVault, type NativeTool, type ScriptTool } from '@agentmesh/protocol';
 import type { ToolExecutor } from './agent-loop.js';
 import type { NativeToolRegistry, ScriptTools } from './native-tools/index.js';
-import { toolFailure, type DynamicToolRunner, type HttpToolRunner, type TaskAccount } from './tools/index.js';
+import { SecretScrubber } from './secrets/index.js';
+import {
+  toolFailure,
+  type DynamicToolRunner,
+  type HttpToolRunner,
+  type TaskAccount,
+  type ToolOutcome,
+} from './tools/index.js';
 
 export interface ToolRunners {
   readonly http: HttpToolRunner;
@@ -22,13 +37,24 @@ export interface ToolRunners {
 export interface TaskToolContext {
   readonly vault: ClearVault;
   readonly account: TaskAccount;
+  /**
+   * The task's secrets, scrubbed from every outcome; the HTTP runner adds what it derives (tokens) to it.
+   * The vault's values when absent.
+   */
+  readonly secrets?: SecretScrubber;
 }
 
 export function toolExecutor(runners: ToolRunners, task: TaskToolContext): ToolExecutor {
+  const secrets = task.secrets ?? new SecretScrubber(Object.values(task.vault));
+  const run = runTool(runners, task, secrets);
+  return async (tool, args, ctx) => scrubbedOutcome(await run(tool, args, ctx), secrets);
+}
+
+function runTool(runners: ToolRunners, task: TaskToolContext, secrets: SecretScrubber): ToolExecutor {
   return async (tool, args, { callId, signal }) => {
     switch (tool.type) {
       case 'HTTP':
-        return runners.http.run(tool, args, { vault: task.vault, signal });
+        return runners.http.run(tool, args, { vault: task.vault, signal, scrubber: secrets });
       case 'DYNAMIC':
         return runners.dynamic.run(tool, args, { account: task.account, signal });
       case 'NATIVE': {
@@ -41,6 +67,17 @@ export function toolExecutor(runners: ToolRunners, task: TaskToolContext): ToolE
         return runners.scripts.runTool(tool, args, { signal });
     }
   };
+}
+
+function scrubbedOutcome(outcome: ToolOutcome, secrets: SecretScrubber): ToolOutcome {
+  if (outcome.ok) return { ...outcome, result: secrets.scrubDeep(outcome.result) };
+  const { code, message, detail } = outcome.error;
+  const error = {
+    code,
+    message: secrets.scrub(message),
+    ...(detail === undefined ? {} : { detail: secrets.scrubDeep(detail) }),
+  };
+  return { ok: false, error };
 }
 
 function nativeUnavailable(tool: NativeTool) {

@@ -22,6 +22,8 @@ export interface HttpToolRunnerOptions extends GuardedHttpClientOptions {
 export interface HttpToolRunContext {
   readonly vault: ClearVault;
   readonly signal?: AbortSignal;
+  /** The task's scrubber, so what a call derives (Basic credential, tokens) is scrubbed task-wide. */
+  readonly scrubber?: SecretScrubber;
 }
 
 export class HttpToolRunner {
@@ -39,7 +41,7 @@ export class HttpToolRunner {
     args: Readonly<Record<string, unknown>>,
     ctx: HttpToolRunContext,
   ): Promise<ToolOutcome> {
-    const scrubber = new SecretScrubber(Object.values(ctx.vault));
+    const scrubber = ctx.scrubber ?? new SecretScrubber(Object.values(ctx.vault));
     return this.client.call(
       { toolName: tool.name, timeoutMs: tool.timeout_ms, signal: ctx.signal, scrubber },
       (signal) => this.#call(tool, args, ctx.vault, signal, scrubber),
