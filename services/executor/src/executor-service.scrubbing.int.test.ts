@@ -191,6 +191,7 @@ beforeAll(async () => {
     NATS_URL: nats.url,
     VAULT_PRIVATE_KEYS: `${vaultKeys.kid}:${vaultKeys.privateKey}`,
     OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+    MODEL_ALLOW_HOSTS: '127.0.0.1',
     LLM_MAX_RETRIES: '0',
     SHUTDOWN_TIMEOUT_MS: '5000',
   });
