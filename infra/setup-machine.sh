@@ -32,11 +32,17 @@ fi
 _am_node_ok || { _am_log "could not get Node >= 22.12"; return 1 2>/dev/null || exit 1; }
 _am_log "node $(node --version), npm $(npm --version 2>/dev/null)"
 
-# 2. nats-server and docker
-if ! command -v nats-server >/dev/null 2>&1 || ! command -v dockerd >/dev/null 2>&1; then
-  _am_log "installing nats-server and docker.io from Debian's packages"
+# 2. nats-server and docker; the script sandbox's tools (unshare, pivot_root, setpriv, prlimit; ip)
+_am_packages=()
+command -v nats-server >/dev/null 2>&1 || _am_packages+=(nats-server)
+command -v dockerd >/dev/null 2>&1 || _am_packages+=(docker.io)
+{ command -v unshare && command -v pivot_root && command -v setpriv && command -v prlimit; } >/dev/null 2>&1 ||
+  _am_packages+=(util-linux)
+command -v ip >/dev/null 2>&1 || _am_packages+=(iproute2)
+if [ "${#_am_packages[@]}" -gt 0 ]; then
+  _am_log "installing ${_am_packages[*]} from Debian's packages"
   _am_sudo apt-get update >&2
-  DEBIAN_FRONTEND=noninteractive _am_sudo apt-get install -y nats-server docker.io >&2
+  DEBIAN_FRONTEND=noninteractive _am_sudo apt-get install -y "${_am_packages[@]}" >&2
 fi
 
 # 3. the Docker engine
