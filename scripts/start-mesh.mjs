@@ -60,19 +60,6 @@ function onPath(command) {
   return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
 }
 
-// The users of infra/nats/accounts.conf; each gets a password generated for this run.
-const NATS_USERS = [
-  'gateway',
-  'assembler',
-  'executor',
-  'recall',
-  'provisioner',
-  'trusted-upstream',
-  'upstream-acme',
-  'tenant-acme',
-];
-const passwordVariable = (user) => `${user.replaceAll('-', '_').toUpperCase()}_PASSWORD`;
-
 /** Major.minor of a `nats-server --version` output, e.g. [2, 9]; undefined when unreadable. */
 function serverVersion(output) {
   const match = /v?(\d+)\.(\d+)\.\d+/.exec(output ?? '');
@@ -114,13 +101,13 @@ async function startNats() {
     return { url: process.env.NATS_URL, passwords: undefined };
   }
   const port = await freePort();
+  // The users of infra/nats/accounts.conf, each with a password generated for this run (plain base64url,
+  // so the printed examples can be pasted into a shell); nats-server reads them from its environment.
+  const { INFRA_NATS_USERS, infraPasswordEnvironment } = await import('@agentmesh/testkit');
   const passwords = Object.fromEntries(
-    NATS_USERS.map((user) => [user, randomBytes(18).toString('base64url')]),
+    INFRA_NATS_USERS.map((user) => [user, randomBytes(18).toString('base64url')]),
   );
-  // nats-server reads each $..._PASSWORD of accounts.conf from its environment, parsed as a config value.
-  const passwordEnv = Object.fromEntries(
-    NATS_USERS.map((user) => [passwordVariable(user), JSON.stringify(passwords[user])]),
-  );
+  const passwordEnv = infraPasswordEnvironment(passwords);
   if (onPath('nats-server')) {
     const version = serverVersion(spawnSync('nats-server', ['--version'], { encoding: 'utf8' }).stdout);
     const dir = writeNatsConfig(port, version);

@@ -31,7 +31,7 @@ export type { CredentialKeys, ResolvedCredentials } from './stores/credential-st
 export { IdempotencyStore } from './stores/idempotency-store.js';
 export type { IdempotencyClaim } from './stores/idempotency-store.js';
 export { PluginStore, TOOL_SOURCE_FILE_FIELD, toolSourceFile } from './stores/plugin-store.js';
-export type { PluginCatalogue, ScopedTool } from './stores/plugin-store.js';
+export type { PluginCatalogue, ScopedPluginStore, ScopedTool } from './stores/plugin-store.js';
 export {
   accountScope,
   lookupOrder,

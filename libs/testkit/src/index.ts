@@ -19,6 +19,16 @@ export type { NatsClientOptions } from './nats/nats-readiness.js';
 export { NatsMode, DEFAULT_NATS_IMAGE } from './nats/nats-settings.js';
 export { NatsStartupError } from './nats/nats-runtime.js';
 export { TESTKIT_LABEL } from './nats/nats-container.js';
+export {
+  generateInfraPasswords,
+  INFRA_EXAMPLE_ACCOUNT,
+  INFRA_NATS_DIR,
+  INFRA_NATS_USERS,
+  infraInboxPrefix,
+  infraPasswordEnvironment,
+  infraPasswordVariable,
+  type InfraNatsUser,
+} from './nats/infra-users.js';
 
 export {
   startScriptedModel,

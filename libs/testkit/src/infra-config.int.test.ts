@@ -4,11 +4,9 @@
  * real; and single-node.conf loading as a whole. Permission refusals are asserted as the
  * PermissionViolationErrors nats.js reports. tests/security runs the whole mesh on these users.
  */
-import { randomBytes } from 'node:crypto';
 import { cpSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import {
@@ -19,39 +17,22 @@ import {
   type NatsConnection,
 } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  generateInfraPasswords,
+  INFRA_NATS_DIR,
+  INFRA_NATS_USERS,
+  infraInboxPrefix,
+  infraPasswordEnvironment,
+  type InfraNatsUser,
+} from './nats/infra-users.js';
 import { startNats, type NatsServer } from './nats/start-nats.js';
 import { waitFor } from './wait-for.js';
 
-const INFRA_NATS = fileURLToPath(new URL('../../../infra/nats', import.meta.url));
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
 
-const USERS = [
-  'gateway',
-  'assembler',
-  'executor',
-  'recall',
-  'provisioner',
-  'trusted-upstream',
-  'upstream-acme',
-  'tenant-acme',
-] as const;
-type User = (typeof USERS)[number];
-
-/** `tenant-acme` → `TENANT_ACME_PASSWORD`, as accounts.conf names them. */
-function passwordVariable(user: User): string {
-  return `${user.replaceAll('-', '_').toUpperCase()}_PASSWORD`;
-}
-
-/** Each user's own reply prefix (the only inbox its permissions allow). */
-const inboxPrefix = (user: User): string => `_INBOX_${user.replaceAll('-', '_')}`;
-
-/**
- * nats-server parses a variable's value as a config value, so `12345` would be a number and `-x` a
- * syntax error; quoted, every password is read as the string it is.
- */
-function asConfigString(password: string): string {
-  return JSON.stringify(password);
-}
+type User = InfraNatsUser;
+const USERS = INFRA_NATS_USERS;
+const inboxPrefix = infraInboxPrefix;
 
 interface Client {
   nc: NatsConnection;
@@ -60,22 +41,17 @@ interface Client {
 }
 
 describe('infra/nats/accounts.conf', () => {
-  // Two passwords nats-server would misread if its variables were not quoted: a leading '-' and all digits.
-  const passwords: Record<User, string> = {
-    ...Object.fromEntries(USERS.map((user) => [user, randomBytes(18).toString('base64url')])),
-    gateway: `-${randomBytes(18).toString('base64url')}`,
-    recall: String(randomBytes(6).readUIntBE(0, 6)),
-  } as Record<User, string>;
+  // Two of them are passwords nats-server would misread if its variables were not quoted.
+  const passwords = generateInfraPasswords();
   const clients: Client[] = [];
   let server: NatsServer | undefined;
   let url: string;
-  const environment = (): Record<string, string> =>
-    Object.fromEntries(USERS.map((user) => [passwordVariable(user), asConfigString(passwords[user])]));
+  const environment = (): Record<string, string> => infraPasswordEnvironment(passwords);
 
   beforeAll(async () => {
     server = await startNats({
       name: 'infra-accounts',
-      config: { dir: INFRA_NATS, file: 'accounts.conf', environment: environment() },
+      config: { dir: INFRA_NATS_DIR, file: 'accounts.conf', environment: environment() },
       client: { user: 'provisioner', pass: passwords.provisioner, inboxPrefix: inboxPrefix('provisioner') },
     });
     url = server.url;
@@ -241,18 +217,16 @@ describe('infra/nats/single-node.conf', () => {
   it('loads as a whole (with the pre-2.12 durability stand-in on this test server) and serves JetStream to the provisioner', async () => {
     // The production durability file needs nats-server 2.12+; the test image may be older.
     const dir = mkdtempSync(join(tmpdir(), 'infra-single-node-'));
-    cpSync(INFRA_NATS, dir, { recursive: true });
+    cpSync(INFRA_NATS_DIR, dir, { recursive: true });
     copyFileSync(join(dir, 'jetstream-durability.pre-2.12.conf'), join(dir, 'jetstream-durability.conf'));
-    const passwords = Object.fromEntries(USERS.map((user) => [user, randomBytes(12).toString('base64url')]));
+    const passwords = generateInfraPasswords();
     const server = await startNats({
       name: 'infra-single-node',
       config: {
         dir,
         file: 'single-node.conf',
         setsStoreDir: true,
-        environment: Object.fromEntries(
-          USERS.map((user) => [passwordVariable(user), asConfigString(passwords[user]!)]),
-        ),
+        environment: infraPasswordEnvironment(passwords),
       },
       client: { user: 'provisioner', pass: passwords.provisioner, inboxPrefix: inboxPrefix('provisioner') },
     });

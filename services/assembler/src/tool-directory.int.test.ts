@@ -19,6 +19,7 @@ import {
   SHARED_CATALOGUE,
   TaskStatusStore,
   type RegistryBucket,
+  type ScopedPluginStore,
 } from '@agentmesh/bus';
 import {
   AssembledTask,
@@ -45,7 +46,6 @@ import {
   seedFixture,
   USER,
 } from './__fixtures__/assembly.js';
-import { sharedPlugins, type SharedPlugins } from './__fixtures__/shared-catalogue.js';
 import { startAssembler } from './assembler-service.js';
 import { assemblerConfigSchema } from './config.js';
 
@@ -59,7 +59,7 @@ let assemblerConnection: NatsConnection;
 let js: JetStreamClient;
 /** The shared catalogue, where tool files go. */
 let kv: RegistryBucket;
-let plugins: SharedPlugins;
+let plugins: ScopedPluginStore;
 let agents: AgentStore;
 let statuses: TaskStatusStore;
 let assembler: RunningService;
@@ -77,7 +77,7 @@ beforeAll(async () => {
   await ensureMeshStreams(await jetstreamManager(client));
   const buckets = await openMeshBuckets(js);
   kv = scopedRegistryView(buckets.plugins, SHARED_CATALOGUE);
-  plugins = sharedPlugins(new PluginStore(buckets.plugins));
+  plugins = new PluginStore(buckets.plugins).scoped(SHARED_CATALOGUE);
   agents = new AgentStore(buckets.agents);
   statuses = new TaskStatusStore(buckets.tasks);
   const credentials = new CredentialStore(buckets.credentials, { current: masterKey });

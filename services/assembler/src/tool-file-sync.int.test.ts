@@ -8,6 +8,7 @@ import {
   SHARED_CATALOGUE,
   TOOL_SOURCE_FILE_FIELD,
   type RegistryBucket,
+  type ScopedPluginStore,
 } from '@agentmesh/bus';
 import { startNats, type NatsServer } from '@agentmesh/testkit';
 import { jetstream } from '@nats-io/jetstream';
@@ -15,7 +16,6 @@ import type { KV } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { qichachaTool, seedFixture } from './__fixtures__/assembly.js';
-import { sharedPlugins, type SharedPlugins } from './__fixtures__/shared-catalogue.js';
 import { syncToolFiles } from './tool-file-sync.js';
 
 let nats: NatsServer;
@@ -23,7 +23,7 @@ let nc: NatsConnection;
 let bucket: KV;
 /** The shared catalogue, where tool files go. */
 let kv: RegistryBucket;
-let plugins: SharedPlugins;
+let plugins: ScopedPluginStore;
 let dir: string;
 
 beforeAll(async () => {
@@ -31,7 +31,7 @@ beforeAll(async () => {
   nc = await connect({ servers: nats.url });
   bucket = (await openMeshBuckets(jetstream(nc))).plugins;
   kv = scopedRegistryView(bucket, SHARED_CATALOGUE);
-  plugins = sharedPlugins(new PluginStore(bucket));
+  plugins = new PluginStore(bucket).scoped(SHARED_CATALOGUE);
 });
 afterAll(async () => {
   await nc?.drain();

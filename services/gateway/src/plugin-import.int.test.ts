@@ -3,7 +3,7 @@
 // turn back into a request; security schemes become auth with credential names to fill.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { openMeshBuckets, PluginStore } from '@agentmesh/bus';
+import { openMeshBuckets, PluginStore, SHARED_CATALOGUE, type ScopedPluginStore } from '@agentmesh/bus';
 import { buildRequestParts, type NullAsAbsent, type RequestTemplate } from '@agentmesh/openapi';
 import { HttpTool } from '@agentmesh/protocol';
 import { startNats, type NatsServer } from '@agentmesh/testkit';
@@ -11,7 +11,6 @@ import { jetstream } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, call, startTestGateway, type Json, type TestGateway } from './testing/gateway-harness.js';
-import { sharedPlugins, type SharedPlugins } from './testing/shared-catalogue.js';
 
 const ADMIN_KEY = 'admin-key-import-0123456789abc';
 const ACME_KEY = 'acme-key-import-0123456789abcd';
@@ -28,7 +27,7 @@ const IMPORT_LIMIT = 256 * 1024;
 let nats: NatsServer;
 let gw: TestGateway;
 let client: NatsConnection;
-let plugins: SharedPlugins;
+let plugins: ScopedPluginStore;
 
 beforeAll(async () => {
   nats = await startNats();
@@ -39,7 +38,7 @@ beforeAll(async () => {
     PLUGIN_IMPORT_BODY_LIMIT_BYTES: String(IMPORT_LIMIT),
   });
   client = await connect({ servers: nats.url });
-  plugins = sharedPlugins(new PluginStore((await openMeshBuckets(jetstream(client))).plugins));
+  plugins = new PluginStore((await openMeshBuckets(jetstream(client))).plugins).scoped(SHARED_CATALOGUE);
 });
 afterAll(async () => {
   await gw?.stop();

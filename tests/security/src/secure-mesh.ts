@@ -9,48 +9,28 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import {
   findFreePort,
+  generateInfraPasswords,
+  INFRA_EXAMPLE_ACCOUNT,
+  INFRA_NATS_DIR,
+  INFRA_NATS_USERS,
+  infraInboxPrefix,
+  infraPasswordEnvironment,
   startNats,
   startServiceProcess,
   type LogLine,
   type NatsServer,
+  type InfraNatsUser,
   type ServiceProcess,
 } from '@agentmesh/testkit';
 import { generateVaultKeyPair } from '@agentmesh/vault';
 import { connect, PermissionViolationError, type NatsConnection } from '@nats-io/transport-node';
 
-const INFRA_NATS_DIR = fileURLToPath(new URL('../../../infra/nats', import.meta.url));
 const entry = (path: string): string => fileURLToPath(new URL(`../../../services/${path}`, import.meta.url));
 
 /** Every user of accounts.conf. */
-export const USERS = [
-  'gateway',
-  'assembler',
-  'executor',
-  'recall',
-  'provisioner',
-  'trusted-upstream',
-  'upstream-acme',
-  'tenant-acme',
-] as const;
-export type MeshUser = (typeof USERS)[number];
-
-/** Inbox prefix each user's permissions allow (the services' default is `_INBOX_<service>`). */
-export const INBOX_PREFIX: Record<MeshUser, string> = {
-  gateway: '_INBOX_gateway',
-  assembler: '_INBOX_assembler',
-  executor: '_INBOX_executor',
-  recall: '_INBOX_recall',
-  provisioner: '_INBOX_provisioner',
-  'trusted-upstream': '_INBOX_trusted_upstream',
-  'upstream-acme': '_INBOX_upstream_acme',
-  'tenant-acme': '_INBOX_tenant_acme',
-};
-
-export const ACCOUNT = 'acme';
-
-/** `tenant-acme` → `TENANT_ACME_PASSWORD`, as accounts.conf names them. */
-export const passwordVariable = (user: MeshUser): string =>
-  `${user.replaceAll('-', '_').toUpperCase()}_PASSWORD`;
+export const USERS = INFRA_NATS_USERS;
+export type MeshUser = InfraNatsUser;
+export const ACCOUNT = INFRA_EXAMPLE_ACCOUNT;
 
 export interface Client {
   nc: NatsConnection;
@@ -80,23 +60,21 @@ export interface SecureMeshOptions {
 }
 
 export async function startSecureMesh(options: SecureMeshOptions): Promise<SecureMesh> {
-  // Two passwords nats-server would misread unquoted (a leading '-', all digits) stay in the set.
-  const passwords = Object.fromEntries(
-    USERS.map((user) => [user, randomBytes(18).toString('base64url')]),
-  ) as Record<MeshUser, string>;
-  passwords.gateway = `-${passwords.gateway}`;
-  passwords.recall = String(randomBytes(6).readUIntBE(0, 6));
+  // Two of them are passwords nats-server would misread unquoted (a leading '-', all digits).
+  const passwords = generateInfraPasswords();
 
   const nats = await startNats({
     name: 'secure-mesh',
     config: {
       dir: INFRA_NATS_DIR,
       file: 'accounts.conf',
-      environment: Object.fromEntries(
-        USERS.map((user) => [passwordVariable(user), JSON.stringify(passwords[user])]),
-      ),
+      environment: infraPasswordEnvironment(passwords),
     },
-    client: { user: 'provisioner', pass: passwords.provisioner, inboxPrefix: INBOX_PREFIX.provisioner },
+    client: {
+      user: 'provisioner',
+      pass: passwords.provisioner,
+      inboxPrefix: infraInboxPrefix('provisioner'),
+    },
   });
 
   const vaultKeys = generateVaultKeyPair('k1');
@@ -169,7 +147,7 @@ export async function startSecureMesh(options: SecureMeshOptions): Promise<Secur
           servers: nats.url,
           user,
           pass: passwords[user],
-          inboxPrefix: connectOptions.inboxPrefix ?? INBOX_PREFIX[user],
+          inboxPrefix: connectOptions.inboxPrefix ?? infraInboxPrefix(user),
           maxReconnectAttempts: 0,
         });
         const client: Client = { nc, violations: [] };

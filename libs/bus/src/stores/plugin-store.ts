@@ -70,6 +70,16 @@ export class PluginStore {
     return existed;
   }
 
+  /** This store with one scope fixed: tools addressed by bare name (an account's, or the shared catalogue). */
+  scoped(scope: RegistryScope): ScopedPluginStore {
+    return {
+      get: (name) => this.get(scope, name),
+      list: () => this.list(scope),
+      put: (tool) => this.put(scope, tool),
+      delete: (name) => this.delete(scope, name),
+    };
+  }
+
   /** The tools of one scope, by name. */
   async list(scope: RegistryScope): Promise<ToolDefinition[]> {
     const prefix = scopePrefix(scope);
@@ -131,6 +141,13 @@ export class PluginStore {
       stop: () => watch.stop(),
     };
   }
+}
+
+export interface ScopedPluginStore {
+  get(name: string): Promise<ToolDefinition | undefined>;
+  list(): Promise<ToolDefinition[]>;
+  put(tool: ToolDefinition): Promise<ToolDefinition>;
+  delete(name: string): Promise<boolean>;
 }
 
 export interface PluginCatalogue {
