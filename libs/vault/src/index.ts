@@ -5,4 +5,5 @@ export { generateVaultKeyPair, importVaultPrivateKey, importVaultPublicKey } fro
 export type { VaultKeyPair } from './keys.js';
 export { openVault, sealVault, VAULT_ALGORITHM } from './seal.js';
 export type { ClearVaultShape, SealedVaultShape, SealFor, VaultKeyring } from './seal.js';
-export { openTaskVault, sealTaskVault } from './task-vault.js';
+export { openTaskVault, sealTask } from './task-vault.js';
+export type { SealedTask } from './task-vault.js';

@@ -2,7 +2,7 @@ import { AssembledTask, type BoundTask } from '@agentmesh/protocol';
 import { describe, expect, it } from 'vitest';
 import { VaultTamperedError } from './errors.js';
 import { generateVaultKeyPair } from './keys.js';
-import { openTaskVault, sealTaskVault } from './task-vault.js';
+import { openTaskVault, sealTask } from './task-vault.js';
 
 const keys = generateVaultKeyPair('k1');
 const keyring = new Map([[keys.kid, keys.privateKey]]);
@@ -43,16 +43,14 @@ function boundTask(): BoundTask {
 }
 
 /** The task as an executor parses it off the bus. */
-function overTheBus(task: BoundTask, vault: unknown): AssembledTask {
-  return AssembledTask.parse(
-    JSON.parse(JSON.stringify({ ...task, runtime_config: { ...task.runtime_config, vault } })),
-  );
+function overTheBus(task: unknown): AssembledTask {
+  return AssembledTask.parse(JSON.parse(JSON.stringify(task)));
 }
 
-describe('sealTaskVault / openTaskVault', () => {
+describe('sealTask / openTaskVault', () => {
   it('a vault sealed for a task opens in that task after it crossed the bus', () => {
     const task = boundTask();
-    expect(openTaskVault(overTheBus(task, sealTaskVault(task, canary, keys)), keyring)).toEqual(canary);
+    expect(openTaskVault(overTheBus(sealTask(task, canary, keys)), keyring)).toEqual(canary);
   });
 
   it.each([
@@ -71,7 +69,7 @@ describe('sealTaskVault / openTaskVault', () => {
     ['for another user', (t: AssembledTask) => (t.task_meta.user_id = 'u2')],
   ])('a captured task %s carries a vault that does not open', (_what, retarget) => {
     const task = boundTask();
-    const captured = overTheBus(task, sealTaskVault(task, canary, keys));
+    const captured = overTheBus(sealTask(task, canary, keys));
     retarget(captured);
     expect(() => openTaskVault(captured, keyring)).toThrow(VaultTamperedError);
   });

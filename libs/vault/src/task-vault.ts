@@ -13,9 +13,15 @@ import {
   type VaultKeyring,
 } from './seal.js';
 
-/** Seals `vault` for the executors, bound to `task` (everything of it but the vault). */
-export function sealTaskVault(task: BoundTask, vault: ClearVaultShape, to: SealFor): SealedVaultShape {
-  return sealVault(vault, taskBinding(task), to);
+/** A task carrying its sealed vault: the shape of an assembled task on the bus. */
+export type SealedTask = BoundTask & {
+  runtime_config: BoundTask['runtime_config'] & { vault: SealedVaultShape };
+};
+
+/** `task` with `vault` sealed for the executors and bound to everything else of the task. */
+export function sealTask(task: BoundTask, vault: ClearVaultShape, to: SealFor): SealedTask {
+  const sealed = sealVault(vault, taskBinding(task), to);
+  return { ...task, runtime_config: { ...task.runtime_config, vault: sealed } };
 }
 
 /**
@@ -23,9 +29,6 @@ export function sealTaskVault(task: BoundTask, vault: ClearVaultShape, to: SealF
  * the one the vault was sealed for (re-targeted, replayed into another account, altered) and
  * VaultKeyUnknownError when no key of `keyring` has the vault's key id.
  */
-export function openTaskVault(
-  task: BoundTask & { runtime_config: { vault: SealedVaultShape } },
-  keyring: VaultKeyring,
-): ClearVaultShape {
+export function openTaskVault(task: SealedTask, keyring: VaultKeyring): ClearVaultShape {
   return openVault(task.runtime_config.vault, taskBinding(task), keyring);
 }

@@ -23,7 +23,7 @@ import {
   type ReceivedTask,
   type ToolDefinition,
 } from '@agentmesh/protocol';
-import { sealTaskVault, type SealFor } from '@agentmesh/vault';
+import { sealTask, type SealFor } from '@agentmesh/vault';
 import {
   AgentNotFoundError,
   BoundToolUnavailableError,
@@ -152,10 +152,7 @@ export function buildAssembledTask(
     },
     limits: TaskLimits.parse({ max_steps: agent.max_steps, deadline_ms: agent.deadline_ms }),
   });
-  return AssembledTask.parse({
-    ...bound,
-    runtime_config: { ...bound.runtime_config, vault: sealTaskVault(bound, vault, sealFor) },
-  });
+  return AssembledTask.parse(sealTask(bound, vault, sealFor));
 }
 
 function withSystemPrompt(prompt: string | undefined, messages: ChatMessage[]): ChatMessage[] {

@@ -10,13 +10,12 @@ import {
   BoundTask,
   fromPayloadTool,
   MODEL_API_KEY_VAULT_ENTRY,
-  type AssembledRuntimeConfig,
   type AssembledModelConfig,
   type ClearRuntimeConfig,
   type ClearVault,
   type ToolDefinition,
 } from '@agentmesh/protocol';
-import { sealTaskVault, type SealFor } from '@agentmesh/vault';
+import { sealTask, type SealedTask, type SealFor } from '@agentmesh/vault';
 import type { z } from 'zod';
 
 /** A runtime config converted to the bus form, waiting for its task to be sealed into. */
@@ -41,8 +40,6 @@ export function convertRuntimeConfig(config: ClearRuntimeConfig): UnsealedRuntim
   };
 }
 
-export type SealedPreAssembledTask = BoundTask & { runtime_config: AssembledRuntimeConfig };
-
 /**
  * The task with its vault sealed, or why its parts do not form a valid task. The parts are parsed with
  * the bus schemas first (limits get their defaults here, not later), so the binding is computed over the
@@ -52,21 +49,14 @@ export function sealPreAssembledTask(
   parts: { task_meta: unknown; input: unknown; limits: unknown },
   config: UnsealedRuntimeConfig,
   recipient: SealFor,
-): { ok: true; task: SealedPreAssembledTask } | { ok: false; error: z.ZodError } {
+): { ok: true; task: SealedTask } | { ok: false; error: z.ZodError } {
+  const { vault, ...runtimeConfig } = config;
   const parsed = BoundTask.safeParse({
     task_meta: parts.task_meta,
     input: parts.input,
-    runtime_config: {
-      model: config.model,
-      tools: config.tools,
-      ...(config.dynamic_tool_sources === undefined
-        ? {}
-        : { dynamic_tool_sources: config.dynamic_tool_sources }),
-    },
+    runtime_config: runtimeConfig,
     limits: parts.limits ?? {},
   });
   if (!parsed.success) return { ok: false, error: parsed.error };
-  const bound = parsed.data;
-  const vault = sealTaskVault(bound, config.vault, recipient);
-  return { ok: true, task: { ...bound, runtime_config: { ...bound.runtime_config, vault } } };
+  return { ok: true, task: sealTask(parsed.data, vault, recipient) };
 }

@@ -6,7 +6,7 @@ import {
   type HttpTool,
   type ToolDefinition,
 } from '@agentmesh/protocol';
-import { sealTaskVault, type SealFor } from '@agentmesh/vault';
+import { sealTask, type SealFor } from '@agentmesh/vault';
 
 /** A GET tool on `<origin>/<path>` taking `{q: string}` in the query, authenticated by an api key header. */
 export function searchTool(origin: string, name = 'search', path = `/${name}`): HttpTool {
@@ -71,6 +71,5 @@ export function assembledTask(options: AssembledTaskOptions): AssembledTask {
       ...(options.deadlineMs === undefined ? {} : { deadline_ms: options.deadlineMs }),
     },
   });
-  const vault = sealTaskVault(bound, options.secrets, options.sealFor);
-  return AssembledTask.parse({ ...bound, runtime_config: { ...bound.runtime_config, vault } });
+  return AssembledTask.parse(sealTask(bound, options.secrets, options.sealFor));
 }
