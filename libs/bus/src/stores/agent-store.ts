@@ -3,11 +3,16 @@
  * account or by the shared catalogue (see ../registry/registry-scope.ts for the key layout). A run
  * resolves its agent in its own account first, then in the shared catalogue.
  */
-import { AgentDefinition, type AgentDefinitionInput } from '@agentmesh/protocol';
+import { AgentDefinition, Buckets, type AgentDefinitionInput } from '@agentmesh/protocol';
 import type { KV } from '@nats-io/kv';
-import { decodeJson, encodeJson } from '../json.js';
-import { collect } from '../kv-keys.js';
-import { lookupOrder, scopedKey, scopePrefix, type RegistryScope } from '../registry/registry-scope.js';
+import { encodeJson } from '../json.js';
+import { scopedKey, type RegistryScope } from '../registry/registry-scope.js';
+import {
+  listScope,
+  readScopedEntry,
+  resolveInLookupOrder,
+  type DefinitionBucket,
+} from '../registry/scoped-entries.js';
 
 /** An agent and where it was found. */
 export interface ScopedAgent {
@@ -16,22 +21,20 @@ export interface ScopedAgent {
 }
 
 export class AgentStore {
-  constructor(private readonly kv: KV) {}
+  private readonly bucket: DefinitionBucket<typeof AgentDefinition>;
+
+  constructor(private readonly kv: KV) {
+    this.bucket = { kv, name: Buckets.AGENTS, schema: AgentDefinition };
+  }
 
   async get(scope: RegistryScope, workflowId: string): Promise<AgentDefinition | undefined> {
-    const key = scopedKey(scope, workflowId);
-    const entry = await this.kv.get(key);
-    if (!entry || entry.operation !== 'PUT') return undefined;
-    return decodeJson(AgentDefinition, entry.value, `mesh_agents/${key}`);
+    return readScopedEntry(this.bucket, scopedKey(scope, workflowId));
   }
 
   /** The agent an account's task runs: its own of that id, else the shared catalogue's. */
   async resolve(accountId: string, workflowId: string): Promise<ScopedAgent | undefined> {
-    for (const scope of lookupOrder(accountId)) {
-      const agent = await this.get(scope, workflowId);
-      if (agent !== undefined) return { agent, scope };
-    }
-    return undefined;
+    const resolved = await resolveInLookupOrder(accountId, (scope) => this.get(scope, workflowId));
+    return resolved && { agent: resolved.found, scope: resolved.scope };
   }
 
   /** Validates and stores an agent in `scope`; returns it as stored (defaults applied). */
@@ -50,15 +53,6 @@ export class AgentStore {
 
   /** The agents of one scope, by workflow id. */
   async list(scope: RegistryScope): Promise<AgentDefinition[]> {
-    const prefix = scopePrefix(scope);
-    const keys = await collect(await this.kv.keys(`${prefix}>`));
-    const agents = await Promise.all(
-      keys.sort().map(async (key) => {
-        const entry = await this.kv.get(key);
-        if (!entry || entry.operation !== 'PUT') return undefined;
-        return decodeJson(AgentDefinition, entry.value, `mesh_agents/${key}`);
-      }),
-    );
-    return agents.filter((agent): agent is AgentDefinition => agent !== undefined);
+    return listScope(this.bucket, scope);
   }
 }

@@ -7,17 +7,16 @@
  * An entry written from an assembler's tools directory carries the file's path in
  * {@link TOOL_SOURCE_FILE_FIELD} beside the definition; parsing drops it, so readers see only the tool.
  */
-import { ToolDefinition } from '@agentmesh/protocol';
+import { Buckets, ToolDefinition } from '@agentmesh/protocol';
 import type { KV, KvWatchEntry } from '@nats-io/kv';
 import { decodeJson, encodeJson } from '../json.js';
-import { collect } from '../kv-keys.js';
+import { lookupOrder, parseScopedKey, scopedKey, type RegistryScope } from '../registry/registry-scope.js';
 import {
-  lookupOrder,
-  parseScopedKey,
-  scopedKey,
-  scopePrefix,
-  type RegistryScope,
-} from '../registry/registry-scope.js';
+  listScope,
+  readScopedEntry,
+  resolveInLookupOrder,
+  type DefinitionBucket,
+} from '../registry/scoped-entries.js';
 
 /** The field of a stored entry naming the tools-directory file it was written from. */
 export const TOOL_SOURCE_FILE_FIELD = 'source_file';
@@ -29,22 +28,20 @@ export interface ScopedTool {
 }
 
 export class PluginStore {
-  constructor(private readonly kv: KV) {}
+  private readonly bucket: DefinitionBucket<typeof ToolDefinition>;
+
+  constructor(private readonly kv: KV) {
+    this.bucket = { kv, name: Buckets.PLUGINS, schema: ToolDefinition };
+  }
 
   async get(scope: RegistryScope, name: string): Promise<ToolDefinition | undefined> {
-    const key = scopedKey(scope, name);
-    const entry = await this.kv.get(key);
-    if (!entry || entry.operation !== 'PUT') return undefined;
-    return decodeJson(ToolDefinition, entry.value, `mesh_plugins/${key}`);
+    return readScopedEntry(this.bucket, scopedKey(scope, name));
   }
 
   /** The tool an account's task gets under `name`: its own, else the shared catalogue's. */
   async resolve(accountId: string, name: string): Promise<ScopedTool | undefined> {
-    for (const scope of lookupOrder(accountId)) {
-      const tool = await this.get(scope, name);
-      if (tool !== undefined) return { tool, scope };
-    }
-    return undefined;
+    const resolved = await resolveInLookupOrder(accountId, (scope) => this.get(scope, name));
+    return resolved && { tool: resolved.found, scope: resolved.scope };
   }
 
   /** The tools-directory file that owns this tool, if a file does. */
@@ -82,16 +79,7 @@ export class PluginStore {
 
   /** The tools of one scope, by name. */
   async list(scope: RegistryScope): Promise<ToolDefinition[]> {
-    const prefix = scopePrefix(scope);
-    const keys = await collect(await this.kv.keys(`${prefix}>`));
-    const tools = await Promise.all(
-      keys.sort().map(async (key) => {
-        const entry = await this.kv.get(key);
-        if (!entry || entry.operation !== 'PUT') return undefined;
-        return decodeJson(ToolDefinition, entry.value, `mesh_plugins/${key}`);
-      }),
-    );
-    return tools.filter((tool): tool is ToolDefinition => tool !== undefined);
+    return listScope(this.bucket, scope);
   }
 
   /**

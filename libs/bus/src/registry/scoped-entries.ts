@@ -1,0 +1,48 @@
+/**
+ * Reading a registry bucket's scoped definitions (`mesh_agents`, `mesh_plugins`), the same for agents and
+ * tools: one entry parsed with its schema, every entry of one scope, and an account's lookup order.
+ */
+import type { KV } from '@nats-io/kv';
+import type { z } from 'zod';
+import { decodeJson } from '../json.js';
+import { collect } from '../kv-keys.js';
+import { lookupOrder, scopePrefix, type RegistryScope } from './registry-scope.js';
+
+/** A registry bucket with the schema of what it holds and its name (for errors naming a bad entry). */
+export interface DefinitionBucket<S extends z.ZodType> {
+  kv: KV;
+  name: string;
+  schema: S;
+}
+
+/** The definition stored under `key`, parsed; undefined when there is none (or it was deleted). */
+export async function readScopedEntry<S extends z.ZodType>(
+  bucket: DefinitionBucket<S>,
+  key: string,
+): Promise<z.infer<S> | undefined> {
+  const entry = await bucket.kv.get(key);
+  if (!entry || entry.operation !== 'PUT') return undefined;
+  return decodeJson(bucket.schema, entry.value, `${bucket.name}/${key}`);
+}
+
+/** Every definition of one scope, in key order. */
+export async function listScope<S extends z.ZodType>(
+  bucket: DefinitionBucket<S>,
+  scope: RegistryScope,
+): Promise<z.infer<S>[]> {
+  const keys = await collect(await bucket.kv.keys(`${scopePrefix(scope)}>`));
+  const definitions = await Promise.all(keys.sort().map((key) => readScopedEntry(bucket, key)));
+  return definitions.filter((definition) => definition !== undefined);
+}
+
+/** The first scope of an account's lookup order (its own, then shared) where `find` finds something. */
+export async function resolveInLookupOrder<T>(
+  accountId: string,
+  find: (scope: RegistryScope) => Promise<T | undefined>,
+): Promise<{ found: T; scope: RegistryScope } | undefined> {
+  for (const scope of lookupOrder(accountId)) {
+    const found = await find(scope);
+    if (found !== undefined) return { found, scope };
+  }
+  return undefined;
+}
