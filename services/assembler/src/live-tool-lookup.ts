@@ -4,11 +4,11 @@
  * (the task and the watch travel on different streams), and a new tool must work without a restart.
  * Both resolve in the task's account first, then in the shared catalogue.
  */
-import type { PluginCatalogue, ScopedTool } from '@agentmesh/bus';
+import type { PluginCatalogue, RegistryScope, ScopedTool } from '@agentmesh/bus';
 import type { ToolLookup } from './task-assembler.js';
 
 export interface ToolRegistryReader {
-  resolve(accountId: string, name: string): Promise<ScopedTool | undefined>;
+  resolve(from: RegistryScope, name: string): Promise<ScopedTool | undefined>;
 }
 
 export function liveToolLookup(
@@ -16,8 +16,8 @@ export function liveToolLookup(
   registry: ToolRegistryReader,
 ): ToolLookup {
   return {
-    async resolve(accountId, name) {
-      return (catalogue.resolve(accountId, name) ?? (await registry.resolve(accountId, name)))?.tool;
+    async resolve(from, name) {
+      return (catalogue.resolve(from, name) ?? (await registry.resolve(from, name)))?.tool;
     },
   };
 }

@@ -1,6 +1,7 @@
 // The native tools executors announce in `mesh_native_providers`, mirrored by the assembler into the shared
 // catalogue of `mesh_plugins` on real NATS.
 import {
+  accountScope,
   openMeshBuckets,
   openNativeProvidersBucket,
   PluginStore,
@@ -124,7 +125,9 @@ describe('following the announcements of executors', () => {
       });
       expect(await store.get(SHARED_CATALOGUE, 'impostor')).toBeUndefined();
       // Only the shared catalogue is ever written: no account scope gets a native tool.
-      expect(await store.resolve('acme', 'deep_search')).toMatchObject({ scope: SHARED_CATALOGUE });
+      expect(await store.resolve(accountScope('acme'), 'deep_search')).toMatchObject({
+        scope: SHARED_CATALOGUE,
+      });
     } finally {
       follower.stop();
     }

@@ -23,6 +23,7 @@ import {
   type ReceivedTask,
   type ToolDefinition,
 } from '@agentmesh/protocol';
+import { accountScope, type RegistryScope } from '@agentmesh/bus';
 import { sealTask, type SealFor } from '@agentmesh/vault';
 import {
   AgentNotFoundError,
@@ -33,12 +34,12 @@ import {
 
 /** Finds the agent an account's task runs: the account's own, else the shared catalogue's. */
 export interface AgentLookup {
-  resolve(accountId: string, workflowId: string): Promise<{ agent: AgentDefinition } | undefined>;
+  resolve(from: RegistryScope, workflowId: string): Promise<{ agent: AgentDefinition } | undefined>;
 }
 
 /** Finds the tool an account's task gets under a name: the account's own, else the shared catalogue's. */
 export interface ToolLookup {
-  resolve(accountId: string, name: string): Promise<ToolDefinition | undefined>;
+  resolve(from: RegistryScope, name: string): Promise<ToolDefinition | undefined>;
 }
 
 export interface CredentialResolver {
@@ -66,10 +67,11 @@ export async function assembleTask(
   if (received.runtime_config) return { ok: true, task: passThrough(received, received.runtime_config) };
   const { task_meta: meta } = received;
 
-  const agent = (await sources.agents.resolve(meta.account_id, meta.workflow_id))?.agent;
+  const scope = accountScope(meta.account_id);
+  const agent = (await sources.agents.resolve(scope, meta.workflow_id))?.agent;
   if (!agent) return { ok: false, failure: new AgentNotFoundError(meta.workflow_id) };
 
-  const bound = await bindTools(meta.account_id, agent, sources.tools);
+  const bound = await bindTools(scope, agent, sources.tools);
   if (!bound.ok) return bound;
 
   const names = credentialNames(agent, bound.tools);
@@ -95,13 +97,13 @@ function passThrough(received: ReceivedTask, runtimeConfig: AssembledRuntimeConf
 
 /** The agent's bound tools in the order it lists them, each once; every unavailable one is named. */
 export async function bindTools(
-  accountId: string,
+  scope: RegistryScope,
   agent: AgentDefinition,
   lookup: ToolLookup,
 ): Promise<{ ok: true; tools: ToolDefinition[] } | { ok: false; failure: BoundToolUnavailableError }> {
   const names = [...new Set(agent.tools)];
   const found = await Promise.all(
-    names.map(async (name) => ({ name, tool: await lookup.resolve(accountId, name) })),
+    names.map(async (name) => ({ name, tool: await lookup.resolve(scope, name) })),
   );
   const missing = found.filter(({ tool }) => tool === undefined).map(({ name }) => name);
   const disabled = found.filter(({ tool }) => tool !== undefined && isDisabled(tool)).map(({ name }) => name);

@@ -22,9 +22,12 @@ export function accountScope(accountId: string): RegistryScope {
   return Object.freeze({ kind: 'account', accountId });
 }
 
-/** What an account's lookups search, in order: its own namespace, then the shared catalogue. */
-export function lookupOrder(accountId: string): readonly RegistryScope[] {
-  return [accountScope(accountId), SHARED_CATALOGUE];
+/**
+ * What a lookup from `scope` searches, in order: an account's own namespace, then the shared catalogue;
+ * the shared catalogue sees only itself.
+ */
+export function lookupOrder(scope: RegistryScope): readonly RegistryScope[] {
+  return scope.kind === 'shared' ? [SHARED_CATALOGUE] : [scope, SHARED_CATALOGUE];
 }
 
 /** `shared` or `account`, as the management API reports where a definition came from. */

@@ -35,14 +35,35 @@ export async function listScope<S extends z.ZodType>(
   return definitions.filter((definition) => definition !== undefined);
 }
 
-/** The first scope of an account's lookup order (its own, then shared) where `find` finds something. */
+/** The first scope of `from`'s lookup order (its own, then shared) where `find` finds something. */
 export async function resolveInLookupOrder<T>(
-  accountId: string,
+  from: RegistryScope,
   find: (scope: RegistryScope) => Promise<T | undefined>,
 ): Promise<{ found: T; scope: RegistryScope } | undefined> {
-  for (const scope of lookupOrder(accountId)) {
+  for (const scope of lookupOrder(from)) {
     const found = await find(scope);
     if (found !== undefined) return { found, scope };
   }
   return undefined;
+}
+
+/**
+ * Every definition `from` sees, each with the scope it comes from: its own, then the shared ones it does
+ * not shadow (a name of its own hides the shared one, as lookups do).
+ */
+export async function listInLookupOrder<S extends z.ZodType>(
+  bucket: DefinitionBucket<S>,
+  from: RegistryScope,
+  nameOf: (definition: z.infer<S>) => string,
+): Promise<{ found: z.infer<S>; scope: RegistryScope }[]> {
+  const seen = new Set<string>();
+  const visible: { found: z.infer<S>; scope: RegistryScope }[] = [];
+  for (const scope of lookupOrder(from)) {
+    for (const found of await listScope(bucket, scope)) {
+      if (seen.has(nameOf(found))) continue;
+      seen.add(nameOf(found));
+      visible.push({ found, scope });
+    }
+  }
+  return visible;
 }

@@ -8,6 +8,7 @@ import type { KV } from '@nats-io/kv';
 import { encodeJson } from '../json.js';
 import { scopedKey, type RegistryScope } from '../registry/registry-scope.js';
 import {
+  listInLookupOrder,
   listScope,
   readScopedEntry,
   resolveInLookupOrder,
@@ -31,10 +32,19 @@ export class AgentStore {
     return readScopedEntry(this.bucket, scopedKey(scope, workflowId));
   }
 
-  /** The agent an account's task runs: its own of that id, else the shared catalogue's. */
-  async resolve(accountId: string, workflowId: string): Promise<ScopedAgent | undefined> {
-    const resolved = await resolveInLookupOrder(accountId, (scope) => this.get(scope, workflowId));
+  /**
+   * The agent a task or caller of `from` gets under `workflowId`: an account's own of that id, else the
+   * shared catalogue's.
+   */
+  async resolve(from: RegistryScope, workflowId: string): Promise<ScopedAgent | undefined> {
+    const resolved = await resolveInLookupOrder(from, (scope) => this.get(scope, workflowId));
     return resolved && { agent: resolved.found, scope: resolved.scope };
+  }
+
+  /** Every agent `from` sees: its own, then the shared ones it does not shadow. */
+  async listVisible(from: RegistryScope): Promise<ScopedAgent[]> {
+    const visible = await listInLookupOrder(this.bucket, from, (agent) => agent.workflow_id);
+    return visible.map(({ found, scope }) => ({ agent: found, scope }));
   }
 
   /** Validates and stores an agent in `scope`; returns it as stored (defaults applied). */

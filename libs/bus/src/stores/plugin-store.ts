@@ -12,6 +12,7 @@ import type { KV, KvWatchEntry } from '@nats-io/kv';
 import { decodeJson, encodeJson } from '../json.js';
 import { lookupOrder, parseScopedKey, scopedKey, type RegistryScope } from '../registry/registry-scope.js';
 import {
+  listInLookupOrder,
   listScope,
   readScopedEntry,
   resolveInLookupOrder,
@@ -38,10 +39,16 @@ export class PluginStore {
     return readScopedEntry(this.bucket, scopedKey(scope, name));
   }
 
-  /** The tool an account's task gets under `name`: its own, else the shared catalogue's. */
-  async resolve(accountId: string, name: string): Promise<ScopedTool | undefined> {
-    const resolved = await resolveInLookupOrder(accountId, (scope) => this.get(scope, name));
+  /** The tool a task or caller of `from` gets under `name`: an account's own, else the shared catalogue's. */
+  async resolve(from: RegistryScope, name: string): Promise<ScopedTool | undefined> {
+    const resolved = await resolveInLookupOrder(from, (scope) => this.get(scope, name));
     return resolved && { tool: resolved.found, scope: resolved.scope };
+  }
+
+  /** Every tool `from` sees: its own, then the shared ones it does not shadow. */
+  async listVisible(from: RegistryScope): Promise<ScopedTool[]> {
+    const visible = await listInLookupOrder(this.bucket, from, (tool) => tool.name);
+    return visible.map(({ found, scope }) => ({ tool: found, scope }));
   }
 
   /** The tools-directory file that owns this tool, if a file does. */
@@ -118,8 +125,8 @@ export class PluginStore {
       tools.get(scopedKey(scope, name));
     return {
       get,
-      resolve(accountId, name) {
-        for (const scope of lookupOrder(accountId)) {
+      resolve(from, name) {
+        for (const scope of lookupOrder(from)) {
           const tool = get(scope, name);
           if (tool !== undefined) return { tool, scope };
         }
@@ -140,8 +147,8 @@ export interface ScopedPluginStore {
 
 export interface PluginCatalogue {
   get(scope: RegistryScope, name: string): ToolDefinition | undefined;
-  /** What an account's task gets under `name`: its own tool, else the shared catalogue's. */
-  resolve(accountId: string, name: string): ScopedTool | undefined;
+  /** What a task of `from` gets under `name`: an account's own tool, else the shared catalogue's. */
+  resolve(from: RegistryScope, name: string): ScopedTool | undefined;
   /** Tools of every scope. */
   size(): number;
   stop(): void;

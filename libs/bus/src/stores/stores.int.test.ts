@@ -83,15 +83,17 @@ describe('plugin store', () => {
     await store.put(SHARED_CATALOGUE, shared);
     await store.put(accountScope('acme'), acmes);
     const catalogue = await store.catalogue();
-    expect(catalogue.resolve('acme', 'lookup')).toMatchObject({
+    expect(catalogue.resolve(accountScope('acme'), 'lookup')).toMatchObject({
       scope: { kind: 'account' },
       tool: { description: 'acme lookup' },
     });
-    expect(catalogue.resolve('globex', 'lookup')).toMatchObject({
+    expect(catalogue.resolve(accountScope('globex'), 'lookup')).toMatchObject({
       scope: { kind: 'shared' },
       tool: { description: 'd' },
     });
-    expect(await store.resolve('globex', 'lookup')).toMatchObject({ scope: { kind: 'shared' } });
+    expect(await store.resolve(accountScope('globex'), 'lookup')).toMatchObject({
+      scope: { kind: 'shared' },
+    });
     expect((await store.list(accountScope('globex'))).map((tool) => tool.name)).not.toContain('lookup');
     catalogue.stop();
   });
@@ -129,7 +131,7 @@ describe('agent store', () => {
     expect(await agents.get(accountScope('acme'), 'qcc_agent')).toEqual(stored);
     expect((await agents.list(accountScope('acme'))).map((a) => a.workflow_id)).toContain('qcc_agent');
     expect((await agents.list(SHARED_CATALOGUE)).map((a) => a.workflow_id)).not.toContain('qcc_agent');
-    expect(await agents.resolve('globex', 'qcc_agent')).toBeUndefined();
+    expect(await agents.resolve(accountScope('globex'), 'qcc_agent')).toBeUndefined();
     expect(await agents.delete(accountScope('acme'), 'qcc_agent')).toBe(true);
     expect(await agents.get(accountScope('acme'), 'qcc_agent')).toBeUndefined();
   });
@@ -138,8 +140,10 @@ describe('agent store', () => {
     const agents = new AgentStore(buckets.agents);
     await agents.put(SHARED_CATALOGUE, agent('helper', 'http://127.0.0.1:1/shared'));
     await agents.put(accountScope('acme'), agent('helper', 'http://127.0.0.1:1/acme'));
-    expect((await agents.resolve('acme', 'helper'))?.agent.model.base_url).toBe('http://127.0.0.1:1/acme');
-    expect((await agents.resolve('globex', 'helper'))?.agent.model.base_url).toBe(
+    expect((await agents.resolve(accountScope('acme'), 'helper'))?.agent.model.base_url).toBe(
+      'http://127.0.0.1:1/acme',
+    );
+    expect((await agents.resolve(accountScope('globex'), 'helper'))?.agent.model.base_url).toBe(
       'http://127.0.0.1:1/shared',
     );
   });

@@ -22,24 +22,14 @@ interface AgentParams {
 
 export function registerAgentRoutes(app: FastifyInstance, agents: AgentStore): void {
   app.get('/agents', async (request) => {
-    const scope = registryScopeOf(request);
-    const own = (await agents.list(scope)).map((agent) => labelled(agent, scope));
-    if (scope.kind === 'shared') return { agents: own };
-    const ownIds = new Set(own.map((agent) => agent.workflow_id));
-    const shared = (await agents.list(SHARED_CATALOGUE))
-      .filter((agent) => !ownIds.has(agent.workflow_id))
-      .map((agent) => labelled(agent, SHARED_CATALOGUE));
-    return { agents: [...own, ...shared] };
+    const visible = await agents.listVisible(registryScopeOf(request));
+    return { agents: visible.map(({ agent, scope }) => labelled(agent, scope)) };
   });
 
   app.get<AgentParams>('/agents/:workflow_id', async (request, reply) => {
     const id = definitionName(WorkflowId, request.params.workflow_id, 'workflow_id');
     if (id instanceof Rejection) return sendRejection(reply, id);
-    const scope = registryScopeOf(request);
-    const found =
-      scope.kind === 'account'
-        ? await agents.resolve(scope.accountId, id)
-        : await agents.get(scope, id).then((agent) => agent && { agent, scope });
+    const found = await agents.resolve(registryScopeOf(request), id);
     return found ? labelled(found.agent, found.scope) : sendRejection(reply, new NotFound(`no agent ${id}`));
   });
 

@@ -28,30 +28,23 @@ const FORMATS =
 export function registerPluginRoutes(app: FastifyInstance, plugins: PluginStore): void {
   // `?tag=` and `?namespace=` filter by seed 003 tags and by the namespace of the tool's id.
   app.get<{ Querystring: { tag?: string; namespace?: string } }>('/plugins', async (request) => {
-    const scope = registryScopeOf(request);
-    const own = await plugins.list(scope);
-    const ownNames = new Set(own.map((tool) => tool.name));
-    const shared =
-      scope.kind === 'shared'
-        ? []
-        : (await plugins.list(SHARED_CATALOGUE)).filter((tool) => !ownNames.has(tool.name));
+    const visible = await plugins.listVisible(registryScopeOf(request));
     const filter = { tag: request.query.tag, namespace: request.query.namespace };
+    const kept = new Set(
+      filterTools(
+        visible.map(({ tool }) => tool),
+        filter,
+      ),
+    );
     return {
-      plugins: [
-        ...filterTools(own, filter).map((tool) => labelled(tool, scope)),
-        ...filterTools(shared, filter).map((tool) => labelled(tool, SHARED_CATALOGUE)),
-      ],
+      plugins: visible.filter(({ tool }) => kept.has(tool)).map(({ tool, scope }) => labelled(tool, scope)),
     };
   });
 
   app.get<PluginParams>('/plugins/:name', async (request, reply) => {
     const name = definitionName(FunctionName, request.params.name, 'name');
     if (name instanceof Rejection) return sendRejection(reply, name);
-    const scope = registryScopeOf(request);
-    const found =
-      scope.kind === 'account'
-        ? await plugins.resolve(scope.accountId, name)
-        : await plugins.get(scope, name).then((tool) => tool && { tool, scope });
+    const found = await plugins.resolve(registryScopeOf(request), name);
     return found
       ? labelled(found.tool, found.scope)
       : sendRejection(reply, new NotFound(`no plugin ${name}`));
