@@ -12,7 +12,7 @@ import {
   type HttpTool,
   type TaskEvent,
 } from '@agentmesh/protocol';
-import { createLogger, type RunningService } from '@agentmesh/runtime';
+import type { RunningService } from '@agentmesh/runtime';
 import {
   startNats,
   startRecordingApi,
@@ -28,9 +28,8 @@ import { generateVaultKeyPair } from '@agentmesh/vault';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { recordWire, startInProcessExecutor } from './__fixtures__/in-process-executor.js';
 import { assembledTask, searchTool } from './__fixtures__/tasks.js';
-import { executorConfigSchema } from './config.js';
-import { startExecutor } from './executor-service.js';
 import { ensureExecutorConsumer } from './task-consumer.js';
 
 const ACCOUNT = 'acme';
@@ -47,7 +46,7 @@ let jsm: JetStreamManager;
 let model: ScriptedModel;
 let api: RecordingApi;
 /** Every message on every subject for the whole file: `>`. */
-const wire: { subject: string; text: string }[] = [];
+let wire: { subject: string; text: string }[] = [];
 const logLines: string[] = [];
 /** Per user message: how the model answers that task (default: search once if tools are offered, then answer). */
 const behaviours = new Map<string, (request: ChatCompletionRequest) => ModelStep>();
@@ -70,18 +69,7 @@ function userText(request: { body: unknown }): string {
 beforeAll(async () => {
   nats = await startNats();
   client = await connect({ servers: nats.url });
-  const spy = client.subscribe('>');
-  void (async () => {
-    for await (const msg of spy) {
-      const headers = msg.headers
-        ? [...msg.headers.keys()].map((k) => `${k}: ${msg.headers!.values(k).join(',')}`)
-        : [];
-      wire.push({
-        subject: msg.subject,
-        text: `${headers.join('\n')}\n${new TextDecoder().decode(msg.data)}`,
-      });
-    }
-  })();
+  wire = recordWire(client);
   js = jetstream(client);
   jsm = await jetstreamManager(client);
   model = await startScriptedModel({
@@ -106,31 +94,17 @@ afterAll(async () => {
 });
 
 async function startInstance(env: Record<string, string> = {}): Promise<RunningService> {
-  const config = executorConfigSchema.parse({
-    NATS_URL: nats.url,
-    VAULT_PRIVATE_KEYS: `${vaultKeys.kid}:${vaultKeys.privateKey}`,
-    ACK_WAIT_MS: String(ACK_WAIT_MS),
-    ACK_PROGRESS_MS: '400',
-    PULL_EXPIRES_MS: '1000',
-    OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
-    MODEL_ALLOW_HOSTS: '127.0.0.1',
-    LLM_MAX_RETRIES: '1',
-    SHUTDOWN_TIMEOUT_MS: '5000',
-    ...env,
-  });
-  const nc = await connect({ servers: nats.url });
-  const log = createLogger({
-    service: 'executor',
-    level: 'debug',
-    destination: { write: (line) => void logLines.push(line) },
-  });
-  const running = await startExecutor({ config, log, nc });
-  const instance = {
-    async stop() {
-      await running.stop();
-      await nc.drain();
+  const instance = await startInProcessExecutor({
+    natsUrl: nats.url,
+    vaultKeys,
+    logLines,
+    env: {
+      ACK_WAIT_MS: String(ACK_WAIT_MS),
+      ACK_PROGRESS_MS: '400',
+      LLM_MAX_RETRIES: '1',
+      ...env,
     },
-  };
+  });
   instances.push(instance);
   return instance;
 }

@@ -6,7 +6,7 @@ import {
   taskAssembledSubject,
   type AssembledTask,
 } from '@agentmesh/protocol';
-import { createLogger, startTelemetry, type RunningService, type Telemetry } from '@agentmesh/runtime';
+import { startTelemetry, type RunningService, type Telemetry } from '@agentmesh/runtime';
 import {
   startNats,
   startRecordingApi,
@@ -20,11 +20,10 @@ import { generateVaultKeyPair } from '@agentmesh/vault';
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startInProcessExecutor } from './__fixtures__/in-process-executor.js';
 import { CollectingMetricReader } from './__fixtures__/metric-reader.js';
 import { assembledTask, searchTool } from './__fixtures__/tasks.js';
-import { executorConfigSchema } from './config.js';
 import { ExecutorMetric } from './executor-metrics.js';
-import { startExecutor } from './executor-service.js';
 
 const ACCOUNT = 'acme';
 const vaultKeys = generateVaultKeyPair('exec-metrics-1');
@@ -37,7 +36,6 @@ let js: JetStreamClient;
 let model: ScriptedModel;
 let api: RecordingApi;
 let executor: RunningService;
-let executorConnection: NatsConnection;
 
 beforeAll(async () => {
   // Registered before the executor starts, as runService does: the runner takes its meter from it.
@@ -57,23 +55,11 @@ beforeAll(async () => {
   api = await startRecordingApi({
     routes: [{ method: 'GET', path: '/search', reply: { body: { hits: 1 } } }],
   });
-  const config = executorConfigSchema.parse({
-    NATS_URL: nats.url,
-    VAULT_PRIVATE_KEYS: `${vaultKeys.kid}:${vaultKeys.privateKey}`,
-    OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
-    MODEL_ALLOW_HOSTS: '127.0.0.1',
-    LLM_MAX_RETRIES: '1',
-    PULL_EXPIRES_MS: '1000',
-    SHUTDOWN_TIMEOUT_MS: '5000',
-  });
-  executorConnection = await connect({ servers: nats.url });
-  const log = createLogger({ service: 'executor', level: 'silent', destination: { write: () => {} } });
-  executor = await startExecutor({ config, log, nc: executorConnection });
+  executor = await startInProcessExecutor({ natsUrl: nats.url, vaultKeys, env: { LLM_MAX_RETRIES: '1' } });
 });
 
 afterAll(async () => {
   await executor?.stop();
-  await executorConnection?.drain();
   await client?.drain();
   await Promise.all([model?.stop(), api?.stop()]);
   await nats?.stop();

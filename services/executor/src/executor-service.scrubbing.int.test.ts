@@ -14,7 +14,7 @@ import {
   type HttpTool,
   type TaskEvent,
 } from '@agentmesh/protocol';
-import { createLogger, startTelemetry, type Telemetry } from '@agentmesh/runtime';
+import { startTelemetry, type Telemetry } from '@agentmesh/runtime';
 import {
   startNats,
   startRecordingApi,
@@ -32,9 +32,8 @@ import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManage
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordWire, startInProcessExecutor } from './__fixtures__/in-process-executor.js';
 import { assembledTask, searchTool } from './__fixtures__/tasks.js';
-import { executorConfigSchema } from './config.js';
-import { startExecutor } from './executor-service.js';
 
 const ACCOUNT = 'acme';
 // Mixed case, and `+/=` (the characters JSON, URLs and base64 treat specially).
@@ -54,7 +53,7 @@ let executor: { stop(): Promise<void> };
 const spans = new InMemorySpanExporter();
 const spanProcessor = new SimpleSpanProcessor({ exporter: spans });
 /** Every message on every subject for the whole file: `>`. */
-const wire: { subject: string; text: string }[] = [];
+let wire: { subject: string; text: string }[] = [];
 const logLines: string[] = [];
 /** Per user message: how the model answers that task. */
 const behaviours = new Map<string, (request: ChatCompletionRequest) => ModelStep>();
@@ -146,18 +145,7 @@ beforeAll(async () => {
   });
   nats = await startNats();
   client = await connect({ servers: nats.url });
-  const spy = client.subscribe('>');
-  void (async () => {
-    for await (const msg of spy) {
-      const headers = msg.headers
-        ? [...msg.headers.keys()].map((k) => `${k}: ${msg.headers!.values(k).join(',')}`)
-        : [];
-      wire.push({
-        subject: msg.subject,
-        text: `${headers.join('\n')}\n${new TextDecoder().decode(msg.data)}`,
-      });
-    }
-  })();
+  wire = recordWire(client);
   js = jetstream(client);
   jsm = await jetstreamManager(client);
   model = await startScriptedModel({
@@ -187,27 +175,12 @@ beforeAll(async () => {
       },
     ],
   });
-  const config = executorConfigSchema.parse({
-    NATS_URL: nats.url,
-    VAULT_PRIVATE_KEYS: `${vaultKeys.kid}:${vaultKeys.privateKey}`,
-    OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
-    MODEL_ALLOW_HOSTS: '127.0.0.1',
-    LLM_MAX_RETRIES: '0',
-    SHUTDOWN_TIMEOUT_MS: '5000',
+  executor = await startInProcessExecutor({
+    natsUrl: nats.url,
+    vaultKeys,
+    logLines,
+    env: { LLM_MAX_RETRIES: '0' },
   });
-  const nc = await connect({ servers: nats.url });
-  const log = createLogger({
-    service: 'executor',
-    level: 'debug',
-    destination: { write: (line) => void logLines.push(line) },
-  });
-  const running = await startExecutor({ config, log, nc });
-  executor = {
-    async stop() {
-      await running.stop();
-      await nc.drain();
-    },
-  };
 });
 
 afterAll(async () => {

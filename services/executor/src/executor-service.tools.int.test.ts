@@ -14,7 +14,7 @@ import {
   type TaskEvent,
   type ToolDefinition,
 } from '@agentmesh/protocol';
-import { createLogger, type RunningService } from '@agentmesh/runtime';
+import type { RunningService } from '@agentmesh/runtime';
 import {
   startNats,
   startRecordingApi,
@@ -31,6 +31,7 @@ import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startInProcessExecutor } from './__fixtures__/in-process-executor.js';
 import { z } from 'zod';
 import { appendixDynamicTool, recallAnswer } from './__fixtures__/recall-answers.js';
 import { startRecallStandIn, type RecallStandIn } from './__fixtures__/recall-stand-in.js';
@@ -41,8 +42,6 @@ import {
   type ScriptWorkspace,
 } from './__fixtures__/script-workspace.js';
 import { assembledTask } from './__fixtures__/tasks.js';
-import { executorConfigSchema } from './config.js';
-import { startExecutor } from './executor-service.js';
 import { ExecuteScriptInput, nativeToolProviders, RecallActionsInput } from './native-tools/index.js';
 
 const ACCOUNT = 'acme';
@@ -59,7 +58,6 @@ let proxy: RecordingApi;
 let recall: RecallStandIn;
 let workspace: ScriptWorkspace;
 let executor: RunningService;
-let executorConnection: NatsConnection;
 /** Per user message: how the model answers that task. */
 const behaviours = new Map<string, (request: ChatCompletionRequest) => ModelStep>();
 
@@ -96,27 +94,22 @@ beforeAll(async () => {
     return { tools: recallAnswer({ ...tool, fixed_params: { ...tool.fixed_params, header } }) };
   });
 
-  executorConnection = await connect({ servers: nats.url });
-  const config = executorConfigSchema.parse({
-    NATS_URL: nats.url,
-    VAULT_PRIVATE_KEYS: `${vaultKeys.kid}:${vaultKeys.privateKey}`,
-    ACK_PROGRESS_MS: '400',
-    PULL_EXPIRES_MS: '1000',
-    OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
-    MODEL_ALLOW_HOSTS: '127.0.0.1',
-    LLM_MAX_RETRIES: '0',
-    EXECUTOR_ID,
-    SCRIPTS_DIR: workspace.scriptsDir,
-    SCRIPTS_CACHE_DIR: workspace.cacheDir,
-    SCRIPT_REQUIRE_ISOLATION: 'false',
+  executor = await startInProcessExecutor({
+    natsUrl: nats.url,
+    vaultKeys,
+    env: {
+      ACK_PROGRESS_MS: '400',
+      LLM_MAX_RETRIES: '0',
+      EXECUTOR_ID,
+      SCRIPTS_DIR: workspace.scriptsDir,
+      SCRIPTS_CACHE_DIR: workspace.cacheDir,
+      SCRIPT_REQUIRE_ISOLATION: 'false',
+    },
   });
-  const log = createLogger({ service: 'executor', level: 'warn', destination: { write: () => {} } });
-  executor = await startExecutor({ config, log, nc: executorConnection });
 });
 
 afterAll(async () => {
   await executor?.stop();
-  await executorConnection?.drain();
   await recall?.stop();
   await client?.drain();
   await Promise.all([model?.stop(), proxy?.stop(), workspace?.remove()]);
