@@ -20,6 +20,7 @@ export { NatsMode, DEFAULT_NATS_IMAGE } from './nats/nats-settings.js';
 export { NatsStartupError } from './nats/nats-runtime.js';
 export { TESTKIT_LABEL } from './nats/nats-container.js';
 export {
+  connectAsInfraUser,
   generateInfraPasswords,
   INFRA_EXAMPLE_ACCOUNT,
   INFRA_NATS_DIR,
@@ -27,6 +28,7 @@ export {
   infraInboxPrefix,
   infraPasswordEnvironment,
   infraPasswordVariable,
+  type InfraClient,
   type InfraNatsUser,
 } from './nats/infra-users.js';
 

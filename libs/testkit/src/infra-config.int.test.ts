@@ -9,20 +9,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
-import {
-  AuthorizationError,
-  connect,
-  PermissionViolationError,
-  type Msg,
-  type NatsConnection,
-} from '@nats-io/transport-node';
+import { AuthorizationError, connect, PermissionViolationError, type Msg } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  connectAsInfraUser,
   generateInfraPasswords,
   INFRA_NATS_DIR,
   INFRA_NATS_USERS,
   infraInboxPrefix,
   infraPasswordEnvironment,
+  type InfraClient,
   type InfraNatsUser,
 } from './nats/infra-users.js';
 import { startNats, type NatsServer } from './nats/start-nats.js';
@@ -34,11 +30,7 @@ type User = InfraNatsUser;
 const USERS = INFRA_NATS_USERS;
 const inboxPrefix = infraInboxPrefix;
 
-interface Client {
-  nc: NatsConnection;
-  /** Every permission violation the server reported on this connection, in order. */
-  violations: PermissionViolationError[];
-}
+type Client = InfraClient;
 
 describe('infra/nats/accounts.conf', () => {
   // Two of them are passwords nats-server would misread if its variables were not quoted.
@@ -63,22 +55,8 @@ describe('infra/nats/accounts.conf', () => {
   });
 
   async function connectAs(user: User): Promise<Client> {
-    const nc = await connect({
-      servers: url,
-      user,
-      pass: passwords[user],
-      inboxPrefix: inboxPrefix(user),
-      maxReconnectAttempts: 0,
-    });
-    const client: Client = { nc, violations: [] };
+    const client = await connectAsInfraUser(url, user, passwords[user]);
     clients.push(client);
-    void (async () => {
-      for await (const status of nc.status()) {
-        if (status.type === 'error' && status.error instanceof PermissionViolationError) {
-          client.violations.push(status.error);
-        }
-      }
-    })();
     return client;
   }
 

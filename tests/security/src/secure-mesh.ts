@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import {
+  connectAsInfraUser,
   findFreePort,
   generateInfraPasswords,
   INFRA_EXAMPLE_ACCOUNT,
@@ -19,11 +20,12 @@ import {
   startServiceProcess,
   type LogLine,
   type NatsServer,
+  type InfraClient,
   type InfraNatsUser,
   type ServiceProcess,
 } from '@agentmesh/testkit';
 import { generateVaultKeyPair } from '@agentmesh/vault';
-import { connect, PermissionViolationError, type NatsConnection } from '@nats-io/transport-node';
+import { PermissionViolationError } from '@nats-io/transport-node';
 
 const entry = (path: string): string => fileURLToPath(new URL(`../../../services/${path}`, import.meta.url));
 
@@ -32,11 +34,7 @@ export const USERS = INFRA_NATS_USERS;
 export type MeshUser = InfraNatsUser;
 export const ACCOUNT = INFRA_EXAMPLE_ACCOUNT;
 
-export interface Client {
-  nc: NatsConnection;
-  /** Every permission violation the server reported on this connection, in order. */
-  violations: PermissionViolationError[];
-}
+export type Client = InfraClient;
 
 export interface SecureMesh {
   nats: NatsServer;
@@ -143,22 +141,8 @@ export async function startSecureMesh(options: SecureMeshOptions): Promise<Secur
       provisioning,
       gatewayLogsBeforeProvisioning,
       async connectAs(user, connectOptions = {}) {
-        const nc = await connect({
-          servers: nats.url,
-          user,
-          pass: passwords[user],
-          inboxPrefix: connectOptions.inboxPrefix ?? infraInboxPrefix(user),
-          maxReconnectAttempts: 0,
-        });
-        const client: Client = { nc, violations: [] };
+        const client = await connectAsInfraUser(nats.url, user, passwords[user], connectOptions);
         clients.push(client);
-        void (async () => {
-          for await (const status of nc.status()) {
-            if (status.type === 'error' && status.error instanceof PermissionViolationError) {
-              client.violations.push(status.error);
-            }
-          }
-        })();
         return client;
       },
       async stop() {

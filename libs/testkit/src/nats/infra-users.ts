@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { connect, PermissionViolationError, type NatsConnection } from '@nats-io/transport-node';
 
 /** `infra/nats` of this repository: the configs `startNats({ config: { dir } })` loads. */
 export const INFRA_NATS_DIR = fileURLToPath(new URL('../../../../infra/nats', import.meta.url));
@@ -56,4 +57,38 @@ export function infraPasswordEnvironment(passwords: Record<InfraNatsUser, string
   return Object.fromEntries(
     INFRA_NATS_USERS.map((user) => [infraPasswordVariable(user), JSON.stringify(passwords[user])]),
   );
+}
+
+/** A connection as one infra user, with every permission violation the server reported on it, in order. */
+export interface InfraClient {
+  nc: NatsConnection;
+  violations: PermissionViolationError[];
+}
+
+/**
+ * Connects as `user` with its own inbox prefix (or another, to show what a wrong one gets) and records the
+ * permission violations the server reports: what tests assert a refusal with, rather than a time-out.
+ */
+export async function connectAsInfraUser(
+  url: string,
+  user: InfraNatsUser,
+  password: string,
+  options: { inboxPrefix?: string } = {},
+): Promise<InfraClient> {
+  const nc = await connect({
+    servers: url,
+    user,
+    pass: password,
+    inboxPrefix: options.inboxPrefix ?? infraInboxPrefix(user),
+    maxReconnectAttempts: 0,
+  });
+  const client: InfraClient = { nc, violations: [] };
+  void (async () => {
+    for await (const status of nc.status()) {
+      if (status.type === 'error' && status.error instanceof PermissionViolationError) {
+        client.violations.push(status.error);
+      }
+    }
+  })();
+  return client;
 }
