@@ -142,8 +142,8 @@ export function buildAssembledTask(
   const modelKey = modelKeyName === undefined ? undefined : credentials[modelKeyName];
   if (modelKey !== undefined) vault[MODEL_API_KEY_VAULT_ENTRY] = modelKey;
 
-  // Parsed before sealing, so the vault is bound to exactly what the executors will parse; parsed again
-  // whole as a last check: a bug that let a secret or a stray field in must fail here, not on the bus.
+  // Parsed (strictly) before sealing, so the vault is bound to exactly what the executors will parse, and
+  // a bug that let a secret or a stray field in fails here, not on the bus.
   const bound = BoundTask.parse({
     task_meta: meta,
     input: { ...received.input, messages: withSystemPrompt(agent.system_prompt, received.input.messages) },
@@ -154,7 +154,7 @@ export function buildAssembledTask(
     },
     limits: TaskLimits.parse({ max_steps: agent.max_steps, deadline_ms: agent.deadline_ms }),
   });
-  return AssembledTask.parse(sealTask(bound, vault, sealFor));
+  return sealTask(bound, vault, sealFor);
 }
 
 function withSystemPrompt(prompt: string | undefined, messages: ChatMessage[]): ChatMessage[] {

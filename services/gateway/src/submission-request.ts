@@ -111,7 +111,9 @@ function parsePreAssembled(body: unknown, caller: Caller, recipient: SealFor): S
         recipient,
       );
       if (!sealed.ok) return InvalidRequest.fromZod(sealed.error);
-      return validated({ ...sealed.task, ...optional('idempotency_key', idempotency_key) });
+      // Every part was parsed with the bus schemas before sealing; the key was parsed with the request.
+      const task: ReceivedTask = { ...sealed.task, ...optional('idempotency_key', idempotency_key) };
+      return task;
     },
   };
   // Fail now, not after the idempotency key is claimed, when the converted tools do not form a valid
