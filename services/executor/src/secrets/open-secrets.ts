@@ -2,8 +2,9 @@
  * The secrets of every task an executor is running right now, as one scrubber for what leaves the
  * process without belonging to one task: log lines (whichever task, library or error stack wrote them)
  * and span attributes. A task's scrubber is held from before its vault opens until its attempt and its
- * span have ended; values it learns meanwhile (a fetched token) count at once. The combined matcher is
- * rebuilt only when the held scrubbers or their values change.
+ * span have ended; values it learns meanwhile (a fetched token) count at once. With one task running, its
+ * own scrubber serves (no second matcher is built for the same values); with several, a combined matcher
+ * is rebuilt only when the held scrubbers or their values change.
  */
 import { SecretScrubber } from './secret-scrubber.js';
 
@@ -31,6 +32,10 @@ export class OpenSecrets {
   }
 
   #current(): SecretScrubber {
+    if (this.#held.size === 1) {
+      const [only] = this.#held;
+      if (only !== undefined) return only;
+    }
     let versions = 0;
     for (const scrubber of this.#held) versions += scrubber.version;
     const stamp = `${this.#changes}:${versions}`;
