@@ -3,8 +3,8 @@
  * task through the whole mesh with the scripted model at zero latency, at concurrency 1 and 64, and
  * the same task as a plain in-process loop (no NATS) in the same run as the floor; recall latency with
  * a warm cache (a real recall service, recording upstreams); and OpenAPI conversion throughput over
- * the shared corpus. Prints a table and writes the numbers to .bench/mesh.json. Measures only: there
- * are no targets yet.
+ * the shared corpus; for each scenario also the whole machine's busy CPU per task. Prints a table and
+ * writes the numbers to .bench/mesh.json. Measures only: there are no targets yet.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -15,6 +15,7 @@ import { connect, headers as natsHeaders } from '@nats-io/transport-node';
 import { admin, submit } from '../mesh-client.js';
 import { MESH_ACCOUNT, startMesh } from '../mesh-harness.js';
 import { benchConversion } from './conversion-bench.js';
+import { machineBusyCpuMs } from './machine-cpu.js';
 import { runPlainTask } from './plain-loop.js';
 import { summarise, round, type LatencySummary } from './stats.js';
 
@@ -22,6 +23,8 @@ interface Row extends LatencySummary {
   scenario: string;
   concurrency: number;
   tasks_per_s: number;
+  /** Busy CPU of the whole machine per task (every process: NATS, services, client); see machine-cpu.ts. */
+  cpu_ms_per_task?: number;
 }
 
 async function measure(
@@ -32,6 +35,7 @@ async function measure(
 ): Promise<Row> {
   const latencies: number[] = [];
   let next = 0;
+  const cpuBefore = machineBusyCpuMs();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -44,7 +48,16 @@ async function measure(
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  return { scenario, concurrency, tasks_per_s: round(total / seconds), ...summarise(latencies) };
+  const cpuAfter = machineBusyCpuMs();
+  return {
+    scenario,
+    concurrency,
+    tasks_per_s: round(total / seconds),
+    ...(cpuBefore === undefined || cpuAfter === undefined
+      ? {}
+      : { cpu_ms_per_task: round((cpuAfter - cpuBefore) / total) }),
+    ...summarise(latencies),
+  };
 }
 
 const api = await startRecordingApi({
