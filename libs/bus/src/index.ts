@@ -46,3 +46,4 @@ export type { RegistryBucket } from './registry/scoped-registry-view.js';
 export { migrateLegacyRegistryEntries } from './registry/legacy-registry-migration.js';
 export type { LegacyMigrationReport } from './registry/legacy-registry-migration.js';
 export { TaskStatusStore } from './stores/task-status-store.js';
+export type { VersionedTaskStatus } from './stores/task-status-store.js';

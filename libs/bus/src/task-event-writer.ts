@@ -7,6 +7,13 @@
  * with {@link EventStreamConflictError}. `Nats-Msg-Id` = `<account>.<trace_id>:<seq>:<attempt>` drops a
  * publish the client retried, while two attempts never share an id (so the sequence check, not
  * deduplication, decides between them), nor do two accounts' tasks that use the same trace id.
+ *
+ * A first attempt ({@link TaskEventWriter.first}) skips the look-up: nothing can have written the task's
+ * events before its first delivery, so its first publish expects the subject to be empty — and if it is
+ * not (a duplicate of the task), JetStream refuses it like any other conflict.
+ *
+ * Events are built here from typed data and not parsed again: the types are the contract, and a parse
+ * per event was a measurable share of an executor's CPU.
  */
 import type { EventType } from '@agentmesh/protocol';
 import {
@@ -73,6 +80,21 @@ export class TaskEventWriter {
     );
   }
 
+  /**
+   * A writer for the first attempt at a task, which starts from "no event yet" without asking the
+   * stream (see the module header).
+   */
+  static first(js: JetStreamClient, options: TaskEventWriterOptions): TaskEventWriter {
+    return new TaskEventWriter(
+      js,
+      options,
+      taskEventsSubject(options.accountId, options.traceId),
+      0,
+      0,
+      undefined,
+    );
+  }
+
   /** Seq of the last event of the task (0 when none). */
   get seq(): number {
     return this.lastEventSeq;
@@ -89,14 +111,15 @@ export class TaskEventWriter {
         `task ${this.options.traceId} already ended with ${this.lastTerminal.type}; nothing may follow`,
       );
     }
-    const event = TaskEvent.parse({
+    // The type system pairs `type` with its `data`; the union cannot see it through the generic.
+    const event = {
       trace_id: this.options.traceId,
       seq: this.lastEventSeq + 1,
       ts: (this.options.now?.() ?? new Date()).toISOString(),
       attempt: this.options.attempt,
       type,
       data,
-    });
+    } as TaskEvent;
     try {
       const headers = this.options.headers?.() ?? natsHeaders();
       // Set by hand: the client leaves the expectation out when it is 0 ("no event yet"), which is
@@ -106,6 +129,9 @@ export class TaskEventWriter {
         msgID: `${taskKey(this.options.accountId, event.trace_id)}:${event.seq}:${event.attempt}`,
         headers,
       });
+      // This writer never publishes an id twice, so a duplicate is another writer's event with this seq
+      // and attempt: a copy of the same delivery writing alongside.
+      if (ack.duplicate) throw new EventStreamConflictError(this.options.traceId);
       this.lastStreamSeq = ack.seq;
     } catch (error) {
       if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamWrongLastSequence) {

@@ -55,6 +55,28 @@ describe('task event streams', () => {
     }
   });
 
+  it("a first attempt's writer starts without a look-up, and is refused when the task already has events", async () => {
+    const traceId = nextTrace();
+    const first = TaskEventWriter.first(js, { accountId: account, traceId, attempt: 1 });
+    await first.emit(EventType.MESSAGE_CHUNK, { delta: 'one' });
+    expect(first.seq).toBe(1);
+    // A duplicate of the task delivered for the first time elsewhere must not write over it.
+    const duplicate = TaskEventWriter.first(js, { accountId: account, traceId, attempt: 1 });
+    await expect(duplicate.emit(EventType.MESSAGE_CHUNK, { delta: 'other' })).rejects.toBeInstanceOf(
+      EventStreamConflictError,
+    );
+    await first.emit(EventType.DONE, {
+      message: 'one',
+      steps: 1,
+      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      duration_ms: 1,
+    });
+    expect((await readAll(traceId)).map((event) => [event.seq, event.type])).toEqual([
+      [1, 'message_chunk'],
+      [2, 'done'],
+    ]);
+  });
+
   it('events get strictly increasing seq from 1, and a reader gets them in order up to the terminal one', async () => {
     const traceId = nextTrace();
     const writer = await TaskEventWriter.open(js, jsm, { accountId: account, traceId, attempt: 1 });

@@ -199,6 +199,10 @@ export function natsConnectionOptions({ settings, name }: NatsConnectionOptions)
     ...(tlsWanted ? { tls } : {}),
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
+    // Every request (each JetStream publish, KV write and ack) would otherwise build an Error just to keep
+    // its caller's stack for a timeout report: a large share of the client's CPU per task. Timeouts still
+    // carry the subject.
+    noAsyncTraces: true,
     waitOnFirstConnect: true,
   };
 }

@@ -59,6 +59,8 @@ export interface AgentLoopDependencies {
   executeTool: ToolExecutor;
   /** Receives every progress event in order; must not throw. */
   emit: (event: ProgressEvent) => void;
+  /** A promise while the receiver of `emit` is backed up: the model's stream is read on once it resolves. */
+  backpressure?: () => Promise<void> | undefined;
   /** Told about a tool executor that threw (a bug); the model gets an INTERNAL tool error instead. */
   onToolCrash?: (error: unknown, tool: ToolDefinition) => void;
   /** Told which dynamic tools a tool's result added, replaced or had rejected. */
@@ -156,6 +158,7 @@ function callModel(
         signal,
         onContentDelta: (delta) => deps.emit({ type: 'message_chunk', data: { delta } }),
         onReasoningDelta: (delta) => deps.emit({ type: 'tool_thinking', data: { delta } }),
+        ...(deps.backpressure === undefined ? {} : { backpressure: deps.backpressure }),
       });
       recordChatOutcome(span, result.usage, result.finishReason);
       metered?.succeeded(result.usage);

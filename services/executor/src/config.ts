@@ -86,6 +86,14 @@ export const executorConfigSchema = baseConfigSchema
     ACK_PROGRESS_MS: positiveInt()
       .default(5_000)
       .describe('Interval of in-progress acks while a task runs; must be well below ACK_WAIT_MS'),
+    EVENT_DELTA_WINDOW_MS: positiveInt()
+      .default(50)
+      .describe(
+        'Streamed text deltas gather into one event per task per window of this length; the first delta after a quiet spell is published at once',
+      ),
+    EVENT_DELTA_MAX_CHARS: positiveInt()
+      .default(4096)
+      .describe('Gathered delta text of this many characters is published at once, before its window ends'),
     CONSUMER_MAX_ACK_PENDING: positiveInt()
       .default(1_000)
       .describe(

@@ -179,7 +179,9 @@ beforeAll(async () => {
     natsUrl: nats.url,
     vaultKeys,
     logLines,
-    env: { LLM_MAX_RETRIES: '0' },
+    // Every delta its own event: a secret split across deltas is then split across events too, which is
+    // what the scrubbing streams' hold-back must handle (coalescing would mostly hide it).
+    env: { LLM_MAX_RETRIES: '0', EVENT_DELTA_MAX_CHARS: '1' },
   });
 });
 

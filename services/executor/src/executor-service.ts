@@ -73,6 +73,7 @@ export async function startExecutor({
         endpointGuard: modelEndpoints,
       }),
     maxDeliver: config.MAX_DELIVER,
+    deltaCoalescing: { windowMs: config.EVENT_DELTA_WINDOW_MS, maxChars: config.EVENT_DELTA_MAX_CHARS },
     llmTimeoutMs: config.LLM_TIMEOUT_MS,
     log,
     openSecrets,

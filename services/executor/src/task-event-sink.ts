@@ -1,15 +1,21 @@
 /**
  * Publishes one attempt's events in the order they happen, with the task's secrets scrubbed out of each.
- * Deltas arrive from synchronous stream callbacks while the previous publish is still waiting for its
- * JetStream ack, and the writer numbers each event from the last one it saw acknowledged, so publishes are
- * chained one after another here. The first publish that fails stops the chain (later events would leave
- * a gap) and is reported once.
+ * The writer numbers each event from the last one it saw acknowledged (that is its fence against a stale
+ * attempt), so publishes are chained one after another here; the first publish that fails stops the chain
+ * (later events would leave a gap) and is reported once.
  *
- * Scrubbing: text deltas (`message_chunk`, `tool_thinking`) go through a scrubbing stream each, since a
- * secret may be split across deltas: a delta's end that could be the beginning of a secret is held back
- * and published with the next delta, and whatever is held is published before any other event (so the
- * order stays) and before the terminal one. A delta that is all held back publishes nothing. Every other
- * event's data is scrubbed whole: tool arguments, results and errors, the final message, error messages.
+ * Text deltas (`message_chunk`, `tool_thinking`) are coalesced: a model streams hundreds of them per
+ * answer, and each would be one JetStream publish, ack and delivery. The first delta after a quiet spell
+ * leaves at once (a follower sees the answer start without delay) and opens a window; what arrives while
+ * the window is open leaves as one event when it closes, or as soon as it reaches the size limit. Any
+ * other event, and the terminal one, first publishes what is pending, so the order stays. While the chain
+ * is backed up (NATS slow or away) pending text keeps growing into fewer, larger events, and
+ * {@link TaskEventSink.backpressure} tells the model stream's reader to wait.
+ *
+ * Scrubbing: the coalesced text of each delta type goes through a scrubbing stream, since a secret may be
+ * split across deltas: an end that could be the beginning of a secret is held back and published with the
+ * next text, and whatever is held is published before any other event and before the terminal one. Every
+ * other event's data is scrubbed whole: tool arguments, results and errors, the final message, errors.
  */
 import type { TaskEventWriter } from '@agentmesh/bus';
 import type { TaskEvent } from '@agentmesh/protocol';
@@ -18,20 +24,39 @@ import { ScrubbingStream, type SecretScrubber } from './secrets/index.js';
 
 type DeltaType = 'message_chunk' | 'tool_thinking';
 
+export interface DeltaCoalescing {
+  /** How long deltas gather into one event after the one that left at once. */
+  windowMs: number;
+  /** Pending text of this many characters leaves at once, window or not. */
+  maxChars: number;
+}
+
+/** Publishes queued but not yet acknowledged beyond which the model stream waits. */
+const BACKED_UP_PUBLISHES = 8;
+
+/** The part of the event writer the sink uses. */
+export type EventAppender = Pick<TaskEventWriter, 'emit' | 'seq'>;
+
 export class TaskEventSink {
   #chain: Promise<unknown> = Promise.resolve();
+  #queued = 0;
+  #drained: { promise: Promise<void>; resolve: () => void } | undefined;
   #failure: unknown;
   #failed = false;
-  readonly #deltas: Record<DeltaType, ScrubbingStream>;
+  readonly #scrubbing: Record<DeltaType, ScrubbingStream>;
+  /** Raw (unscrubbed) text gathered in the open window, of one delta type. */
+  #pending: { type: DeltaType; text: string } | undefined;
+  #window: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly writer: TaskEventWriter,
+    private readonly writer: EventAppender,
     /** Called once, with the error of the first publish that failed. */
     private readonly onFailure: (error: unknown) => void,
     /** The task's secrets; values it learns while the task runs count from then on. */
     private readonly secrets: SecretScrubber,
+    private readonly coalescing: DeltaCoalescing = { windowMs: 50, maxChars: 4096 },
   ) {
-    this.#deltas = {
+    this.#scrubbing = {
       tool_thinking: new ScrubbingStream(secrets),
       message_chunk: new ScrubbingStream(secrets),
     };
@@ -41,16 +66,30 @@ export class TaskEventSink {
   readonly emit = (event: ProgressEvent): void => {
     if (this.#failed) return;
     if (event.type === 'message_chunk' || event.type === 'tool_thinking') {
-      this.#queueDelta(event.type, this.#deltas[event.type].push(event.data.delta));
+      this.#gather(event.type, event.data.delta);
       return;
     }
-    this.#flushDeltas();
+    this.#endDeltas();
     this.#queue(event.type, this.secrets.scrubDeep(event.data));
+  };
+
+  /**
+   * Undefined while publishing keeps up; otherwise a promise that resolves once the queued publishes have
+   * drained (or failed). The model stream's reader awaits it, so a slow bus slows the read, not memory.
+   */
+  readonly backpressure = (): Promise<void> | undefined => {
+    if (this.#failed || this.#queued < BACKED_UP_PUBLISHES) return undefined;
+    if (this.#drained === undefined) {
+      let resolve = (): void => {};
+      const promise = new Promise<void>((done) => (resolve = done));
+      this.#drained = { promise, resolve };
+    }
+    return this.#drained.promise;
   };
 
   /** Publishes the terminal event after everything queued before it; throws when it cannot be written. */
   async finish(outcome: LoopOutcome): Promise<TaskEvent> {
-    this.#flushDeltas();
+    this.#endDeltas();
     await this.#chain;
     if (this.#failed) throw this.#failure;
     const data = this.secrets.scrubDeep(outcome.data);
@@ -62,10 +101,56 @@ export class TaskEventSink {
     return this.writer.seq;
   }
 
-  /** Publishes what the delta streams hold (both end: a later delta starts a fresh text). */
-  #flushDeltas(): void {
+  /** Stops the window timer of an attempt that ends without {@link finish} (handed back, lost stream). */
+  dispose(): void {
+    clearTimeout(this.#window);
+    this.#window = undefined;
+    this.#pending = undefined;
+  }
+
+  #gather(type: DeltaType, delta: string): void {
+    if (delta === '') return;
+    const pending = this.#pending;
+    if (
+      pending !== undefined &&
+      (pending.type !== type || pending.text.length + delta.length > this.coalescing.maxChars)
+    )
+      this.#flushPending();
+    if (this.#pending === undefined) this.#pending = { type, text: delta };
+    else this.#pending.text += delta;
+    if (this.#window === undefined) {
+      this.#flushPending();
+      this.#openWindow();
+    } else if (this.#pending.text.length >= this.coalescing.maxChars) {
+      this.#flushPending();
+    }
+  }
+
+  #openWindow(): void {
+    this.#window = setTimeout(() => {
+      this.#window = undefined;
+      if (this.#pending === undefined || this.#failed) return;
+      // A publish still under way: the text keeps gathering (up to the size limit) into one later event.
+      if (this.#queued === 0) this.#flushPending();
+      this.#openWindow();
+    }, this.coalescing.windowMs);
+  }
+
+  /** Publishes the pending text (what the scrubber lets through of it). */
+  #flushPending(): void {
+    const pending = this.#pending;
+    if (pending === undefined) return;
+    this.#pending = undefined;
+    this.#queueDelta(pending.type, this.#scrubbing[pending.type].push(pending.text));
+  }
+
+  /** Publishes all pending and held text and closes the window: a later delta starts a fresh text. */
+  #endDeltas(): void {
+    this.#flushPending();
+    clearTimeout(this.#window);
+    this.#window = undefined;
     for (const type of ['tool_thinking', 'message_chunk'] as const)
-      this.#queueDelta(type, this.#deltas[type].end());
+      this.#queueDelta(type, this.#scrubbing[type].end());
   }
 
   #queueDelta(type: DeltaType, delta: string): void {
@@ -73,18 +158,26 @@ export class TaskEventSink {
   }
 
   #queue(type: ProgressEvent['type'], data: ProgressEvent['data']): void {
+    this.#queued += 1;
     this.#chain = this.#chain.then(() => this.#publish(type, data));
   }
 
   async #publish(type: ProgressEvent['type'], data: ProgressEvent['data']): Promise<void> {
-    if (this.#failed) return;
     try {
+      if (this.#failed) return;
       // `type` and `data` come from one ProgressEvent, a pairing TypeScript cannot follow through the call.
       await this.writer.emit(type, data as never);
     } catch (error) {
       this.#failed = true;
       this.#failure = error;
+      this.dispose();
       this.onFailure(error);
+    } finally {
+      this.#queued -= 1;
+      if (this.#drained !== undefined && (this.#failed || this.#queued === 0)) {
+        this.#drained.resolve();
+        this.#drained = undefined;
+      }
     }
   }
 }

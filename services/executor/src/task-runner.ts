@@ -11,7 +11,12 @@
  *
  * What the message should get afterwards is returned as a disposition; the consumer acts on it.
  */
-import { EventStreamConflictError, TaskEventWriter, type TaskStatusStore } from '@agentmesh/bus';
+import {
+  EventStreamConflictError,
+  TaskEventWriter,
+  type TaskStatusStore,
+  type VersionedTaskStatus,
+} from '@agentmesh/bus';
 import {
   ErrorCode,
   MODEL_API_KEY_VAULT_ENTRY,
@@ -32,7 +37,7 @@ import { GenAiAttribute, GenAiOperation, inSpan, markFailed } from './gen-ai-spa
 import type { RunningTasks } from './running-tasks.js';
 import { AbortCause, TaskAbort, type TaskAbortReason } from './task-abort.js';
 import { derivedSecrets, OpenSecrets, SecretScrubber } from './secrets/index.js';
-import { TaskEventSink } from './task-event-sink.js';
+import { TaskEventSink, type DeltaCoalescing } from './task-event-sink.js';
 import { toolExecutor, type ToolRunners } from './tool-dispatch.js';
 import type { TaskAccount } from './tools/index.js';
 
@@ -64,6 +69,8 @@ export interface TaskRunnerDependencies {
   tools: ToolRunners;
   createModel: (options: ModelClientOptions) => ChatModel;
   maxDeliver: number;
+  /** How text deltas gather into events (TaskEventSink); 50 ms / 4096 characters by default. */
+  deltaCoalescing?: DeltaCoalescing;
   /** Per model call, unless the task's model config sets `timeout_ms`. */
   llmTimeoutMs: number;
   log: Logger;
@@ -118,12 +125,12 @@ export class TaskRunner {
   ): Promise<AttemptDisposition> {
     const { trace_id: traceId, account_id: accountId } = task.task_meta;
     const metrics = this.#metrics.startTask();
-    const writer = await TaskEventWriter.open(this.deps.js, this.deps.jsm, {
-      accountId,
-      traceId,
-      attempt,
-      headers: () => injectTraceContext(),
-    });
+    const writerOptions = { accountId, traceId, attempt, headers: () => injectTraceContext() };
+    // Only a redelivery can find events of an earlier attempt (see TaskEventWriter.first).
+    const writer =
+      attempt === 1
+        ? TaskEventWriter.first(this.deps.js, writerOptions)
+        : await TaskEventWriter.open(this.deps.js, this.deps.jsm, writerOptions);
     if (writer.terminal) {
       this.deps.log.info({ attempt }, 'task had already ended; acknowledging the redelivery');
       await this.#recordFinalStatus(task, writer.terminal.attempt, writer.terminal);
@@ -134,7 +141,7 @@ export class TaskRunner {
       const outcome = failure(ErrorCode.MAX_DELIVER_EXCEEDED, message);
       this.deps.log.warn({ attempt }, 'task exceeded its deliveries');
       const emit = () => writer.emit(outcome.type, outcome.data);
-      return (await this.#finish(task, attempt, { span, metrics }, emit))
+      return (await this.#finish(task, attempt, { span, metrics }, emit, undefined))
         ? AttemptDisposition.TERM
         : AttemptDisposition.ABANDON;
     }
@@ -158,18 +165,22 @@ export class TaskRunner {
     observed: AttemptObservers,
     secrets: SecretScrubber,
   ): Promise<AttemptDisposition> {
-    const { trace_id: traceId } = task.task_meta;
+    const { trace_id: traceId, account_id: accountId } = task.task_meta;
+    // The cancel flag is read and `running` written in one compare-and-set: a cancel request stored in
+    // between makes the write fail and the change run again on the record that carries it.
+    const status = await this.deps.statuses.updateFrom(accountId, traceId, (current) =>
+      current?.cancel_requested_at === undefined
+        ? this.#statusRecord(task, attempt, current, { status: 'running', error: undefined })
+        : undefined,
+    );
     const endWith = async (outcome: LoopOutcome, emit = () => writer.emit(outcome.type, outcome.data)) =>
-      (await this.#finish(task, attempt, observed, emit))
+      (await this.#finish(task, attempt, observed, emit, status))
         ? AttemptDisposition.ACK
         : AttemptDisposition.ABANDON;
-
-    const status = await this.deps.statuses.get(task.task_meta.account_id, traceId);
-    if (status?.cancel_requested_at !== undefined) {
-      this.deps.log.info('task was cancelled before it started');
+    if (status?.record.cancel_requested_at !== undefined) {
+      this.deps.log.info({ trace_id: traceId }, 'task was cancelled before it started');
       return endWith(failure(ErrorCode.CANCELLED, 'the task was cancelled before it started'));
     }
-    await this.#updateStatus(task, attempt, { status: 'running', error: undefined });
 
     const unsupported = unsupportedModel(task);
     if (unsupported !== undefined) return endWith(failure(ErrorCode.INVALID_REQUEST, unsupported));
@@ -199,10 +210,16 @@ export class TaskRunner {
 
     secrets.addAll(Object.values(vault));
     secrets.addAll(derivedSecrets(task.runtime_config.tools, vault));
-    const sink = new TaskEventSink(writer, (error) => abort.loseEventStream(error), secrets);
+    const sink = new TaskEventSink(
+      writer,
+      (error) => abort.loseEventStream(error),
+      secrets,
+      this.deps.deltaCoalescing,
+    );
     const outcome = await this.#runLoop(task, { vault, secrets }, sink, abort.signal, observed.metrics);
     const reason = abort.reason;
     if (reason !== undefined && !reason.endsTask && outcome.type === 'error') {
+      sink.dispose();
       if (reason.kind === AbortCause.EXECUTOR_STOPPING) {
         this.deps.log.info({ attempt }, 'handing the task back: the executor is stopping');
         return AttemptDisposition.HAND_BACK;
@@ -253,6 +270,7 @@ export class TaskRunner {
           model: client,
           executeTool: toolExecutor(this.deps.tools, { vault, account: accountOf(task), secrets }),
           emit: sink.emit,
+          backpressure: sink.backpressure,
           onToolCrash: (error, tool) =>
             this.deps.log.error({ err: error, tool: tool.name }, 'tool runner threw'),
           onDynamicTools: (change, tool) => {
@@ -281,6 +299,8 @@ export class TaskRunner {
     attempt: number,
     { span, metrics }: AttemptObservers,
     emit: () => Promise<TaskEvent>,
+    /** The status this attempt stored last, so the final one is written without reading first. */
+    status: VersionedTaskStatus | undefined,
   ): Promise<boolean> {
     let terminal: TaskEvent;
     try {
@@ -294,7 +314,7 @@ export class TaskRunner {
     }
     if (terminal.type === 'error') markFailed(span, terminal.data.code, terminal.data.message);
     metrics.ended(terminal.type === 'error' ? terminal.data.code : 'done');
-    await this.#recordFinalStatus(task, attempt, terminal);
+    await this.#recordFinalStatus(task, attempt, terminal, status);
     this.deps.log.info(
       { attempt, outcome: terminal.type, ...(terminal.type === 'error' ? { code: terminal.data.code } : {}) },
       'task attempt finished',
@@ -310,7 +330,12 @@ export class TaskRunner {
     throw reason.cause ?? reason;
   }
 
-  async #recordFinalStatus(task: AssembledTask, attempt: number, terminal: TaskEvent): Promise<void> {
+  async #recordFinalStatus(
+    task: AssembledTask,
+    attempt: number,
+    terminal: TaskEvent,
+    known?: VersionedTaskStatus,
+  ): Promise<void> {
     const final: Partial<TaskStatusRecord> =
       terminal.type === 'error'
         ? {
@@ -322,34 +347,36 @@ export class TaskRunner {
             },
           }
         : { status: 'done', error: undefined };
-    await this.#updateStatus(
-      task,
-      attempt,
-      { ...final, last_seq: terminal.seq },
-      (current) => current?.last_seq === terminal.seq && current.status === final.status,
+    const meta = task.task_meta;
+    await this.deps.statuses.updateFrom(
+      meta.account_id,
+      meta.trace_id,
+      (current) =>
+        current?.last_seq === terminal.seq && current.status === final.status
+          ? undefined
+          : this.#statusRecord(task, attempt, current, { ...final, last_seq: terminal.seq }),
+      known,
     );
   }
 
-  async #updateStatus(
+  /** `current` (or the queued record the gateway would have written) with `change` applied by this attempt. */
+  #statusRecord(
     task: AssembledTask,
     attempt: number,
+    current: TaskStatusRecord | undefined,
     change: Partial<TaskStatusRecord>,
-    unchanged: (current: TaskStatusRecord | undefined) => boolean = () => false,
-  ): Promise<void> {
+  ): TaskStatusRecord {
     const meta = task.task_meta;
-    await this.deps.statuses.update(meta.account_id, meta.trace_id, (current) => {
-      if (unchanged(current)) return undefined;
-      const base: TaskStatusRecord = current ?? {
-        trace_id: meta.trace_id,
-        account_id: meta.account_id,
-        workflow_id: meta.workflow_id,
-        submitted_at: meta.submitted_at,
-        status: 'queued',
-        attempt: 0,
-        updated_at: meta.submitted_at,
-      };
-      return { ...base, ...change, attempt, updated_at: new Date(this.#now()).toISOString() };
-    });
+    const base: TaskStatusRecord = current ?? {
+      trace_id: meta.trace_id,
+      account_id: meta.account_id,
+      workflow_id: meta.workflow_id,
+      submitted_at: meta.submitted_at,
+      status: 'queued',
+      attempt: 0,
+      updated_at: meta.submitted_at,
+    };
+    return { ...base, ...change, attempt, updated_at: new Date(this.#now()).toISOString() };
   }
 
   #now = (): number => (this.deps.now ?? Date.now)();

@@ -214,6 +214,44 @@ describe('task status store', () => {
     expect((await store.get('globex', traceId))?.status).toBe('running');
   });
 
+  it('a change from a known revision writes without reading, and a cancel written in between is kept', async () => {
+    const store = new TaskStatusStore(buckets.tasks);
+    const traceId = 'c'.repeat(32);
+    await store.create(record(traceId));
+    const running = await store.updateFrom('acme', traceId, (current) => ({
+      ...current!,
+      status: 'running',
+    }));
+    expect(running?.record.status).toBe('running');
+    // The executor's next change starts from what it stored: one write when nobody else wrote.
+    const stepped = await store.updateFrom(
+      'acme',
+      traceId,
+      (current) => ({ ...current!, attempt: 1 }),
+      running,
+    );
+    expect(stepped!.revision).toBeGreaterThan(running!.revision);
+    // A cancel request lands in between; a change from the now stale revision is applied on top of it.
+    await store.update('acme', traceId, (current) => ({
+      ...current!,
+      cancel_requested_at: new Date().toISOString(),
+    }));
+    const seen: (string | undefined)[] = [];
+    const final = await store.updateFrom(
+      'acme',
+      traceId,
+      (current) => {
+        seen.push(current?.cancel_requested_at);
+        return { ...current!, status: 'cancelled' };
+      },
+      stepped,
+    );
+    expect(seen).toHaveLength(2);
+    expect(seen[0]).toBeUndefined();
+    expect(final?.record).toMatchObject({ status: 'cancelled', attempt: 1, cancel_requested_at: seen[1] });
+    expect(await store.get('acme', traceId)).toEqual(final?.record);
+  });
+
   it("a change that would write another task's record is refused", async () => {
     const store = new TaskStatusStore(buckets.tasks);
     const traceId = 'a'.repeat(32);

@@ -10,6 +10,12 @@ import { decodeJson, encodeJson } from '../json.js';
 
 const MAX_CAS_ATTEMPTS = 10;
 
+/** A status record and the KV revision it was stored under. */
+export interface VersionedTaskStatus {
+  readonly record: TaskStatusRecord;
+  readonly revision: number;
+}
+
 export class TaskStatusStore {
   constructor(private readonly kv: KV) {}
 
@@ -17,7 +23,12 @@ export class TaskStatusStore {
     return (await this.read(taskKey(accountId, traceId)))?.record;
   }
 
-  private async read(key: string): Promise<{ record: TaskStatusRecord; revision: number } | undefined> {
+  /** The current record with its revision (for {@link updateFrom}). */
+  async getVersioned(accountId: string, traceId: string): Promise<VersionedTaskStatus | undefined> {
+    return this.read(taskKey(accountId, traceId));
+  }
+
+  private async read(key: string): Promise<VersionedTaskStatus | undefined> {
     const entry = await this.kv.get(key);
     if (!entry || entry.operation !== 'PUT') return undefined;
     return {
@@ -47,20 +58,37 @@ export class TaskStatusStore {
     traceId: string,
     change: (current: TaskStatusRecord | undefined) => TaskStatusRecord | undefined,
   ): Promise<TaskStatusRecord | undefined> {
+    return (await this.updateFrom(accountId, traceId, change))?.record;
+  }
+
+  /**
+   * {@link update} that starts from `known` — the record and revision this writer stored or read last —
+   * instead of reading first: a writer that owns a task's status (its executor) writes each change in one
+   * request, and reads only when somebody else wrote in between (a cancel request). Returns the record as
+   * stored, with its revision, for the next change.
+   */
+  async updateFrom(
+    accountId: string,
+    traceId: string,
+    change: (current: TaskStatusRecord | undefined) => TaskStatusRecord | undefined,
+    known?: VersionedTaskStatus,
+  ): Promise<VersionedTaskStatus | undefined> {
     const key = taskKey(accountId, traceId);
+    let current = known ?? (await this.read(key));
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
-      const current = await this.read(key);
+      if (attempt > 0) current = await this.read(key);
       const next = change(current?.record);
-      if (next === undefined) return current?.record;
+      if (next === undefined) return current;
       const parsed = TaskStatusRecord.parse(next);
       if (parsed.account_id !== accountId || parsed.trace_id !== traceId) {
         throw new Error(`a status change of ${key} produced the record of another task`);
       }
       const payload = encodeJson(parsed);
       try {
-        if (current) await this.kv.update(key, payload, current.revision);
-        else await this.kv.create(key, payload);
-        return next;
+        const revision = current
+          ? await this.kv.update(key, payload, current.revision)
+          : await this.kv.create(key, payload);
+        return { record: parsed, revision };
       } catch {
         // Somebody else wrote first: read again and reapply.
       }

@@ -38,6 +38,11 @@ export interface ModelReply extends StepTiming {
   chunkSize?: number;
   /** Pause between streamed chunks. Default 0. */
   chunkDelayMs?: number;
+  /**
+   * Streaming only: after `afterChunks` chunks, the rest waits for `until` — so a test can see what left
+   * the receiver before the model finished, without timing anything.
+   */
+  hold?: { afterChunks: number; until: Promise<unknown> };
   /** Default: estimated from the characters in and out (about 4 per token). */
   usage?: ModelUsage;
   /** Model name in the answer; default the requested model. */

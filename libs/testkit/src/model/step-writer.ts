@@ -43,7 +43,7 @@ async function streamReply(res: ServerResponse, reply: ModelReply, context: Step
     ...finishingChunks(reply, context.identity, usage),
   ];
   openEventStream(res);
-  if (!(await writeChunks(res, chunks, reply.chunkDelayMs ?? 0, context.signal))) return;
+  if (!(await writeChunks(res, chunks, reply.chunkDelayMs ?? 0, context.signal, reply.hold))) return;
   res.end('data: [DONE]\n\n');
 }
 
@@ -122,10 +122,12 @@ async function writeChunks(
   chunks: readonly ChatCompletionChunk[],
   delayMs: number,
   signal: AbortSignal,
+  hold?: ModelReply['hold'],
 ): Promise<boolean> {
   for (const [i, chunk] of chunks.entries()) {
     if (signal.aborted) return false;
     if (i > 0 && delayMs > 0 && !(await pause(delayMs, signal))) return false;
+    if (hold !== undefined && i === hold.afterChunks) await hold.until;
     res.write(`data: ${JSON.stringify(chunk)}\n\n`);
   }
   return !signal.aborted;

@@ -22,6 +22,8 @@ export interface AnswerReading {
   deadline: AttemptDeadline;
   /** Hands text on to the caller. */
   emit: (deltas: ChunkDeltas) => void;
+  /** The caller's backpressure (see CompleteOptions), awaited between network reads. */
+  backpressure?: () => Promise<void> | undefined;
   /** Removes secrets from text about to be kept in an error. */
   scrub: (text: string) => string;
 }
@@ -43,6 +45,12 @@ export async function readEventStream(body: ResponseBody, reading: AnswerReading
       );
       for (const event of events) if (takeEvent(event, reading) === 'done') return;
       if (chunk === undefined) break;
+      const backedUp = reading.backpressure?.();
+      if (backedUp !== undefined) {
+        await backedUp;
+        // Waiting on our own consumer is not the model being idle.
+        reading.deadline.touch();
+      }
     }
   } finally {
     // After `[DONE]` the rest (if any) is discarded; on failure this closes the connection.

@@ -24,6 +24,11 @@ export interface CompleteOptions {
   onContentDelta?: (delta: string) => void;
   /** Each piece of the model's reasoning (`reasoning_content` / `reasoning`), in order. */
   onReasoningDelta?: (delta: string) => void;
+  /**
+   * Asked after each piece of the stream is handed on: a promise means the receiver of the deltas is
+   * backed up, and the stream is read on once it resolves (the model's server feels TCP backpressure).
+   */
+  backpressure?: () => Promise<void> | undefined;
 }
 
 /** A type alias, not an interface, so it fits the protocol's (open) ChatMessage and can join the conversation. */

@@ -123,7 +123,7 @@ export class OpenAiChatClient {
       if (signal?.aborted) throw aborted(signal, attempts - 1);
       let failure: AttemptFailure;
       try {
-        return { ...(await this.attempt(body, signal, emit, attempts)), attempts };
+        return { ...(await this.attempt(body, signal, emit, attempts, options.backpressure)), attempts };
       } catch (error) {
         if (signal?.aborted) throw aborted(signal, attempts);
         if (!(error instanceof AttemptFailure)) throw error;
@@ -168,6 +168,7 @@ export class OpenAiChatClient {
     signal: AbortSignal | undefined,
     emit: (deltas: ChunkDeltas) => void,
     attempts: number,
+    backpressure: CompleteOptions['backpressure'],
   ): Promise<Omit<ChatResult, 'attempts'>> {
     // Each attempt: the verdict on a host name can change with its DNS answer; an IP literal never reaches DNS.
     this.endpointGuard?.check(new URL(this.url), attempts - 1);
@@ -196,7 +197,13 @@ export class OpenAiChatClient {
         throw await errorAnswerFailure(response, this.now(), scrub);
       }
       const accumulator = new StreamAccumulator();
-      const reading: AnswerReading = { accumulator, deadline, emit, scrub };
+      const reading: AnswerReading = {
+        accumulator,
+        deadline,
+        emit,
+        scrub,
+        ...(backpressure === undefined ? {} : { backpressure }),
+      };
       const contentType = String(response.headers['content-type'] ?? '').toLowerCase();
       if (contentType.includes('text/event-stream')) await readEventStream(response.body, reading);
       else await readBufferedAnswer(response.body, reading);

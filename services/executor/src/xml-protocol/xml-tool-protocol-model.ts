@@ -114,6 +114,7 @@ export class XmlToolProtocolModel implements ChatModel {
     const result = await this.#model.complete(request, {
       ...(options.signal === undefined ? {} : { signal: options.signal }),
       ...(options.onReasoningDelta === undefined ? {} : { onReasoningDelta: options.onReasoningDelta }),
+      ...(options.backpressure === undefined ? {} : { backpressure: options.backpressure }),
       onContentDelta: (delta) => {
         scanned += delta;
         forward(scanner.push(delta));

@@ -1,0 +1,143 @@
+import type { EventData, EventType, TaskEvent } from '@agentmesh/protocol';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { SecretScrubber } from './secrets/index.js';
+import { TaskEventSink, type EventAppender } from './task-event-sink.js';
+
+/** Appends events in memory; each publish is acknowledged when the test says so (or at once). */
+class MemoryAppender implements EventAppender {
+  readonly events: { type: string; data: unknown }[] = [];
+  readonly unacked: (() => void)[] = [];
+  seq = 0;
+  constructor(private ackAtOnce = true) {}
+
+  async emit<T extends EventType>(type: T, data: EventData<T>): Promise<TaskEvent> {
+    if (!this.ackAtOnce) await new Promise<void>((resolve) => this.unacked.push(resolve));
+    this.seq += 1;
+    this.events.push({ type, data });
+    return { trace_id: 't', seq: this.seq, ts: '', attempt: 1, type, data } as TaskEvent;
+  }
+
+  /** Acknowledges the publish waiting now, and every later one at once. */
+  release(): void {
+    this.ackAtOnce = true;
+    for (const ack of this.unacked.splice(0)) ack();
+  }
+}
+
+const chunks = (appender: MemoryAppender) =>
+  appender.events.filter((event) => event.type === 'message_chunk').map((event) => event.data);
+const delta = (text: string) => ({ type: 'message_chunk' as const, data: { delta: text } });
+const done = { type: 'done' as const, data: { message: 'hi', steps: 1, usage: usage(), duration_ms: 1 } };
+
+function usage() {
+  return { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };
+}
+
+beforeEach(() => void vi.useFakeTimers());
+afterEach(() => void vi.useRealTimers());
+
+describe('coalescing streamed deltas', () => {
+  it('when deltas stream, the first leaves at once and the rest of its window leave as one event when the window ends', async () => {
+    const appender = new MemoryAppender();
+    const sink = new TaskEventSink(appender, () => {}, new SecretScrubber(), {
+      windowMs: 50,
+      maxChars: 4096,
+    });
+    sink.emit(delta('Hel'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(chunks(appender)).toEqual([{ delta: 'Hel' }]);
+
+    for (const piece of ['lo', ', ', 'wor']) sink.emit(delta(piece));
+    await vi.advanceTimersByTimeAsync(49);
+    expect(chunks(appender)).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(chunks(appender)).toEqual([{ delta: 'Hel' }, { delta: 'lo, wor' }]);
+
+    sink.emit(delta('ld'));
+    await sink.finish(done);
+    expect(
+      chunks(appender)
+        .map((data) => (data as { delta: string }).delta)
+        .join(''),
+    ).toBe('Hello, world');
+    expect(appender.events.at(-1)?.type).toBe('done');
+  });
+
+  it('when 2,000 deltas arrive at once, they leave as a handful of events of at most the size limit, in order', async () => {
+    const appender = new MemoryAppender();
+    const sink = new TaskEventSink(appender, () => {}, new SecretScrubber(), {
+      windowMs: 50,
+      maxChars: 4096,
+    });
+    const pieces = Array.from({ length: 2_000 }, (_, i) => `t${i % 10} `);
+    for (const piece of pieces) sink.emit(delta(piece));
+    await sink.finish(done);
+    const texts = chunks(appender).map((data) => (data as { delta: string }).delta);
+    expect(texts.join('')).toBe(pieces.join(''));
+    expect(texts.length).toBeLessThanOrEqual(Math.ceil(pieces.join('').length / 4096) + 2);
+    expect(Math.max(...texts.slice(0, -1).map((text) => text.length))).toBeLessThanOrEqual(4096);
+  });
+
+  it('when another event comes between deltas, the pending text is published before it', async () => {
+    const appender = new MemoryAppender();
+    const sink = new TaskEventSink(appender, () => {}, new SecretScrubber(), {
+      windowMs: 50,
+      maxChars: 4096,
+    });
+    sink.emit(delta('a'));
+    sink.emit(delta('b'));
+    sink.emit({ type: 'tool_start', data: { call_id: 'c1', tool: 'search', arguments: {} } });
+    sink.emit({ type: 'tool_thinking', data: { delta: 'hmm' } });
+    sink.emit(delta('c'));
+    await sink.finish(done);
+    expect(appender.events.map((event) => [event.type, (event.data as { delta?: string }).delta])).toEqual([
+      ['message_chunk', 'a'],
+      ['message_chunk', 'b'],
+      ['tool_start', undefined],
+      ['tool_thinking', 'hmm'],
+      ['message_chunk', 'c'],
+      ['done', undefined],
+    ]);
+  });
+
+  it('when a secret is split across deltas of different windows, no event carries any part of it', async () => {
+    const appender = new MemoryAppender();
+    const secret = 'sk-canary-0123456789';
+    const sink = new TaskEventSink(appender, () => {}, new SecretScrubber([secret]), {
+      windowMs: 50,
+      maxChars: 4096,
+    });
+    sink.emit(delta('key: sk-can'));
+    await vi.advanceTimersByTimeAsync(60);
+    sink.emit(delta('ary-0123'));
+    await vi.advanceTimersByTimeAsync(60);
+    sink.emit(delta('456789 ok'));
+    await sink.finish(done);
+    const texts = chunks(appender).map((data) => (data as { delta: string }).delta);
+    expect(texts.join('')).toBe('key: [REDACTED] ok');
+    for (const text of texts) expect(text).not.toMatch(/sk-can|0123|6789/);
+  });
+
+  it('when publishes are not acknowledged, text keeps gathering and the model stream is told to wait until they drain', async () => {
+    const appender = new MemoryAppender(false);
+    const sink = new TaskEventSink(appender, () => {}, new SecretScrubber(), { windowMs: 50, maxChars: 8 });
+    expect(sink.backpressure()).toBeUndefined();
+    for (let i = 0; i < 200; i++) sink.emit(delta('0123'));
+    const wait = sink.backpressure();
+    expect(wait).toBeInstanceOf(Promise);
+    let resumed = false;
+    void wait!.then(() => (resumed = true));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(resumed).toBe(false);
+    appender.release();
+    await wait;
+    expect(resumed).toBe(true);
+    expect(sink.backpressure()).toBeUndefined();
+    await sink.finish(done);
+    expect(
+      chunks(appender)
+        .map((data) => (data as { delta: string }).delta)
+        .join(''),
+    ).toBe('0123'.repeat(200));
+  });
+});
