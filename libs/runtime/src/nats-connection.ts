@@ -10,7 +10,6 @@
  */
 import { accessSync, constants, readFileSync } from 'node:fs';
 import {
-  connect,
   credsAuthenticator,
   nkeyAuthenticator,
   nkeys,
@@ -21,6 +20,7 @@ import {
   type NodeConnectionOptions,
 } from '@nats-io/transport-node';
 import { ConfigError, type BaseConfig } from './config.js';
+import { connectWithTurnBatching } from './nats-transport.js';
 
 /** The NATS_* variables of the base config that decide where and how a service connects. */
 export type NatsSettings = Pick<
@@ -217,5 +217,5 @@ function isUserSeed(seed: Uint8Array): boolean {
 
 /** Connects with {@link natsConnectionOptions}; throws its ConfigError before any network traffic. */
 export async function connectNats(options: NatsConnectionOptions): Promise<NatsConnection> {
-  return connect(natsConnectionOptions(options));
+  return connectWithTurnBatching(natsConnectionOptions(options));
 }
