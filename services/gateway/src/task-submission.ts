@@ -128,10 +128,13 @@ export class TaskSubmitter {
       submitted_at: task.task_meta.submitted_at,
       updated_at: submittedAt.toISOString(),
     };
-    const stored = await this.bus('task status', () =>
-      this.options.statuses.update(accountId, traceId, (current) =>
-        current === undefined || neverQueued(current) ? queued : undefined,
-      ),
+    // A new trace id is the common case: one create. Only a trace id that has a record already is read.
+    const stored = await this.bus('task status', async () =>
+      (await this.options.statuses.create(queued))
+        ? queued
+        : this.options.statuses.update(accountId, traceId, (current) =>
+            current === undefined || neverQueued(current) ? queued : undefined,
+          ),
     );
     if (stored instanceof Rejection) return stored;
     if (stored === undefined) throw new Error('a task status update returned no record');
