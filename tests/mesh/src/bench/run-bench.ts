@@ -248,7 +248,6 @@ try {
   const warmUpStarted = performance.now();
   for (const entry of PLAN) {
     const warm = entry.workload === Workload.longAnswer ? 4 : 24;
-    const quiet = { meter, natsMonitorUrl: mesh.nats.monitorUrl, report: say };
     await runPass(
       {
         workload: entry.workload,
@@ -258,7 +257,7 @@ try {
         kind: ScenarioKind.floor,
         runTask: floorTask(entry.workload),
       },
-      quiet,
+      probes,
     );
     for (const client of entry.clients) {
       await runPass(
@@ -270,7 +269,7 @@ try {
           kind: ScenarioKind.meshTask,
           runTask: meshTask(entry.workload, client),
         },
-        quiet,
+        probes,
       );
     }
   }
