@@ -6,12 +6,10 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 
-/** Linux's USER_HZ: /proc/stat counts in hundredths of a second on every architecture Node runs on. */
-const TICKS_PER_SECOND = 100;
-
-export function machineBusyCpuMs(): number | undefined {
+/** `ticksPerSecond`: USER_HZ, the unit /proc/stat counts in (`getconf CLK_TCK`, 100 on Linux). */
+export function machineBusyCpuMs(ticksPerSecond = 100): number | undefined {
   if (!existsSync('/proc/stat')) return undefined;
   const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
   const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields.map(Number);
-  return ((user + nice + system + irq + softirq + steal) * 1000) / TICKS_PER_SECOND;
+  return ((user + nice + system + irq + softirq + steal) * 1000) / ticksPerSecond;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { percentile, summarise } from './stats.js';
+import { median, percentile, summarise } from './stats.js';
 
 describe('benchmark statistics', () => {
   it('nearest-rank percentiles of 1..100 are the rank itself', () => {
@@ -11,5 +11,17 @@ describe('benchmark statistics', () => {
 
   it('a summary of unsorted samples sorts them first', () => {
     expect(summarise([30, 10, 20])).toEqual({ count: 3, p50_ms: 20, p99_ms: 30, mean_ms: 20 });
+  });
+
+  it('the median of three passes is the middle one whatever their order', () => {
+    expect(median([9, 1, 5])).toBe(5);
+  });
+
+  it('the median of an even count is the mean of the two middle values', () => {
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+  });
+
+  it('the median of nothing is NaN, not zero', () => {
+    expect(median([])).toBeNaN();
   });
 });

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { benchOptions, scaledTasks } from './bench-options.js';
+
+describe('bench options from the environment', () => {
+  it('with nothing set: medians of 3 passes at full scale, no profiles', () => {
+    expect(benchOptions({})).toEqual({ scale: 1, repeat: 3, cpuProfileDir: undefined });
+  });
+
+  it('a relative profile directory is taken from where npm run was typed', () => {
+    const options = benchOptions({ BENCH_CPU_PROF: 'prof', INIT_CWD: '/repo', BENCH_REPEAT: '1' });
+    expect(options).toEqual({ scale: 1, repeat: 1, cpuProfileDir: '/repo/prof' });
+  });
+
+  it('an absolute profile directory stays as it is', () => {
+    expect(benchOptions({ BENCH_CPU_PROF: '/tmp/p', INIT_CWD: '/repo' }).cpuProfileDir).toBe('/tmp/p');
+  });
+
+  it('a scale that is not a positive number is refused, naming the variable', () => {
+    expect(() => benchOptions({ BENCH_SCALE: 'fast' })).toThrow(/BENCH_SCALE/);
+    expect(() => benchOptions({ BENCH_SCALE: '0' })).toThrow(/BENCH_SCALE/);
+  });
+
+  it('a fractional repeat is refused', () => {
+    expect(() => benchOptions({ BENCH_REPEAT: '1.5' })).toThrow(/BENCH_REPEAT/);
+  });
+
+  it('a scaled task count never drops below the concurrency', () => {
+    expect(scaledTasks(640, 0.05, 64)).toBe(64);
+    expect(scaledTasks(100, 0.5, 1)).toBe(50);
+    expect(scaledTasks(10, 0.01, 1)).toBe(1);
+  });
+});

@@ -1,0 +1,46 @@
+/**
+ * What `npm run bench` takes from its environment, read once here:
+ * - BENCH_SCALE: multiplies every task count (default 1; e.g. 0.1 for a quick look, 3 for a steadier one);
+ * - BENCH_REPEAT: passes per scenario, the table quoting the median of each number (default 3; 1 for a
+ *   quicker, noisier run);
+ * - BENCH_CPU_PROF: a directory; when set, gateway, assembler, executor and recall run with
+ *   `--cpu-prof` and write their profiles under `<dir>/<service>/` when they stop, and the bench
+ *   process profiles itself into `<dir>/bench/`. A relative path is taken from where `npm run` was
+ *   typed (npm's INIT_CWD), not from the workspace npm switches to.
+ */
+import { isAbsolute, resolve } from 'node:path';
+
+export interface BenchOptions {
+  scale: number;
+  repeat: number;
+  cpuProfileDir: string | undefined;
+}
+
+export function benchOptions(env: Record<string, string | undefined> = process.env): BenchOptions {
+  const scale = numberFrom(env, 'BENCH_SCALE', 1);
+  if (!(scale > 0)) throw new Error(`BENCH_SCALE must be a positive number, got ${env['BENCH_SCALE']}`);
+  const repeat = numberFrom(env, 'BENCH_REPEAT', 3);
+  if (!Number.isInteger(repeat) || repeat < 1 || repeat > 9) {
+    throw new Error(`BENCH_REPEAT must be an integer from 1 to 9, got ${env['BENCH_REPEAT']}`);
+  }
+  const profile = env['BENCH_CPU_PROF']?.trim();
+  const base = env['INIT_CWD'] ?? process.cwd();
+  return {
+    scale,
+    repeat,
+    cpuProfileDir: profile ? (isAbsolute(profile) ? profile : resolve(base, profile)) : undefined,
+  };
+}
+
+/** A task count scaled by BENCH_SCALE: at least one task, and at least `concurrency` to fill the workers. */
+export function scaledTasks(base: number, scale: number, concurrency: number): number {
+  return Math.max(concurrency, Math.round(base * scale), 1);
+}
+
+function numberFrom(env: Record<string, string | undefined>, name: string, fallback: number): number {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value)) throw new Error(`${name} must be a number, got ${JSON.stringify(raw)}`);
+  return value;
+}
