@@ -4,7 +4,6 @@
  * connection, flush telemetry and exit.
  */
 import {
-  connect,
   PermissionViolationError,
   type NatsConnection,
   type NodeConnectionOptions,
@@ -13,6 +12,7 @@ import type { z } from 'zod';
 import { baseConfigSchema, ConfigError, loadConfig, type BaseConfig } from './config.js';
 import { createLogger, type Logger } from './logger.js';
 import { natsConnectionOptions } from './nats-connection.js';
+import { connectWithTurnBatching } from './nats-transport.js';
 import { startTelemetry } from './telemetry.js';
 
 export interface ServiceContext<C> {
@@ -84,7 +84,7 @@ export async function runService<S extends z.ZodType<BaseConfig>>(
   for (const signal of SIGNALS) process.once(signal, () => void shutdown(signal));
 
   try {
-    nc = await connect(natsOptions);
+    nc = await connectWithTurnBatching(natsOptions);
     reportRefusals(nc, log);
     if (stopping) return;
     running = await definition.start({ config, log, nc });
