@@ -157,6 +157,31 @@ describe('the live event feed', () => {
     expect(feed.stats().streamReads).toBe(0);
   }, 120_000);
 
+  it('followers that connect before, while and after their task writes its events, some resuming, each get every event after their Last-Event-ID once, in order', async () => {
+    const TASKS = 100;
+    const gateway = await startGateway({ SSE_MAX_STREAMS: '1500', SSE_MAX_STREAMS_PER_CALLER: '1500' });
+    const traces = await inBatches(TASKS, 50, () => submitTask(gateway));
+    await Promise.all(
+      traces.map(async (traceId) => {
+        const followers: { after: number; sse: Promise<SseConnection> }[] = [
+          { after: 0, sse: follow(gateway, traceId) },
+        ];
+        const events = await writer(traceId);
+        const written: TaskEvent[] = [];
+        for (let i = 1; i <= 4; i++) {
+          written.push(await events.emit('message_chunk', { delta: `part ${i} ` }));
+          followers.push({ after: 0, sse: follow(gateway, traceId) });
+          followers.push({ after: i - 1, sse: follow(gateway, traceId, i - 1) });
+        }
+        written.push(await events.emit('done', done));
+        followers.push({ after: 2, sse: follow(gateway, traceId, 2) });
+        for (const { after, sse } of followers) {
+          expect(await remainingEvents(await sse)).toEqual(framesOf(written.slice(after)));
+        }
+      }),
+    );
+  }, 60_000);
+
   it('an idle stream served by the feed gets heartbeat comments, holds no JetStream consumer, and gives its place back when the client goes away', async () => {
     const gateway = await startGateway({ SSE_HEARTBEAT_MS: '40' });
     const feed = feedOf(gateway);
