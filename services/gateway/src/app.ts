@@ -14,6 +14,7 @@ import type { Authenticator } from './auth.js';
 import { EventStreamSlots } from './event-stream-slots.js';
 import { errorReplyOptions, installErrorReplies } from './http-error-replies.js';
 import { installJsonBodyParser } from './json-body.js';
+import type { LiveEventFeed } from './live-event-feed.js';
 import type { RecallForwarder } from './recall-forwarding.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerManagementRoutes } from './routes/management.js';
@@ -54,6 +55,8 @@ export interface GatewayAppDeps {
   authenticator: Authenticator;
   submitter: TaskSubmitter;
   canceller: TaskCanceller;
+  /** Fans stored task events out to SSE streams; undefined when SSE_LIVE_FEED is off. */
+  liveEvents: LiveEventFeed | undefined;
   /** Seed 004's recall endpoints ask the recall service through it. */
   recall: RecallForwarder;
   settings: GatewayAppSettings;
@@ -92,6 +95,7 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
     authenticate,
     statuses: stores.statuses,
     js: deps.js,
+    liveEvents: deps.liveEvents,
     heartbeatMs: settings.sseHeartbeatMs,
     slots: new EventStreamSlots({
       maxStreams: settings.sseMaxStreams,

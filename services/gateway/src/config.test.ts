@@ -39,6 +39,22 @@ describe('gateway configuration', () => {
     expect(config.API_KEYS).toBeUndefined();
   });
 
+  it('by default, event streams are served by the live feed, which keeps at most 10,000 tasks and 64 MiB of events (1 MiB per task) and a finished task for 30 s; "false" turns the feed off', () => {
+    expect(loadConfig(gatewayConfigSchema, required)).toMatchObject({
+      SSE_LIVE_FEED: true,
+      SSE_BUFFER_MAX_TASKS: 10_000,
+      SSE_BUFFER_MAX_BYTES: 64 * 1024 * 1024,
+      SSE_BUFFER_TASK_MAX_BYTES: 1024 * 1024,
+      SSE_BUFFER_FINISHED_TTL_MS: 30_000,
+    });
+    expect(loadConfig(gatewayConfigSchema, { ...required, SSE_LIVE_FEED: 'false' }).SSE_LIVE_FEED).toBe(
+      false,
+    );
+    const refused = problems({ ...required, SSE_BUFFER_MAX_TASKS: '0', SSE_BUFFER_MAX_BYTES: 'lots' });
+    expect(refused).toContain('SSE_BUFFER_MAX_TASKS: Too small');
+    expect(refused).toContain('SSE_BUFFER_MAX_BYTES: Invalid input');
+  });
+
   it('API_KEYS maps keys (base64 padding and all) to accounts and optional types, ADMIN_API_KEYS is a set, and "false" really is false', () => {
     const config = loadConfig(gatewayConfigSchema, {
       ...required,

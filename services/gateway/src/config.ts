@@ -146,7 +146,7 @@ export const gatewayConfigSchema = baseConfigSchema.extend({
     .positive()
     .default(1000)
     .describe(
-      'Task event streams (SSE) one gateway instance keeps open at once; each holds a JetStream consumer. Beyond it: 429 RATE_LIMITED with Retry-After',
+      'Task event streams (SSE) one gateway instance keeps open at once (each holds a connection, and a JetStream consumer while it reads the stream rather than the live feed). Beyond it: 429 RATE_LIMITED with Retry-After',
     ),
   SSE_MAX_STREAMS_PER_CALLER: z.coerce
     .number()
@@ -155,6 +155,44 @@ export const gatewayConfigSchema = baseConfigSchema.extend({
     .default(100)
     .describe(
       'Task event streams one caller (an API key; an admin or trusted caller per account) keeps open at once on one instance. Beyond it: 429 RATE_LIMITED with Retry-After',
+    ),
+  SSE_LIVE_FEED: z
+    .stringbool()
+    .default(true)
+    .describe(
+      'Serve event streams from one live feed per gateway (a single JetStream consumer on MESH_EVENTS whose events are kept in memory per task and fanned out); streams it cannot serve read JetStream themselves. false: every stream reads JetStream with a consumer of its own',
+    ),
+  SSE_BUFFER_MAX_TASKS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(10_000)
+    .describe(
+      'Tasks whose recent events the live feed keeps in memory at once; beyond it the least recently updated task is evicted (its followers read JetStream)',
+    ),
+  SSE_BUFFER_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(64 * MIB)
+    .describe(
+      'Bytes of events (as SSE frames) the live feed keeps in memory over all tasks; beyond it the least recently updated tasks are evicted',
+    ),
+  SSE_BUFFER_TASK_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(MIB)
+    .describe(
+      "Bytes of one task's events the live feed keeps; beyond it the task's oldest events are dropped (a follower still needing them reads JetStream)",
+    ),
+  SSE_BUFFER_FINISHED_TTL_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(30_000)
+    .describe(
+      "How long the live feed keeps a finished task's events after its terminal event, for followers that connect just after it ended",
     ),
   VAULT_KEY_ID: z.string().min(1).max(128).describe("Key id of the executors' vault key pair"),
   VAULT_PUBLIC_KEY: vaultPublicKey.describe(

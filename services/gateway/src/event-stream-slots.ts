@@ -1,8 +1,10 @@
 /**
  * How many task event streams (SSE) may be open at once, per caller and per gateway instance. Each open
- * stream holds a JetStream consumer on MESH_EVENTS, so without a cap one API key could make NATS hold
- * thousands of them. A stream takes a slot before its consumer is created and gives it back when it
- * ends, whatever ends it (the terminal event, the client going away, the gateway stopping).
+ * stream holds a connection and a follower of the live feed, and while it reads the stream instead (a
+ * late or resuming client, or SSE_LIVE_FEED off) a JetStream consumer on MESH_EVENTS: without a cap one
+ * API key could make NATS hold thousands of them. A stream takes a slot before it reads anything and
+ * gives it back when it ends, whatever ends it (the terminal event, the client going away, the gateway
+ * stopping).
  */
 import { CallerKind, type Caller } from './auth.js';
 import { RateLimited } from './errors.js';

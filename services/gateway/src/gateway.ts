@@ -1,7 +1,7 @@
 /**
  * Starting the gateway from its configuration on a NATS connection: the mesh's streams and buckets,
- * registry entries of before tenancy carried into the shared catalogue, the stores, the HTTP server and
- * the NATS ingress. Used by the service entry point and, in-process, by the tests.
+ * registry entries of before tenancy carried into the shared catalogue, the stores, the live feed of task
+ * events, the HTTP server and the NATS ingress. Used by the service entry point and, in-process, by the tests.
  */
 import { hkdfSync } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -24,6 +24,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildGatewayApp } from './app.js';
 import { Authenticator } from './auth.js';
 import type { GatewayConfig } from './config.js';
+import { LiveEventFeed } from './live-event-feed.js';
 import { startNatsIngress } from './nats-ingress.js';
 import { RecallForwarder } from './recall-forwarding.js';
 import { TaskCanceller } from './task-cancellation.js';
@@ -39,6 +40,8 @@ export interface RunningGateway {
   /** Where the HTTP server listens, e.g. `http://127.0.0.1:8080`. */
   url: string;
   app: FastifyInstance;
+  /** The live feed of task events serving SSE streams; undefined when SSE_LIVE_FEED is off. */
+  liveEvents: LiveEventFeed | undefined;
   stop(): Promise<void>;
 }
 
@@ -79,6 +82,20 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     }
   }
 
+  const liveEvents = config.SSE_LIVE_FEED
+    ? await LiveEventFeed.start({
+        js,
+        jsm,
+        limits: {
+          maxTasks: config.SSE_BUFFER_MAX_TASKS,
+          maxBytes: config.SSE_BUFFER_MAX_BYTES,
+          taskMaxBytes: config.SSE_BUFFER_TASK_MAX_BYTES,
+          finishedTtlMs: config.SSE_BUFFER_FINISHED_TTL_MS,
+        },
+        log,
+      })
+    : undefined;
+
   const statuses = new TaskStatusStore(buckets.tasks);
   const apiKeys = new ApiKeyStore(buckets.apiKeys);
   const authenticator = new Authenticator({
@@ -113,6 +130,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     authenticator,
     submitter,
     canceller: new TaskCanceller({ nc, statuses, log }),
+    liveEvents,
     recall: new RecallForwarder({ nc, timeoutMs: config.RECALL_TIMEOUT_MS, log }),
     settings: {
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
@@ -147,9 +165,12 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
   return {
     url,
     app,
+    liveEvents,
     async stop() {
       await ingress.stop();
+      // Open streams end first (the app's close aborts them), then the feed's consumer goes.
       await app.close();
+      await liveEvents?.stop();
     },
   };
 }

@@ -28,10 +28,13 @@ export interface SseStreamOptions {
   signal: AbortSignal;
 }
 
-/** Streams `events` to `response` until they end or `signal` aborts; then ends the response. */
+/**
+ * Streams `frames` (events formatted by {@link formatSseEvent}) to `response` until they end or `signal`
+ * aborts; then ends the response.
+ */
 export async function writeSseStream(
   response: ServerResponse,
-  events: AsyncIterable<TaskEvent>,
+  frames: AsyncIterable<string>,
   { heartbeatMs, signal }: SseStreamOptions,
 ): Promise<void> {
   response.writeHead(200, SSE_HEADERS);
@@ -40,10 +43,10 @@ export async function writeSseStream(
     if (!response.writableEnded) response.write(SSE_HEARTBEAT);
   }, heartbeatMs);
   try {
-    for await (const event of events) {
+    for await (const frame of frames) {
       if (signal.aborted) break;
       heartbeat.refresh();
-      if (!response.write(formatSseEvent(event))) await once(response, 'drain', { signal });
+      if (!response.write(frame)) await once(response, 'drain', { signal });
     }
   } finally {
     clearInterval(heartbeat);

@@ -151,43 +151,6 @@ describe('task events over SSE', () => {
     expect(ids).toEqual(['1', '2', '3', '4']);
   });
 
-  it('an idle stream gets heartbeat comments, and a client that disconnects stops the JetStream reader', async () => {
-    const traceId = await submitTask();
-    const subscriptions = async (): Promise<number> => {
-      const connz = (await (await fetch(`${nats.monitorUrl}/connz?subs=1`)).json()) as {
-        connections: { name?: string; subscriptions: number }[];
-      };
-      return connz.connections.find((c) => c.name === 'gateway-under-test')!.subscriptions;
-    };
-    const before = await subscriptions();
-
-    const sse = await openSse(`${gw.url}/v1/tasks/${traceId}/events`, bearer(ACME_KEY));
-    const pings: SseFrame[] = [];
-    while (pings.length < 2) {
-      const { value } = await sse.frames.next();
-      expect(value).toEqual({ kind: 'comment', text: 'ping' });
-      pings.push(value!);
-    }
-    expect(await subscriptions()).toBeGreaterThan(before);
-    sse.close();
-    await waitFor(async () => (await subscriptions()) === before, {
-      description: 'the reader to unsubscribe',
-    });
-  });
-
-  it('when the client goes away, the JetStream consumer of its stream is deleted', async () => {
-    const traceId = await submitTask();
-    const sse = await openSse(`${gw.url}/v1/tasks/${traceId}/events`, bearer(ACME_KEY));
-    expect(sse.status).toBe(200);
-    await waitFor(async () => (await consumersFollowing('acme', traceId)) === 1, {
-      description: 'the stream to have a consumer',
-    });
-    sse.close();
-    await waitFor(async () => (await consumersFollowing('acme', traceId)) === 0, {
-      description: 'the consumer to be deleted',
-    });
-  });
-
   it("another account's task, an unknown task and a malformed Last-Event-ID are refused with the error body", async () => {
     const traceId = await submitTask();
     const theirs = await call(gw.url, 'GET', `/v1/tasks/${traceId}/events`, { headers: bearer(BETA_KEY) });
@@ -205,6 +168,60 @@ describe('task events over SSE', () => {
     const anonymous = await call(gw.url, 'GET', `/v1/tasks/${traceId}/events`);
     expect(anonymous.status).toBe(401);
   });
+
+  describe('with SSE_LIVE_FEED=false (every stream reads JetStream with a consumer of its own)', () => {
+    let streamOnly: TestGateway;
+    beforeAll(async () => {
+      streamOnly = await startTestGateway(nats.url, {
+        API_KEYS: `${ACME_KEY}=acme`,
+        SSE_HEARTBEAT_MS: String(HEARTBEAT_MS),
+        SSE_LIVE_FEED: 'false',
+      });
+    });
+    afterAll(async () => {
+      await streamOnly?.stop();
+    });
+
+    it('an idle stream gets heartbeat comments, and a client that disconnects stops the JetStream reader', async () => {
+      const traceId = await submitTask(streamOnly.url);
+      const subscriptions = async (): Promise<number> => {
+        const connz = (await (await fetch(`${nats.monitorUrl}/connz?subs=1`)).json()) as {
+          connections: { name?: string; subscriptions: number }[];
+        };
+        // Every gateway of this file has that name; only this one's subscriptions change here.
+        return connz.connections
+          .filter((c) => c.name === 'gateway-under-test')
+          .reduce((sum, c) => sum + c.subscriptions, 0);
+      };
+      const before = await subscriptions();
+
+      const sse = await openSse(`${streamOnly.url}/v1/tasks/${traceId}/events`, bearer(ACME_KEY));
+      const pings: SseFrame[] = [];
+      while (pings.length < 2) {
+        const { value } = await sse.frames.next();
+        expect(value).toEqual({ kind: 'comment', text: 'ping' });
+        pings.push(value!);
+      }
+      expect(await subscriptions()).toBeGreaterThan(before);
+      sse.close();
+      await waitFor(async () => (await subscriptions()) === before, {
+        description: 'the reader to unsubscribe',
+      });
+    });
+
+    it('when the client goes away, the JetStream consumer of its stream is deleted', async () => {
+      const traceId = await submitTask(streamOnly.url);
+      const sse = await openSse(`${streamOnly.url}/v1/tasks/${traceId}/events`, bearer(ACME_KEY));
+      expect(sse.status).toBe(200);
+      await waitFor(async () => (await consumersFollowing('acme', traceId)) === 1, {
+        description: 'the stream to have a consumer',
+      });
+      sse.close();
+      await waitFor(async () => (await consumersFollowing('acme', traceId)) === 0, {
+        description: 'the consumer to be deleted',
+      });
+    });
+  });
 });
 
 describe('limits on open event streams', () => {
@@ -213,15 +230,19 @@ describe('limits on open event streams', () => {
   const open: SseConnection[] = [];
   let capped: TestGateway | undefined;
 
-  async function startCapped(): Promise<TestGateway> {
+  async function startCapped(env: Record<string, string> = {}): Promise<TestGateway> {
     capped = await startTestGateway(nats.url, {
       API_KEYS: `${ACME_KEY}=acme,${ACME_KEY_2}=acme,${BETA_KEY}=beta`,
       SSE_HEARTBEAT_MS: String(HEARTBEAT_MS),
       SSE_MAX_STREAMS_PER_CALLER: String(PER_CALLER),
       SSE_MAX_STREAMS: String(PER_GATEWAY),
+      ...env,
     });
     return capped;
   }
+
+  /** Each stream reads JetStream itself, so an open stream shows as a consumer. */
+  const STREAM_READERS = { SSE_LIVE_FEED: 'false' };
 
   async function stream(url: string, key: string): Promise<SseConnection> {
     const sse = await openSse(url, bearer(key));
@@ -264,7 +285,7 @@ describe('limits on open event streams', () => {
   });
 
   it('beyond SSE_MAX_STREAMS_PER_CALLER for one API key, a stream is 429 RATE_LIMITED with Retry-After and gets no JetStream consumer; a client going away frees its slot', async () => {
-    const gateway = await startCapped();
+    const gateway = await startCapped(STREAM_READERS);
     const traceId = await submitTask(gateway.url);
     const url = `${gateway.url}/v1/tasks/${traceId}/events`;
     const first = await stream(url, ACME_KEY);
@@ -291,7 +312,7 @@ describe('limits on open event streams', () => {
   });
 
   it('another key of the same account has a cap of its own, and beyond SSE_MAX_STREAMS for the gateway every caller gets 429 until a stream closes', async () => {
-    const gateway = await startCapped();
+    const gateway = await startCapped(STREAM_READERS);
     const traceId = await submitTask(gateway.url);
     const url = `${gateway.url}/v1/tasks/${traceId}/events`;
     const streams = [await stream(url, ACME_KEY), await stream(url, ACME_KEY), await stream(url, ACME_KEY_2)];

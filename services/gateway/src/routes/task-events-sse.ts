@@ -1,19 +1,22 @@
 /**
  * `GET /v1/tasks/:trace_id/events`: the task's events as Server-Sent Events, replayed from the start
  * or resumed after `Last-Event-ID` (header, or `?last_event_id=` for clients that cannot set headers),
- * then followed live until the terminal event. A client that disconnects stops the JetStream reader;
- * one that resumes after the last event of a finished task gets 204 No Content (SSE's "stop").
- * Open streams are capped per caller and per instance ({@link EventStreamSlots}): beyond a cap the
- * answer is 429 RATE_LIMITED with `Retry-After`, before any JetStream consumer exists.
+ * then followed live until the terminal event — from the gateway's live feed when it holds what the
+ * client needs, from JetStream otherwise ({@link followTaskEventFrames}). A client that disconnects
+ * stops its reader; one that resumes after the last event of a finished task gets 204 No Content
+ * (SSE's "stop"). Open streams are capped per caller and per instance ({@link EventStreamSlots}):
+ * beyond a cap the answer is 429 RATE_LIMITED with `Retry-After`, before anything is read.
  */
-import { followTaskEvents, type TaskStatusStore } from '@agentmesh/bus';
+import type { TaskStatusStore } from '@agentmesh/bus';
 import { isFinalTaskStatus } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { InvalidRequest, Rejection, sendRejection } from '../errors.js';
 import { eventStreamCaller, type EventStreamSlots } from '../event-stream-slots.js';
+import type { LiveEventFeed } from '../live-event-feed.js';
 import { writeSseStream } from '../sse-stream.js';
+import { followTaskEventFrames } from '../task-event-follower.js';
 import { ownedTaskStatus, taskRequestTarget } from '../task-lookup.js';
 import type { AuthenticateRequest } from './request-caller.js';
 
@@ -21,6 +24,8 @@ export interface TaskEventRouteDeps {
   authenticate: AuthenticateRequest;
   statuses: TaskStatusStore;
   js: JetStreamClient;
+  /** The gateway's live feed; undefined when it runs without one (every stream reads JetStream). */
+  liveEvents: LiveEventFeed | undefined;
   heartbeatMs: number;
   slots: EventStreamSlots;
   /** Aborted when the gateway stops: open streams end so the server can close. */
@@ -62,9 +67,16 @@ export function registerTaskEventRoutes(app: FastifyInstance, deps: TaskEventRou
       const socket = reply.raw.socket;
       reply.raw.once('close', () => clientGone.abort());
       const signal = AbortSignal.any([clientGone.signal, deps.shutdown]);
-      const events = followTaskEvents(deps.js, { accountId, traceId, afterSeq, signal });
+      const frames = followTaskEventFrames({
+        js: deps.js,
+        feed: deps.liveEvents,
+        accountId,
+        traceId,
+        afterSeq,
+        signal,
+      });
       try {
-        await writeSseStream(reply.raw, events, { heartbeatMs: deps.heartbeatMs, signal });
+        await writeSseStream(reply.raw, frames, { heartbeatMs: deps.heartbeatMs, signal });
       } catch (error) {
         if (!signal.aborted) deps.log.error({ err: error, trace_id: traceId }, 'event stream failed');
       }

@@ -72,3 +72,21 @@ function* parseBlock(block: string): Generator<SseFrame> {
     };
   }
 }
+
+export type SseEventFrame = Extract<SseFrame, { kind: 'event' }>;
+
+/** The next event frame, skipping comments; undefined when the stream ended. */
+export async function nextEvent(sse: SseConnection): Promise<SseEventFrame | undefined> {
+  for (;;) {
+    const { value, done } = await sse.frames.next();
+    if (done) return undefined;
+    if (value.kind === 'event') return value;
+  }
+}
+
+/** Every event frame until the server ends the stream. */
+export async function remainingEvents(sse: SseConnection): Promise<SseEventFrame[]> {
+  const events: SseEventFrame[] = [];
+  for (let event = await nextEvent(sse); event; event = await nextEvent(sse)) events.push(event);
+  return events;
+}

@@ -1,0 +1,341 @@
+/**
+ * The gateway's one live feed of task events: a single ordered JetStream consumer on MESH_EVENTS
+ * (`mesh.events.>`, from the stream's end when the gateway starts) whose events are kept in memory per
+ * task ({@link TaskEventBuffer}) and fanned out to every SSE follower of that task. A JetStream consumer
+ * and not a core subscription: only stored events may reach a client, and a publish JetStream refused
+ * (a stale attempt fenced off by the expected last subject sequence) or dropped as a duplicate is still
+ * delivered to core subscribers.
+ *
+ * Memory is bounded: at most `maxTasks` buffers and `maxBytes` of frames in all (least recently
+ * updated buffers are evicted first), `taskMaxBytes` per task (its oldest events are trimmed), and a
+ * finished task's buffer goes `finishedTtlMs` after its terminal event. Followers the buffer no longer
+ * covers read the stream (see `task-event-follower.ts`). If the consumer stops for good, every buffer
+ * is dropped (followers fall back to the stream) and the feed starts again where it stopped.
+ */
+import { randomBytes } from 'node:crypto';
+import { decodeJson } from '@agentmesh/bus';
+import {
+  isTerminalEvent,
+  parseEventsSubject,
+  Streams,
+  TaskEvent,
+  taskEventsSubject,
+  Wildcards,
+} from '@agentmesh/protocol';
+import type { Logger } from '@agentmesh/runtime';
+import {
+  DeliverPolicy,
+  type Consumer,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+} from '@nats-io/jetstream';
+import { formatSseEvent } from './sse-stream.js';
+import { TaskEventBuffer } from './task-event-buffer.js';
+
+export interface LiveEventFeedLimits {
+  /** Task buffers held at once. */
+  maxTasks: number;
+  /** Bytes of SSE frames held over all tasks. */
+  maxBytes: number;
+  /** Bytes of SSE frames held for one task; its oldest events go first. */
+  taskMaxBytes: number;
+  /** How long a finished task's buffer stays after its terminal event (for followers arriving late). */
+  finishedTtlMs: number;
+}
+
+export interface LiveEventFeedDeps {
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  limits: LiveEventFeedLimits;
+  log: Logger;
+}
+
+/** The feed's own accounting, for tests and operators. */
+export interface LiveEventFeedStats {
+  /** The consumer is running (followers can be served from memory). */
+  live: boolean;
+  tasks: number;
+  bytes: number;
+  /** Events held over all tasks. */
+  events: number;
+  /** Highest `tasks` and `bytes` after any event was taken in, and the most bytes one task held. */
+  peakTasks: number;
+  peakBytes: number;
+  peakTaskBytes: number;
+  /** Followers watching a buffer now. */
+  followers: number;
+  /** Events the consumer delivered since the gateway started. */
+  received: number;
+  /** Times a follower had to read the stream (late, resuming, evicted, or behind). */
+  streamReads: number;
+}
+
+/**
+ * Pull size and expiry of the feed's consumer. The expiry also paces nats.js's recovery (a lost pull is
+ * noticed after two missed heartbeats, half of it each): 5 s as for a single task's reader.
+ */
+const FEED_BATCH = 1_000;
+const FEED_PULL_EXPIRES_MS = 5_000;
+const RESTART_BACKOFF_MS = [250, 1_000, 5_000] as const;
+
+export class LiveEventFeed {
+  private readonly buffers = new Map<string, TaskEventBuffer>();
+  /** Finished buffers in the order their terminal event came in (so also of their expiry). */
+  private finished: TaskEventBuffer[] = [];
+  private readonly limits: LiveEventFeedLimits;
+  private running: { consumer: Consumer; messages: ConsumerMessages } | undefined;
+  private nextStreamSeq = 1;
+  private stopped = false;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private readonly sweeper: NodeJS.Timeout;
+  private heldBytes = 0;
+  private counters = {
+    peakTasks: 0,
+    peakBytes: 0,
+    peakTaskBytes: 0,
+    followers: 0,
+    received: 0,
+    streamReads: 0,
+  };
+
+  private constructor(private readonly deps: LiveEventFeedDeps) {
+    this.limits = {
+      ...deps.limits,
+      taskMaxBytes: Math.min(deps.limits.taskMaxBytes, deps.limits.maxBytes),
+    };
+    this.sweeper = setInterval(
+      () => this.sweepFinished(),
+      Math.max(10, Math.min(deps.limits.finishedTtlMs, 1_000)),
+    );
+    this.sweeper.unref();
+  }
+
+  /** Starts the feed at the end of MESH_EVENTS: events stored from now on are fanned out. */
+  static async start(deps: LiveEventFeedDeps): Promise<LiveEventFeed> {
+    const feed = new LiveEventFeed(deps);
+    try {
+      const info = await deps.jsm.streams.info(Streams.EVENTS.name);
+      feed.nextStreamSeq = info.state.last_seq + 1;
+      await feed.open();
+    } catch (error) {
+      await feed.stop();
+      throw error;
+    }
+    return feed;
+  }
+
+  /**
+   * The buffer of a task, created empty when there is none, with one more follower counted on it;
+   * give it back with {@link release}. Undefined while the consumer is not running.
+   */
+  watch(accountId: string, traceId: string): TaskEventBuffer | undefined {
+    if (this.running === undefined) return undefined;
+    const subject = taskEventsSubject(accountId, traceId);
+    let buffer = this.buffers.get(subject);
+    if (buffer === undefined) {
+      buffer = new TaskEventBuffer(subject);
+      this.buffers.set(subject, buffer);
+      this.enforceLimits();
+    }
+    buffer.followers++;
+    this.counters.followers++;
+    return buffer;
+  }
+
+  release(buffer: TaskEventBuffer): void {
+    buffer.followers--;
+    this.counters.followers--;
+    if (buffer.followers > 0 || buffer.dropped || this.buffers.get(buffer.subject) !== buffer) return;
+    // Nobody needs a buffer that holds nothing (another follower probes again), nor a finished one
+    // whose time is up (the sweep kept it for its followers).
+    const expired =
+      buffer.finishedAt !== undefined && Date.now() - buffer.finishedAt >= this.limits.finishedTtlMs;
+    if (buffer.held === 0 || expired) this.evict(buffer);
+  }
+
+  /**
+   * Decides whether a buffer that has no event yet covers its task from the start: it does when the
+   * stream holds no event of the task now, since every later one reaches the buffer, which was
+   * registered before the lookup. When the task has events, the buffer stays undecided and its
+   * followers read the stream until the buffer takes in an event. (Stream info, not a last-by-subject
+   * get, which the gateway's NATS user may not do.)
+   */
+  async probe(buffer: TaskEventBuffer): Promise<void> {
+    if (buffer.from !== undefined || buffer.dropped) return;
+    buffer.probe ??= this.storedEventCount(buffer.subject).then(
+      (count) => {
+        if (count === 0) buffer.startAfter(0, false);
+      },
+      (error: unknown) => {
+        buffer.probe = undefined;
+        throw error;
+      },
+    );
+    await buffer.probe;
+  }
+
+  /** Counts a follower reading the stream (see {@link LiveEventFeedStats.streamReads}). */
+  countStreamRead(): void {
+    this.counters.streamReads++;
+  }
+
+  stats(): LiveEventFeedStats {
+    let events = 0;
+    for (const buffer of this.buffers.values()) events += buffer.held;
+    return {
+      live: this.running !== undefined,
+      tasks: this.buffers.size,
+      bytes: this.heldBytes,
+      events,
+      ...this.counters,
+    };
+  }
+
+  /** Stops the consumer (deleting it on the server) and drops every buffer. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.sweeper);
+    clearTimeout(this.restartTimer);
+    const running = this.running;
+    this.running = undefined;
+    this.dropAll();
+    if (running) {
+      await running.messages.close().catch(() => undefined);
+      await running.consumer.delete().catch(() => undefined);
+    }
+  }
+
+  private async open(): Promise<void> {
+    const consumer = await this.deps.js.consumers.get(Streams.EVENTS.name, {
+      name_prefix: `gateway_feed_${randomBytes(6).toString('hex')}`,
+      filter_subjects: Wildcards.ALL_EVENTS,
+      // Not DeliverPolicy.New: nats.js re-creates an ordered consumer from the last stream sequence it
+      // delivered, which for "new" before any delivery is 0, so a reset would replay the whole stream.
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: this.nextStreamSeq,
+    });
+    if (this.stopped) {
+      await consumer.delete().catch(() => undefined);
+      return;
+    }
+    const messages = await consumer.consume({ max_messages: FEED_BATCH, expires: FEED_PULL_EXPIRES_MS });
+    this.running = { consumer, messages };
+    void this.pump(consumer, messages);
+  }
+
+  private async pump(consumer: Consumer, messages: ConsumerMessages): Promise<void> {
+    let failure: unknown;
+    try {
+      for await (const message of messages) this.take(message);
+    } catch (error) {
+      failure = error;
+    }
+    if (this.stopped || this.running?.messages !== messages) return;
+    this.running = undefined;
+    this.dropAll();
+    void consumer.delete().catch(() => undefined);
+    this.deps.log.warn(
+      { err: failure, next_stream_seq: this.nextStreamSeq },
+      'live event feed stopped; event streams read JetStream until it is back',
+    );
+    this.scheduleRestart(0);
+  }
+
+  private scheduleRestart(attempt: number): void {
+    if (this.stopped) return;
+    const delay = RESTART_BACKOFF_MS[Math.min(attempt, RESTART_BACKOFF_MS.length - 1)];
+    this.restartTimer = setTimeout(() => {
+      this.open().then(
+        () => {
+          if (this.running)
+            this.deps.log.info({ next_stream_seq: this.nextStreamSeq }, 'live event feed back');
+        },
+        (error: unknown) => {
+          this.deps.log.warn({ err: error }, 'live event feed could not start again');
+          this.scheduleRestart(attempt + 1);
+        },
+      );
+    }, delay);
+    this.restartTimer.unref();
+  }
+
+  /** Takes one stored event into its task's buffer and wakes the task's followers. */
+  private take(message: JsMsg): void {
+    this.nextStreamSeq = message.seq + 1;
+    this.counters.received++;
+    const subject = message.subject;
+    if (parseEventsSubject(subject) === undefined) return;
+    let event: TaskEvent;
+    try {
+      event = decodeJson(TaskEvent, message.data, `${subject}#${message.seq}`);
+    } catch {
+      // A corrupt event is the stream's to report: followers read it there and fail as they always did.
+      const buffer = this.buffers.get(subject);
+      if (buffer) this.evict(buffer);
+      return;
+    }
+    let buffer = this.buffers.get(subject);
+    if (buffer === undefined) {
+      buffer = new TaskEventBuffer(subject);
+    } else {
+      // Re-inserted so the map's order is least recently updated first.
+      this.buffers.delete(subject);
+    }
+    this.buffers.set(subject, buffer);
+    const wasFinished = buffer.finished;
+    this.heldBytes += buffer.append({
+      seq: event.seq,
+      terminal: isTerminalEvent(event),
+      frame: formatSseEvent(event),
+    });
+    if (buffer.finished && !wasFinished) {
+      buffer.finishedAt = Date.now();
+      this.finished.push(buffer);
+    }
+    while (buffer.bytes > this.limits.taskMaxBytes) this.heldBytes -= buffer.dropOldest();
+    this.counters.peakTaskBytes = Math.max(this.counters.peakTaskBytes, buffer.bytes);
+    this.enforceLimits();
+    buffer.wake();
+  }
+
+  /** Evicts the least recently updated buffers until both global bounds hold. */
+  private enforceLimits(): void {
+    for (const buffer of this.buffers.values()) {
+      if (this.buffers.size <= this.limits.maxTasks && this.heldBytes <= this.limits.maxBytes) break;
+      this.evict(buffer);
+    }
+    this.counters.peakTasks = Math.max(this.counters.peakTasks, this.buffers.size);
+    this.counters.peakBytes = Math.max(this.counters.peakBytes, this.heldBytes);
+  }
+
+  /** Drops finished buffers whose time is up, unless followers still read them (see {@link release}). */
+  private sweepFinished(): void {
+    const now = Date.now();
+    let expired = 0;
+    for (const buffer of this.finished) {
+      if (now - (buffer.finishedAt ?? now) < this.limits.finishedTtlMs) break;
+      expired++;
+      if (buffer.followers === 0 && this.buffers.get(buffer.subject) === buffer) this.evict(buffer);
+    }
+    if (expired > 0) this.finished = this.finished.slice(expired);
+  }
+
+  private evict(buffer: TaskEventBuffer): void {
+    if (this.buffers.get(buffer.subject) === buffer) this.buffers.delete(buffer.subject);
+    this.heldBytes -= buffer.drop();
+  }
+
+  private dropAll(): void {
+    for (const buffer of this.buffers.values()) buffer.drop();
+    this.buffers.clear();
+    this.finished = [];
+    this.heldBytes = 0;
+  }
+
+  private async storedEventCount(subject: string): Promise<number> {
+    const info = await this.deps.jsm.streams.info(Streams.EVENTS.name, { subjects_filter: subject });
+    return info.state.subjects?.[subject] ?? 0;
+  }
+}
