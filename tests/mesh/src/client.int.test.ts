@@ -23,7 +23,8 @@ let client: MeshClient;
 
 beforeAll(async () => {
   model = await startScriptedModel({ respond: () => ({ content: ANSWER, chunkSize: 7 }) });
-  mesh = await startMesh({ executors: 1 });
+  // One event per streamed delta (no coalescing), so a task has enough events to resume in the middle of.
+  mesh = await startMesh({ executors: 1, env: { executor: { EVENT_DELTA_MAX_CHARS: '1' } } });
   await admin(mesh, 'POST', '/agents', {
     workflow_id: 'client_agent',
     system_prompt: 'You answer briefly.',
