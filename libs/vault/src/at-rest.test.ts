@@ -27,3 +27,14 @@ describe('credentials at rest', () => {
     );
   });
 });
+
+describe('master key objects', () => {
+  it('when a master key object is given new material, the new material encrypts and the old ciphertext no longer decrypts', () => {
+    const changing = { kid: 'm1', key: randomBytes(32).toString('base64') };
+    const old = encryptSecret(canary, 'a/u/K', changing);
+    expect(decryptSecret(old, 'a/u/K', [changing])).toBe(canary);
+    changing.key = randomBytes(32).toString('base64');
+    expect(() => decryptSecret(old, 'a/u/K', [changing])).toThrow(VaultTamperedError);
+    expect(decryptSecret(encryptSecret(canary, 'a/u/K', changing), 'a/u/K', [changing])).toBe(canary);
+  });
+});

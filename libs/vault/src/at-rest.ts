@@ -3,7 +3,7 @@
  * the record's identity (account, user, credential name) as additional data so that a ciphertext moved
  * to another record does not decrypt. The master key id travels with each ciphertext for rotation.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { VaultKeyInvalidError, VaultKeyUnknownError, VaultTamperedError } from './errors.js';
 
 export interface EncryptedSecret {
@@ -20,19 +20,26 @@ export interface MasterKey {
   key: string;
 }
 
-function keyBytes(master: MasterKey): Buffer {
+/** The key object of each master key, made once (remembered with the material it was made from). */
+const secretKeys = new WeakMap<MasterKey, { material: string; key: KeyObject }>();
+
+function secretKey(master: MasterKey): KeyObject {
+  const known = secretKeys.get(master);
+  if (known !== undefined && known.material === master.key) return known.key;
   const bytes = Buffer.from(master.key, 'base64');
   if (bytes.length !== 32) {
     throw new VaultKeyInvalidError(
       `master key "${master.kid}" must be 32 bytes in base64 (got ${bytes.length})`,
     );
   }
-  return bytes;
+  const key = createSecretKey(bytes);
+  secretKeys.set(master, { material: master.key, key });
+  return key;
 }
 
 export function encryptSecret(value: string, aad: string, master: MasterKey): EncryptedSecret {
   const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', keyBytes(master), iv);
+  const cipher = createCipheriv('aes-256-gcm', secretKey(master), iv);
   cipher.setAAD(Buffer.from(aad, 'utf8'));
   const ct = Buffer.concat([cipher.update(value, 'utf8'), cipher.final()]);
   return {
@@ -48,7 +55,7 @@ export function decryptSecret(secret: EncryptedSecret, aad: string, masters: rea
   const master = masters.find((m) => m.kid === secret.kid);
   if (!master) throw new VaultKeyUnknownError(secret.kid);
   try {
-    const decipher = createDecipheriv('aes-256-gcm', keyBytes(master), Buffer.from(secret.iv, 'base64url'));
+    const decipher = createDecipheriv('aes-256-gcm', secretKey(master), Buffer.from(secret.iv, 'base64url'));
     decipher.setAAD(Buffer.from(aad, 'utf8'));
     decipher.setAuthTag(Buffer.from(secret.tag, 'base64url'));
     return Buffer.concat([decipher.update(Buffer.from(secret.ct, 'base64url')), decipher.final()]).toString(

@@ -14,15 +14,14 @@ import {
   createCipheriv,
   createDecipheriv,
   createHash,
-  createPublicKey,
   diffieHellman,
   generateKeyPairSync,
   hkdfSync,
   randomBytes,
-  type KeyObject,
 } from 'node:crypto';
 import { VaultKeyUnknownError, VaultTamperedError } from './errors.js';
-import { importVaultPrivateKey, importVaultPublicKey } from './keys.js';
+import { preparedPrivateKey, preparedPublicKey, rawPublic } from './key-cache.js';
+import { importVaultPublicKey } from './keys.js';
 
 export const VAULT_ALGORITHM = 'X25519-HKDF-SHA256-A256GCM';
 
@@ -45,10 +44,6 @@ export interface SealFor {
   publicKey: string;
 }
 
-function rawPublic(key: KeyObject): Buffer {
-  return Buffer.from(key.export({ format: 'jwk' }).x!, 'base64url');
-}
-
 function deriveKey(shared: Buffer, epk: Buffer, recipient: Buffer, kid: string): Buffer {
   const salt = Buffer.concat([epk, recipient]);
   const info = Buffer.from(`agentmesh/vault/v1/${kid}`);
@@ -62,11 +57,11 @@ function bindingAad(binding: string): Buffer {
 
 /** Seals `vault` for the executors' key, bound to the task whose binding text is `binding`. */
 export function sealVault(vault: ClearVaultShape, binding: string, to: SealFor): SealedVaultShape {
-  const recipient = importVaultPublicKey(to.publicKey);
+  const recipient = preparedPublicKey(to.publicKey);
   const ephemeral = generateKeyPairSync('x25519');
-  const shared = diffieHellman({ privateKey: ephemeral.privateKey, publicKey: recipient });
+  const shared = diffieHellman({ privateKey: ephemeral.privateKey, publicKey: recipient.key });
   const epk = rawPublic(ephemeral.publicKey);
-  const key = deriveKey(shared, epk, rawPublic(recipient), to.kid);
+  const key = deriveKey(shared, epk, recipient.raw, to.kid);
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(bindingAad(binding));
@@ -90,15 +85,13 @@ export type VaultKeyring = ReadonlyMap<string, string>;
  * altered, throws {@link VaultTamperedError}.
  */
 export function openVault(sealed: SealedVaultShape, binding: string, keyring: VaultKeyring): ClearVaultShape {
-  const privateEncoded = keyring.get(sealed.kid);
-  if (privateEncoded === undefined) throw new VaultKeyUnknownError(sealed.kid);
-  const privateKey = importVaultPrivateKey(privateEncoded);
-  const recipient = rawPublic(createPublicKey(privateKey));
+  const own = preparedPrivateKey(keyring, sealed.kid);
+  if (own === undefined) throw new VaultKeyUnknownError(sealed.kid);
   let plain: string;
   try {
     const epk = importVaultPublicKey(sealed.epk);
-    const shared = diffieHellman({ privateKey, publicKey: epk });
-    const key = deriveKey(shared, Buffer.from(sealed.epk, 'base64url'), recipient, sealed.kid);
+    const shared = diffieHellman({ privateKey: own.key, publicKey: epk });
+    const key = deriveKey(shared, Buffer.from(sealed.epk, 'base64url'), own.publicRaw, sealed.kid);
     const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(sealed.iv, 'base64url'));
     decipher.setAAD(bindingAad(binding));
     decipher.setAuthTag(Buffer.from(sealed.tag, 'base64url'));

@@ -1,20 +1,21 @@
 /**
  * Starts the assembler's work on an open NATS connection: the mesh's streams and buckets, the shared
  * catalogue kept in step with TOOLS_DIR (read at start, then watched) and with the native tools the
- * executors announce, the live tool catalogue, and the received-task consumer. Kept apart from the entry
- * point so tests can run the service in-process.
+ * executors announce, in-memory mirrors of the agents, tools and stored credentials kept live by KV
+ * watches, the cancel requests it hears, and the received-task consumer. Kept apart from the entry point
+ * so tests can run the service in-process.
  */
 import {
-  AgentStore,
-  CredentialStore,
   ensureMeshStreams,
+  LiveCredentials,
   openMeshBuckets,
   openNativeProvidersBucket,
-  PluginStore,
   scopedRegistryView,
   SHARED_CATALOGUE,
+  startLiveAgents,
+  startLiveTools,
   TaskStatusStore,
-  type PluginCatalogue,
+  type MirrorEvent,
   type RegistryBucket,
 } from '@agentmesh/bus';
 import {
@@ -25,10 +26,11 @@ import {
 } from '@agentmesh/runtime';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { AssembledTaskPublisher } from './assembled-task-publisher.js';
+import { CancelRequests } from './cancel-requests.js';
 import { credentialKeys, type AssemblerConfig } from './config.js';
-import { liveToolLookup } from './live-tool-lookup.js';
 import { followNativeProviders } from './native-tool-mirror.js';
 import { ReceivedTaskConsumer } from './received-task-consumer.js';
+import { agentLookup, toolLookup } from './registry-lookups.js';
 import { watchToolDirectory, type ToolDirectoryWatch } from './tool-directory-watcher.js';
 import { syncToolFiles } from './tool-file-sync.js';
 import { logToolFileSync } from './tool-file-sync-log.js';
@@ -69,29 +71,52 @@ export async function startAssembler({
         log.warn({ err: error }, 'mirroring native tools failed; the next announcement retries'),
     },
   );
-  const plugins = new PluginStore(buckets.plugins);
-  let catalogue: PluginCatalogue;
-  try {
-    catalogue = await plugins.catalogue((key, error) =>
-      log.warn({ tool: key, err: error }, 'registry entry does not parse; the tool is unavailable'),
-    );
-  } catch (error) {
-    nativeTools.stop();
-    await toolFiles?.stop();
-    throw error;
-  }
-  const statuses = new TaskStatusStore(buckets.tasks);
+  // What the consumer reads from, stopped after it (in reverse order of start).
+  const sources: { stop(): void }[] = [];
+  const stopSources = (): void => {
+    for (const source of sources.splice(0).reverse()) source.stop();
+  };
   let consumer: ReceivedTaskConsumer;
+  let mirrors: { agents: number; tools: number; credentials: number };
   try {
+    const agents = await startLiveAgents(buckets.agents, {
+      maxEntries: config.AGENT_CACHE_MAX_ENTRIES,
+      connection: nc,
+      onEvent: logMirrorEvent(log, 'agents'),
+    });
+    sources.push(agents);
+    const tools = await startLiveTools(buckets.plugins, {
+      maxEntries: config.TOOL_CACHE_MAX_ENTRIES,
+      connection: nc,
+      onEvent: logMirrorEvent(log, 'tools'),
+    });
+    sources.push(tools);
+    const credentials = await LiveCredentials.start({
+      kv: buckets.credentials,
+      keys: credentialKeys(config),
+      maxEntries: config.CREDENTIAL_CACHE_MAX_ENTRIES,
+      connection: nc,
+      onEvent: logMirrorEvent(log, 'credentials'),
+    });
+    sources.push(credentials);
+    const cancels = await CancelRequests.start(nc, {
+      maxEntries: config.RECENT_CANCELS_MAX_ENTRIES,
+      clockSkewMs: config.CLOCK_SKEW_TOLERANCE_MS,
+      log,
+    });
+    sources.push(cancels);
+    const statuses = new TaskStatusStore(buckets.tasks);
+    mirrors = { agents: agents.size(), tools: tools.size(), credentials: credentials.size() };
     consumer = await ReceivedTaskConsumer.start({
       js,
       jsm,
       log,
       statuses,
+      cancels,
       sources: {
-        agents: new AgentStore(buckets.agents),
-        tools: liveToolLookup(catalogue, plugins),
-        credentials: new CredentialStore(buckets.credentials, credentialKeys(config)),
+        agents: agentLookup(agents),
+        tools: toolLookup(tools),
+        credentials,
         sealFor: { kid: config.VAULT_KEY_ID, publicKey: config.VAULT_PUBLIC_KEY },
       },
       publisher: new AssembledTaskPublisher(js),
@@ -99,13 +124,13 @@ export async function startAssembler({
       concurrency: config.MAX_CONCURRENT_ASSEMBLIES,
     });
   } catch (error) {
-    catalogue.stop();
+    stopSources();
     nativeTools.stop();
     await toolFiles?.stop();
     throw error;
   }
   log.info(
-    { tools: catalogue.size(), tools_watch: toolFiles?.mode, vault_kid: config.VAULT_KEY_ID },
+    { cached: mirrors, tools_watch: toolFiles?.mode, vault_kid: config.VAULT_KEY_ID },
     'assembler consuming received tasks',
   );
 
@@ -114,8 +139,29 @@ export async function startAssembler({
       await toolFiles?.stop();
       nativeTools.stop();
       await consumer.stop();
-      catalogue.stop();
+      stopSources();
     },
+  };
+}
+
+/** Logs a mirror's state changes (never a value: the events carry none). */
+function logMirrorEvent(log: Logger, mirror: 'agents' | 'tools' | 'credentials') {
+  return (event: MirrorEvent): void => {
+    switch (event.type) {
+      case 'live':
+        log.info({ mirror, entries: event.entries, complete: event.complete }, 'cache live');
+        return;
+      case 'stale':
+        if (event.reason === 'watch_failed') {
+          log.warn({ mirror, err: event.error }, 'cache watch failed; reading KV until it is back');
+        } else {
+          log.info({ mirror, reason: event.reason }, 'cache paused; reading KV until it is live again');
+        }
+        return;
+      case 'invalid':
+        log.warn({ mirror, key: event.key, err: event.error }, 'stored entry does not parse; it is unusable');
+        return;
+    }
   };
 }
 

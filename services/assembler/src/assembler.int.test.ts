@@ -20,6 +20,8 @@ import {
 } from '@agentmesh/bus';
 import {
   AssembledTask,
+  CancelSignal,
+  cancelSubject,
   Consumers,
   MODEL_API_KEY_VAULT_ENTRY,
   Streams,
@@ -79,6 +81,8 @@ let credentials: CredentialStore;
 let statuses: TaskStatusStore;
 let assembler: RunningService;
 let toolsDir: string;
+/** Queued, then cancelled, while no assembler was running: no cancel broadcast reached one. */
+let cancelledWhileDown: ReceivedTask;
 const seen: SeenMessage[] = [];
 const logLines: string[] = [];
 
@@ -129,12 +133,16 @@ beforeAll(async () => {
     CREDENTIALS_MASTER_KEY: masterKey.key,
     CREDENTIALS_MASTER_KEY_ID: masterKey.kid,
     TOOLS_DIR: toolsDir,
+    // Same host clock as the server's: tasks stored after the assembler listens rely on the broadcasts.
+    CLOCK_SKEW_TOLERANCE_MS: '0',
   });
   const log = createLogger({
     service: 'assembler',
     level: 'debug',
     destination: { write: (line: string) => void logLines.push(line) },
   });
+  cancelledWhileDown = receivedTask('company_research');
+  await submit(cancelledWhileDown, { cancelRequested: true });
   assemblerConnection = await connect({ servers: nats.url, name: 'assembler' });
   assembler = await startAssembler({ config, log, nc: assemblerConnection });
 });
@@ -148,8 +156,15 @@ afterAll(async () => {
   if (toolsDir) await rm(toolsDir, { recursive: true, force: true });
 });
 
-/** As the gateway does: status `queued`, then the task on the received subject, deduplicated by trace_id. */
-async function submit(task: ReceivedTask, options: { msgID?: string } = {}): Promise<void> {
+/**
+ * As the gateway does: status `queued`, then the task on the received subject, deduplicated by trace_id.
+ * `cancelRequested`: the status carries a cancel request already (as when the cancel came while no
+ * assembler listened).
+ */
+async function submit(
+  task: ReceivedTask,
+  options: { msgID?: string; cancelRequested?: boolean } = {},
+): Promise<void> {
   const meta = task.task_meta;
   await statuses.create({
     trace_id: meta.trace_id,
@@ -159,6 +174,7 @@ async function submit(task: ReceivedTask, options: { msgID?: string } = {}): Pro
     attempt: 0,
     submitted_at: meta.submitted_at,
     updated_at: new Date().toISOString(),
+    ...(options.cancelRequested ? { cancel_requested_at: new Date().toISOString() } : {}),
   });
   await js.publish(taskReceivedSubject(meta.account_id), encodeJson(task), {
     msgID: options.msgID ?? meta.trace_id,
@@ -300,8 +316,10 @@ describe('the assembler on NATS', () => {
 
   it('a cancel requested before assembly ends the task with CANCELLED and nothing reaches the executors', async () => {
     const task = receivedTask('company_research');
+    const meta = task.task_meta;
+    // As the gateway cancels: the request in the status record, then the broadcast.
     await statuses.create({
-      trace_id: task.task_meta.trace_id,
+      trace_id: meta.trace_id,
       account_id: ACCOUNT,
       workflow_id: 'company_research',
       status: 'queued',
@@ -309,16 +327,77 @@ describe('the assembler on NATS', () => {
       updated_at: new Date().toISOString(),
       cancel_requested_at: new Date().toISOString(),
     });
+    client.publish(
+      cancelSubject(ACCOUNT, meta.trace_id),
+      encodeJson(
+        CancelSignal.parse({
+          account_id: ACCOUNT,
+          trace_id: meta.trace_id,
+          requested_at: new Date().toISOString(),
+        }),
+      ),
+    );
+    await client.flush();
     await submit(task);
 
     const { events, stored } = await eventsOf(task);
 
     expect(stored).toBe(1);
     expect(events[0]).toMatchObject({ type: 'error', data: { code: 'CANCELLED', retryable: false } });
-    expect((await statuses.get(task.task_meta.account_id, task.task_meta.trace_id))?.status).toBe(
-      'cancelled',
-    );
+    expect((await statuses.get(meta.account_id, meta.trace_id))?.status).toBe('cancelled');
     expect(assembledMessages(task)).toEqual([]);
+  });
+
+  it('a task queued and cancelled while no assembler ran ends CANCELLED once one starts, and nothing reaches the executors', async () => {
+    const { events, stored } = await eventsOf(cancelledWhileDown);
+
+    expect(stored).toBe(1);
+    expect(events[0]).toMatchObject({ type: 'error', data: { code: 'CANCELLED', retryable: false } });
+    expect(assembledMessages(cancelledWhileDown)).toEqual([]);
+  });
+
+  it('a warm task reads no KV entry: agent, tools, credentials and cancel state come from memory', async () => {
+    const warmUp = receivedTask('company_research');
+    await submit(warmUp);
+    await assembledFor(warmUp);
+    const from = seen.length;
+
+    const task = receivedTask('company_research');
+    await submit(task);
+    await assembledFor(task);
+
+    const kvReads = seen
+      .slice(from)
+      .filter((message) => /^\$JS\.API\.(DIRECT\.GET|STREAM\.MSG\.GET)\.KV_/.test(message.subject));
+    expect(kvReads.map((message) => message.subject)).toEqual([]);
+  });
+
+  it("when an agent's tools change, the next task gets the new tools; once it is deleted, the next task ends NOT_FOUND", async () => {
+    await plugins.put(SHARED_CATALOGUE, weatherTool());
+    await credentials.put(ACCOUNT, USER, 'WEATHER_TOKEN', CANARY.WEATHER_TOKEN);
+    await agents.put(SHARED_CATALOGUE, qichachaAgent({ workflow_id: 'changing_bot' }));
+    const first = receivedTask('changing_bot');
+    await submit(first);
+    const toolsOf = async (task: ReceivedTask): Promise<string[]> =>
+      (await assembledFor(task)).task.runtime_config.tools.map((tool) => tool.name);
+    expect(await toolsOf(first)).toEqual(['search_company_basic']);
+
+    await agents.put(
+      SHARED_CATALOGUE,
+      qichachaAgent({ workflow_id: 'changing_bot', tools: ['search_company_basic', 'get_weather'] }),
+    );
+    const second = receivedTask('changing_bot');
+    await submit(second);
+    expect(await toolsOf(second)).toEqual(['search_company_basic', 'get_weather']);
+
+    await agents.delete(SHARED_CATALOGUE, 'changing_bot');
+    const third = receivedTask('changing_bot');
+    await submit(third);
+    const { events } = await eventsOf(third);
+    expect(events[0]).toMatchObject({
+      type: 'error',
+      data: { code: 'NOT_FOUND', detail: { workflow_id: 'changing_bot' } },
+    });
   });
 
   it('a tool stored in mesh_plugins after start is usable by the next task without a restart', async () => {

@@ -88,6 +88,22 @@ describe('assembler configuration', () => {
     expect(problems.map((p) => p.variable).sort()).toEqual(['TOOLS_POLL_MS', 'TOOLS_WATCH']);
   });
 
+  it('the in-memory caches are bounded by default, can be turned off with 0, and refuse a negative size', () => {
+    expect(loadConfig(assemblerConfigSchema, validEnv)).toMatchObject({
+      AGENT_CACHE_MAX_ENTRIES: 5_000,
+      TOOL_CACHE_MAX_ENTRIES: 5_000,
+      CREDENTIAL_CACHE_MAX_ENTRIES: 20_000,
+      RECENT_CANCELS_MAX_ENTRIES: 10_000,
+      CLOCK_SKEW_TOLERANCE_MS: 5_000,
+    });
+    expect(
+      loadConfig(assemblerConfigSchema, { ...validEnv, AGENT_CACHE_MAX_ENTRIES: '0' })
+        .AGENT_CACHE_MAX_ENTRIES,
+    ).toBe(0);
+    const problems = problemsOf({ ...validEnv, CREDENTIAL_CACHE_MAX_ENTRIES: '-1' });
+    expect(problems.map((p) => p.variable)).toEqual(['CREDENTIAL_CACHE_MAX_ENTRIES']);
+  });
+
   it('every assembler variable is described', () => {
     for (const [name, schema] of Object.entries(assemblerConfigSchema.shape)) {
       expect(schema.description, name).toBeTruthy();

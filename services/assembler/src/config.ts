@@ -1,7 +1,7 @@
 /**
  * The assembler's configuration: the executors' vault public key it seals for, the master key(s) that
- * decrypt stored credentials, and the directory of tool files kept in the registry (and how it is watched).
- * No secret has a default.
+ * decrypt stored credentials, the directory of tool files kept in the registry (and how it is watched),
+ * and how much of the registry and the credentials it keeps in memory. No secret has a default.
  */
 import { baseConfigSchema } from '@agentmesh/runtime';
 import type { MasterKey } from '@agentmesh/vault';
@@ -108,7 +108,36 @@ export const assemblerConfigSchema = baseConfigSchema.extend({
     .max(1024)
     .default(16)
     .describe('Received tasks assembled at once by one instance'),
+  AGENT_CACHE_MAX_ENTRIES: cacheSize(
+    5_000,
+    'Agents (KV mesh_agents entries, of every account and the shared catalogue) kept in memory, live through a KV watch, so a task reads no KV for its agent; the least recently used go first. 0: none, every task reads KV',
+  ),
+  TOOL_CACHE_MAX_ENTRIES: cacheSize(
+    5_000,
+    'Tools (KV mesh_plugins entries, of every account and the shared catalogue) kept in memory, live through a KV watch; the least recently used go first. 0: none, every task reads KV',
+  ),
+  CREDENTIAL_CACHE_MAX_ENTRIES: cacheSize(
+    20_000,
+    'Stored credentials (KV mesh_credentials entries, still encrypted: a value is decrypted per task) kept in memory, live through a KV watch; the least recently used go first. 0: none, every task reads KV',
+  ),
+  CLOCK_SKEW_TOLERANCE_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(600_000)
+    .default(5_000)
+    .describe(
+      'Clock difference tolerated between the NATS servers (which stamp each received task) and this host: a task stored less than this after the cancel broadcasts were last (re)subscribed has its status read for a cancel instead',
+    ),
+  RECENT_CANCELS_MAX_ENTRIES: cacheSize(
+    10_000,
+    'Cancel requests heard on mesh.control.cancel.> remembered, so a cancelled task is ended without reading its status; the oldest are forgotten first (the executors check the status before they run a task). 0: not listening, every task reads its status',
+  ),
 });
+
+function cacheSize(defaultSize: number, description: string) {
+  return z.coerce.number().int().min(0).max(1_000_000).default(defaultSize).describe(description);
+}
 
 export type AssemblerConfig = z.infer<typeof assemblerConfigSchema>;
 

@@ -1,7 +1,8 @@
 /**
  * The assembler's work loop: the durable pull consumer `assembler` on `mesh.tasks.received.*`, shared by
  * every instance. Each received task is validated (invalid ones are logged without payload and
- * terminated), checked for a cancel request, assembled inside an `assemble` span that continues the
+ * terminated), checked for a cancel request (heard on the cancel broadcasts, or read from its status when
+ * the task may predate this instance's listening), assembled inside an `assemble` span that continues the
  * task's trace, and either published for the executors or ended with one `error` event; the message is
  * acked only after that. Unexpected failures (NATS hiccups) are retried with a growing delay; after
  * {@link MAX_ASSEMBLY_ATTEMPTS} deliveries the task ends with an error instead of looping forever.
@@ -36,6 +37,7 @@ import {
   type Span,
 } from '@opentelemetry/api';
 import type { AssembledTaskPublisher } from './assembled-task-publisher.js';
+import type { CancelRequestLookup } from './cancel-requests.js';
 import {
   AssemblyAttemptsExhaustedError,
   AssemblyFailedError,
@@ -52,12 +54,15 @@ const ACK_WAIT_MS = 30_000;
 const MAX_RETRY_DELAY_MS = 30_000;
 
 const tracer = trace.getTracer('assembler');
+const decoder = new TextDecoder();
 
 export interface ReceivedTaskConsumerOptions {
   js: JetStreamClient;
   jsm: JetStreamManager;
   log: Logger;
   sources: AssemblySources;
+  /** Cancel requests heard; a task they cannot vouch for has its status read. */
+  cancels: CancelRequestLookup;
   statuses: TaskStatusStore;
   publisher: AssembledTaskPublisher;
   failures: TaskFailureRecorder;
@@ -182,7 +187,7 @@ export class ReceivedTaskConsumer {
       const outcome: AssemblyOutcome =
         attempt > MAX_ASSEMBLY_ATTEMPTS
           ? { ok: false, failure: new AssemblyAttemptsExhaustedError(MAX_ASSEMBLY_ATTEMPTS) }
-          : await this.tryAssemble(task);
+          : await this.tryAssemble(task, storedAtMs(msg));
       if (!outcome.ok) return await this.end(msg, task.task_meta, outcome.failure, attempt, span);
       const { duplicate } = await this.options.publisher.publish(outcome.task);
       msg.ack();
@@ -200,12 +205,17 @@ export class ReceivedTaskConsumer {
     }
   }
 
-  private async tryAssemble(task: ReceivedTask): Promise<AssemblyOutcome> {
-    const status = await this.options.statuses.get(task.task_meta.account_id, task.task_meta.trace_id);
-    if (status?.cancel_requested_at !== undefined) {
-      return { ok: false, failure: new TaskCancelledError(status.cancel_requested_at) };
-    }
+  private async tryAssemble(task: ReceivedTask, storedAtMs: number): Promise<AssemblyOutcome> {
+    const cancelledAt = await this.cancelRequestedAt(task.task_meta, storedAtMs);
+    if (cancelledAt !== undefined) return { ok: false, failure: new TaskCancelledError(cancelledAt) };
     return assembleTask(task, this.options.sources);
+  }
+
+  private async cancelRequestedAt(meta: TaskMeta, storedAtMs: number): Promise<string | undefined> {
+    const heard = this.options.cancels.check(meta.account_id, meta.trace_id, storedAtMs);
+    if (heard.state === 'requested') return heard.requestedAt;
+    if (heard.state === 'none') return undefined;
+    return (await this.options.statuses.get(meta.account_id, meta.trace_id))?.cancel_requested_at;
   }
 
   private async end(
@@ -252,6 +262,11 @@ export class ReceivedTaskConsumer {
   }
 }
 
+/** When the server stored the received task (its clock), in ms since the epoch. */
+function storedAtMs(msg: JsMsg): number {
+  return Math.floor(msg.info.timestampNanos / 1_000_000);
+}
+
 function retryDelayMs(attempt: number): number {
   return Math.min(1000 * 2 ** (attempt - 1), MAX_RETRY_DELAY_MS);
 }
@@ -262,7 +277,7 @@ type ParsedReceivedTask =
 export function parseReceivedTask(data: Uint8Array): ParsedReceivedTask {
   let json: unknown;
   try {
-    json = JSON.parse(new TextDecoder().decode(data));
+    json = JSON.parse(decoder.decode(data));
   } catch {
     return { ok: false, problems: [{ path: '', message: 'not valid JSON' }] };
   }

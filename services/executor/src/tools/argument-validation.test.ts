@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { parseToolArguments, validateToolArguments } from './argument-validation.js';
+import type { ValidateFunction } from 'ajv';
+import {
+  compileArgumentSchema,
+  CompiledSchemas,
+  parseToolArguments,
+  validateToolArguments,
+} from './argument-validation.js';
 import { seed000Plugin } from './__fixtures__/http-tools.js';
 
 const orderSchema = {
@@ -84,6 +90,75 @@ describe('validateToolArguments', () => {
       ok: false,
       error: { message: 'invalid arguments: keyword: is required' },
     });
+  });
+});
+
+describe('compiled argument schemas', () => {
+  function counting(): { compile: (schema: object) => ValidateFunction; compiled: object[] } {
+    const compiled: object[] = [];
+    return {
+      compiled,
+      compile: (schema) => {
+        compiled.push(schema);
+        return compileArgumentSchema(schema);
+      },
+    };
+  }
+
+  it('when two tasks carry the same schema as separate objects, it is compiled once and checks both', () => {
+    const { compile, compiled } = counting();
+    const schemas = new CompiledSchemas(compile, 8);
+    const first = schemas.validatorFor(structuredClone(orderSchema));
+    const second = schemas.validatorFor(structuredClone(orderSchema));
+
+    expect(compiled).toHaveLength(1);
+    expect(second).toBe(first);
+    expect(first instanceof Error).toBe(false);
+    if (first instanceof Error) return;
+    expect(first({ keyword: 'x' })).toBe(true);
+    expect(first({})).toBe(false);
+  });
+
+  it('when a schema does not compile, every copy of it reports the same error and it is compiled once', () => {
+    const { compile, compiled } = counting();
+    const schemas = new CompiledSchemas(compile, 8);
+    const broken = { type: 'object', properties: { a: { $ref: '#/definitions/missing' } } };
+
+    const first = schemas.validatorFor(structuredClone(broken));
+    const second = schemas.validatorFor(structuredClone(broken));
+
+    expect(first).toBeInstanceOf(Error);
+    expect(second).toBe(first);
+    expect((first as Error).message).toContain('missing');
+    expect(compiled).toHaveLength(1);
+  });
+
+  it('beyond its bound, the least recently used schema is dropped and compiled again when it returns', () => {
+    const { compile, compiled } = counting();
+    const schemas = new CompiledSchemas(compile, 2);
+    const schema = (name: string): object => ({ type: 'object', properties: { [name]: { type: 'string' } } });
+
+    schemas.validatorFor(schema('a'));
+    schemas.validatorFor(schema('b'));
+    schemas.validatorFor(schema('a'));
+    schemas.validatorFor(schema('c'));
+    expect(schemas.size()).toBe(2);
+    expect(compiled).toHaveLength(3);
+
+    schemas.validatorFor(schema('a'));
+    expect(compiled).toHaveLength(3);
+    schemas.validatorFor(schema('b'));
+    expect(compiled).toHaveLength(4);
+  });
+
+  it('the shared validators give a copy of a tool schema the same checks as the original', () => {
+    const copy = JSON.parse(JSON.stringify(orderSchema)) as object;
+
+    expect(validateToolArguments(copy, { keyword: 'x' })).toEqual({
+      ok: true,
+      value: { keyword: 'x', page_index: 1 },
+    });
+    expect(validateToolArguments(copy, {})).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST' } });
   });
 });
 

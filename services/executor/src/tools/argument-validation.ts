@@ -1,7 +1,9 @@
 // Checks the arguments a model wrote for a tool call before anything runs. Failures come back as
 // INVALID_REQUEST with a message naming each bad path and why, written for the model to correct its call.
 // Defaults from the schema are filled in (on a copy). Unknown `format`s and non-standard keywords are tolerated:
-// tool schemas come from many hands.
+// tool schemas come from many hands. Compiled validators are kept by the schema's JSON text in a bounded LRU:
+// every task parses its tools afresh, so the same schema arrives as a new object each time, and compiling it
+// again per task would cost more than the rest of the call.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { ErrorCode, formatIssuePath, type IssueDescription } from '@agentmesh/protocol';
 import type { ToolFailure } from './tool-outcome.js';
@@ -22,8 +24,77 @@ const ajv = new Ajv({
   logger: false,
 });
 
-/** Compiled validators per schema object; a schema that does not compile is remembered as such. */
-const compiled = new WeakMap<object, ValidateFunction | Error>();
+/** Distinct tool schemas whose compiled validators are kept (the least recently used go first). */
+export const MAX_CACHED_ARGUMENT_VALIDATORS = 512;
+
+/**
+ * Compiled validators by schema: first by the schema object itself, then by its JSON text, so two copies of
+ * one schema compile once. A schema that does not compile is remembered as such, with its error.
+ */
+export class CompiledSchemas {
+  private readonly byObject = new WeakMap<object, ValidateFunction | Error>();
+  private readonly byText = new Map<string, ValidateFunction | Error>();
+
+  constructor(
+    private readonly compile: (schema: object) => ValidateFunction,
+    private readonly maxEntries: number,
+  ) {}
+
+  validatorFor(schema: object): ValidateFunction | Error {
+    const known = this.byObject.get(schema);
+    if (known !== undefined) return known;
+    const text = jsonText(schema);
+    let result = text === undefined ? undefined : this.byText.get(text);
+    if (result !== undefined) {
+      // Most recently used last: Map keeps insertion order.
+      this.byText.delete(text!);
+    } else {
+      result = this.compileOrError(schema);
+    }
+    if (text !== undefined) {
+      this.byText.set(text, result);
+      if (this.byText.size > this.maxEntries) this.byText.delete(this.byText.keys().next().value!);
+    }
+    this.byObject.set(schema, result);
+    return result;
+  }
+
+  /** Schemas held by their text. */
+  size(): number {
+    return this.byText.size;
+  }
+
+  private compileOrError(schema: object): ValidateFunction | Error {
+    try {
+      return this.compile(schema);
+    } catch (error) {
+      return error instanceof Error ? error : new Error(String(error));
+    }
+  }
+}
+
+function jsonText(schema: object): string | undefined {
+  try {
+    return JSON.stringify(schema);
+  } catch {
+    // Not JSON (a cycle): compiled by object identity only.
+    return undefined;
+  }
+}
+
+/** Compiles a tool's parameters schema with the shared Ajv instance, leaving nothing in Ajv's own cache. */
+export function compileArgumentSchema(schema: object): ValidateFunction {
+  // Ajv's default dialect is draft-07; a `$schema` naming another draft would only make it refuse the schema.
+  const { $schema: _dialect, ...body } = schema as Record<string, unknown>;
+  try {
+    return ajv.compile(body);
+  } finally {
+    // Our cache owns the validator; Ajv's own cache would keep every schema ever seen alive.
+    ajv.removeSchema(body);
+  }
+}
+
+const validators = new CompiledSchemas(compileArgumentSchema, MAX_CACHED_ARGUMENT_VALIDATORS);
 
 /** The model's raw `arguments` string as an object. An empty string means "no arguments". */
 export function parseToolArguments(raw: string): ArgumentCheck {
@@ -43,7 +114,7 @@ export function parseToolArguments(raw: string): ArgumentCheck {
 
 /** Validates `args` against a tool's parameters schema; the value returned has the schema's defaults. */
 export function validateToolArguments(schema: object, args: unknown): ArgumentCheck {
-  const validate = validatorFor(schema);
+  const validate = validators.validatorFor(schema);
   if (validate instanceof Error) {
     return {
       ok: false,
@@ -62,24 +133,6 @@ export function validateToolArguments(schema: object, args: unknown): ArgumentCh
   const more = issues.length > shown.length ? `; and ${issues.length - shown.length} more` : '';
   const list = shown.map((issue) => `${issue.path || '(root)'}: ${issue.message}`).join('; ');
   return invalid(`invalid arguments: ${list}${more}`, { issues });
-}
-
-function validatorFor(schema: object): ValidateFunction | Error {
-  const known = compiled.get(schema);
-  if (known !== undefined) return known;
-  let result: ValidateFunction | Error;
-  // Ajv's default dialect is draft-07; a `$schema` naming another draft would only make it refuse the schema.
-  const { $schema: _dialect, ...body } = schema as Record<string, unknown>;
-  try {
-    result = ajv.compile(body);
-  } catch (error) {
-    result = error instanceof Error ? error : new Error(String(error));
-  } finally {
-    // Our WeakMap owns the validator; Ajv's own cache would keep every schema ever seen alive.
-    ajv.removeSchema(body);
-  }
-  compiled.set(schema, result);
-  return result;
 }
 
 function describeIssues(errors: readonly ErrorObject[]): IssueDescription[] {
