@@ -1,4 +1,5 @@
 export { ScriptRunner } from './script-runner.js';
+export { CompiledSchemas } from './compiled-schemas.js';
 export type {
   RunnerCapabilities,
   ScriptExecutionError,

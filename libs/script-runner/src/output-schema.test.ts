@@ -1,7 +1,8 @@
 import type { ValidateFunction } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { ScriptError } from './errors.js';
-import { checkOutput, compileOutputSchema, CompiledOutputSchemas } from './output-schema.js';
+import { CompiledSchemas } from './compiled-schemas.js';
+import { checkOutput, compileOutputSchema } from './output-schema.js';
 
 const resultSchema = {
   type: 'object',
@@ -23,7 +24,7 @@ function counting(): { compile: (schema: object) => ValidateFunction; compiled: 
 describe('output schemas', () => {
   it('when two runs carry the same output schema as separate objects, it is compiled once', () => {
     const { compile, compiled } = counting();
-    const schemas = new CompiledOutputSchemas(compile, 4);
+    const schemas = new CompiledSchemas(compile, 4);
 
     const first = schemas.validatorFor(structuredClone(resultSchema));
     const second = schemas.validatorFor(structuredClone(resultSchema));
@@ -34,7 +35,7 @@ describe('output schemas', () => {
 
   it('when an output schema does not compile, each copy of it is refused with its error, compiled once', () => {
     const { compile, compiled } = counting();
-    const schemas = new CompiledOutputSchemas(compile, 4);
+    const schemas = new CompiledSchemas(compile, 4);
     const broken = { type: 'object', properties: { total: { type: 'no-such-type' } } };
 
     const first = schemas.validatorFor(structuredClone(broken));
@@ -48,7 +49,7 @@ describe('output schemas', () => {
 
   it('beyond its bound, the least recently used schema is compiled again when it returns', () => {
     const { compile, compiled } = counting();
-    const schemas = new CompiledOutputSchemas(compile, 1);
+    const schemas = new CompiledSchemas(compile, 1);
 
     schemas.validatorFor({ type: 'string' });
     schemas.validatorFor({ type: 'number' });

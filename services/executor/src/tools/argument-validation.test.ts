@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ValidateFunction } from 'ajv';
-import {
-  compileArgumentSchema,
-  CompiledSchemas,
-  parseToolArguments,
-  validateToolArguments,
-} from './argument-validation.js';
+import { CompiledSchemas } from '@agentmesh/script-runner';
+import { compileArgumentSchema, parseToolArguments, validateToolArguments } from './argument-validation.js';
 import { seed000Plugin } from './__fixtures__/http-tools.js';
 
 const orderSchema = {

@@ -1,11 +1,11 @@
 // Checks the arguments a model wrote for a tool call before anything runs. Failures come back as
 // INVALID_REQUEST with a message naming each bad path and why, written for the model to correct its call.
 // Defaults from the schema are filled in (on a copy). Unknown `format`s and non-standard keywords are tolerated:
-// tool schemas come from many hands. Compiled validators are kept by the schema's JSON text in a bounded LRU:
-// every task parses its tools afresh, so the same schema arrives as a new object each time, and compiling it
-// again per task would cost more than the rest of the call.
+// tool schemas come from many hands. Compiled validators are kept in a CompiledSchemas (by object, then by
+// JSON text in a bounded LRU): compiling a task's schemas afresh would cost more than the rest of the call.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { ErrorCode, formatIssuePath, type IssueDescription } from '@agentmesh/protocol';
+import { CompiledSchemas } from '@agentmesh/script-runner';
 import type { ToolFailure } from './tool-outcome.js';
 
 export type ArgumentCheck =
@@ -26,61 +26,6 @@ const ajv = new Ajv({
 
 /** Distinct tool schemas whose compiled validators are kept (the least recently used go first). */
 export const MAX_CACHED_ARGUMENT_VALIDATORS = 512;
-
-/**
- * Compiled validators by schema: first by the schema object itself, then by its JSON text, so two copies of
- * one schema compile once. A schema that does not compile is remembered as such, with its error.
- */
-export class CompiledSchemas {
-  private readonly byObject = new WeakMap<object, ValidateFunction | Error>();
-  private readonly byText = new Map<string, ValidateFunction | Error>();
-
-  constructor(
-    private readonly compile: (schema: object) => ValidateFunction,
-    private readonly maxEntries: number,
-  ) {}
-
-  validatorFor(schema: object): ValidateFunction | Error {
-    const known = this.byObject.get(schema);
-    if (known !== undefined) return known;
-    const text = jsonText(schema);
-    let result = text === undefined ? undefined : this.byText.get(text);
-    if (result !== undefined) {
-      // Most recently used last: Map keeps insertion order.
-      this.byText.delete(text!);
-    } else {
-      result = this.compileOrError(schema);
-    }
-    if (text !== undefined) {
-      this.byText.set(text, result);
-      if (this.byText.size > this.maxEntries) this.byText.delete(this.byText.keys().next().value!);
-    }
-    this.byObject.set(schema, result);
-    return result;
-  }
-
-  /** Schemas held by their text. */
-  size(): number {
-    return this.byText.size;
-  }
-
-  private compileOrError(schema: object): ValidateFunction | Error {
-    try {
-      return this.compile(schema);
-    } catch (error) {
-      return error instanceof Error ? error : new Error(String(error));
-    }
-  }
-}
-
-function jsonText(schema: object): string | undefined {
-  try {
-    return JSON.stringify(schema);
-  } catch {
-    // Not JSON (a cycle): compiled by object identity only.
-    return undefined;
-  }
-}
 
 /** Compiles a tool's parameters schema with the shared Ajv instance, leaving nothing in Ajv's own cache. */
 export function compileArgumentSchema(schema: object): ValidateFunction {
