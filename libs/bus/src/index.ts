@@ -1,5 +1,6 @@
 export { CorruptRecordError, EventStreamConflictError, InvalidRegistryNameError } from './errors.js';
 export { decodeJson, encodeJson } from './json.js';
+export { decodeCancelSignal } from './cancel-signal.js';
 export {
   DEFAULT_NATIVE_PROVIDER_TTL_MS,
   DEFAULT_RECALL_ACTIONS_TTL_MS,

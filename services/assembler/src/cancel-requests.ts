@@ -10,7 +10,8 @@
  * check the record before they run a task too, so a request this instance misses still ends the task
  * CANCELLED before any model or tool call.
  */
-import { CancelSignal, cancelSubject, taskKey, Wildcards } from '@agentmesh/protocol';
+import { decodeCancelSignal } from '@agentmesh/bus';
+import { taskKey, Wildcards } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 
@@ -84,7 +85,7 @@ export class CancelRequests implements CancelRequestLookup {
           log.warn({ err: error }, 'cancel subscription failed; task status is read instead');
           return;
         }
-        const signal = decodeCancel(msg.subject, msg.data);
+        const signal = decodeCancelSignal(msg.subject, msg.data);
         if (signal === undefined) {
           log.warn({ subject: msg.subject }, 'ignored a malformed cancel signal');
           return;
@@ -129,16 +130,3 @@ export class CancelRequests implements CancelRequestLookup {
 
 const NONE: CancelCheck = Object.freeze({ state: 'none' });
 const UNKNOWN: CancelCheck = Object.freeze({ state: 'unknown' });
-
-/** The signal, if the body is one and names the task its subject names. */
-function decodeCancel(subject: string, data: Uint8Array): CancelSignal | undefined {
-  let body: unknown;
-  try {
-    body = JSON.parse(new TextDecoder().decode(data));
-  } catch {
-    return undefined;
-  }
-  const parsed = CancelSignal.safeParse(body);
-  if (!parsed.success) return undefined;
-  return cancelSubject(parsed.data.account_id, parsed.data.trace_id) === subject ? parsed.data : undefined;
-}

@@ -3,7 +3,8 @@
  * running aborts that attempt (reason CANCELLED); signals for other tasks are ignored, since a task that
  * has not started yet finds `cancel_requested_at` in its status record instead.
  */
-import { CancelSignal, cancelSubject, Wildcards } from '@agentmesh/protocol';
+import { decodeCancelSignal } from '@agentmesh/bus';
+import { Wildcards } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { RunningTasks } from './running-tasks.js';
@@ -18,7 +19,7 @@ export class CancelListener {
           log.warn({ err: error }, 'cancel subscription failed');
           return;
         }
-        const signal = decodeCancel(msg.subject, msg.data);
+        const signal = decodeCancelSignal(msg.subject, msg.data);
         if (signal === undefined) {
           log.warn({ subject: msg.subject }, 'ignored a malformed cancel signal');
           return;
@@ -34,17 +35,4 @@ export class CancelListener {
   async stop(): Promise<void> {
     await this.subscription.drain();
   }
-}
-
-/** The signal, if the body is one and names the task its subject names. */
-function decodeCancel(subject: string, data: Uint8Array): CancelSignal | undefined {
-  let body: unknown;
-  try {
-    body = JSON.parse(new TextDecoder().decode(data));
-  } catch {
-    return undefined;
-  }
-  const parsed = CancelSignal.safeParse(body);
-  if (!parsed.success) return undefined;
-  return cancelSubject(parsed.data.account_id, parsed.data.trace_id) === subject ? parsed.data : undefined;
 }
