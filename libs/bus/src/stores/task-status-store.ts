@@ -23,11 +23,6 @@ export class TaskStatusStore {
     return (await this.read(taskKey(accountId, traceId)))?.record;
   }
 
-  /** The current record with its revision (for {@link updateFrom}). */
-  async getVersioned(accountId: string, traceId: string): Promise<VersionedTaskStatus | undefined> {
-    return this.read(taskKey(accountId, traceId));
-  }
-
   private async read(key: string): Promise<VersionedTaskStatus | undefined> {
     const entry = await this.kv.get(key);
     if (!entry || entry.operation !== 'PUT') return undefined;
