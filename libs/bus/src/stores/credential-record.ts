@@ -1,7 +1,7 @@
 /**
  * One stored credential of KV `mesh_credentials`: its key (`<account>.<user>.<name>`, user and name
  * base64url-encoded) and the encrypted envelope stored under it, whose additional data is that key.
- * The same layout as {@link CredentialStore} writes.
+ * {@link CredentialStore} writes this layout and the assembler's in-memory copy reads it.
  */
 import { decryptSecret, type EncryptedSecret, type MasterKey } from '@agentmesh/vault';
 import { z } from 'zod';

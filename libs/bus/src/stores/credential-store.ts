@@ -4,19 +4,11 @@
  * Write-only from the outside: values are returned only to the assembler sealing a task's vault.
  * Key: `<account>.<user>.<name>` with user and name base64url-encoded.
  */
-import { decryptSecret, encryptSecret, type EncryptedSecret, type MasterKey } from '@agentmesh/vault';
+import { encryptSecret, type MasterKey } from '@agentmesh/vault';
 import type { KV } from '@nats-io/kv';
-import { z } from 'zod';
-import { decodeJson, encodeJson } from '../json.js';
+import { encodeJson } from '../json.js';
 import { collect, decodeKeySegment, encodeKeySegment } from '../kv-keys.js';
-
-const StoredSecret = z.object({
-  v: z.literal(1),
-  kid: z.string(),
-  iv: z.string(),
-  ct: z.string(),
-  tag: z.string(),
-}) satisfies z.ZodType<EncryptedSecret>;
+import { credentialKey, decodeStoredSecret, openStoredSecret } from './credential-record.js';
 
 export interface CredentialKeys {
   /** Encrypts new values. */
@@ -44,17 +36,13 @@ export class CredentialStore {
     return `${accountId}.${encodeKeySegment(userId)}`;
   }
 
-  private key(accountId: string, userId: string, name: string): string {
-    return `${this.prefix(accountId, userId)}.${encodeKeySegment(name)}`;
-  }
-
   async put(accountId: string, userId: string, name: string, value: string): Promise<void> {
-    const key = this.key(accountId, userId, name);
+    const key = credentialKey(accountId, userId, name);
     await this.kv.put(key, encodeJson(encryptSecret(value, key, this.keys.current)));
   }
 
   async delete(accountId: string, userId: string, name: string): Promise<boolean> {
-    const key = this.key(accountId, userId, name);
+    const key = credentialKey(accountId, userId, name);
     const entry = await this.kv.get(key);
     if (!entry || entry.operation !== 'PUT') return false;
     await this.kv.delete(key);
@@ -78,17 +66,13 @@ export class CredentialStore {
     const values: Record<string, string> = {};
     const missing: string[] = [];
     for (const name of new Set(names)) {
-      const key = this.key(accountId, userId, name);
+      const key = credentialKey(accountId, userId, name);
       const entry = await this.kv.get(key);
       if (!entry || entry.operation !== 'PUT') {
         missing.push(name);
         continue;
       }
-      values[name] = decryptSecret(
-        decodeJson(StoredSecret, entry.value, `mesh_credentials/${key}`),
-        key,
-        this.decryptKeys,
-      );
+      values[name] = openStoredSecret(key, decodeStoredSecret(key, entry.value), this.decryptKeys);
     }
     return { values, missing };
   }
