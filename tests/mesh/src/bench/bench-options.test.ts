@@ -2,13 +2,27 @@ import { describe, expect, it } from 'vitest';
 import { benchOptions, scaledTasks } from './bench-options.js';
 
 describe('bench options from the environment', () => {
-  it('with nothing set: medians of 3 passes at full scale, no profiles', () => {
-    expect(benchOptions({})).toEqual({ scale: 1, repeat: 3, cpuProfileDir: undefined });
+  it('with nothing set: medians of 3 passes at full scale, a warm-up of 300 tasks, every workload, no profiles', () => {
+    expect(benchOptions({})).toEqual({
+      scale: 1,
+      repeat: 3,
+      cpuProfileDir: undefined,
+      warmUpTasks: 300,
+      only: undefined,
+    });
+  });
+
+  it('BENCH_ONLY picks workloads by name, and BENCH_WARMUP sets the warm-up; a bad warm-up is refused', () => {
+    const options = benchOptions({ BENCH_ONLY: 'one-tool, ten-tools', BENCH_WARMUP: '20' });
+    expect(options.only).toEqual(['one-tool', 'ten-tools']);
+    expect(options.warmUpTasks).toBe(20);
+    expect(benchOptions({ BENCH_ONLY: ' , ' }).only).toBeUndefined();
+    expect(() => benchOptions({ BENCH_WARMUP: '-1' })).toThrow(/BENCH_WARMUP/);
   });
 
   it('a relative profile directory is taken from where npm run was typed', () => {
     const options = benchOptions({ BENCH_CPU_PROF: 'prof', INIT_CWD: '/repo', BENCH_REPEAT: '1' });
-    expect(options).toEqual({ scale: 1, repeat: 1, cpuProfileDir: '/repo/prof' });
+    expect(options).toMatchObject({ scale: 1, repeat: 1, cpuProfileDir: '/repo/prof' });
   });
 
   it('an absolute profile directory stays as it is', () => {

@@ -3,6 +3,10 @@
  * - BENCH_SCALE: multiplies every task count (default 1; e.g. 0.1 for a quick look, 3 for a steadier one);
  * - BENCH_REPEAT: passes per scenario, the table quoting the median of each number (default 3; 1 for a
  *   quicker, noisier run);
+ * - BENCH_WARMUP: tasks of each workload and client in the warm-up before measuring (default 300; the
+ *   long answer runs a tenth of it), so that the services run JIT-compiled code as a long-running
+ *   service does, and not the interpreter's;
+ * - BENCH_ONLY: comma-separated workloads to run (e.g. `one-tool`); default all;
  * - BENCH_CPU_PROF: a directory; when set, gateway, assembler, executor and recall run with
  *   `--cpu-prof` and write their profiles under `<dir>/<service>/` when they stop, and the bench
  *   process profiles itself into `<dir>/bench/`. A relative path is taken from where `npm run` was
@@ -14,6 +18,9 @@ export interface BenchOptions {
   scale: number;
   repeat: number;
   cpuProfileDir: string | undefined;
+  warmUpTasks: number;
+  /** The workloads to run; undefined: all. */
+  only: readonly string[] | undefined;
 }
 
 export function benchOptions(env: Record<string, string | undefined> = process.env): BenchOptions {
@@ -23,12 +30,22 @@ export function benchOptions(env: Record<string, string | undefined> = process.e
   if (!Number.isInteger(repeat) || repeat < 1 || repeat > 9) {
     throw new Error(`BENCH_REPEAT must be an integer from 1 to 9, got ${env['BENCH_REPEAT']}`);
   }
+  const warmUpTasks = numberFrom(env, 'BENCH_WARMUP', 300);
+  if (!Number.isInteger(warmUpTasks) || warmUpTasks < 0) {
+    throw new Error(`BENCH_WARMUP must be a whole number of tasks, got ${env['BENCH_WARMUP']}`);
+  }
+  const only = env['BENCH_ONLY']
+    ?.split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
   const profile = env['BENCH_CPU_PROF']?.trim();
   const base = env['INIT_CWD'] ?? process.cwd();
   return {
     scale,
     repeat,
     cpuProfileDir: profile ? (isAbsolute(profile) ? profile : resolve(base, profile)) : undefined,
+    warmUpTasks,
+    only: only !== undefined && only.length > 0 ? only : undefined,
   };
 }
 

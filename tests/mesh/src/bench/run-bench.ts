@@ -55,7 +55,7 @@ interface PlanEntry {
 }
 
 // Sized so that the whole run stays within about six minutes on a 2-core machine.
-const PLAN: readonly PlanEntry[] = [
+const ALL_PLAN: readonly PlanEntry[] = [
   {
     workload: Workload.oneTool,
     clients: [Client.sse, Client.nats],
@@ -104,6 +104,15 @@ async function natsServerVersion(monitorUrl: string): Promise<string> {
 }
 
 const options = benchOptions();
+const unknownWorkloads = (options.only ?? []).filter(
+  (name) => !ALL_PLAN.some((entry) => entry.workload === name),
+);
+if (unknownWorkloads.length > 0) {
+  throw new Error(
+    `BENCH_ONLY names no workload: ${unknownWorkloads.join(', ')} (workloads: ${ALL_PLAN.map((entry) => entry.workload).join(', ')})`,
+  );
+}
+const PLAN = ALL_PLAN.filter((entry) => options.only?.includes(entry.workload) ?? true);
 const stopSelfProfile = options.cpuProfileDir ? await profileThisProcess(options.cpuProfileDir) : undefined;
 const profileEnv = (service: string): Record<string, string> => cpuProfileEnv(options.cpuProfileDir, service);
 
@@ -247,7 +256,10 @@ try {
   say('warming up …');
   const warmUpStarted = performance.now();
   for (const entry of PLAN) {
-    const warm = entry.workload === Workload.longAnswer ? 4 : 24;
+    const warm = Math.max(
+      1,
+      entry.workload === Workload.longAnswer ? Math.round(options.warmUpTasks / 10) : options.warmUpTasks,
+    );
     await runPass(
       {
         workload: entry.workload,
