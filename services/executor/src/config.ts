@@ -45,10 +45,8 @@ const VaultPrivateKeys = z.string().transform((raw, ctx): ReadonlyMap<string, st
 
 const positiveInt = () => z.coerce.number().int().positive();
 
-/** `true`/`false`/`1`/`0`/`yes`/`no`/`on`/`off`; `z.coerce.boolean()` would read "false" as true. */
-const Flag = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'], { error: 'must be true or false' })
-  .transform((value) => ['true', '1', 'yes', 'on'].includes(value));
+/** `true`/`false`, `1`/`0`, `yes`/`no`, `on`/`off`…; `z.coerce.boolean()` would read "false" as true. */
+const Flag = z.stringbool({ error: 'must be true or false' });
 
 const AbsolutePath = z.string().refine(isAbsolute, 'must be an absolute path');
 

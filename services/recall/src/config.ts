@@ -28,10 +28,8 @@ const ApiUrlTemplate = z
     }
   }, 'must be an absolute http(s) URL once the placeholders are filled');
 
-/** `true`/`false`/`1`/`0`/`yes`/`no`/`on`/`off`; `z.coerce.boolean()` would read "false" as true. */
-const Flag = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'], { error: 'must be true or false' })
-  .transform((value) => ['true', '1', 'yes', 'on'].includes(value));
+/** `true`/`false`, `1`/`0`, `yes`/`no`, `on`/`off`…; `z.coerce.boolean()` would read "false" as true. */
+const Flag = z.stringbool({ error: 'must be true or false' });
 
 const positiveInt = () => z.coerce.number().int().positive();
 
