@@ -134,6 +134,20 @@ export const gatewayConfigSchema = baseConfigSchema.extend({
     .describe(
       'How long the seed 004 recall endpoints wait for the recall service (over NATS) before answering 502 SERVICE_UNAVAILABLE; above its worst case of upstream time-outs and retries',
     ),
+  SUBMIT_RATE_PER_ACCOUNT: z.coerce
+    .number()
+    .min(0)
+    .default(0)
+    .describe(
+      'Tasks per second one account may submit through this gateway instance (bursts of up to one second’s worth); beyond it: 429 RATE_LIMITED with Retry-After. 0: no limit',
+    ),
+  SUBMIT_RATE_PER_API_KEY: z.coerce
+    .number()
+    .min(0)
+    .default(0)
+    .describe(
+      'Tasks per second one API key may submit through this gateway instance (bursts of up to one second’s worth); beyond it: 429 RATE_LIMITED with Retry-After. 0: no limit',
+    ),
   SSE_HEARTBEAT_MS: z.coerce
     .number()
     .int()

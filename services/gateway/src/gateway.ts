@@ -29,6 +29,7 @@ import { startNatsIngress } from './nats-ingress.js';
 import { RecallForwarder } from './recall-forwarding.js';
 import { TaskCanceller } from './task-cancellation.js';
 import { TaskSubmitter } from './task-submission.js';
+import { SubmissionRateLimiter } from './submission-rate-limits.js';
 
 export interface GatewayContext {
   config: Readonly<GatewayConfig>;
@@ -109,6 +110,10 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     idempotency: new IdempotencyStore(buckets.idempotency, requestDigestKey(config.CREDENTIALS_MASTER_KEY)),
     vaultRecipient: { kid: config.VAULT_KEY_ID, publicKey: config.VAULT_PUBLIC_KEY },
     republishWindowMs: (tasksStream.config.duplicate_window ?? 0) / 1_000_000,
+    rateLimiter: new SubmissionRateLimiter({
+      perAccount: config.SUBMIT_RATE_PER_ACCOUNT,
+      perApiKey: config.SUBMIT_RATE_PER_API_KEY,
+    }),
     ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
     log,
   });

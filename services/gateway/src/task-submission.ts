@@ -1,5 +1,5 @@
 /**
- * Accepting a task, the same for HTTP and the NATS ingress: validate → trace_id (the upstream's,
+ * Accepting a task, the same for HTTP and the NATS ingress: validate → rate limits → trace_id (the upstream's,
  * normalised, or a new one) → idempotency claim → status `queued` → publish the ReceivedTask to
  * `mesh.tasks.received.<account>` with Nats-Msg-Id = `<account>.<trace_id>` and the trace context of a
  * `gateway.submit` span rooted in the task's trace (so the task's trace_id is the trace's id).
@@ -34,6 +34,7 @@ import { context, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Caller } from './auth.js';
 import { IdempotencyKeyReused, Rejection, ServiceUnavailable } from './errors.js';
 import { parseSubmission, type Submission } from './submission-request.js';
+import type { SubmissionRateLimiter } from './submission-rate-limits.js';
 
 export interface TaskSubmitterOptions {
   js: JetStreamClient;
@@ -46,6 +47,8 @@ export interface TaskSubmitterOptions {
    * window, inside which the stream drops a second message with the same Nats-Msg-Id.
    */
   republishWindowMs: number;
+  /** Refuses submissions beyond the configured tasks per second; none: no limit. */
+  rateLimiter?: SubmissionRateLimiter;
   /** Makes `events_url` absolute. */
   publicBaseUrl?: string;
   log: Logger;
@@ -74,6 +77,8 @@ export class TaskSubmitter {
   async submit(body: unknown, caller: Caller): Promise<AcceptedTask | Rejection> {
     const submission = parseSubmission(body, caller, this.options.vaultRecipient);
     if (submission instanceof Rejection) return submission;
+    const limited = this.options.rateLimiter?.admit(caller, submission.accountId);
+    if (limited !== undefined) return limited;
 
     let traceId = submission.traceId ?? newTraceId();
     if (submission.idempotencyKey !== undefined) {

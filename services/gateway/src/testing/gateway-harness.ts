@@ -70,6 +70,8 @@ export function seedFixture(name: string): Record<string, Json> {
 
 export interface HttpResult {
   status: number;
+  /** Response headers, names in lower case. */
+  headers: Record<string, string>;
   text: string;
   /** The parsed JSON body; undefined when empty or not JSON. */
   body: Json;
@@ -100,7 +102,7 @@ export async function call(
   } catch {
     body = undefined;
   }
-  return { status: response.status, text, body };
+  return { status: response.status, headers: Object.fromEntries(response.headers), text, body };
 }
 
 export const bearer = (key: string): Record<string, string> => ({ authorization: `Bearer ${key}` });
