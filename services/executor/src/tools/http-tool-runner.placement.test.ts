@@ -182,13 +182,13 @@ describe('HttpToolRunner argument placement', () => {
     const tool = httpTool({
       method: 'POST',
       url: `${api.url}/v1/items`,
-      content_type: 'multipart/form-data',
+      content_type: 'application/msgpack',
     });
 
     const outcome = await runner.run(tool, { name: 'lamp' }, ctx);
 
     expect(outcome).toMatchObject({ ok: false, error: { code: 'TOOL_ERROR' } });
-    if (!outcome.ok) expect(outcome.error.message).toContain('multipart/form-data');
+    if (!outcome.ok) expect(outcome.error.message).toContain('application/msgpack');
     expect(api.requests).toHaveLength(0);
   });
 });
