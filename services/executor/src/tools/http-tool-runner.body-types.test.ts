@@ -35,7 +35,7 @@ describe('HttpToolRunner request bodies by content_type', () => {
 
     expect(outcome).toEqual({ ok: true, result: { ok: true } });
     const [request] = await api.waitForRequests(1);
-    const contentType = request?.headers['content-type'] ?? '';
+    const contentType = String(request?.headers['content-type'] ?? '');
     expect(contentType).toMatch(/^multipart\/form-data; boundary=/);
     // Parsed back by a real multipart parser, as the API would.
     const form = await new Response(request?.bodyText, {

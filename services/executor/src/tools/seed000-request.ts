@@ -75,7 +75,11 @@ function encodeBody(contentType: string, fields: Record<string, unknown>): strin
   if (mediaType === JSON_TYPE || mediaType.endsWith('+json')) return JSON.stringify(fields);
   if (mediaType === FORM || mediaType === MULTIPART) {
     const pairs = Object.entries(fields).flatMap(([name, value]) => flattenParam(name, value));
-    if (mediaType === FORM) return new URLSearchParams(pairs).toString();
+    if (mediaType === FORM) {
+      const form = new URLSearchParams();
+      for (const [key, text] of pairs) form.append(key, text);
+      return form.toString();
+    }
     const form = new FormData();
     for (const [key, text] of pairs) form.append(key, text);
     return form;

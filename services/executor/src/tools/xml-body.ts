@@ -40,8 +40,17 @@ function element(name: string, value: unknown): string {
 
 function escapeXml(text: string): string {
   // Characters XML 1.0 cannot carry at all (most C0 controls) would make the document ill-formed.
-  if (/[\u0000-\u0008\u000B\u000C\u000E-\u001F]/.test(text)) {
+  if (hasControlCharacter(text)) {
     throw new InvalidToolArgumentsError('an XML body cannot carry control characters');
   }
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
+
+/** A C0 control other than tab, line feed and carriage return. */
+function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 && code !== 0x09 && code !== 0x0a && code !== 0x0d) return true;
+  }
+  return false;
 }
