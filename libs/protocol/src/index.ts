@@ -158,7 +158,8 @@ export { HttpTool, HttpToolExecution, NativeTool, ScriptTool, ScriptHandler } fr
 export { ScriptSecurityContext, ScriptExample, DynamicToolDefinition } from './tools/canonical.js';
 export { fromHttpPlugin, toHttpPlugin, fromPayloadTool, toPayloadTool } from './tools/adapters.js';
 export { fromToolJson, toToolJson, fromDynamicTool, toDynamicTool } from './tools/adapters.js';
-export { detectToolFormat, importToolDefinition } from './tools/import.js';
+export { detectToolFormat, importToolDefinition, SYS_AI_PLUGIN_ROW } from './tools/import.js';
+export { pluginFromRow, SysAiPluginRow } from './tools/sys-ai-plugin-row.js';
 export type { DetectedToolFormat, ImportedTool } from './tools/import.js';
 export { toModelTool } from './tools/model-tool.js';
 export { requiredCredentials } from './tools/credentials.js';

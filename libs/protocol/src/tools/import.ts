@@ -5,12 +5,20 @@ import { ToolDefinition, ToolFormat, ToolType } from './canonical.js';
 import { DynamicTool } from './dynamic-tool.js';
 import { HttpPlugin } from './http-plugin.js';
 import { PayloadTool } from './payload-tool.js';
+import { pluginFromRow, SysAiPluginRow } from './sys-ai-plugin-row.js';
 import { ToolJson } from './tool-json.js';
 import { fromDynamicTool, fromHttpPlugin, fromPayloadTool, fromToolJson } from './adapters.js';
 
-/** The formats a tool file can arrive in; `canonical` means it already is a ToolDefinition. */
+/** A seed 000 plugin as a row of RuoYi's `sys_ai_plugin` table (see sys-ai-plugin-row.ts). */
+export const SYS_AI_PLUGIN_ROW = 'sys-ai-plugin-row';
+
+/**
+ * The formats a tool file can arrive in; `canonical` means it already is a ToolDefinition, and a
+ * `sys_ai_plugin` row is a seed 000 plugin spread over table columns.
+ */
 export type DetectedToolFormat =
   | 'canonical'
+  | typeof SYS_AI_PLUGIN_ROW
   | typeof ToolFormat.HTTP_PLUGIN
   | typeof ToolFormat.PAYLOAD_TOOL
   | typeof ToolFormat.TOOL_JSON
@@ -25,6 +33,7 @@ export function detectToolFormat(value: unknown): DetectedToolFormat | undefined
   if (has('toolId')) return ToolFormat.TOOL_JSON;
   if (CANONICAL_TYPES.has(type) && has('parameters')) return 'canonical';
   if ((type === 'HTTP' || type === 'NATIVE') && has('execution_config')) return ToolFormat.PAYLOAD_TOOL;
+  if (has('parameter_schema') && has('execution_config')) return SYS_AI_PLUGIN_ROW;
   if (has('execution')) return ToolFormat.HTTP_PLUGIN;
   if (has('api_url')) return ToolFormat.DYNAMIC_TOOL;
   return undefined;
@@ -49,6 +58,8 @@ export function importToolDefinition(value: unknown): ImportedTool {
       return outcome(format, PayloadTool.safeParse(value), fromPayloadTool);
     case ToolFormat.HTTP_PLUGIN:
       return outcome(format, HttpPlugin.safeParse(value), fromHttpPlugin);
+    case SYS_AI_PLUGIN_ROW:
+      return outcome(format, SysAiPluginRow.safeParse(value), (row) => fromHttpPlugin(pluginFromRow(row)));
     case ToolFormat.DYNAMIC_TOOL:
       return outcome(format, DynamicTool.safeParse(value), fromDynamicTool);
   }
