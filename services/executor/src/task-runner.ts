@@ -34,6 +34,7 @@ import { runAgentLoop, type AgentTask, type ChatModel, type LoopOutcome } from '
 import { ExecutorMetrics, type TaskMetrics } from './executor-metrics.js';
 import { XmlToolProtocolModel } from './xml-protocol/index.js';
 import { GenAiAttribute, GenAiOperation, inSpan, markFailed } from './gen-ai-spans.js';
+import { renderVariables } from './prompt-variables.js';
 import type { RunningTasks } from './running-tasks.js';
 import { AbortCause, TaskAbort, type TaskAbortReason } from './task-abort.js';
 import { derivedSecrets, OpenSecrets, SecretScrubber } from './secrets/index.js';
@@ -256,7 +257,7 @@ export class TaskRunner {
         ...(model.temperature === undefined ? {} : { temperature: model.temperature }),
         ...(model.max_tokens === undefined ? {} : { max_tokens: model.max_tokens }),
       },
-      messages: task.input.messages,
+      messages: renderVariables(task.input.messages, task.input.variables),
       tools: task.runtime_config.tools,
       maxSteps: task.limits.max_steps,
       ...(task.runtime_config.dynamic_tool_sources === undefined

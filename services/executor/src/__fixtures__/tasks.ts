@@ -37,6 +37,9 @@ export interface AssembledTaskOptions {
   tools?: ToolDefinition[];
   maxSteps?: number;
   deadlineMs?: number;
+  /** Seed 001 `input.variables`; none by default. */
+  variables?: Record<string, string | number | boolean>;
+  systemPrompt?: string;
 }
 
 /** A task as the assembler publishes it: its vault sealed for the executors and bound to the task. */
@@ -52,10 +55,10 @@ export function assembledTask(options: AssembledTaskOptions): AssembledTask {
     },
     input: {
       messages: [
-        { role: 'system', content: 'You are a test agent.' },
+        { role: 'system', content: options.systemPrompt ?? 'You are a test agent.' },
         { role: 'user', content: options.userMessage },
       ],
-      variables: {},
+      variables: options.variables ?? {},
     },
     runtime_config: {
       model: {
