@@ -61,7 +61,8 @@ it('when a task carries variables, the model gets the system prompt and the user
   }
   expect(events.at(-1)?.type).toBe('done');
   const [request] = model.requests;
-  expect(request?.body.messages.slice(0, 2)).toEqual([
+  const sent = request?.body as { messages: unknown[] } | undefined;
+  expect(sent?.messages.slice(0, 2)).toEqual([
     { role: 'system', content: 'Today is 2026-11-23.' },
     { role: 'user', content: 'Read https://files.example/a.pdf and {{unknown}}.' },
   ]);
