@@ -5,6 +5,7 @@ import { fromHttpPlugin } from './adapters.js';
 import type { HttpTool, ToolDefinition } from './canonical.js';
 import { requiredCredentials } from './credentials.js';
 import { HttpPlugin } from './http-plugin.js';
+import { importToolDefinition } from './import.js';
 import { toModelTool } from './model-tool.js';
 
 const plugin = HttpPlugin.parse(
@@ -65,5 +66,49 @@ describe('requiredCredentials', () => {
       class_name: 'DeepSearchTool',
     };
     expect(requiredCredentials(native)).toEqual([]);
+  });
+});
+
+describe('toModelTool for a seed 003 tool', () => {
+  const scriptTool = (extra: Record<string, unknown> = {}): ToolDefinition => {
+    const imported = importToolDefinition({
+      toolId: 'core:echo',
+      displayName: 'Echo Script',
+      description: 'Echoes its input.',
+      version: '1.0.0',
+      handler: { type: 'external-script', scriptPath: 'echo.py', language: 'python' },
+      parameters: { type: 'object', properties: { message: { type: 'string' } } },
+      ...extra,
+    });
+    if (!imported.success) throw new Error('the seed 003 tool did not import');
+    return imported.tool;
+  };
+
+  it('the display name and every example (input and expected output) reach the model in the description', () => {
+    const { description } = toModelTool(
+      scriptTool({
+        examples: [
+          {
+            description: 'Echo a greeting.',
+            input: { message: 'hi' },
+            expectedOutput: { echoed: 'hi' },
+          },
+          { input: { message: '' } },
+        ],
+      }),
+    ).function;
+    expect(description).toBe(
+      [
+        'Echo Script: Echoes its input.',
+        '',
+        'Examples:',
+        '- Echo a greeting. arguments {"message":"hi"} → {"echoed":"hi"}',
+        '- arguments {"message":""}',
+      ].join('\n'),
+    );
+  });
+
+  it('without examples, the description is the display name and the description', () => {
+    expect(toModelTool(scriptTool()).function.description).toBe('Echo Script: Echoes its input.');
   });
 });

@@ -61,12 +61,12 @@ describe('the tool catalogue of the ACTION protocol', () => {
     expect(catalogue.tools.map((tool) => tool.id)).toEqual(['recall_actions']);
   });
 
-  it('when tools are offered, the prompt shows the ACTION format and each tool with id, description and schema', () => {
+  it('when tools are offered, the prompt shows the ACTION format and each tool with id, display name, description and schema', () => {
     const prompt = toolCataloguePrompt(new ToolCatalogue([toModelTool(pythonTool)], [pythonTool]));
     expect(prompt).toContain('<ACTION>\n  <tool_id>TOOL_ID</tool_id>');
     expect(prompt).toContain('<input name="PARAMETER_NAME"><![CDATA[VALUE]]></input>');
     expect(prompt).toContain(
-      '## core:execute-python-script\nExecutes a Python script.\nParameters (JSON Schema): {"type":"object","properties":{"scriptPath":{"type":"string"},"inputData":{"type":"object"}},"required":["scriptPath"]}',
+      '## core:execute-python-script\nExecute Python Script: Executes a Python script.\nParameters (JSON Schema): {"type":"object","properties":{"scriptPath":{"type":"string"},"inputData":{"type":"object"}},"required":["scriptPath"]}',
     );
   });
 });
