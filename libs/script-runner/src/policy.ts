@@ -93,6 +93,12 @@ export interface ScriptRunnerPolicy {
    * the host's files as the sandbox user does) and the result's logs say so.
    */
   readonly requireIsolation?: boolean;
+  /**
+   * When true (default, seed 003 §2.1.3: "stderr 有内容或退出码非0，判定为错误"), a script that writes
+   * anything to stderr has failed even when it exits 0. When false, only the exit code and the output
+   * decide, and stderr goes to the result's logs.
+   */
+  readonly stderrIsError?: boolean;
 }
 
 /** The policy with every default filled in. */
@@ -115,6 +121,7 @@ export interface ResolvedPolicy {
   readonly dependencyTimeoutMs: number;
   readonly sandboxUser: SandboxUser;
   readonly requireIsolation: boolean;
+  readonly stderrIsError: boolean;
 }
 
 export const POLICY_DEFAULTS = {
@@ -171,6 +178,7 @@ export function resolvePolicy(policy: ScriptRunnerPolicy): ResolvedPolicy {
     dependencyTimeoutMs: policy.dependencyTimeoutMs ?? POLICY_DEFAULTS.dependencyTimeoutMs,
     sandboxUser: policy.sandboxUser ?? POLICY_DEFAULTS.sandboxUser,
     requireIsolation: policy.requireIsolation ?? true,
+    stderrIsError: policy.stderrIsError ?? true,
   };
   const positive: Record<string, number> = {
     defaultTimeoutMs: resolved.defaultTimeoutMs,

@@ -100,6 +100,57 @@ describe('running scripts', () => {
     expect(existsSync('/tmp/pwned')).toBe(false);
   });
 
+  it('when a python tool names an entryPoint, that function is called with the input and its return value is the output', async () => {
+    const greet = await runner.run({
+      toolId: 'test:fn',
+      scriptPath: 'functions.py',
+      language: 'python',
+      entryPoint: 'greet',
+      inputData: { name: 'Ada' },
+    });
+    expect(greet).toMatchObject({ success: true, outputData: { greeting: 'hello Ada' } });
+
+    const later = await runner.run({
+      toolId: 'test:fn',
+      scriptPath: 'functions.py',
+      language: 'python',
+      entryPoint: 'later',
+      inputData: { n: 41 },
+    });
+    expect(later).toMatchObject({ success: true, outputData: { later: 42 } });
+  });
+
+  it('when a node tool names an entryPoint, its exported function (async too) is called the same way', async () => {
+    const result = await runner.run({
+      toolId: 'test:fn',
+      scriptPath: 'functions.mjs',
+      language: 'nodejs',
+      entryPoint: 'later',
+      inputData: { n: 1 },
+    });
+    expect(result.error).toBeUndefined();
+    expect(result.outputData).toEqual({ later: 2 });
+  });
+
+  it('when the entryPoint names no function of the script, the run fails saying so; a name that is no identifier is refused', async () => {
+    const missing = await runner.run({
+      toolId: 'test:fn',
+      scriptPath: 'functions.py',
+      language: 'python',
+      entryPoint: 'nope',
+    });
+    expect(missing.error?.type).toBe(ScriptErrorType.SCRIPT);
+    expect(missing.error?.details).toContain('no function nope');
+
+    const injected = await runner.run({
+      toolId: 'test:fn',
+      scriptPath: 'functions.py',
+      language: 'python',
+      entryPoint: 'greet; import os',
+    });
+    expect(injected.error?.message).toContain('entryPoint must be a function name');
+  });
+
   it('when a script prints text that is not JSON, the result is a ScriptError quoting the output', async () => {
     const result = await runner.run({ toolId: 'test:bad', scriptPath: 'not-json.py', language: 'python' });
 
@@ -119,6 +170,23 @@ describe('running scripts', () => {
     expect(result.error).toMatchObject({ type: ScriptErrorType.SCRIPT, exitCode: 3, signal: null });
     expect(result.error?.details).toContain('something went wrong in the script');
     expect(result.logs?.join('\n')).toContain('something went wrong in the script');
+  });
+
+  it('when a script exits 0 but writes to stderr, it has failed (seed 003), and the ScriptError carries the stderr', async () => {
+    const result = await runner.run({ toolId: 'test:warns', scriptPath: 'warns.py', language: 'python' });
+
+    expect(result.success).toBe(false);
+    expect(result.error).toMatchObject({ type: ScriptErrorType.SCRIPT, exitCode: 0, signal: null });
+    expect(result.error?.message).toContain('stderr');
+    expect(result.error?.details).toContain('warning: this API is deprecated');
+  });
+
+  it('when stderr is not an error by policy, the same script succeeds and its stderr is in the logs', async () => {
+    const lenient = workspace.runner({ stderrIsError: false });
+    const result = await lenient.run({ toolId: 'test:warns', scriptPath: 'warns.py', language: 'python' });
+
+    expect(result).toMatchObject({ success: true, outputData: { ok: true } });
+    expect(result.logs?.join('\n')).toContain('warning: this API is deprecated');
   });
 
   it('when a script writes 10 MB to stdout, reading stops at the output limit and the run is a ScriptError', async () => {

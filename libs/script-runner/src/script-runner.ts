@@ -22,6 +22,7 @@ import { isReachableBy } from './executables.js';
 import { egressDecision, grantAccess, type EgressDecision } from './grants.js';
 import { probeHost, type HostReport } from './host-probe.js';
 import { checkOutput } from './output-schema.js';
+import { entryPointArgs } from './entry-point.js';
 import { jailScriptPath } from './path-jail.js';
 import { resolvePolicy, type ResolvedPolicy, type ScriptRunnerPolicy } from './policy.js';
 import { runProcess, type ProcessOutcome } from './process-run.js';
@@ -37,6 +38,11 @@ export interface ScriptExecutionParams {
   readonly language: ScriptLanguage;
   readonly inputData?: Record<string, unknown>;
   readonly timeoutMs?: number;
+  /**
+   * A function of the script to call with the input instead of running the script as a program (seed 003
+   * `handler.entryPoint`; python and nodejs). Its return value is the output.
+   */
+  readonly entryPoint?: string;
   /**
    * Variables the tool declares; they are added to the allow-listed host variables. Variables that
    * change loading (`LD_*`, `NODE_OPTIONS`, `PYTHONPATH`, ...) are refused with a `SecurityError`.
@@ -190,7 +196,12 @@ export class ScriptRunner {
     if (environment !== undefined) logs.push(environment.log);
 
     const command = environment?.interpreter ?? interpreter.command;
-    const argv = language === 'bun' ? [command, 'run', script.path] : [command, script.path];
+    const argv =
+      params.entryPoint !== undefined
+        ? [command, ...entryPointArgs(language, script.path, params.entryPoint)]
+        : language === 'bun'
+          ? [command, 'run', script.path]
+          : [command, script.path];
     const { outcome, exit } = await this.runSandboxed(host, {
       argv,
       cwd: script.dir,
@@ -408,6 +419,12 @@ export class ScriptRunner {
     }
     if (exit.exitCode !== 0 || exit.signal !== null) {
       throw new ScriptError(describeExit(exit), { details: [describeExit(exit), stderr].join('\n'), exit });
+    }
+    if (this.policy.stderrIsError && stderr !== '') {
+      throw new ScriptError('the script wrote to stderr, which counts as a failure even with exit code 0', {
+        details: stderr,
+        exit,
+      });
     }
     return parseOutput(outcome.stdout, stderr);
   }

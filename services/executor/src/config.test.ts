@@ -73,6 +73,7 @@ describe('executor configuration', () => {
       SCRIPT_ALLOW_WRITE_PATHS: [],
       SCRIPT_ALLOW_NETWORK_HOSTS: [],
       SCRIPT_REQUIRE_ISOLATION: true,
+      SCRIPT_STDERR_IS_ERROR: true,
     });
   });
 

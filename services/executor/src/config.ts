@@ -191,6 +191,9 @@ export const executorConfigSchema = baseConfigSchema
     SCRIPT_REQUIRE_ISOLATION: Flag.default(true).describe(
       "Refuse to run scripts when the namespace sandbox cannot be created (true), or run them with only the uid drop and rlimits, seeing the host's files and network (false)",
     ),
+    SCRIPT_STDERR_IS_ERROR: Flag.default(true).describe(
+      'A script that writes to stderr has failed even when it exits 0, as seed 003 says (true); false: only the exit code and the output decide, and stderr goes to the logs',
+    ),
     EXECUTOR_ID: z
       .string()
       .min(1)

@@ -67,6 +67,7 @@ function scriptTools(config: ExecutorConfig, baseDir: string): ScriptTools {
     runtimePaths: config.SCRIPT_RUNTIME_PATHS,
     allowNetworkHosts: config.SCRIPT_ALLOW_NETWORK_HOSTS,
     requireIsolation: config.SCRIPT_REQUIRE_ISOLATION,
+    stderrIsError: config.SCRIPT_STDERR_IS_ERROR,
   });
   return new ScriptTools({
     runner,

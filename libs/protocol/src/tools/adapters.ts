@@ -190,6 +190,7 @@ export function fromToolJson(metadata: ToolJson): ScriptTool {
       }),
     ),
     tags: metadata.tags,
+    timeout_ms: metadata.timeoutMs,
   });
 }
 
@@ -236,6 +237,7 @@ export function toToolJson(tool: ScriptTool): ToolJson {
       }),
     ),
     tags: tool.tags,
+    timeoutMs: tool.timeout_ms,
   });
 }
 

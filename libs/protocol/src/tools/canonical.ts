@@ -132,6 +132,8 @@ export const ScriptTool = z.object({
   security_context: ScriptSecurityContext.optional(),
   examples: z.array(ScriptExample).optional(),
   tags: z.array(z.string()).optional(),
+  /** How long one call may run, in ms; the executor's default when absent, capped by its maximum. */
+  timeout_ms: z.int().positive().optional(),
 });
 export type ScriptTool = z.infer<typeof ScriptTool>;
 

@@ -54,5 +54,7 @@ export const ToolJson = z.object({
   securityContext: ToolJsonSecurityContext.optional(),
   examples: z.array(ToolJsonExample).optional(),
   tags: z.array(z.string()).optional(),
+  /** Extension: how long one call may run, in ms (the executor caps it at its SCRIPT_MAX_TIMEOUT_MS). */
+  timeoutMs: z.int().positive().optional(),
 });
 export type ToolJson = z.infer<typeof ToolJson>;

@@ -24,6 +24,10 @@ const SCRIPTS: Readonly<Record<string, string>> = {
   'python/sleepy.py': ['import time', 'time.sleep(60)', 'print("{}")'].join('\n'),
   'python/wrong_shape.py': ['import json', 'print(json.dumps({"words": "many"}))'].join('\n'),
   'python/fails.py': ['import sys', 'sys.stderr.write("no input for me\\n")', 'sys.exit(3)'].join('\n'),
+  'python/text_functions.py': [
+    'def count(data):',
+    '    return {"words": len(data.get("text", "").split()), "by": "count"}',
+  ].join('\n'),
 };
 
 export interface ScriptWorkspace {
@@ -117,6 +121,39 @@ export function executePythonScriptTool(): ScriptTool {
         },
         required: ['scriptPath'],
       },
+    }),
+  );
+}
+
+/** Seed 003 `external-script` tool with an `entryPoint`: the script is a module and `count` is called. */
+export function entryPointTool(): ScriptTool {
+  return fromToolJson(
+    ToolJson.parse({
+      toolId: 'text:count-fn',
+      displayName: 'Count (function)',
+      description: 'Counts the words of a text by calling a function of a module.',
+      version: '1.0.0',
+      handler: {
+        type: 'external-script',
+        scriptPath: 'python/text_functions.py',
+        language: 'python',
+        entryPoint: 'count',
+      },
+      parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    }),
+  );
+}
+
+/** A tool file with its own time budget (`timeoutMs`) whose script sleeps far longer. */
+export function sleepyToolWithTimeout(timeoutMs: number): ScriptTool {
+  return fromToolJson(
+    ToolJson.parse({
+      toolId: 'test:sleepy',
+      displayName: 'Sleepy',
+      description: 'Sleeps.',
+      version: '1.0.0',
+      handler: { type: 'external-script', scriptPath: 'python/sleepy.py', language: 'python' },
+      timeoutMs,
     }),
   );
 }

@@ -5,7 +5,9 @@ import { waitFor } from '@agentmesh/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createScriptWorkspace,
+  entryPointTool,
   executePythonScriptTool,
+  sleepyToolWithTimeout,
   shoutTool,
   wordCountTool,
   wrongShapeTool,
@@ -119,6 +121,19 @@ describe('execute_script (seed 003 generic script tool)', () => {
 });
 
 describe('SCRIPT tools from *.tool.json', () => {
+  it("when a tool names an entryPoint, that function of the script gets the model's arguments and answers the output", async () => {
+    await expect(scripts.runTool(entryPointTool(), { text: 'one two' }, ctx())).resolves.toEqual({
+      ok: true,
+      result: { words: 2, by: 'count' },
+    });
+  });
+
+  it("when a tool file sets its own timeoutMs, a call is stopped at it with TOOL_TIMEOUT, not at the executor's default", async () => {
+    const outcome = await scripts.runTool(sleepyToolWithTimeout(400), {}, ctx());
+    expect(outcome).toMatchObject({ ok: false, error: { code: 'TOOL_TIMEOUT' } });
+    if (!outcome.ok) expect(outcome.error.message).toContain('400 ms');
+  });
+
   it("an external-script tool gets the model's arguments as its input and answers its output", async () => {
     await expect(scripts.runTool(wordCountTool(), { text: 'a b c d' }, ctx())).resolves.toEqual({
       ok: true,

@@ -125,8 +125,10 @@ export class ScriptTools {
         toolId: tool.tool_id,
         scriptPath: handler.script_path,
         language: handler.language,
+        ...(handler.entry_point === undefined ? {} : { entryPoint: handler.entry_point }),
         inputData: { ...args },
-        timeoutMs: this.options.defaultTimeoutMs,
+        // The tool file's own budget (seed 003's per-tool timeout), never above the executor's maximum.
+        timeoutMs: Math.min(tool.timeout_ms ?? this.options.defaultTimeoutMs, this.options.maxTimeoutMs),
         ...(securityContext === undefined ? {} : { securityContext }),
         ...(typeof tool.output === 'object' ? { outputSchema: tool.output } : {}),
       },
