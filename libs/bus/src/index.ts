@@ -1,4 +1,10 @@
-export { CorruptRecordError, EventStreamConflictError, InvalidRegistryNameError } from './errors.js';
+export {
+  CorruptRecordError,
+  EventStreamConflictError,
+  InvalidRegistryNameError,
+  TaskStatusContentionError,
+  TaskStatusWriteError,
+} from './errors.js';
 export { decodeJson, encodeJson } from './json.js';
 export { decodeCancelSignal } from './cancel-signal.js';
 export {
