@@ -93,6 +93,7 @@ export async function startExecutor({
       stopGraceMs: Math.floor(config.SHUTDOWN_TIMEOUT_MS * STOP_GRACE_SHARE),
       handBackAll: () => running.handBackAll(),
       onMalformed: endingMalformedTasks({ js, jsm, statuses, metrics, log }),
+      handBackLaterMs: config.VAULT_KEY_HAND_BACK_MS,
     },
     log,
   );

@@ -103,6 +103,8 @@ export interface TaskConsumerOptions {
   retryDelayMs?: number;
   /** Called for each malformed task message before it is terminated. */
   onMalformed?: MalformedTaskHandler;
+  /** How long a task handed back for a vault key this instance lacks waits before its next delivery. */
+  handBackLaterMs: number;
 }
 
 export class TaskConsumer {
@@ -230,7 +232,7 @@ export class TaskConsumer {
     const progress = setInterval(() => msg.working(), this.options.ackProgressMs);
     try {
       const disposition = await this.handle(task, { attempt: msg.info.deliveryCount, headers: msg.headers });
-      settle(msg, disposition);
+      settle(msg, disposition, this.options.handBackLaterMs);
     } catch (error) {
       this.log.error(
         { err: error, trace_id: task.task_meta.trace_id },
@@ -243,7 +245,7 @@ export class TaskConsumer {
   }
 }
 
-function settle(msg: JsMsg, disposition: AttemptDisposition): void {
+function settle(msg: JsMsg, disposition: AttemptDisposition, handBackLaterMs: number): void {
   switch (disposition) {
     case AttemptDisposition.ACK:
       return msg.ack();
@@ -251,6 +253,8 @@ function settle(msg: JsMsg, disposition: AttemptDisposition): void {
       return msg.term();
     case AttemptDisposition.HAND_BACK:
       return msg.nak();
+    case AttemptDisposition.HAND_BACK_LATER:
+      return msg.nak(handBackLaterMs);
     case AttemptDisposition.ABANDON:
       // Another executor owns the task's event stream and will ack the message itself.
       return;
