@@ -8,6 +8,8 @@
  * is nak'ed straight back), running tasks get the grace period to finish, and those still running after
  * it are handed back: their attempt is aborted without a terminal event and their message nak'ed, so
  * another instance starts them afresh (counting one more delivery).
+ *
+ * A message that is not a valid task is terminated, after `onMalformed` has ended the task it names.
  */
 import { MalformedTaskReason } from '@agentmesh/bus';
 import { AssembledTask, Consumers, describeZodError, parseTaskSubject } from '@agentmesh/protocol';
