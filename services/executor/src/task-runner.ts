@@ -4,8 +4,8 @@
  * attempts and other services left: a terminal event already written (a crashed attempt had finished),
  * too many deliveries, a vault sealed for a key this executor lacks (handed back for one that holds it,
  * until the last delivery ends the task), or a cancel requested before the start. Then it opens the vault
- * in memory, runs
- * the agent loop under an abort controller for cancel and deadline, and writes exactly one terminal event.
+ * in memory, runs the agent loop under an abort controller for cancel and deadline, and writes exactly one
+ * terminal event.
  *
  * The vault's values, and what the task's tools derive from them, are the attempt's secrets: scrubbed from
  * its events (TaskEventSink), from every tool outcome (tool-dispatch.ts), and, held in the executor's open
