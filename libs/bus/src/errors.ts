@@ -45,3 +45,38 @@ export class InvalidRegistryNameError extends Error {
     super(`not a valid registry ${what}: ${JSON.stringify(value.slice(0, 80))}`);
   }
 }
+
+/**
+ * KV refused a task status write for a reason other than a concurrent writer (a compare-and-set lost
+ * is retried, not reported): the bucket is gone, the value is over its limit, the user may not write,
+ * the server did not answer. Retryable when the server was not reached or gave no answer in time.
+ */
+export class TaskStatusWriteError extends Error {
+  override readonly name = 'TaskStatusWriteError';
+  readonly code = ErrorCode.INTERNAL;
+
+  constructor(
+    readonly key: string,
+    readonly retryable: boolean,
+    options: ErrorOptions & { cause: unknown },
+  ) {
+    super(
+      `task status of ${key} could not be written: ${options.cause instanceof Error ? options.cause.message : String(options.cause)}`,
+      options,
+    );
+  }
+}
+
+/** A task status record kept changing under every compare-and-set attempt (heavy contention). */
+export class TaskStatusContentionError extends Error {
+  override readonly name = 'TaskStatusContentionError';
+  readonly code = ErrorCode.CONFLICT;
+  readonly retryable = true;
+
+  constructor(
+    readonly key: string,
+    readonly attempts: number,
+  ) {
+    super(`task status of ${key} kept changing under ${attempts} updates`);
+  }
+}

@@ -1,6 +1,18 @@
-export { CorruptRecordError, EventStreamConflictError, InvalidRegistryNameError } from './errors.js';
+export {
+  CorruptRecordError,
+  EventStreamConflictError,
+  InvalidRegistryNameError,
+  TaskStatusContentionError,
+  TaskStatusWriteError,
+} from './errors.js';
 export { decodeJson, encodeJson } from './json.js';
 export { decodeCancelSignal } from './cancel-signal.js';
+export { endMalformedTask, MalformedTaskReason, readMalformedTaskIdentity } from './malformed-task.js';
+export type {
+  EndMalformedTaskOptions,
+  MalformedTaskEnding,
+  MalformedTaskIdentity,
+} from './malformed-task.js';
 export {
   DEFAULT_NATIVE_PROVIDER_TTL_MS,
   DEFAULT_RECALL_ACTIONS_TTL_MS,

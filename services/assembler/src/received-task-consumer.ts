@@ -7,7 +7,12 @@
  * acked only after that. Unexpected failures (NATS hiccups) are retried with a growing delay; after
  * {@link MAX_ASSEMBLY_ATTEMPTS} deliveries the task ends with an error instead of looping forever.
  */
-import type { TaskStatusStore } from '@agentmesh/bus';
+import {
+  endMalformedTask,
+  MalformedTaskReason,
+  readMalformedTaskIdentity,
+  type TaskStatusStore,
+} from '@agentmesh/bus';
 import {
   Consumers,
   describeZodError,
@@ -15,7 +20,7 @@ import {
   ReceivedTask,
   type TaskMeta,
 } from '@agentmesh/protocol';
-import { extractTraceContext, taskRootContext, type Logger } from '@agentmesh/runtime';
+import { extractTraceContext, injectTraceContext, taskRootContext, type Logger } from '@agentmesh/runtime';
 import {
   AckPolicy,
   DeliverPolicy,
@@ -37,6 +42,7 @@ import {
   type Span,
 } from '@opentelemetry/api';
 import type { AssembledTaskPublisher } from './assembled-task-publisher.js';
+import { AssemblerMetrics } from './assembler-metrics.js';
 import type { CancelRequestLookup } from './cancel-requests.js';
 import {
   AssemblyAttemptsExhaustedError,
@@ -68,6 +74,8 @@ export interface ReceivedTaskConsumerOptions {
   failures: TaskFailureRecorder;
   /** Tasks assembled at once by this instance. */
   concurrency: number;
+  /** By default the instruments of the global meter provider (so the consumer starts after telemetry). */
+  metrics?: AssemblerMetrics;
 }
 
 /** Creates the durable consumer when it does not exist yet; an existing one is left as it is. */
@@ -93,11 +101,13 @@ export async function ensureAssemblerConsumer(jsm: JetStreamManager): Promise<vo
 export class ReceivedTaskConsumer {
   private stopping = false;
   private readonly limit: ConcurrencyLimit;
+  private readonly metrics: AssemblerMetrics;
   private loop: Promise<void> = Promise.resolve();
   private messages: ConsumerMessages | undefined;
 
   private constructor(private readonly options: ReceivedTaskConsumerOptions) {
     this.limit = new ConcurrencyLimit(options.concurrency);
+    this.metrics = options.metrics ?? new AssemblerMetrics();
   }
 
   static async start(options: ReceivedTaskConsumerOptions): Promise<ReceivedTaskConsumer> {
@@ -144,9 +154,12 @@ export class ReceivedTaskConsumer {
         { subject: msg.subject, stream_seq: msg.seq, problems: parsed.problems },
         'received task is invalid; dropped',
       );
-      // No reason text: servers before 2.10 do not understand `+TERM <reason>` and would keep the message.
-      msg.term();
-      return;
+      const paths = [...new Set(parsed.problems.map((problem) => problem.path || '(root)'))].slice(0, 10);
+      const problem =
+        parsed.reason === MalformedTaskReason.NOT_JSON
+          ? 'the payload is not JSON'
+          : `the payload is not a ReceivedTask (${paths.join(', ')})`;
+      return this.dropMalformed(msg, parsed.reason, problem);
     }
     const meta = parsed.task.task_meta;
     const subjectAccount = parseTaskSubject(msg.subject)?.accountId;
@@ -158,8 +171,7 @@ export class ReceivedTaskConsumer {
         { subject: msg.subject, stream_seq: msg.seq, claimed_account_id: meta.account_id },
         'received task names another account than its subject; dropped',
       );
-      msg.term();
-      return;
+      return this.dropMalformed(msg, MalformedTaskReason.ACCOUNT_MISMATCH, 'account mismatch');
     }
     const parent = parentContext(msg.headers, meta.trace_id);
     const span = tracer.startSpan(
@@ -179,6 +191,45 @@ export class ReceivedTaskConsumer {
     } finally {
       span.end();
     }
+  }
+
+  /**
+   * Ends the task a malformed message names, where its account and trace id can be read (see
+   * endMalformedTask), counts the message, and terminates it; a failed ending is retried by redelivery.
+   */
+  private async dropMalformed(msg: JsMsg, reason: MalformedTaskReason, problem: string): Promise<void> {
+    const identity = readMalformedTaskIdentity(msg.subject, msg.data);
+    const attempt = msg.info.deliveryCount;
+    if (identity !== undefined) {
+      try {
+        const ending = await endMalformedTask({
+          js: this.options.js,
+          jsm: this.options.jsm,
+          statuses: this.options.statuses,
+          identity,
+          problem,
+          attempt,
+          headers: () => injectTraceContext(),
+        });
+        this.options.log.info(
+          { trace_id: identity.traceId, account_id: identity.accountId, reason, ...ending },
+          'ended the task of an invalid received task',
+        );
+      } catch (error) {
+        if (attempt < MAX_ASSEMBLY_ATTEMPTS) {
+          this.options.log.warn(
+            { err: error, attempt },
+            'could not end the task of an invalid message; retrying',
+          );
+          msg.nak(retryDelayMs(attempt));
+          return;
+        }
+        this.options.log.error({ err: error, attempt }, 'could not end the task of an invalid message');
+      }
+    }
+    this.metrics.malformedTasks.add(1, { reason });
+    // No reason text: servers before 2.10 do not understand `+TERM <reason>` and would keep the message.
+    msg.term();
   }
 
   private async assemble(msg: JsMsg, task: ReceivedTask, span: Span): Promise<void> {
@@ -272,19 +323,32 @@ function retryDelayMs(attempt: number): number {
 }
 
 type ParsedReceivedTask =
-  { ok: true; task: ReceivedTask } | { ok: false; problems: readonly { path: string; message: string }[] };
+  | { ok: true; task: ReceivedTask }
+  | {
+      ok: false;
+      reason: MalformedTaskReason;
+      problems: readonly { path: string; message: string }[];
+    };
 
 export function parseReceivedTask(data: Uint8Array): ParsedReceivedTask {
   let json: unknown;
   try {
     json = JSON.parse(decoder.decode(data));
   } catch {
-    return { ok: false, problems: [{ path: '', message: 'not valid JSON' }] };
+    return {
+      ok: false,
+      reason: MalformedTaskReason.NOT_JSON,
+      problems: [{ path: '', message: 'not valid JSON' }],
+    };
   }
   const parsed = ReceivedTask.safeParse(json);
   return parsed.success
     ? { ok: true, task: parsed.data }
-    : { ok: false, problems: describeZodError(parsed.error).detail.issues };
+    : {
+        ok: false,
+        reason: MalformedTaskReason.SCHEMA,
+        problems: describeZodError(parsed.error).detail.issues,
+      };
 }
 
 /** The trace the gateway started for the task, or, when the message carries none, the task's own trace. */

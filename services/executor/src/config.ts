@@ -68,6 +68,11 @@ export const executorConfigSchema = baseConfigSchema
     VAULT_PRIVATE_KEYS: VaultPrivateKeys.describe(
       'Private X25519 keys that open task vaults, as comma-separated kid:base64url (raw 32-byte keys); keep the previous key during a rotation',
     ),
+    VAULT_KEY_HAND_BACK_MS: positiveInt()
+      .default(5_000)
+      .describe(
+        'How long a task sealed for a vault key this executor lacks waits before it is delivered again (to an executor holding the key); after MAX_DELIVER deliveries it ends with an error naming the key',
+      ),
     MAX_CONCURRENT_TASKS: positiveInt()
       .default(8)
       .describe(

@@ -21,6 +21,7 @@ export const ExecutorMetric = {
   TOKEN_USAGE: 'gen_ai.client.token.usage',
   TOOL_CALLS: 'agentmesh.tool.calls',
   TOOL_DURATION: 'agentmesh.tool.duration',
+  MALFORMED_TASKS: 'agentmesh.tasks.malformed',
 } as const;
 
 const OUTCOME = 'outcome';
@@ -48,6 +49,8 @@ export class ExecutorMetrics {
   readonly tokenUsage: Histogram;
   readonly toolCalls: Counter;
   readonly toolDuration: Histogram;
+  /** Task messages refused as malformed, by `reason` (MalformedTaskReason). */
+  readonly malformedTasks: Counter;
 
   constructor(meter: Meter = metrics.getMeter(EXECUTOR_METER)) {
     const seconds = (boundaries: number[]) => ({
@@ -83,6 +86,10 @@ export class ExecutorMetrics {
     this.toolDuration = meter.createHistogram(ExecutorMetric.TOOL_DURATION, {
       description: 'Duration of tool calls',
       ...seconds(TOOL_SECONDS),
+    });
+    this.malformedTasks = meter.createCounter(ExecutorMetric.MALFORMED_TASKS, {
+      description: 'Task messages refused as malformed, by reason',
+      unit: '{message}',
     });
   }
 

@@ -16,8 +16,10 @@ import {
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { CancelListener } from './cancel-listener.js';
 import type { ExecutorConfig } from './config.js';
+import { ExecutorMetrics } from './executor-metrics.js';
 import { createToolRunners, publishNativeTools } from './executor-tools.js';
 import { ModelEndpointGuard, OpenAiChatClient } from './llm/index.js';
+import { endingMalformedTasks } from './malformed-task-ending.js';
 import { RunningTasks } from './running-tasks.js';
 import { OpenSecrets } from './secrets/index.js';
 import { ensureExecutorConsumer, TaskConsumer } from './task-consumer.js';
@@ -59,10 +61,13 @@ export async function startExecutor({
   const removeSecretFilter = addSecretFilter((text) => openSecrets.scrub(text));
   const running = new RunningTasks();
   const cancels = CancelListener.start(nc, running, log);
+  const statuses = new TaskStatusStore(buckets.tasks);
+  const metrics = new ExecutorMetrics();
   const runner = new TaskRunner({
     js,
     jsm,
-    statuses: new TaskStatusStore(buckets.tasks),
+    statuses,
+    metrics,
     keyring: config.VAULT_PRIVATE_KEYS,
     running,
     tools: tools.runners,
@@ -87,6 +92,8 @@ export async function startExecutor({
       pullExpiresMs: config.PULL_EXPIRES_MS,
       stopGraceMs: Math.floor(config.SHUTDOWN_TIMEOUT_MS * STOP_GRACE_SHARE),
       handBackAll: () => running.handBackAll(),
+      onMalformed: endingMalformedTasks({ js, jsm, statuses, metrics, log }),
+      handBackLaterMs: config.VAULT_KEY_HAND_BACK_MS,
     },
     log,
   );

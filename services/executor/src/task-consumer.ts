@@ -8,7 +8,10 @@
  * is nak'ed straight back), running tasks get the grace period to finish, and those still running after
  * it are handed back: their attempt is aborted without a terminal event and their message nak'ed, so
  * another instance starts them afresh (counting one more delivery).
+ *
+ * A message that is not a valid task is terminated, after `onMalformed` has ended the task it names.
  */
+import { MalformedTaskReason } from '@agentmesh/bus';
 import { AssembledTask, Consumers, describeZodError, parseTaskSubject } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
 import {
@@ -72,6 +75,22 @@ export async function ensureExecutorConsumer(
 /** Runs one attempt of a valid task; resolves with what its message gets. */
 export type AttemptHandler = (task: AssembledTask, delivery: Delivery) => Promise<AttemptDisposition>;
 
+/** A task message that is not a valid task, as the consumer saw it. */
+export interface MalformedTaskMessage {
+  readonly subject: string;
+  readonly data: Uint8Array;
+  readonly attempt: number;
+  readonly reason: MalformedTaskReason;
+  /** Paths and reasons only, never payload values. */
+  readonly problem: string;
+}
+
+/**
+ * Ends the task a malformed message names, where it can be told; the message is terminated once this
+ * resolves, and handed back (to try again) when it rejects.
+ */
+export type MalformedTaskHandler = (message: MalformedTaskMessage) => Promise<void>;
+
 export interface TaskConsumerOptions {
   /** Tasks this instance runs at once. */
   maxConcurrent: number;
@@ -84,6 +103,10 @@ export interface TaskConsumerOptions {
   pullExpiresMs: number;
   /** Pause after a failed pull (NATS away, consumer missing). Default 1 s. */
   retryDelayMs?: number;
+  /** Called for each malformed task message before it is terminated. */
+  onMalformed?: MalformedTaskHandler;
+  /** How long a task handed back for a vault key this instance lacks waits before its next delivery. */
+  handBackLaterMs: number;
 }
 
 export class TaskConsumer {
@@ -185,12 +208,25 @@ export class TaskConsumer {
 
   async #process(msg: JsMsg): Promise<void> {
     const task = decodeTask(msg);
-    if (typeof task === 'string') {
+    if ('problem' in task) {
       // The payload may hold anything, so only where it came from and why it was refused are logged.
       this.log.warn(
-        { subject: msg.subject, stream_seq: msg.seq, problem: task },
+        { subject: msg.subject, stream_seq: msg.seq, reason: task.reason, problem: task.problem },
         'terminating an invalid task message',
       );
+      try {
+        await this.options.onMalformed?.({
+          subject: msg.subject,
+          data: msg.data,
+          attempt: msg.info.deliveryCount,
+          ...task,
+        });
+      } catch (error) {
+        // The consumer's max_deliver bounds these retries.
+        this.log.error({ err: error, subject: msg.subject }, 'could not end the task of an invalid message');
+        msg.nak(this.options.retryDelayMs ?? 1_000);
+        return;
+      }
       // No reason text: servers before 2.10.4 take `+TERM <reason>` for an unknown ack and redeliver.
       msg.term();
       return;
@@ -198,7 +234,7 @@ export class TaskConsumer {
     const progress = setInterval(() => msg.working(), this.options.ackProgressMs);
     try {
       const disposition = await this.handle(task, { attempt: msg.info.deliveryCount, headers: msg.headers });
-      settle(msg, disposition);
+      settle(msg, disposition, this.options.handBackLaterMs);
     } catch (error) {
       this.log.error(
         { err: error, trace_id: task.task_meta.trace_id },
@@ -211,7 +247,7 @@ export class TaskConsumer {
   }
 }
 
-function settle(msg: JsMsg, disposition: AttemptDisposition): void {
+function settle(msg: JsMsg, disposition: AttemptDisposition, handBackLaterMs: number): void {
   switch (disposition) {
     case AttemptDisposition.ACK:
       return msg.ack();
@@ -219,30 +255,42 @@ function settle(msg: JsMsg, disposition: AttemptDisposition): void {
       return msg.term();
     case AttemptDisposition.HAND_BACK:
       return msg.nak();
+    case AttemptDisposition.HAND_BACK_LATER:
+      return msg.nak(handBackLaterMs);
     case AttemptDisposition.ABANDON:
       // Another executor owns the task's event stream and will ack the message itself.
       return;
   }
 }
 
+type Refusal = { reason: MalformedTaskReason; problem: string };
+
 /** The task, or why the message is not one. */
-function decodeTask(msg: JsMsg): AssembledTask | string {
+function decodeTask(msg: JsMsg): AssembledTask | Refusal {
   const subject = parseTaskSubject(msg.subject);
-  if (subject?.stage !== 'assembled') return `not an assembled-task subject: ${msg.subject}`;
+  if (subject?.stage !== 'assembled') {
+    return { reason: MalformedTaskReason.SUBJECT, problem: `not an assembled-task subject: ${msg.subject}` };
+  }
   let body: unknown;
   try {
     body = msg.json();
   } catch {
-    return 'the payload is not JSON';
+    return { reason: MalformedTaskReason.NOT_JSON, problem: 'the payload is not JSON' };
   }
   const parsed = AssembledTask.safeParse(body);
   if (!parsed.success) {
     // Paths only: zod messages are safe, but nothing of the payload's values goes to the log.
     const paths = describeZodError(parsed.error).detail.issues.map((issue) => issue.path || '(root)');
-    return `the payload is not an AssembledTask (${[...new Set(paths)].slice(0, 10).join(', ')})`;
+    return {
+      reason: MalformedTaskReason.SCHEMA,
+      problem: `the payload is not an AssembledTask (${[...new Set(paths)].slice(0, 10).join(', ')})`,
+    };
   }
   if (parsed.data.task_meta.account_id !== subject.accountId) {
-    return `task_meta.account_id does not match the subject's account ${subject.accountId}`;
+    return {
+      reason: MalformedTaskReason.ACCOUNT_MISMATCH,
+      problem: `task_meta.account_id does not match the subject's account ${subject.accountId}`,
+    };
   }
   return parsed.data;
 }

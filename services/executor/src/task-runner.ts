@@ -2,8 +2,10 @@
  * One attempt of one assembled task, from its event stream being opened to its terminal event and final
  * status. The attempt number is JetStream's delivery count. Before anything runs it honours what earlier
  * attempts and other services left: a terminal event already written (a crashed attempt had finished),
- * too many deliveries, or a cancel requested before the start. Then it opens the vault in memory, runs
- * the agent loop under an abort controller for cancel and deadline, and writes exactly one terminal event.
+ * too many deliveries, a vault sealed for a key this executor lacks (handed back for one that holds it,
+ * until the last delivery ends the task), or a cancel requested before the start. Then it opens the vault
+ * in memory, runs the agent loop under an abort controller for cancel and deadline, and writes exactly one
+ * terminal event.
  *
  * The vault's values, and what the task's tools derive from them, are the attempt's secrets: scrubbed from
  * its events (TaskEventSink), from every tool outcome (tool-dispatch.ts), and, held in the executor's open
@@ -50,6 +52,11 @@ export const AttemptDisposition = {
   TERM: 'term',
   /** The executor is stopping: the task goes back to the queue for another instance. */
   HAND_BACK: 'hand_back',
+  /**
+   * No key of this executor opens the task's vault (a key rotation under way): the task goes back to the
+   * queue after a pause, for an executor that holds the key.
+   */
+  HAND_BACK_LATER: 'hand_back_later',
   /** Another executor writes this task's events now: leave the message to it. */
   ABANDON: 'abandon',
 } as const;
@@ -144,6 +151,23 @@ export class TaskRunner {
       const emit = () => writer.emit(outcome.type, outcome.data);
       return (await this.#finish(task, attempt, { span, metrics }, emit, undefined))
         ? AttemptDisposition.TERM
+        : AttemptDisposition.ABANDON;
+    }
+    const kid = task.runtime_config.vault.kid;
+    if (!this.deps.keyring.has(kid)) {
+      // Checked before the status says `running`: the task is not this executor's to run.
+      if (attempt < this.deps.maxDeliver) {
+        this.deps.log.warn({ attempt, kid }, 'handing the task back: no vault key with its key id here');
+        return AttemptDisposition.HAND_BACK_LATER;
+      }
+      this.deps.log.error({ attempt, kid }, 'no executor took the task: none holds its vault key');
+      const outcome = failure(
+        ErrorCode.INTERNAL,
+        `no executor holds the vault key "${kid}" the task was sealed for (${attempt} deliveries); add it to VAULT_PRIVATE_KEYS`,
+      );
+      const emit = () => writer.emit(outcome.type, outcome.data);
+      return (await this.#finish(task, attempt, { span, metrics }, emit, undefined))
+        ? AttemptDisposition.ACK
         : AttemptDisposition.ABANDON;
     }
     const startedAt = this.#now();

@@ -5,7 +5,9 @@
  * Updates are compare-and-set on the entry's revision, so concurrent writers never lose a change.
  */
 import { taskKey, TaskStatusRecord } from '@agentmesh/protocol';
+import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
+import { TaskStatusContentionError, TaskStatusWriteError } from '../errors.js';
 import { decodeJson, encodeJson } from '../json.js';
 
 const MAX_CAS_ATTEMPTS = 10;
@@ -40,7 +42,7 @@ export class TaskStatusStore {
       return true;
     } catch (error) {
       if ((await this.read(key)) !== undefined) return false;
-      throw error;
+      throw new TaskStatusWriteError(key, !(error instanceof JetStreamApiError), { cause: error });
     }
   }
 
@@ -84,10 +86,25 @@ export class TaskStatusStore {
           ? await this.kv.update(key, payload, current.revision)
           : await this.kv.create(key, payload);
         return { record: parsed, revision };
-      } catch {
-        // Somebody else wrote first: read again and reapply.
+      } catch (error) {
+        // Somebody else wrote first: read again and reapply. Anything else is not ours to retry.
+        if (!isLostCompareAndSet(error)) {
+          throw new TaskStatusWriteError(key, !(error instanceof JetStreamApiError), { cause: error });
+        }
       }
     }
-    throw new Error(`task status of ${key} kept changing under ${MAX_CAS_ATTEMPTS} updates`);
+    throw new TaskStatusContentionError(key, MAX_CAS_ATTEMPTS);
   }
+}
+
+/**
+ * JetStream's answer to a write whose expected revision is not the subject's last one; the KV client
+ * reports `create` on an existing key the same way (10164 when the server cannot tell the sequence).
+ */
+function isLostCompareAndSet(error: unknown): boolean {
+  return (
+    error instanceof JetStreamApiError &&
+    (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
+      error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+  );
 }
