@@ -58,11 +58,12 @@ export async function startExecutor({
   const openSecrets = new OpenSecrets();
   const removeSecretFilter = addSecretFilter((text) => openSecrets.scrub(text));
   const running = new RunningTasks();
-  const cancels = CancelListener.start(nc, running, log);
+  const statuses = new TaskStatusStore(buckets.tasks);
+  const cancels = await CancelListener.start({ nc, tasks: buckets.tasks, statuses, running, log });
   const runner = new TaskRunner({
     js,
     jsm,
-    statuses: new TaskStatusStore(buckets.tasks),
+    statuses,
     keyring: config.VAULT_PRIVATE_KEYS,
     running,
     tools: tools.runners,
