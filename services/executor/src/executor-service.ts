@@ -59,7 +59,7 @@ export async function startExecutor({
   const removeSecretFilter = addSecretFilter((text) => openSecrets.scrub(text));
   const running = new RunningTasks();
   const statuses = new TaskStatusStore(buckets.tasks);
-  const cancels = await CancelListener.start({ nc, tasks: buckets.tasks, statuses, running, log });
+  const cancels = await CancelListener.start({ nc, statuses, running, log });
   const runner = new TaskRunner({
     js,
     jsm,
