@@ -60,8 +60,8 @@ export async function startExecutor({
   const openSecrets = new OpenSecrets();
   const removeSecretFilter = addSecretFilter((text) => openSecrets.scrub(text));
   const running = new RunningTasks();
-  const cancels = CancelListener.start(nc, running, log);
   const statuses = new TaskStatusStore(buckets.tasks);
+  const cancels = await CancelListener.start({ nc, statuses, running, log });
   const metrics = new ExecutorMetrics();
   const runner = new TaskRunner({
     js,

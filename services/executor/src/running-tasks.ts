@@ -1,42 +1,63 @@
 /**
  * The task attempts this executor instance is running, by account and trace id (trace ids are scoped by
- * account): where a cancel signal finds the task to stop, and what a stopping executor hands back.
+ * account): where a cancel finds the task to stop, and what a stopping executor hands back.
  */
 import { taskKey } from '@agentmesh/protocol';
 import type { TaskAbort } from './task-abort.js';
 
+/** A task this instance is running: its account and trace id. */
+export interface RunningTask {
+  readonly accountId: string;
+  readonly traceId: string;
+}
+
+interface Entry extends RunningTask {
+  readonly aborts: Set<TaskAbort>;
+}
+
 export class RunningTasks {
-  readonly #byTrace = new Map<string, Set<TaskAbort>>();
+  readonly #byKey = new Map<string, Entry>();
 
   /** Tracks `abort` until the returned function is called. */
   add(accountId: string, traceId: string, abort: TaskAbort): () => void {
     const key = taskKey(accountId, traceId);
-    let entries = this.#byTrace.get(key);
-    if (entries === undefined) {
-      entries = new Set();
-      this.#byTrace.set(key, entries);
+    let entry = this.#byKey.get(key);
+    if (entry === undefined) {
+      entry = { accountId, traceId, aborts: new Set() };
+      this.#byKey.set(key, entry);
     }
-    entries.add(abort);
+    const tracked = entry;
+    tracked.aborts.add(abort);
     return () => {
-      entries.delete(abort);
-      if (entries.size === 0 && this.#byTrace.get(key) === entries) this.#byTrace.delete(key);
+      tracked.aborts.delete(abort);
+      if (tracked.aborts.size === 0 && this.#byKey.get(key) === tracked) this.#byKey.delete(key);
     };
+  }
+
+  /** The task running under `key` (its `mesh_tasks` key, see `taskKey`), if this instance runs it. */
+  byKey(key: string): RunningTask | undefined {
+    return this.#byKey.get(key);
+  }
+
+  /** Every task running now. */
+  list(): RunningTask[] {
+    return [...this.#byKey.values()].map(({ accountId, traceId }) => ({ accountId, traceId }));
   }
 
   /** Cancels the task's running attempt; false when this instance is not running it. */
   cancel(accountId: string, traceId: string, why?: string): boolean {
-    const entries = this.#byTrace.get(taskKey(accountId, traceId));
-    if (entries === undefined) return false;
-    for (const abort of entries) abort.cancel(why);
+    const entry = this.#byKey.get(taskKey(accountId, traceId));
+    if (entry === undefined) return false;
+    for (const abort of entry.aborts) abort.cancel(why);
     return true;
   }
 
   /** Stops every running attempt so its task goes back to the queue. */
   handBackAll(): void {
-    for (const entries of this.#byTrace.values()) for (const abort of entries) abort.handBack();
+    for (const entry of this.#byKey.values()) for (const abort of entry.aborts) abort.handBack();
   }
 
   get size(): number {
-    return this.#byTrace.size;
+    return this.#byKey.size;
   }
 }
