@@ -1,4 +1,5 @@
 import {
+  CollectingMetricReader,
   startRecordingApi,
   startScriptedModel,
   type RecordingApi,
@@ -8,7 +9,6 @@ import {
 } from '@agentmesh/testkit';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CollectingMetricReader } from './__fixtures__/metric-reader.js';
 import { searchTool } from './__fixtures__/tasks.js';
 import { runAgentLoop, type LoopOutcome } from './agent-loop.js';
 import { ExecutorMetric, ExecutorMetrics, type TaskMetrics } from './executor-metrics.js';

@@ -8,6 +8,7 @@ import {
 } from '@agentmesh/protocol';
 import { startTelemetry, type RunningService, type Telemetry } from '@agentmesh/runtime';
 import {
+  CollectingMetricReader,
   startNats,
   startRecordingApi,
   startScriptedModel,
@@ -21,7 +22,6 @@ import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startInProcessExecutor } from './__fixtures__/in-process-executor.js';
-import { CollectingMetricReader } from './__fixtures__/metric-reader.js';
 import { assembledTask, searchTool } from './__fixtures__/tasks.js';
 import { ExecutorMetric } from './executor-metrics.js';
 

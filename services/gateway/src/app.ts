@@ -2,8 +2,8 @@
  * The gateway's HTTP application, built from its dependencies so tests can run it in-process: the
  * inference plane (tasks, SSE events), seed 004's recall endpoints, the management plane, probes, and
  * one error body for every rejection, down to what Node's HTTP parser refuses. JSON bodies are read
- * with a depth limit. Requests are logged as method, route pattern, status and duration — never bodies
- * or headers.
+ * with a depth limit. Requests are logged and metered as method, route pattern, status and duration —
+ * never bodies, headers or the URL with its ids.
  */
 import type { AgentStore, ApiKeyStore, CredentialStore, PluginStore, TaskStatusStore } from '@agentmesh/bus';
 import type { Logger } from '@agentmesh/runtime';
@@ -12,6 +12,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Authenticator } from './auth.js';
 import { EventStreamSlots } from './event-stream-slots.js';
+import type { GatewayMetrics } from './gateway-metrics.js';
 import { errorReplyOptions, installErrorReplies } from './http-error-replies.js';
 import { installJsonBodyParser } from './json-body.js';
 import type { LiveEventFeed } from './live-event-feed.js';
@@ -59,6 +60,7 @@ export interface GatewayAppDeps {
   liveEvents: LiveEventFeed | undefined;
   /** Seed 004's recall endpoints ask the recall service through it. */
   recall: RecallForwarder;
+  metrics: GatewayMetrics;
   settings: GatewayAppSettings;
 }
 
@@ -82,6 +84,27 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
       'http request',
     );
   });
+  // Metered when the response closes rather than in onResponse: an event stream takes the reply over
+  // (hijack), and Fastify's hooks never see it end.
+  app.addHook('onRequest', async (request, reply) => {
+    reply.raw.once('close', () => {
+      // The client went away before anything was answered: no status to report.
+      if (!reply.raw.headersSent) return;
+      deps.metrics.httpRequest({
+        method: request.method,
+        route: request.routeOptions.url,
+        statusCode: reply.raw.statusCode,
+        seconds: reply.elapsedTime / 1000,
+      });
+    });
+  });
+
+  const slots = new EventStreamSlots({
+    maxStreams: settings.sseMaxStreams,
+    maxStreamsPerCaller: settings.sseMaxStreamsPerCaller,
+  });
+  const unobserveStreams = deps.metrics.observeEventStreams(() => slots.open);
+  app.addHook('onClose', async () => unobserveStreams());
 
   const authenticate = requestAuthenticator(deps.authenticator, settings.trustAccountHeaders);
   registerHealthRoutes(app, { nc: deps.nc, jsm: deps.jsm });
@@ -97,10 +120,7 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
     js: deps.js,
     liveEvents: deps.liveEvents,
     heartbeatMs: settings.sseHeartbeatMs,
-    slots: new EventStreamSlots({
-      maxStreams: settings.sseMaxStreams,
-      maxStreamsPerCaller: settings.sseMaxStreamsPerCaller,
-    }),
+    slots,
     shutdown: shutdown.signal,
     log,
   });

@@ -148,6 +148,14 @@ export const gatewayConfigSchema = baseConfigSchema.extend({
     .describe(
       'Tasks per second one API key may submit through this gateway instance (bursts of up to one second’s worth); beyond it: 429 RATE_LIMITED with Retry-After. 0: no limit',
     ),
+  QUEUE_DEPTH_MAX_AGE_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(5_000)
+    .describe(
+      'How long the task queue depth metric (consumer num_pending per stage) is answered from memory before JetStream is asked again; only read when metrics are exported',
+    ),
   SSE_HEARTBEAT_MS: z.coerce
     .number()
     .int()

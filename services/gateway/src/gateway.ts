@@ -1,7 +1,7 @@
 /**
  * Starting the gateway from its configuration on a NATS connection: the mesh's streams and buckets,
  * registry entries of before tenancy carried into the shared catalogue, the stores, the live feed of task
- * events, the HTTP server and the NATS ingress. Used by the service entry point and, in-process, by the tests.
+ * events, the HTTP server, the NATS ingress and the metrics. Used by the service entry point and, in-process, by the tests.
  */
 import { hkdfSync } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -24,12 +24,14 @@ import type { FastifyInstance } from 'fastify';
 import { buildGatewayApp } from './app.js';
 import { Authenticator } from './auth.js';
 import type { GatewayConfig } from './config.js';
+import { GatewayMetrics } from './gateway-metrics.js';
 import { LiveEventFeed } from './live-event-feed.js';
 import { startNatsIngress } from './nats-ingress.js';
 import { RecallForwarder } from './recall-forwarding.js';
 import { TaskCanceller } from './task-cancellation.js';
 import { TaskSubmitter } from './task-submission.js';
 import { SubmissionRateLimiter } from './submission-rate-limits.js';
+import { TaskQueueDepth } from './task-queue-depth.js';
 
 export interface GatewayContext {
   config: Readonly<GatewayConfig>;
@@ -97,6 +99,15 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
       })
     : undefined;
 
+  // Created here, after runService registered the meter provider (the metrics API has no proxy).
+  const metrics = new GatewayMetrics();
+  const queueDepth = new TaskQueueDepth({
+    consumers: jsm.consumers,
+    maxAgeMs: config.QUEUE_DEPTH_MAX_AGE_MS,
+    log,
+  });
+  const unobserveQueueDepth = metrics.observeQueueDepth(() => queueDepth.read());
+
   const statuses = new TaskStatusStore(buckets.tasks);
   const apiKeys = new ApiKeyStore(buckets.apiKeys);
   const authenticator = new Authenticator({
@@ -115,6 +126,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
       perApiKey: config.SUBMIT_RATE_PER_API_KEY,
     }),
     ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
+    metrics,
     log,
   });
   const app = buildGatewayApp({
@@ -137,6 +149,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     canceller: new TaskCanceller({ nc, statuses, log }),
     liveEvents,
     recall: new RecallForwarder({ nc, timeoutMs: config.RECALL_TIMEOUT_MS, log }),
+    metrics,
     settings: {
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
       pluginImportBodyLimitBytes: config.PLUGIN_IMPORT_BODY_LIMIT_BYTES,
@@ -172,6 +185,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     app,
     liveEvents,
     async stop() {
+      unobserveQueueDepth();
       await ingress.stop();
       // Open streams end first (the app's close aborts them), then the feed's consumer goes.
       await app.close();

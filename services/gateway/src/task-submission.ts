@@ -33,6 +33,7 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import { context, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Caller } from './auth.js';
 import { IdempotencyKeyReused, Rejection, ServiceUnavailable } from './errors.js';
+import { SubmissionOutcome, type GatewayMetrics } from './gateway-metrics.js';
 import { parseSubmission, type Submission } from './submission-request.js';
 import type { SubmissionRateLimiter } from './submission-rate-limits.js';
 
@@ -51,6 +52,8 @@ export interface TaskSubmitterOptions {
   rateLimiter?: SubmissionRateLimiter;
   /** Makes `events_url` absolute. */
   publicBaseUrl?: string;
+  /** Counts every submission by outcome. */
+  metrics: GatewayMetrics;
   log: Logger;
   now?: () => Date;
 }
@@ -75,6 +78,21 @@ export class TaskSubmitter {
   }
 
   async submit(body: unknown, caller: Caller): Promise<AcceptedTask | Rejection> {
+    const { metrics } = this.options;
+    let outcome: AcceptedTask | Rejection;
+    try {
+      outcome = await this.accept(body, caller);
+    } catch (error) {
+      // The ingress answers it INTERNAL.
+      metrics.taskSubmission(SubmissionOutcome.REFUSED, ErrorCode.INTERNAL);
+      throw error;
+    }
+    if (outcome instanceof Rejection) metrics.taskSubmission(SubmissionOutcome.REFUSED, outcome.code);
+    else metrics.taskSubmission(outcome.duplicate ? SubmissionOutcome.DUPLICATE : SubmissionOutcome.ACCEPTED);
+    return outcome;
+  }
+
+  private async accept(body: unknown, caller: Caller): Promise<AcceptedTask | Rejection> {
     const submission = parseSubmission(body, caller, this.options.vaultRecipient);
     if (submission instanceof Rejection) return submission;
     const limited = this.options.rateLimiter?.admit(caller, submission.accountId);

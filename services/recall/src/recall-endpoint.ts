@@ -10,6 +10,7 @@ import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { ActionRecall } from './action-recall.js';
 import type { ServiceRequest } from './micro-service.js';
 import { RecallError, SchemaConversionError } from './recall-errors.js';
+import type { RecallMetrics } from './recall-metrics.js';
 import { parseRecallRequest } from './recall-request.js';
 
 const tracer = trace.getTracer('recall');
@@ -18,12 +19,14 @@ const encoder = new TextEncoder();
 export interface RecallEndpointDependencies {
   recall: ActionRecall;
   log: Logger;
+  metrics: RecallMetrics;
 }
 
 export async function answerRecallRequest(
   msg: ServiceRequest,
   deps: RecallEndpointDependencies,
 ): Promise<void> {
+  const answered = deps.metrics.request();
   const parent = extractTraceContext(msg.headers);
   await context.with(parent, () =>
     tracer.startActiveSpan('recall actions', { kind: SpanKind.SERVER }, async (span) => {
@@ -44,8 +47,10 @@ export async function answerRecallRequest(
           'recall answered',
         );
         reply(msg, deps.log, () => msg.respond(encoder.encode(JSON.stringify(response))));
+        answered();
       } catch (error) {
         const failure = describeFailure(error, deps.log);
+        answered(failure.body.code);
         span.setStatus({ code: SpanStatusCode.ERROR, message: failure.body.message });
         span.setAttribute('recall.error_code', failure.body.code);
         reply(msg, deps.log, () =>

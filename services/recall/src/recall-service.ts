@@ -1,7 +1,7 @@
 /**
  * Starts the recall on an open NATS connection: the upstream clients, the caches (memory, and KV buckets
  * shared by every instance) and the NATS micro service `recall` with its endpoint `mesh.recall.actions`
- * in queue group `recall`, discoverable through `$SRV.PING|INFO|STATS`. Kept apart from the entry point
+ * in queue group `recall`, discoverable through `$SRV.PING|INFO|STATS`, and its metrics. Kept apart from the entry point
  * so tests can run the service in-process.
  */
 import { createRequire } from 'node:module';
@@ -26,6 +26,7 @@ import type { RecallConfig } from './config.js';
 import { ConvertedTool } from './converted-tool.js';
 import { addEndpoint, addMicroService } from './micro-service.js';
 import { answerRecallRequest } from './recall-endpoint.js';
+import { RecallCache, RecallMetrics } from './recall-metrics.js';
 import { ONTOLOGY_QUERY, OntologyQuery } from './upstream/ontology-query.js';
 import { OPERATOR_INTEGRATION, ToolBox } from './upstream/tool-box.js';
 import { UpstreamClient } from './upstream/upstream-client.js';
@@ -41,7 +42,13 @@ export async function startRecall({
   log,
   nc,
 }: ServiceContext<RecallConfig>): Promise<RunningService> {
-  const clientOptions = { timeoutMs: config.UPSTREAM_TIMEOUT_MS, retries: config.UPSTREAM_RETRIES };
+  // Created here, after runService registered the meter provider (the metrics API has no proxy).
+  const metrics = new RecallMetrics();
+  const clientOptions = {
+    timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    retries: config.UPSTREAM_RETRIES,
+    metrics,
+  };
   const ontologyClient = new UpstreamClient({
     name: ONTOLOGY_QUERY,
     baseUrl: config.ONTOLOGY_QUERY_URL,
@@ -52,7 +59,7 @@ export async function startRecall({
     baseUrl: config.OPERATOR_INTEGRATION_URL,
     ...clientOptions,
   });
-  const caches = config.CACHE_ENABLED ? await openCaches(nc, config, log) : {};
+  const caches = config.CACHE_ENABLED ? await openCaches(nc, config, log, metrics) : {};
   const recall = new ActionRecall({
     ontology: new OntologyQuery(ontologyClient),
     toolBox: new ToolBox(toolBoxClient),
@@ -71,7 +78,9 @@ export async function startRecall({
     name: RECALL_ENDPOINT,
     subject: Services.RECALL.subject,
     handler: (msg) => {
-      const answering = answerRecallRequest(msg, { recall, log }).finally(() => inFlight.delete(answering));
+      const answering = answerRecallRequest(msg, { recall, log, metrics }).finally(() =>
+        inFlight.delete(answering),
+      );
       inFlight.add(answering);
     },
     onError: (error) => log.error({ err: error }, 'recall endpoint failed'),
@@ -100,7 +109,12 @@ interface Caches {
   toolCache: LayeredCache<ConvertedTool>;
 }
 
-async function openCaches(nc: NatsConnection, config: RecallConfig, log: Logger): Promise<Caches> {
+async function openCaches(
+  nc: NatsConnection,
+  config: RecallConfig,
+  log: Logger,
+  metrics: RecallMetrics,
+): Promise<Caches> {
   const shared = await openSharedBuckets(nc, config, log);
   const onSharedError = (bucket: string) => (operation: 'get' | 'put', error: unknown) =>
     log.warn({ bucket, operation, err: error }, 'shared recall cache unavailable; going on without it');
@@ -120,6 +134,7 @@ async function openCaches(nc: NatsConnection, config: RecallConfig, log: Logger)
       // Fixed parameters that look like secrets are never written to the bus; such answers stay in memory.
       shareable: (answer) => !answer.actions.some((action) => carriesSecretKey(action.parameters)),
       onSharedError: onSharedError(Buckets.RECALL_ACTIONS),
+      onLookup: (source) => metrics.cacheLookup(RecallCache.ACTIONS, source),
     }),
     toolCache: new LayeredCache({
       memory: new TtlLruCache({ maxEntries: config.TOOL_CACHE_MAX_ENTRIES, ttlMs: config.TOOL_CACHE_TTL_MS }),
@@ -127,6 +142,7 @@ async function openCaches(nc: NatsConnection, config: RecallConfig, log: Logger)
         shared &&
         new KvCacheStore({ kv: shared.tools, schema: ConvertedTool, ttlMs: config.TOOL_CACHE_TTL_MS }),
       onSharedError: onSharedError(Buckets.RECALL_TOOLS),
+      onLookup: (source) => metrics.cacheLookup(RecallCache.TOOLS, source),
     }),
   };
 }

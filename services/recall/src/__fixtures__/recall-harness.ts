@@ -1,7 +1,7 @@
 /**
  * What the recall's integration tests share: a real NATS server, recording HTTP servers standing in for
  * ontology-query and the operator tool box, recall instances started in-process on their own connections
- * (with their log lines kept), an in-memory span exporter, and a client that asks `mesh.recall.actions`
+ * (with their log lines kept), an in-memory span exporter, a metric reader, and a client that asks `mesh.recall.actions`
  * and reads the answer or the service error.
  */
 import type { ActionRecallResponse, ErrorBody } from '@agentmesh/protocol';
@@ -15,6 +15,7 @@ import {
   type Telemetry,
 } from '@agentmesh/runtime';
 import {
+  CollectingMetricReader,
   startNats,
   startRecordingApi,
   type NatsServer,
@@ -41,6 +42,8 @@ export interface RecallHarness {
   ontology: RecordingApi;
   toolBox: RecordingApi;
   spans: InMemorySpanExporter;
+  /** Collects the metrics of every instance on demand. */
+  metrics: CollectingMetricReader;
   /** A recall instance on its own connection; `env` overrides the harness defaults. */
   startInstance(env?: Record<string, string>): Promise<RecallInstance>;
   stop(): Promise<void>;
@@ -52,10 +55,12 @@ export const UPSTREAM_RETRIES = 2;
 
 export async function startHarness(): Promise<RecallHarness> {
   const spans = new InMemorySpanExporter();
+  const metrics = new CollectingMetricReader();
   const telemetry: Telemetry = startTelemetry({
     service: 'recall',
     env: {},
     spanProcessors: [new SimpleSpanProcessor({ exporter: spans })],
+    metricReaders: [metrics],
   });
   const nats = await startNats();
   const [ontology, toolBox] = await Promise.all([startRecordingApi(), startRecordingApi()]);
@@ -108,6 +113,7 @@ export async function startHarness(): Promise<RecallHarness> {
     ontology,
     toolBox,
     spans,
+    metrics,
     startInstance,
     async stop() {
       await Promise.allSettled(instances.map((instance) => instance.stop()));

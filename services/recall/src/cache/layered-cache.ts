@@ -25,6 +25,11 @@ export interface LayeredCacheOptions<V> {
   /** Values for which this returns false stay in memory only (e.g. they carry secret-named fields). */
   shareable?: (value: V) => boolean;
   onSharedError?: (operation: 'get' | 'put', error: unknown) => void;
+  /**
+   * Told where each lookup's value came from: a lookup that joins a load in flight gets what that load
+   * found, and a failed load counts as {@link CacheSource.UPSTREAM} (a miss).
+   */
+  onLookup?: (source: CacheSource) => void;
 }
 
 export class LayeredCache<V> {
@@ -33,6 +38,19 @@ export class LayeredCache<V> {
   constructor(private readonly options: LayeredCacheOptions<V>) {}
 
   async getOrLoad(key: string, load: () => Promise<V>): Promise<Cached<V>> {
+    const { onLookup } = this.options;
+    if (onLookup === undefined) return this.#getOrLoad(key, load);
+    try {
+      const cached = await this.#getOrLoad(key, load);
+      onLookup(cached.source);
+      return cached;
+    } catch (error) {
+      onLookup(CacheSource.UPSTREAM);
+      throw error;
+    }
+  }
+
+  async #getOrLoad(key: string, load: () => Promise<V>): Promise<Cached<V>> {
     const remembered = this.options.memory.get(key);
     if (remembered !== undefined) return { value: remembered, source: CacheSource.MEMORY };
     const pending = this.#inFlight.get(key);

@@ -1,13 +1,14 @@
 /**
  * JSON over HTTP to one upstream service through an undici connection pool: every attempt bounded in time,
  * the caller's trace context injected (`traceparent`), one client span per call, and retries with jittered
- * exponential backoff for idempotent calls only. Every failure becomes an {@link UpstreamUnavailableError}
+ * exponential backoff for idempotent calls only, each attempt metered. Every failure becomes an {@link UpstreamUnavailableError}
  * that says what happened (time-out, connection, status, unreadable answer) with an excerpt of the answer.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { context, propagation, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import { Pool, type Dispatcher } from 'undici';
 import { UpstreamFailure, UpstreamUnavailableError, type UpstreamFailureDetail } from '../recall-errors.js';
+import type { RecallMetrics } from '../recall-metrics.js';
 import { backoffDelayMs } from './backoff.js';
 
 export interface UpstreamClientOptions {
@@ -20,6 +21,8 @@ export interface UpstreamClientOptions {
   retries: number;
   /** Sockets kept open to the upstream. */
   connections?: number;
+  /** Counts and times every attempt. */
+  metrics?: RecallMetrics;
 }
 
 export interface UpstreamRequest {
@@ -44,6 +47,7 @@ export class UpstreamClient {
   readonly #pathPrefix: string;
   readonly #timeoutMs: number;
   readonly #retries: number;
+  readonly #metrics: RecallMetrics | undefined;
 
   constructor(options: UpstreamClientOptions) {
     const base = new URL(options.baseUrl);
@@ -51,6 +55,7 @@ export class UpstreamClient {
     this.#pathPrefix = base.pathname.replace(/\/+$/, '');
     this.#timeoutMs = options.timeoutMs;
     this.#retries = options.retries;
+    this.#metrics = options.metrics;
     this.#pool = new Pool(base.origin, {
       connections: options.connections ?? 32,
       headersTimeout: options.timeoutMs,
@@ -97,13 +102,25 @@ export class UpstreamClient {
     for (let attempt = 1; ; attempt += 1) {
       try {
         span.setAttribute('http.request.resend_count', attempt - 1);
-        return await this.#attempt(request, target, attempt);
+        return await this.#meteredAttempt(request, target, attempt);
       } catch (error) {
         if (!(error instanceof UpstreamUnavailableError) || !error.transient || attempt >= maxAttempts)
           throw error;
         span.addEvent('retry', { attempt, reason: error.detail.reason });
         await sleep(backoffDelayMs(attempt));
       }
+    }
+  }
+
+  async #meteredAttempt(request: UpstreamRequest, target: string, attempt: number): Promise<unknown> {
+    const ended = this.#metrics?.upstreamCall(this.name);
+    try {
+      const answer = await this.#attempt(request, target, attempt);
+      ended?.();
+      return answer;
+    } catch (error) {
+      ended?.(error instanceof UpstreamUnavailableError ? error.detail : 'error');
+      throw error;
     }
   }
 

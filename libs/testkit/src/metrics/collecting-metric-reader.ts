@@ -1,4 +1,7 @@
-// A metric reader for tests: collects on demand and flattens what it got into data points by metric name.
+/**
+ * A metric reader for tests: collects on demand and flattens what it got into data points by metric name.
+ * Passed to `startTelemetry({ metricReaders })` (or a MeterProvider), it reads the real SDK's aggregation.
+ */
 import type { Attributes } from '@opentelemetry/api';
 import { DataPointType, MetricReader, type MetricData } from '@opentelemetry/sdk-metrics';
 
