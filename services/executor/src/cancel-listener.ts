@@ -7,11 +7,14 @@
  *
  * - the broadcast, for every task (signals for tasks this instance is not running are ignored: a task that
  *   has not started yet finds the flag in its record when it starts);
- * - the status writes themselves: every KV write is a message on `$KV.mesh_tasks.<key>`, heard here on a
- *   core subscription. A record of a task this instance runs that carries the flag cancels it, whether or
- *   not its broadcast arrived. Writes of other tasks are dropped on their subject, undecoded, so a running
- *   task costs no request per step. (A core subscription rather than a KV watch: no consumer on the
- *   server, and about a third of the CPU per write; what it can miss is covered by the next point.)
+ * - the status writes themselves: every KV write is a message on `$KV.mesh_tasks.<key>`. While a task runs
+ *   here, the listener holds a core subscription to its key, taken when the task starts (before its
+ *   attempt reads the record, so a write is either read by the attempt or heard here) and dropped when
+ *   it stops. A record that carries the flag cancels the task, whether or not its broadcast arrived. Only
+ *   this instance's own tasks are heard, so the cost is one subscription and one message (the attempt's
+ *   own `running` write) per task, whatever the mesh's task rate and number of executors; a running task
+ *   costs no request per step. (A core subscription rather than a KV watch: no consumer on the server;
+ *   what it can miss is covered by the next point.)
  * - the connection: both subscriptions hear nothing while it is down, so after a reconnect, once the
  *   server has the subscriptions again, the record of every running task is read once.
  *
@@ -19,7 +22,7 @@
  * tool call in flight is aborted with it.
  */
 import { decodeCancelSignal, decodeJson, type TaskStatusStore } from '@agentmesh/bus';
-import { Buckets, isFinalTaskStatus, TaskStatusRecord, Wildcards } from '@agentmesh/protocol';
+import { Buckets, isFinalTaskStatus, TaskStatusRecord, taskKey, Wildcards } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { RunningTask, RunningTasks } from './running-tasks.js';
@@ -38,6 +41,9 @@ export interface CancelListenerOptions {
 
 export class CancelListener {
   readonly #subscriptions: Subscription[] = [];
+  /** The status-write subscription of each running task, by its `mesh_tasks` key. */
+  readonly #statusWrites = new Map<string, Subscription>();
+  #stopObserving: (() => void) | undefined;
   #statusFeed: AsyncIterable<{ type: string }> | undefined;
   #stopped = false;
 
@@ -55,7 +61,10 @@ export class CancelListener {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#stopObserving?.();
     (this.#statusFeed as { stop?: () => void } | undefined)?.stop?.();
+    for (const subscription of this.#statusWrites.values()) subscription.unsubscribe();
+    this.#statusWrites.clear();
     await Promise.all(this.#subscriptions.map((subscription) => subscription.drain()));
   }
 
@@ -74,19 +83,40 @@ export class CancelListener {
   }
 
   #listenToStatusWrites(): void {
-    this.#subscribe(`${STATUS_WRITE_PREFIX}>`, (msg) => {
-      const key = msg.subject.slice(STATUS_WRITE_PREFIX.length);
-      const task = this.options.running.byKey(key);
-      if (task === undefined || msg.headers?.get(KV_OPERATION_HEADER)) return;
-      let record: TaskStatusRecord;
-      try {
-        record = decodeJson(TaskStatusRecord, msg.data, `${Buckets.TASKS}/${key}`);
-      } catch (error) {
-        this.options.log.warn({ err: error, trace_id: task.traceId }, 'ignored an unreadable task status');
-        return;
-      }
-      this.#honour(task, record);
+    const { nc, running, log } = this.options;
+    this.#stopObserving = running.observe({
+      started: (task) => {
+        if (this.#stopped) return;
+        const key = taskKey(task.accountId, task.traceId);
+        const subscription = nc.subscribe(`${STATUS_WRITE_PREFIX}${key}`, {
+          callback: (error, msg) => {
+            if (error) {
+              log.warn({ err: error, trace_id: task.traceId }, 'a status-write subscription failed');
+              return;
+            }
+            this.#onStatusWrite(task, key, msg);
+          },
+        });
+        this.#statusWrites.set(key, subscription);
+      },
+      stopped: (task) => {
+        const key = taskKey(task.accountId, task.traceId);
+        this.#statusWrites.get(key)?.unsubscribe();
+        this.#statusWrites.delete(key);
+      },
     });
+  }
+
+  #onStatusWrite(task: RunningTask, key: string, msg: Msg): void {
+    if (msg.headers?.get(KV_OPERATION_HEADER)) return;
+    let record: TaskStatusRecord;
+    try {
+      record = decodeJson(TaskStatusRecord, msg.data, `${Buckets.TASKS}/${key}`);
+    } catch (error) {
+      this.options.log.warn({ err: error, trace_id: task.traceId }, 'ignored an unreadable task status');
+      return;
+    }
+    this.#honour(task, record);
   }
 
   #subscribe(subject: string, onMessage: (msg: Msg) => void): void {

@@ -1,13 +1,12 @@
 import { followTaskEvents, MalformedTaskReason, openMeshBuckets, TaskStatusStore } from '@agentmesh/bus';
 import { isTerminalEvent, newTraceId, taskAssembledSubject, type TaskEvent } from '@agentmesh/protocol';
 import { startTelemetry, type RunningService, type Telemetry } from '@agentmesh/runtime';
-import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
+import { CollectingMetricReader, startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { generateVaultKeyPair } from '@agentmesh/vault';
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcessExecutor } from './__fixtures__/in-process-executor.js';
-import { CollectingMetricReader } from './__fixtures__/metric-reader.js';
 import { ExecutorMetric } from './executor-metrics.js';
 
 const ACCOUNT = 'acme';

@@ -15,8 +15,21 @@ interface Entry extends RunningTask {
   readonly aborts: Set<TaskAbort>;
 }
 
+/** Told when a task starts and stops running on this instance (its first attempt added, its last removed). */
+export interface RunningTaskObserver {
+  started(task: RunningTask): void;
+  stopped(task: RunningTask): void;
+}
+
 export class RunningTasks {
   readonly #byKey = new Map<string, Entry>();
+  readonly #observers = new Set<RunningTaskObserver>();
+
+  /** Tells `observer` of every task that starts or stops from now on, until the returned function is called. */
+  observe(observer: RunningTaskObserver): () => void {
+    this.#observers.add(observer);
+    return () => this.#observers.delete(observer);
+  }
 
   /** Tracks `abort` until the returned function is called. */
   add(accountId: string, traceId: string, abort: TaskAbort): () => void {
@@ -25,12 +38,16 @@ export class RunningTasks {
     if (entry === undefined) {
       entry = { accountId, traceId, aborts: new Set() };
       this.#byKey.set(key, entry);
+      for (const observer of this.#observers) observer.started(entry);
     }
     const tracked = entry;
     tracked.aborts.add(abort);
     return () => {
       tracked.aborts.delete(abort);
-      if (tracked.aborts.size === 0 && this.#byKey.get(key) === tracked) this.#byKey.delete(key);
+      if (tracked.aborts.size === 0 && this.#byKey.get(key) === tracked) {
+        this.#byKey.delete(key);
+        for (const observer of this.#observers) observer.stopped(tracked);
+      }
     };
   }
 
