@@ -175,3 +175,28 @@ it('the model recalls a dynamic tool and calls it; the proxy gets fixed and mode
   expect(call.headers['x-http-method-override']).toBe('GET');
   expect(call.body).toMatchObject({ condition: { field: 'x' }, limit: 3 });
 });
+
+it("an executor's native tool cannot be deleted: DELETE recall_actions is 409 CONFLICT, the tool stays listed, and the agent bound to it still runs", async () => {
+  const headers = { authorization: `Bearer ${mesh.adminKey}` };
+  const refused = await fetch(`${mesh.gatewayUrl}/v1/admin/plugins/recall_actions`, {
+    method: 'DELETE',
+    headers,
+  });
+  expect(refused.status).toBe(409);
+  expect(await refused.json()).toMatchObject({ code: 'CONFLICT', detail: { type: 'NATIVE' } });
+
+  const listed = (await (await admin(mesh, 'GET', '/plugins')).json()) as { plugins: { name: string }[] };
+  expect(listed.plugins.map((tool) => tool.name)).toContain('recall_actions');
+
+  const response = await submit(mesh, {
+    workflow_id: 'recall_agent',
+    user_id: 'u1',
+    messages: [{ role: 'user', content: 'anything new?' }],
+  });
+  const { trace_id } = (await response.json()) as { trace_id: string };
+  const events = await sseEvents(mesh, trace_id);
+  expect(eventTypes(events).at(-1)).toBe('done');
+  // The model was offered the native tool: the assembler still found it for the agent.
+  const offered = model.requests.at(-1)!.body as { tools?: { function: { name: string } }[] };
+  expect(offered.tools?.map((t) => t.function.name)).toContain('recall_actions');
+});
