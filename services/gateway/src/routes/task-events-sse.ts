@@ -9,7 +9,7 @@
  * Open streams are capped per caller and per instance ({@link EventStreamSlots}):
  * beyond a cap the answer is 429 RATE_LIMITED with `Retry-After`, before anything is read.
  */
-import { expiredTaskEvents, type TaskStatusStore } from '@agentmesh/bus';
+import { expiredTaskEvents, TaskEventsExpiredError, type TaskStatusStore } from '@agentmesh/bus';
 import { isFinalTaskStatus, type TaskStatusRecord } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
@@ -84,7 +84,10 @@ export function registerTaskEventRoutes(app: FastifyInstance, deps: TaskEventRou
       try {
         await writeSseStream(reply.raw, frames, { heartbeatMs: deps.heartbeatMs, signal });
       } catch (error) {
-        if (!signal.aborted) deps.log.error({ err: error, trace_id: traceId }, 'event stream failed');
+        if (error instanceof TaskEventsExpiredError) {
+          // Expired just as the stream started reading: the client's reconnect gets the 410.
+          deps.log.info({ trace_id: traceId }, 'event stream ended: its events expired');
+        } else if (!signal.aborted) deps.log.error({ err: error, trace_id: traceId }, 'event stream failed');
       }
       // The response ended, but a keep-alive connection would stay open and hold the server's close
       // until its idle timeout: a stopping gateway closes it.
