@@ -9,6 +9,7 @@ import {
   startScriptedModel,
   type RecordingApi,
   type ScriptedModel,
+  waitFor,
 } from '@agentmesh/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { admin, eventTypes, sseEvents, submit } from './mesh-client.js';
@@ -178,6 +179,12 @@ it('the model recalls a dynamic tool and calls it; the proxy gets fixed and mode
 
 it("an executor's native tool cannot be deleted: DELETE recall_actions is 409 CONFLICT, the tool stays listed, and the agent bound to it still runs", async () => {
   const headers = { authorization: `Bearer ${mesh.adminKey}` };
+  // The assembler mirrors it from the executor's announcement.
+  await waitFor(
+    async () =>
+      (await fetch(`${mesh.gatewayUrl}/v1/admin/plugins/recall_actions`, { headers })).status === 200,
+    { timeoutMs: 30_000, description: 'recall_actions in the shared catalogue' },
+  );
   const refused = await fetch(`${mesh.gatewayUrl}/v1/admin/plugins/recall_actions`, {
     method: 'DELETE',
     headers,
