@@ -1,5 +1,5 @@
 /** Errors of the bus layer: one class per condition, each with a protocol code and a retryable flag. */
-import { ErrorCode } from '@agentmesh/protocol';
+import { ErrorCode, type TaskStatusRecord } from '@agentmesh/protocol';
 
 /** A value read from the bus or a KV bucket does not match its contract (written by a bug or by hand). */
 export class CorruptRecordError extends Error {
@@ -78,5 +78,25 @@ export class TaskStatusContentionError extends Error {
     readonly attempts: number,
   ) {
     super(`task status of ${key} kept changing under ${attempts} updates`);
+  }
+}
+
+/**
+ * A finished task none of whose events MESH_EVENTS still holds (they outlived its retention): following
+ * it would wait for events that cannot come. Its final status is all that is left.
+ */
+export class TaskEventsExpiredError extends Error {
+  override readonly name = 'TaskEventsExpiredError';
+  readonly code = ErrorCode.EVENTS_EXPIRED;
+  readonly retryable = false;
+
+  constructor(
+    readonly traceId: string,
+    /** The task's status record (final). */
+    readonly finalStatus: TaskStatusRecord,
+  ) {
+    super(
+      `the events of task ${traceId} are no longer stored (past their retention); the task ended ${finalStatus.status}`,
+    );
   }
 }

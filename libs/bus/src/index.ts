@@ -4,6 +4,7 @@ export {
   InvalidRegistryNameError,
   TaskStatusContentionError,
   TaskStatusWriteError,
+  TaskEventsExpiredError,
 } from './errors.js';
 export { decodeJson, encodeJson } from './json.js';
 export { decodeCancelSignal } from './cancel-signal.js';
@@ -17,6 +18,7 @@ export {
   DEFAULT_NATIVE_PROVIDER_TTL_MS,
   DEFAULT_RECALL_ACTIONS_TTL_MS,
   DEFAULT_RECALL_TOOLS_TTL_MS,
+  DEFAULT_TASK_RETENTION_MS,
   ensureMeshStreams,
   openBucket,
   openMeshBuckets,
@@ -34,7 +36,7 @@ export type {
 } from './resources.js';
 export { TaskEventWriter } from './task-event-writer.js';
 export type { TaskEventWriterOptions } from './task-event-writer.js';
-export { followTaskEvents } from './task-event-reader.js';
+export { expiredTaskEvents, followTaskEvents, storedTaskEventCount } from './task-event-reader.js';
 export type { FollowTaskEventsOptions } from './task-event-reader.js';
 export { AgentStore } from './stores/agent-store.js';
 export type { ScopedAgent } from './stores/agent-store.js';

@@ -11,6 +11,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  DEFAULT_TASK_RETENTION_MS,
   ensureMeshStreams,
   openMeshBuckets,
   provisionMeshResources,
@@ -84,6 +85,14 @@ describe('provisioning the mesh resources', () => {
       ]),
     );
     expect(report.existing).toEqual([]);
+  });
+
+  it("a task's status record lives as long as its events (one retention, a day by default), never longer", async () => {
+    const jsm = await jetstreamManager(await connectAs('provisioner'));
+    const events = await jsm.streams.info(Streams.EVENTS.name);
+    const statuses = await jsm.streams.info(`KV_${Buckets.TASKS}`);
+    expect(events.config.max_age).toBe(DEFAULT_TASK_RETENTION_MS * 1_000_000);
+    expect(statuses.config.max_age).toBe(events.config.max_age);
   });
 
   it('when provisioning runs again, everything exists and nothing is created', async () => {

@@ -26,8 +26,12 @@ import { PermissionViolationError } from '@nats-io/transport-node';
 export interface MeshResourceOptions {
   /** Stream and bucket replicas (3 on a cluster). */
   replicas?: number;
-  /** How long a task's events are kept for replay. */
-  eventsMaxAgeMs?: number;
+  /**
+   * How long a task's events are kept for replay (MESH_EVENTS max age) and its status record lives
+   * (`mesh_tasks` TTL, from its last write). One value for both: a status that outlived its events
+   * would promise a replay that cannot come. Default {@link DEFAULT_TASK_RETENTION_MS}.
+   */
+  taskRetentionMs?: number;
   /** Window in which a resubmitted task (same trace_id) is dropped as a duplicate. */
   duplicateWindowMs?: number;
   /** How long an idempotency key keeps answering with its trace_id. */
@@ -54,6 +58,9 @@ export interface ResourceWaitOptions {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** How long a task's events and its status record are kept, unless told otherwise. */
+export const DEFAULT_TASK_RETENTION_MS = DAY_MS;
 const nanos = (ms: number): number => ms * 1_000_000;
 
 /** The request behind `error` was refused because this NATS user may not create JetStream resources. */
@@ -115,6 +122,7 @@ async function existOrWait(
 
 function meshStreamConfigs(options: MeshResourceOptions): Array<Partial<StreamConfig> & { name: string }> {
   const replicas = options.replicas ?? 1;
+  const eventsMaxAgeMs = options.taskRetentionMs ?? DEFAULT_TASK_RETENTION_MS;
   return [
     {
       name: Streams.TASKS.name,
@@ -131,8 +139,9 @@ function meshStreamConfigs(options: MeshResourceOptions): Array<Partial<StreamCo
       storage: StorageType.File,
       discard: DiscardPolicy.Old,
       num_replicas: replicas,
-      max_age: nanos(options.eventsMaxAgeMs ?? DAY_MS),
-      duplicate_window: nanos(2 * 60 * 1000),
+      max_age: nanos(eventsMaxAgeMs),
+      // JetStream refuses a duplicate window longer than the stream's max age.
+      duplicate_window: nanos(Math.min(2 * 60 * 1000, eventsMaxAgeMs)),
     },
   ];
 }
@@ -173,7 +182,7 @@ function meshBucketSettings(options: MeshResourceOptions): Record<MeshBucketName
     agents: [Buckets.AGENTS, { history: 5 }],
     plugins: [Buckets.PLUGINS, { history: 5 }],
     credentials: [Buckets.CREDENTIALS, {}],
-    tasks: [Buckets.TASKS, { ttl: options.eventsMaxAgeMs ?? 7 * DAY_MS }],
+    tasks: [Buckets.TASKS, { ttl: options.taskRetentionMs ?? DEFAULT_TASK_RETENTION_MS }],
     idempotency: [Buckets.IDEMPOTENCY, { ttl: options.idempotencyTtlMs ?? DAY_MS }],
     apiKeys: [Buckets.API_KEYS, {}],
   };

@@ -1,11 +1,22 @@
 /**
  * Reads a task's events from JetStream in order: everything already stored, then live ones as they
  * arrive, ending after the terminal event. Used by the gateway's SSE stream and by NATS clients that
- * want replay (`afterSeq` resumes after a given event, as `Last-Event-ID` does).
+ * want replay (`afterSeq` resumes after a given event, as `Last-Event-ID` does). Given the status store, a
+ * finished task whose events have expired ends with {@link TaskEventsExpiredError} instead of waiting
+ * forever.
  */
-import { isTerminalEvent, Streams, TaskEvent, taskEventsSubject } from '@agentmesh/protocol';
-import { DeliverPolicy, type JetStreamClient } from '@nats-io/jetstream';
+import {
+  isFinalTaskStatus,
+  isTerminalEvent,
+  Streams,
+  TaskEvent,
+  taskEventsSubject,
+  type TaskStatusRecord,
+} from '@agentmesh/protocol';
+import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { TaskEventsExpiredError } from './errors.js';
 import { decodeJson } from './json.js';
+import type { TaskStatusStore } from './stores/task-status-store.js';
 
 /**
  * How long one pull waits for events. nats.js also paces its recovery by it: after a reconnect to a
@@ -22,11 +33,48 @@ export interface FollowTaskEventsOptions {
   afterSeq?: number;
   /** Stops following (the iteration ends without error). */
   signal?: AbortSignal;
+  /**
+   * The task status store: when given and the stream holds no event of the task, a final status means
+   * the events expired, and the iteration throws {@link TaskEventsExpiredError}. Without it such a
+   * follow waits forever.
+   */
+  statuses?: TaskStatusStore;
+}
+
+/**
+ * How many events of the task MESH_EVENTS holds now. Stream info filtered on the task's subject, which
+ * every user reading the stream may ask (a last-by-subject get is not granted to all).
+ */
+export async function storedTaskEventCount(
+  jsm: JetStreamManager,
+  accountId: string,
+  traceId: string,
+): Promise<number> {
+  const subject = taskEventsSubject(accountId, traceId);
+  const info = await jsm.streams.info(Streams.EVENTS.name, { subjects_filter: subject });
+  return info.state.subjects?.[subject] ?? 0;
+}
+
+/**
+ * The task's final status when it has finished and MESH_EVENTS holds none of its events any more;
+ * undefined while events are stored or the task is not finished. The terminal event is stored before the
+ * final status is written, so a final status with no stored event means they expired.
+ */
+export async function expiredTaskEvents(
+  jsm: JetStreamManager,
+  statuses: TaskStatusStore,
+  accountId: string,
+  traceId: string,
+  known?: TaskStatusRecord,
+): Promise<TaskStatusRecord | undefined> {
+  const status = known ?? (await statuses.get(accountId, traceId));
+  if (status === undefined || !isFinalTaskStatus(status.status)) return undefined;
+  return (await storedTaskEventCount(jsm, accountId, traceId)) === 0 ? status : undefined;
 }
 
 export async function* followTaskEvents(
   js: JetStreamClient,
-  { accountId, traceId, afterSeq = 0, signal }: FollowTaskEventsOptions,
+  { accountId, traceId, afterSeq = 0, signal, statuses }: FollowTaskEventsOptions,
 ): AsyncGenerator<TaskEvent> {
   const subject = taskEventsSubject(accountId, traceId);
   if (signal?.aborted) return;
@@ -35,6 +83,20 @@ export async function* followTaskEvents(
     deliver_policy: DeliverPolicy.All,
   });
   const messages = await consumer.consume({ expires: FOLLOW_PULL_EXPIRES_MS });
+  if (statuses !== undefined) {
+    // Checked once the consumer is reading: an event stored from now on reaches it either way.
+    let expired: TaskStatusRecord | undefined;
+    try {
+      expired = await expiredTaskEvents(await js.jetstreamManager(false), statuses, accountId, traceId);
+    } catch (error) {
+      void messages.close().then(() => consumer.delete().catch(() => undefined));
+      throw error;
+    }
+    if (expired !== undefined) {
+      void messages.close().then(() => consumer.delete().catch(() => undefined));
+      throw new TaskEventsExpiredError(traceId, expired);
+    }
+  }
   const stop = (): void => void messages.close();
   signal?.addEventListener('abort', stop, { once: true });
   if (signal?.aborted) stop();

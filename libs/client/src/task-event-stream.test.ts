@@ -144,6 +144,37 @@ describe('MeshClient.events', () => {
     await connectionClosed(gateway.requests[0]!);
   });
 
+  it("when a resumed stream answers 410 EVENTS_EXPIRED (the task's events are gone), events throws MeshApiError with the final status and stops reconnecting", async () => {
+    const cut = deferred();
+    const finalStatus = { trace_id: TRACE_ID, status: 'done', last_seq: 3 };
+    gateway.handle(async (_request, response, index) => {
+      if (index === 0) return sendSseThenCut(response, sseFrame(chunkEvent(1, 'a')), cut.promise);
+      sendJson(response, 410, {
+        code: 'EVENTS_EXPIRED',
+        message: `the events of task ${TRACE_ID} are no longer kept`,
+        detail: { status: finalStatus },
+      });
+    });
+
+    const seen: TaskEvent[] = [];
+    const error = await (async () => {
+      for await (const event of client.events(TRACE_ID)) {
+        seen.push(event);
+        cut.resolve();
+      }
+    })().catch((caught: unknown) => caught);
+
+    expect(seqs(seen)).toEqual([1]);
+    expect(error).toBeInstanceOf(MeshApiError);
+    expect(error).toMatchObject({
+      code: 'EVENTS_EXPIRED',
+      status: 410,
+      retryable: false,
+      detail: { status: finalStatus },
+    });
+    expect(lastEventIds()).toEqual([undefined, '1']);
+  });
+
   it('when the gateway answers an error body, events throws MeshApiError with its code and status', async () => {
     gateway.handle((_request, response) =>
       sendJson(response, 404, { code: 'NOT_FOUND', message: `no task ${TRACE_ID}` }),

@@ -4,7 +4,9 @@
  * terminal event (`done`/`error`) or when the gateway answers 204 (nothing more to send). A stream
  * that breaks off, ends early or goes silent past the idle timeout is reopened with `Last-Event-ID` =
  * the last seq seen, with exponential backoff; events at or below that seq are skipped, so none is
- * yielded twice. After too many consecutive attempts that brought no new event, it gives up.
+ * yielded twice. After too many consecutive attempts that brought no new event, it gives up. A finished
+ * task whose events have expired is the gateway's 410 EVENTS_EXPIRED: not retryable, so it ends the
+ * iteration with a MeshApiError carrying the final status.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { isTerminalEvent, TaskEvent, TraceIdInput } from '@agentmesh/protocol';

@@ -29,6 +29,11 @@ export const ErrorCode = {
    * user, trace, workflow, model endpoint, tool set or input, or altered on the way.
    */
   TASK_BINDING_MISMATCH: 'TASK_BINDING_MISMATCH',
+  /**
+   * A finished task whose events are no longer stored (past the retention of MESH_EVENTS): they cannot
+   * be replayed; its final status is all that is left.
+   */
+  EVENTS_EXPIRED: 'EVENTS_EXPIRED',
   INTERNAL: 'INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -69,6 +74,8 @@ export const ERROR_CODE_INFO: { readonly [C in ErrorCode]: ErrorCodeInfo } = {
   SCHEMA_CONVERSION_ERROR: { httpStatus: 500, retryable: false },
   MAX_DELIVER_EXCEEDED: { httpStatus: 500, retryable: false },
   TASK_BINDING_MISMATCH: { httpStatus: 403, retryable: false },
+  // 410 Gone: the events existed and will not come back.
+  EVENTS_EXPIRED: { httpStatus: 410, retryable: false },
   INTERNAL: { httpStatus: 500, retryable: false },
 };
 

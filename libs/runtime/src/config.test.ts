@@ -9,6 +9,7 @@ describe('loadConfig', () => {
       NATS_URL: 'nats://127.0.0.1:4222',
       LOG_LEVEL: 'info',
       NATS_REPLICAS: 1,
+      TASK_RETENTION_MS: 86_400_000,
       SHUTDOWN_TIMEOUT_MS: 10_000,
     });
     expect(Object.isFrozen(config)).toBe(true);

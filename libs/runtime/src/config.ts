@@ -73,6 +73,14 @@ export const baseConfigSchema = z.object({
     .max(5)
     .default(1)
     .describe('Replicas of the streams and KV buckets a service creates (3 on the 3-node cluster of infra/)'),
+  TASK_RETENTION_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(24 * 60 * 60 * 1000)
+    .describe(
+      "How long a task's events (MESH_EVENTS max age) and its status record (`mesh_tasks` TTL) are kept when a service or the provisioning creates them; one value for both, so no status outlives its events. Existing resources keep their settings",
+    ),
   SHUTDOWN_TIMEOUT_MS: z.coerce
     .number()
     .int()

@@ -44,10 +44,18 @@ export async function startAssembler({
   const js = jetstream(nc);
   const jsm = await jetstreamManager(nc);
   const wait = { onWaiting: logWaitingForResource(log) };
-  await ensureMeshStreams(jsm, { replicas: config.NATS_REPLICAS }, wait);
+  await ensureMeshStreams(
+    jsm,
+    { replicas: config.NATS_REPLICAS, taskRetentionMs: config.TASK_RETENTION_MS },
+    wait,
+  );
   const buckets = await openMeshBuckets(
     js,
-    { replicas: config.NATS_REPLICAS, only: ['agents', 'plugins', 'credentials', 'tasks'] },
+    {
+      replicas: config.NATS_REPLICAS,
+      taskRetentionMs: config.TASK_RETENTION_MS,
+      only: ['agents', 'plugins', 'credentials', 'tasks'],
+    },
     wait,
   );
 

@@ -38,8 +38,16 @@ export async function startExecutor({
   const jsm = await jetstreamManager(nc);
   const js = jetstream(nc);
   const wait = { onWaiting: logWaitingForResource(log) };
-  await ensureMeshStreams(jsm, { replicas: config.NATS_REPLICAS }, wait);
-  const buckets = await openMeshBuckets(js, { replicas: config.NATS_REPLICAS, only: ['tasks'] }, wait);
+  await ensureMeshStreams(
+    jsm,
+    { replicas: config.NATS_REPLICAS, taskRetentionMs: config.TASK_RETENTION_MS },
+    wait,
+  );
+  const buckets = await openMeshBuckets(
+    js,
+    { replicas: config.NATS_REPLICAS, taskRetentionMs: config.TASK_RETENTION_MS, only: ['tasks'] },
+    wait,
+  );
   await ensureExecutorConsumer(jsm, {
     maxDeliver: config.MAX_DELIVER,
     ackWaitMs: config.ACK_WAIT_MS,

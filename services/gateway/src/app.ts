@@ -118,6 +118,7 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
     authenticate,
     statuses: stores.statuses,
     js: deps.js,
+    jsm: deps.jsm,
     liveEvents: deps.liveEvents,
     heartbeatMs: settings.sseHeartbeatMs,
     slots,

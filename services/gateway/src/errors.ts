@@ -12,6 +12,7 @@ import {
   isRetryableByDefault,
   zodErrorBody,
   type ErrorBody,
+  type TaskStatusRecord,
 } from '@agentmesh/protocol';
 import type { FastifyReply } from 'fastify';
 import type { z } from 'zod';
@@ -97,6 +98,21 @@ export class Conflict extends Rejection {
   override readonly name = 'Conflict';
   constructor(message: string, detail?: unknown) {
     super(ErrorCode.CONFLICT, message, detail);
+  }
+}
+
+/**
+ * The events of a finished task are no longer stored (past MESH_EVENTS' retention): 410 Gone with the
+ * final status record in `detail.status`, instead of a stream that would wait forever.
+ */
+export class EventsExpired extends Rejection {
+  override readonly name = 'EventsExpired';
+  constructor(traceId: string, finalStatus: TaskStatusRecord) {
+    super(
+      ErrorCode.EVENTS_EXPIRED,
+      `the events of task ${traceId} are no longer kept (past their retention); it ended ${finalStatus.status}: see detail.status`,
+      { status: finalStatus },
+    );
   }
 }
 

@@ -68,8 +68,16 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
   const js = jetstream(nc);
   const jsm = await jetstreamManager(nc);
   const wait = { onWaiting: logWaitingForResource(log) };
-  await ensureMeshStreams(jsm, { replicas: config.NATS_REPLICAS }, wait);
-  const buckets = await openMeshBuckets(js, { replicas: config.NATS_REPLICAS }, wait);
+  await ensureMeshStreams(
+    jsm,
+    { replicas: config.NATS_REPLICAS, taskRetentionMs: config.TASK_RETENTION_MS },
+    wait,
+  );
+  const buckets = await openMeshBuckets(
+    js,
+    { replicas: config.NATS_REPLICAS, taskRetentionMs: config.TASK_RETENTION_MS },
+    wait,
+  );
   // The stream as it exists, which another service or an operator may have created.
   const tasksStream = await jsm.streams.info(Streams.TASKS.name);
   for (const [what, kv, idField] of [

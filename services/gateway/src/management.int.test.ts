@@ -178,6 +178,31 @@ describe('a tool written from an assembler tools-directory file', () => {
   });
 });
 
+describe("an executor's native tool in the shared catalogue", () => {
+  it('cannot be deleted through the API: 409 CONFLICT names its class, and the tool stays listed', async () => {
+    const { plugins } = await openMeshBuckets(jetstream(client));
+    // What the assembler's native tool mirror writes from an executor's announcement.
+    const native = ToolDefinition.parse({
+      type: 'NATIVE',
+      name: 'native_owned_tool',
+      description: 'A tool an executor implements.',
+      parameters: { type: 'object', properties: {} },
+      class_name: 'NativeOwnedTool',
+    });
+    await plugins.put('shared.native_owned_tool', JSON.stringify(native));
+
+    const refused = await call(gw.url, 'DELETE', '/v1/admin/plugins/native_owned_tool', { headers: admin });
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({
+      code: 'CONFLICT',
+      detail: { type: 'NATIVE', class_name: 'NativeOwnedTool' },
+    });
+    expect(refused.body.message).toContain('native tool');
+    const listed = await call(gw.url, 'GET', '/v1/admin/plugins', { headers: admin });
+    expect(listed.body.plugins).toContainEqual({ ...native, scope: 'shared' });
+  });
+});
+
 describe('tenancy of agents and plugins', () => {
   const asAccount = (accountId: string) => ({ ...admin, 'x-account-id': accountId });
   const tenantAgent = (workflowId: string, baseUrl: string) => ({

@@ -30,6 +30,7 @@ try {
   nc = await connect({ ...options, waitOnFirstConnect: false, maxReconnectAttempts: 0 });
   const report = await provisionMeshResources(jetstream(nc), {
     replicas: config.NATS_REPLICAS,
+    taskRetentionMs: config.TASK_RETENTION_MS,
     nativeProviderTtlMs: config.NATIVE_PROVIDER_TTL_MS,
     recallToolsTtlMs: config.TOOL_CACHE_TTL_MS,
     recallActionsTtlMs: config.ACTION_CACHE_TTL_MS,

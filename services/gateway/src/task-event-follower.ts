@@ -6,7 +6,7 @@
  * client too slow for what the buffer still holds, or a feed that stopped. Either way each seq comes
  * once, in order, and the frames end after the terminal event.
  */
-import { followTaskEvents } from '@agentmesh/bus';
+import { followTaskEvents, type TaskStatusStore } from '@agentmesh/bus';
 import { isTerminalEvent, type TaskEvent } from '@agentmesh/protocol';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { LiveEventFeed } from './live-event-feed.js';
@@ -23,16 +23,22 @@ export interface FollowTaskEventFramesOptions {
   afterSeq: number;
   /** Stops following (the frames end without error). */
   signal: AbortSignal;
+  /**
+   * Lets a stream read end with `TaskEventsExpiredError` when the task has finished and its events expired
+   * meanwhile, instead of waiting for events that cannot come.
+   */
+  statuses?: TaskStatusStore;
 }
 
 export async function* followTaskEventFrames(options: FollowTaskEventFramesOptions): AsyncGenerator<string> {
-  const { js, feed, accountId, traceId, signal } = options;
+  const { js, feed, accountId, traceId, signal, statuses } = options;
   if (feed === undefined) {
     for await (const event of followTaskEvents(js, {
       accountId,
       traceId,
       afterSeq: options.afterSeq,
       signal,
+      ...(statuses === undefined ? {} : { statuses }),
     }))
       yield formatSseEvent(event);
     return;
@@ -46,7 +52,7 @@ export async function* followTaskEventFrames(options: FollowTaskEventFramesOptio
       const live = follower.buffer;
       if (!live?.covers(follower.cursor)) {
         feed.countStreamRead();
-        const ended = yield* readStream(feed, js, { accountId, traceId, signal }, follower);
+        const ended = yield* readStream(feed, js, { accountId, traceId, signal, statuses }, follower);
         if (ended) return;
         continue;
       }
@@ -83,7 +89,12 @@ interface Follower {
 async function* readStream(
   feed: LiveEventFeed,
   js: JetStreamClient,
-  { accountId, traceId, signal }: { accountId: string; traceId: string; signal: AbortSignal },
+  {
+    accountId,
+    traceId,
+    signal,
+    statuses,
+  }: { accountId: string; traceId: string; signal: AbortSignal; statuses: TaskStatusStore | undefined },
   follower: Follower,
 ): AsyncGenerator<string, boolean> {
   const stopReading = new AbortController();
@@ -92,6 +103,7 @@ async function* readStream(
     traceId,
     afterSeq: follower.cursor,
     signal: AbortSignal.any([signal, stopReading.signal]),
+    ...(statuses === undefined ? {} : { statuses }),
   });
   let pending = reader.next();
   try {

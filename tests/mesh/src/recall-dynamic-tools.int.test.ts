@@ -9,6 +9,7 @@ import {
   startScriptedModel,
   type RecordingApi,
   type ScriptedModel,
+  waitFor,
 } from '@agentmesh/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { admin, eventTypes, sseEvents, submit } from './mesh-client.js';
@@ -174,4 +175,35 @@ it('the model recalls a dynamic tool and calls it; the proxy gets fixed and mode
   expect(call.headers['x-account-id']).toBe('test');
   expect(call.headers['x-http-method-override']).toBe('GET');
   expect(call.body).toMatchObject({ condition: { field: 'x' }, limit: 3 });
+});
+
+it("an executor's native tool cannot be deleted: DELETE recall_actions is 409 CONFLICT, the tool stays listed, and the agent bound to it still runs", async () => {
+  const headers = { authorization: `Bearer ${mesh.adminKey}` };
+  // The assembler mirrors it from the executor's announcement.
+  await waitFor(
+    async () =>
+      (await fetch(`${mesh.gatewayUrl}/v1/admin/plugins/recall_actions`, { headers })).status === 200,
+    { timeoutMs: 30_000, description: 'recall_actions in the shared catalogue' },
+  );
+  const refused = await fetch(`${mesh.gatewayUrl}/v1/admin/plugins/recall_actions`, {
+    method: 'DELETE',
+    headers,
+  });
+  expect(refused.status).toBe(409);
+  expect(await refused.json()).toMatchObject({ code: 'CONFLICT', detail: { type: 'NATIVE' } });
+
+  const listed = (await (await admin(mesh, 'GET', '/plugins')).json()) as { plugins: { name: string }[] };
+  expect(listed.plugins.map((tool) => tool.name)).toContain('recall_actions');
+
+  const response = await submit(mesh, {
+    workflow_id: 'recall_agent',
+    user_id: 'u1',
+    messages: [{ role: 'user', content: 'anything new?' }],
+  });
+  const { trace_id } = (await response.json()) as { trace_id: string };
+  const events = await sseEvents(mesh, trace_id);
+  expect(eventTypes(events).at(-1)).toBe('done');
+  // The model was offered the native tool: the assembler still found it for the agent.
+  const offered = model.requests.at(-1)!.body as { tools?: { function: { name: string } }[] };
+  expect(offered.tools?.map((t) => t.function.name)).toContain('recall_actions');
 });

@@ -6,8 +6,17 @@
  * Writes go to the caller's registry scope (its account, or the shared catalogue for an admin naming no
  * account); reads by an account caller see its own tools and the shared ones behind them, each labelled
  * with `scope`.
+ * Two kinds of tool cannot be deleted here (409 CONFLICT): those written from an assembler's tools
+ * directory (the file owns them) and the executors' native tools the assembler mirrors into the shared
+ * catalogue (their code owns them).
  */
-import { filterTools, FunctionName, importToolDefinition, type ToolDefinition } from '@agentmesh/protocol';
+import {
+  filterTools,
+  FunctionName,
+  importToolDefinition,
+  ToolType,
+  type ToolDefinition,
+} from '@agentmesh/protocol';
 import { SHARED_CATALOGUE, type PluginStore } from '@agentmesh/bus';
 import type { FastifyInstance } from 'fastify';
 import { Conflict, InvalidRequest, NotFound, Rejection, sendRejection } from '../errors.js';
@@ -93,6 +102,18 @@ export function registerPluginRoutes(app: FastifyInstance, plugins: PluginStore)
         new Conflict(
           `tool ${name} is defined by the file ${sourceFile} of the assembler's tools directory: remove the file to remove the tool`,
           { source_file: sourceFile },
+        ),
+      );
+    }
+    const native = scope.kind === 'shared' ? await plugins.get(scope, name) : undefined;
+    if (native?.type === ToolType.NATIVE) {
+      // Agents bound to it would fail until the assembler mirrored it again (its next restart): the
+      // mirror writes an announced tool once, not on every renewal.
+      return sendRejection(
+        reply,
+        new Conflict(
+          `tool ${name} is a native tool the executors provide (class ${native.class_name}), mirrored from their announcements: it cannot be deleted through the API; remove it from the executors' code`,
+          { type: ToolType.NATIVE, class_name: native.class_name },
         ),
       );
     }

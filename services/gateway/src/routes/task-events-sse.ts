@@ -4,15 +4,17 @@
  * then followed live until the terminal event — from the gateway's live feed when it holds what the
  * client needs, from JetStream otherwise ({@link followTaskEventFrames}). A client that disconnects
  * stops its reader; one that resumes after the last event of a finished task gets 204 No Content
- * (SSE's "stop"). Open streams are capped per caller and per instance ({@link EventStreamSlots}):
+ * (SSE's "stop"); a finished task whose events are no longer stored (past MESH_EVENTS' retention) gets
+ * 410 EVENTS_EXPIRED with its final status, instead of a stream of heartbeats that would never end.
+ * Open streams are capped per caller and per instance ({@link EventStreamSlots}):
  * beyond a cap the answer is 429 RATE_LIMITED with `Retry-After`, before anything is read.
  */
-import type { TaskStatusStore } from '@agentmesh/bus';
-import { isFinalTaskStatus } from '@agentmesh/protocol';
+import { expiredTaskEvents, TaskEventsExpiredError, type TaskStatusStore } from '@agentmesh/bus';
+import { isFinalTaskStatus, type TaskStatusRecord } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
-import type { JetStreamClient } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { InvalidRequest, Rejection, sendRejection } from '../errors.js';
+import { EventsExpired, InvalidRequest, Rejection, sendRejection, ServiceUnavailable } from '../errors.js';
 import { eventStreamCaller, type EventStreamSlots } from '../event-stream-slots.js';
 import type { LiveEventFeed } from '../live-event-feed.js';
 import { writeSseStream } from '../sse-stream.js';
@@ -24,6 +26,7 @@ export interface TaskEventRouteDeps {
   authenticate: AuthenticateRequest;
   statuses: TaskStatusStore;
   js: JetStreamClient;
+  jsm: JetStreamManager;
   /** The gateway's live feed; undefined when it runs without one (every stream reads JetStream). */
   liveEvents: LiveEventFeed | undefined;
   heartbeatMs: number;
@@ -58,6 +61,8 @@ export function registerTaskEventRoutes(app: FastifyInstance, deps: TaskEventRou
       // instead of reconnecting forever.
       return reply.code(204).send();
     }
+    const expired = await eventsExpired(deps, accountId, traceId, record);
+    if (expired instanceof Rejection) return sendRejection(reply, expired);
 
     const slot = deps.slots.take(eventStreamCaller(caller, accountId));
     if (slot instanceof Rejection) return sendRejection(reply, slot);
@@ -74,11 +79,15 @@ export function registerTaskEventRoutes(app: FastifyInstance, deps: TaskEventRou
         traceId,
         afterSeq,
         signal,
+        statuses: deps.statuses,
       });
       try {
         await writeSseStream(reply.raw, frames, { heartbeatMs: deps.heartbeatMs, signal });
       } catch (error) {
-        if (!signal.aborted) deps.log.error({ err: error, trace_id: traceId }, 'event stream failed');
+        if (error instanceof TaskEventsExpiredError) {
+          // Expired just as the stream started reading: the client's reconnect gets the 410.
+          deps.log.info({ trace_id: traceId }, 'event stream ended: its events expired');
+        } else if (!signal.aborted) deps.log.error({ err: error, trace_id: traceId }, 'event stream failed');
       }
       // The response ended, but a keep-alive connection would stay open and hold the server's close
       // until its idle timeout: a stopping gateway closes it.
@@ -102,4 +111,24 @@ function lastEventId(request: FastifyRequest<EventsRequest>): number | Rejection
     return new InvalidRequest('Last-Event-ID must be the seq (a non-negative integer) of an event');
   }
   return Number(raw.trim());
+}
+
+/**
+ * 410 when the task has finished and none of its events is stored any more (the terminal event is stored
+ * before the final status is written, so a final status with no event means they expired); undefined
+ * otherwise.
+ */
+async function eventsExpired(
+  deps: TaskEventRouteDeps,
+  accountId: string,
+  traceId: string,
+  record: TaskStatusRecord,
+): Promise<Rejection | undefined> {
+  if (!isFinalTaskStatus(record.status)) return undefined;
+  try {
+    const expired = await expiredTaskEvents(deps.jsm, deps.statuses, accountId, traceId, record);
+    return expired === undefined ? undefined : new EventsExpired(traceId, expired);
+  } catch (error) {
+    return new ServiceUnavailable('the event stream is unavailable right now; retry', { cause: error });
+  }
 }
