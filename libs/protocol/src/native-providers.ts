@@ -4,7 +4,7 @@
 // into the shared catalogue of `mesh_plugins`; executors themselves cannot write the registry.
 import { z } from 'zod';
 import { IsoDateTime } from './ids.js';
-import { NativeTool } from './tools/canonical.js';
+import { NativeTool, type ToolDefinition } from './tools/canonical.js';
 
 /** Class names are one KV key token. */
 export const NATIVE_CLASS_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,127}$/;
@@ -17,3 +17,10 @@ export const NativeProviderAnnouncement = z.object({
   tools: z.array(NativeTool).max(64).default([]),
 });
 export type NativeProviderAnnouncement = z.infer<typeof NativeProviderAnnouncement>;
+
+/** The native classes a task's tools need an executor to provide, sorted, each once. */
+export function nativeClassesOf(tools: readonly ToolDefinition[]): string[] {
+  const classes = new Set<string>();
+  for (const tool of tools) if (tool.type === 'NATIVE') classes.add(tool.class_name);
+  return [...classes].sort();
+}

@@ -11,6 +11,7 @@ import type { TaskStatusStore } from '@agentmesh/bus';
 import {
   Consumers,
   describeZodError,
+  nativeClassesOf,
   parseTaskSubject,
   ReceivedTask,
   type TaskMeta,
@@ -41,6 +42,7 @@ import type { CancelRequestLookup } from './cancel-requests.js';
 import {
   AssemblyAttemptsExhaustedError,
   AssemblyFailedError,
+  NativeToolUnprovidedError,
   TaskCancelledError,
   type AssemblyError,
 } from './assembly-errors.js';
@@ -65,6 +67,8 @@ export interface ReceivedTaskConsumerOptions {
   cancels: CancelRequestLookup;
   statuses: TaskStatusStore;
   publisher: AssembledTaskPublisher;
+  /** Which native tool classes running executors provide now. */
+  nativeProviders: { unprovided(classNames: readonly string[]): string[] };
   failures: TaskFailureRecorder;
   /** Tasks assembled at once by this instance. */
   concurrency: number;
@@ -208,7 +212,19 @@ export class ReceivedTaskConsumer {
   private async tryAssemble(task: ReceivedTask, storedAtMs: number): Promise<AssemblyOutcome> {
     const cancelledAt = await this.cancelRequestedAt(task.task_meta, storedAtMs);
     if (cancelledAt !== undefined) return { ok: false, failure: new TaskCancelledError(cancelledAt) };
-    return assembleTask(task, this.options.sources);
+    const outcome = await assembleTask(task, this.options.sources);
+    if (!outcome.ok) return outcome;
+    const tools = outcome.task.runtime_config.tools;
+    const unprovided = this.options.nativeProviders.unprovided(nativeClassesOf(tools));
+    if (unprovided.length === 0) return outcome;
+    const needing = tools.filter((tool) => tool.type === 'NATIVE' && unprovided.includes(tool.class_name));
+    return {
+      ok: false,
+      failure: new NativeToolUnprovidedError(
+        unprovided,
+        needing.map((tool) => tool.name),
+      ),
+    };
   }
 
   private async cancelRequestedAt(meta: TaskMeta, storedAtMs: number): Promise<string | undefined> {
