@@ -71,6 +71,7 @@ export {
   NativeProviderAnnouncement,
   NATIVE_CLASS_NAME_PATTERN,
   nativeClassesOf,
+  SCRIPT_RUNNER_CLASS,
 } from './native-providers.js';
 
 export { taskBinding, canonicalJson, TASK_BINDING_SCHEME } from './task-binding.js';

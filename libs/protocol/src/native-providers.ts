@@ -18,9 +18,21 @@ export const NativeProviderAnnouncement = z.object({
 });
 export type NativeProviderAnnouncement = z.infer<typeof NativeProviderAnnouncement>;
 
-/** The native classes a task's tools need an executor to provide, sorted, each once. */
+/**
+ * The native class of `execute_script`. An executor provides it exactly when it has a scripts directory,
+ * which is also what running a SCRIPT tool takes, so a SCRIPT tool needs an executor providing it.
+ */
+export const SCRIPT_RUNNER_CLASS = 'ExecuteScriptTool';
+
+/**
+ * The native classes an executor must provide to run every one of a task's tools, sorted, each once: a
+ * NATIVE tool's class, and SCRIPT_RUNNER_CLASS for a SCRIPT tool.
+ */
 export function nativeClassesOf(tools: readonly ToolDefinition[]): string[] {
   const classes = new Set<string>();
-  for (const tool of tools) if (tool.type === 'NATIVE') classes.add(tool.class_name);
+  for (const tool of tools) {
+    if (tool.type === 'NATIVE') classes.add(tool.class_name);
+    else if (tool.type === 'SCRIPT') classes.add(SCRIPT_RUNNER_CLASS);
+  }
   return [...classes].sort();
 }
