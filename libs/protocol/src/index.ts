@@ -28,6 +28,7 @@ export { Subjects, Streams, Consumers, Services, Buckets, Wildcards } from './na
 export { taskReceivedSubject, taskAssembledSubject, taskEventsSubject, cancelSubject } from './names.js';
 export { accountEventsWildcard, parseTaskSubject, parseEventsSubject, parseCancelSubject } from './names.js';
 export { accountSubmitSubject, parseSubmitSubject, taskKey } from './names.js';
+export { nativeClassesToken, executorConsumer } from './names.js';
 export type { Bucket, TaskStage } from './names.js';
 
 export { ChatMessage, ChatSystemMessage, ChatDeveloperMessage, ChatUserMessage } from './chat.js';
@@ -66,7 +67,12 @@ export type { ClearTaskPayloadInput } from './task.js';
 
 export { CancelSignal } from './control.js';
 
-export { NativeProviderAnnouncement, NATIVE_CLASS_NAME_PATTERN } from './native-providers.js';
+export {
+  NativeProviderAnnouncement,
+  NATIVE_CLASS_NAME_PATTERN,
+  nativeClassesOf,
+  SCRIPT_RUNNER_CLASS,
+} from './native-providers.js';
 
 export { taskBinding, canonicalJson, TASK_BINDING_SCHEME } from './task-binding.js';
 

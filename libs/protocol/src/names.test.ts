@@ -11,6 +11,8 @@ import {
   accountEventsWildcard,
   accountSubmitSubject,
   cancelSubject,
+  executorConsumer,
+  nativeClassesToken,
   parseCancelSubject,
   parseEventsSubject,
   parseSubmitSubject,
@@ -23,6 +25,8 @@ import {
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const UUID_ACCOUNT = 'bdb78b62-6c48-11f0-af96-fa8dcc0a06b2';
+const covers = (filter: string, subject: string) =>
+  new RegExp(`^${filter.replaceAll('.', '\\.').replaceAll('*', '[^.]+').replace('>', '.+')}$`).test(subject);
 
 describe('NATS names', () => {
   it('builds the subjects of the SPEC', () => {
@@ -55,10 +59,6 @@ describe('NATS names', () => {
   });
 
   it("each consumer's filter covers the subjects of its stage, and those lie in the tasks stream", () => {
-    const covers = (filter: string, subject: string) =>
-      new RegExp(`^${filter.replaceAll('.', '\\.').replaceAll('*', '[^.]+').replace('>', '.+')}$`).test(
-        subject,
-      );
     expect(covers(Consumers.ASSEMBLER.filter_subject, taskReceivedSubject('acme'))).toBe(true);
     expect(covers(Consumers.ASSEMBLER.filter_subject, taskAssembledSubject('acme'))).toBe(false);
     expect(covers(Consumers.EXECUTOR.filter_subject, taskAssembledSubject('acme'))).toBe(true);
@@ -107,6 +107,36 @@ describe('NATS names', () => {
     });
     expect(parseCancelSubject(cancelSubject('acme', TRACE))).toEqual({ accountId: 'acme', traceId: TRACE });
     expect(parseSubmitSubject(accountSubmitSubject('acme'))).toEqual({ accountId: 'acme' });
+  });
+
+  it("a task needing native classes goes to a subject naming the set, which only that set's executor consumer covers", () => {
+    const subject = taskAssembledSubject('acme', [
+      'RecallActionsTool',
+      'ExecuteScriptTool',
+      'RecallActionsTool',
+    ]);
+    expect(subject).toBe('mesh.tasks.assembled.acme.ExecuteScriptTool-RecallActionsTool');
+    expect(taskAssembledSubject('acme', [])).toBe('mesh.tasks.assembled.acme');
+    expect(parseTaskSubject(subject)).toEqual({
+      stage: 'assembled',
+      accountId: 'acme',
+      nativeClasses: ['ExecuteScriptTool', 'RecallActionsTool'],
+    });
+    const both = executorConsumer(['RecallActionsTool', 'ExecuteScriptTool']);
+    expect(both.durable_name).toBe('executor-ExecuteScriptTool-RecallActionsTool');
+    expect(covers(both.filter_subject, subject)).toBe(true);
+    // Work-queue consumers must not overlap: no other class set's consumer sees this task.
+    for (const other of [[], ['ExecuteScriptTool'], ['RecallActionsTool']]) {
+      expect(covers(executorConsumer(other).filter_subject, subject)).toBe(false);
+    }
+    expect(covers(both.filter_subject, taskAssembledSubject('acme'))).toBe(false);
+    expect(executorConsumer([])).toEqual(Consumers.EXECUTOR);
+  });
+
+  it('a native class name that is not one subject token throws instead of widening a subject', () => {
+    expect(() => nativeClassesToken(['Deep.Search'])).toThrow(InvalidSubjectTokenError);
+    expect(() => taskAssembledSubject('acme', ['*'])).toThrow(InvalidSubjectTokenError);
+    expect(parseTaskSubject('mesh.tasks.assembled.acme.Bad*Class')).toBeUndefined();
   });
 
   it('two accounts using one trace id name two different tasks', () => {

@@ -3,6 +3,7 @@
 // (boundary schemas use AccountId and TraceId first), and a `.`/`*`/`>` smuggled into a subject would widen it.
 import { z } from 'zod';
 import { ErrorCode } from './errors.js';
+import { NATIVE_CLASS_NAME_PATTERN } from './native-providers.js';
 import { isTraceId, type TraceId } from './trace-id.js';
 
 const ACCOUNT_ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
@@ -23,7 +24,7 @@ export class InvalidSubjectTokenError extends Error {
   readonly retryable = false;
 
   constructor(
-    readonly what: 'account id' | 'trace id',
+    readonly what: 'account id' | 'trace id' | 'native class name',
     readonly value: unknown,
   ) {
     super(`not a valid ${what} for a NATS subject: ${JSON.stringify(String(value).slice(0, 80))}`);
@@ -102,9 +103,47 @@ export function taskReceivedSubject(accountId: string): string {
   return `${Subjects.TASKS_RECEIVED_PREFIX}.${account(accountId)}`;
 }
 
-/** `mesh.tasks.assembled.<account>`: written by the assembler, read by the executors. */
-export function taskAssembledSubject(accountId: string): string {
-  return `${Subjects.TASKS_ASSEMBLED_PREFIX}.${account(accountId)}`;
+/**
+ * The subject token naming a set of native tool classes: the class names sorted and joined by `-` (which a
+ * class name cannot hold, so the token names one set only); undefined for the empty set.
+ */
+export function nativeClassesToken(classNames: Iterable<string>): string | undefined {
+  const sorted = [...new Set(classNames)].sort();
+  for (const name of sorted) {
+    if (!NATIVE_CLASS_NAME_PATTERN.test(name)) throw new InvalidSubjectTokenError('native class name', name);
+  }
+  return sorted.length === 0 ? undefined : sorted.join('-');
+}
+
+/**
+ * `mesh.tasks.assembled.<account>`, or `mesh.tasks.assembled.<account>.<native classes>` for a task whose
+ * tools need native classes (see `nativeClassesToken`): written by the assembler, read by the executors,
+ * each through the consumers of the class sets it can serve (`executorConsumer`).
+ */
+export function taskAssembledSubject(accountId: string, nativeClasses: Iterable<string> = []): string {
+  const token = nativeClassesToken(nativeClasses);
+  const base = `${Subjects.TASKS_ASSEMBLED_PREFIX}.${account(accountId)}`;
+  return token === undefined ? base : `${base}.${token}`;
+}
+
+/**
+ * The durable consumer that delivers the tasks needing exactly `nativeClasses` (every account): the
+ * shared `executor` for tasks needing none, `executor-<native classes>` otherwise. Their filters do not
+ * overlap (a work-queue stream requires it), so an executor reads the consumer of every subset of the
+ * classes it has.
+ */
+export function executorConsumer(nativeClasses: Iterable<string> = []): {
+  durable_name: string;
+  stream: string;
+  filter_subject: string;
+} {
+  const token = nativeClassesToken(nativeClasses);
+  if (token === undefined) return { ...Consumers.EXECUTOR };
+  return {
+    durable_name: `${Consumers.EXECUTOR.durable_name}-${token}`,
+    stream: Consumers.EXECUTOR.stream,
+    filter_subject: `${Consumers.EXECUTOR.filter_subject}.${token}`,
+  };
 }
 
 /** `mesh.events.<account>.<trace_id>`: every event of one task, in order. */
@@ -148,6 +187,8 @@ export function accountEventsWildcard(accountId: string): string {
 export const Wildcards = {
   ALL_RECEIVED_TASKS: 'mesh.tasks.received.*',
   ALL_ASSEMBLED_TASKS: 'mesh.tasks.assembled.*',
+  /** Assembled tasks that need native tool classes (`mesh.tasks.assembled.<account>.<native classes>`). */
+  ALL_ROUTED_ASSEMBLED_TASKS: 'mesh.tasks.assembled.*.*',
   ALL_EVENTS: 'mesh.events.>',
   ALL_CANCELS: 'mesh.control.cancel.*.*',
   ALL_ACCOUNT_SUBMITS: 'mesh.gateway.submit.*',
@@ -155,12 +196,22 @@ export const Wildcards = {
 
 export type TaskStage = 'received' | 'assembled';
 
-/** The stage and account of a MESH_TASKS subject, or undefined if it is not one. */
-export function parseTaskSubject(subject: string): { stage: TaskStage; accountId: AccountId } | undefined {
-  const [mesh, tasks, stage, accountId, ...rest] = subject.split('.');
+/**
+ * The stage and account of a MESH_TASKS subject, and for an assembled task the native classes its subject
+ * names (only when it names some), or undefined if it is not one.
+ */
+export function parseTaskSubject(
+  subject: string,
+): { stage: TaskStage; accountId: AccountId; nativeClasses?: string[] } | undefined {
+  const [mesh, tasks, stage, accountId, classes, ...rest] = subject.split('.');
   if (mesh !== 'mesh' || tasks !== 'tasks' || rest.length > 0 || accountId === undefined) return undefined;
   if (stage !== 'received' && stage !== 'assembled') return undefined;
-  return isAccountId(accountId) ? { stage, accountId } : undefined;
+  if (!isAccountId(accountId)) return undefined;
+  if (classes === undefined) return { stage, accountId };
+  const nativeClasses = classes.split('-');
+  if (stage !== 'assembled' || !nativeClasses.every((name) => NATIVE_CLASS_NAME_PATTERN.test(name)))
+    return undefined;
+  return { stage, accountId, nativeClasses };
 }
 
 /** The account and trace id of a cancel subject, or undefined if it is not one. */

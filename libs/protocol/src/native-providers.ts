@@ -4,7 +4,7 @@
 // into the shared catalogue of `mesh_plugins`; executors themselves cannot write the registry.
 import { z } from 'zod';
 import { IsoDateTime } from './ids.js';
-import { NativeTool } from './tools/canonical.js';
+import { NativeTool, type ToolDefinition } from './tools/canonical.js';
 
 /** Class names are one KV key token. */
 export const NATIVE_CLASS_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,127}$/;
@@ -17,3 +17,22 @@ export const NativeProviderAnnouncement = z.object({
   tools: z.array(NativeTool).max(64).default([]),
 });
 export type NativeProviderAnnouncement = z.infer<typeof NativeProviderAnnouncement>;
+
+/**
+ * The native class of `execute_script`. An executor provides it exactly when it has a scripts directory,
+ * which is also what running a SCRIPT tool takes, so a SCRIPT tool needs an executor providing it.
+ */
+export const SCRIPT_RUNNER_CLASS = 'ExecuteScriptTool';
+
+/**
+ * The native classes an executor must provide to run every one of a task's tools, sorted, each once: a
+ * NATIVE tool's class, and SCRIPT_RUNNER_CLASS for a SCRIPT tool.
+ */
+export function nativeClassesOf(tools: readonly ToolDefinition[]): string[] {
+  const classes = new Set<string>();
+  for (const tool of tools) {
+    if (tool.type === 'NATIVE') classes.add(tool.class_name);
+    else if (tool.type === 'SCRIPT') classes.add(SCRIPT_RUNNER_CLASS);
+  }
+  return [...classes].sort();
+}

@@ -1,11 +1,13 @@
 /**
- * Publishes an assembled task to `mesh.tasks.assembled.<account>` for the executors, with the active trace
- * context in its headers. `Nats-Msg-Id` = `<account>.<trace_id>:assembled`, so a redelivered received task
+ * Publishes an assembled task for the executors, with the active trace context in its headers: to
+ * `mesh.tasks.assembled.<account>` when its tools need no native class, and to
+ * `mesh.tasks.assembled.<account>.<native classes>` otherwise, where only executors providing every one of
+ * those classes read. `Nats-Msg-Id` = `<account>.<trace_id>:assembled`, so a redelivered received task
  * that is assembled again within the stream's duplicate window is stored once (and another account's
  * task with the same trace id is not mistaken for it).
  */
 import { encodeJson } from '@agentmesh/bus';
-import { taskAssembledSubject, taskKey, type AssembledTask } from '@agentmesh/protocol';
+import { nativeClassesOf, taskAssembledSubject, taskKey, type AssembledTask } from '@agentmesh/protocol';
 import { injectTraceContext } from '@agentmesh/runtime';
 import type { JetStreamClient } from '@nats-io/jetstream';
 
@@ -19,7 +21,8 @@ export class AssembledTaskPublisher {
   /** Resolves once JetStream has stored it; `duplicate` when an earlier publish of the task had been. */
   async publish(task: AssembledTask): Promise<{ duplicate: boolean }> {
     const { account_id: accountId, trace_id: traceId } = task.task_meta;
-    const ack = await this.js.publish(taskAssembledSubject(accountId), encodeJson(task), {
+    const subject = taskAssembledSubject(accountId, nativeClassesOf(task.runtime_config.tools));
+    const ack = await this.js.publish(subject, encodeJson(task), {
       msgID: assembledTaskMsgId(accountId, traceId),
       headers: injectTraceContext(),
     });

@@ -79,6 +79,8 @@ export async function startAssembler({
         log.warn({ err: error }, 'mirroring native tools failed; the next announcement retries'),
     },
   );
+  // Tasks needing native tools are checked against the providers: know them all before the first task.
+  await nativeTools.ready;
   // What the consumer reads from, stopped after it (in reverse order of start).
   const sources: { stop(): void }[] = [];
   const stopSources = (): void => {
@@ -128,6 +130,7 @@ export async function startAssembler({
         sealFor: { kid: config.VAULT_KEY_ID, publicKey: config.VAULT_PUBLIC_KEY },
       },
       publisher: new AssembledTaskPublisher(js),
+      nativeProviders: nativeTools.directory,
       failures: new TaskFailureRecorder(js, jsm, statuses),
       concurrency: config.MAX_CONCURRENT_ASSEMBLIES,
     });

@@ -61,6 +61,25 @@ export class CredentialsMissingError extends AssemblyError {
   }
 }
 
+/**
+ * The task's tools need native classes no running executor provides: published, it would wait where no
+ * executor reads. Retryable: it may succeed once such an executor runs.
+ */
+export class NativeToolUnprovidedError extends AssemblyError {
+  override readonly name = 'NativeToolUnprovidedError';
+  readonly code = ErrorCode.SERVICE_UNAVAILABLE;
+  override readonly retryable = true;
+  readonly detail: { native_classes: string[]; tools: string[] };
+
+  constructor(classNames: string[], toolNames: string[]) {
+    super(
+      `no running executor provides the native tool class(es) ${classNames.join(', ')} ` +
+        `that the task's tools ${toolNames.join(', ')} need`,
+    );
+    this.detail = { native_classes: classNames, tools: toolNames };
+  }
+}
+
 /** A cancel was requested before the task was assembled: it never runs. */
 export class TaskCancelledError extends AssemblyError {
   override readonly name = 'TaskCancelledError';

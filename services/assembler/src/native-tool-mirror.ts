@@ -20,6 +20,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { encodeJson, type RegistryBucket } from '@agentmesh/bus';
 import { NativeProviderAnnouncement, NativeTool, ToolDefinition } from '@agentmesh/protocol';
 import type { KV } from '@nats-io/kv';
+import { NativeProviderDirectory } from './native-provider-directory.js';
 
 export interface MirrorReport {
   /** Names created or updated. */
@@ -105,13 +106,15 @@ export interface NativeToolMirrorEvents {
 /**
  * Follows `mesh_native_providers` and mirrors every announcement's tools as it arrives (the initial
  * content included). Definitions already mirrored unchanged are skipped without touching the registry.
+ * `directory` says which classes are provided now (complete once `ready` resolves).
  */
 export async function followNativeProviders(
   providers: KV,
   plugins: RegistryBucket,
   events: NativeToolMirrorEvents,
-): Promise<{ stop(): void; ready: Promise<void> }> {
+): Promise<{ stop(): void; ready: Promise<void>; directory: NativeProviderDirectory }> {
   const mirrored = new Map<string, NativeTool>();
+  const directory = new NativeProviderDirectory((await providers.status()).ttl);
   const watch = await providers.watch();
   let markReady!: () => void;
   const ready = new Promise<void>((resolve) => (markReady = resolve));
@@ -121,6 +124,7 @@ export async function followNativeProviders(
         const tools = announcedTools(entry.value);
         if (typeof tools === 'string') events.onRefused(entry.key, tools);
         else {
+          directory.heard(entry);
           const fresh = tools.filter((tool) => !isDeepStrictEqual(mirrored.get(tool.name), tool));
           if (fresh.length > 0) {
             try {
@@ -134,10 +138,10 @@ export async function followNativeProviders(
             }
           }
         }
-      }
+      } else directory.heard(entry);
       if (entry.delta === 0) markReady();
     }
   })();
   if ((await providers.status()).values === 0) markReady();
-  return { stop: () => watch.stop(), ready };
+  return { stop: () => watch.stop(), ready, directory };
 }

@@ -16,6 +16,7 @@ import {
 import {
   Consumers,
   describeZodError,
+  nativeClassesOf,
   parseTaskSubject,
   ReceivedTask,
   type TaskMeta,
@@ -47,6 +48,7 @@ import type { CancelRequestLookup } from './cancel-requests.js';
 import {
   AssemblyAttemptsExhaustedError,
   AssemblyFailedError,
+  NativeToolUnprovidedError,
   TaskCancelledError,
   type AssemblyError,
 } from './assembly-errors.js';
@@ -71,6 +73,8 @@ export interface ReceivedTaskConsumerOptions {
   cancels: CancelRequestLookup;
   statuses: TaskStatusStore;
   publisher: AssembledTaskPublisher;
+  /** Which native tool classes running executors provide now. */
+  nativeProviders: { unprovided(classNames: readonly string[]): string[] };
   failures: TaskFailureRecorder;
   /** Tasks assembled at once by this instance. */
   concurrency: number;
@@ -259,7 +263,19 @@ export class ReceivedTaskConsumer {
   private async tryAssemble(task: ReceivedTask, storedAtMs: number): Promise<AssemblyOutcome> {
     const cancelledAt = await this.cancelRequestedAt(task.task_meta, storedAtMs);
     if (cancelledAt !== undefined) return { ok: false, failure: new TaskCancelledError(cancelledAt) };
-    return assembleTask(task, this.options.sources);
+    const outcome = await assembleTask(task, this.options.sources);
+    if (!outcome.ok) return outcome;
+    const tools = outcome.task.runtime_config.tools;
+    const unprovided = this.options.nativeProviders.unprovided(nativeClassesOf(tools));
+    if (unprovided.length === 0) return outcome;
+    const needing = tools.filter((tool) => tool.type === 'NATIVE' && unprovided.includes(tool.class_name));
+    return {
+      ok: false,
+      failure: new NativeToolUnprovidedError(
+        unprovided,
+        needing.map((tool) => tool.name),
+      ),
+    };
   }
 
   private async cancelRequestedAt(meta: TaskMeta, storedAtMs: number): Promise<string | undefined> {

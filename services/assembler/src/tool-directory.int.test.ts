@@ -14,6 +14,7 @@ import {
   ensureMeshStreams,
   followTaskEvents,
   openMeshBuckets,
+  openNativeProvidersBucket,
   PluginStore,
   scopedRegistryView,
   SHARED_CATALOGUE,
@@ -24,6 +25,7 @@ import {
 import {
   AssembledTask,
   filterTools,
+  SCRIPT_RUNNER_CLASS,
   taskAssembledSubject,
   taskReceivedSubject,
   type ReceivedTask,
@@ -70,9 +72,15 @@ const logLines: string[] = [];
 beforeAll(async () => {
   nats = await startNats();
   client = await connect({ servers: nats.url, name: 'test-client' });
-  client.subscribe(taskAssembledSubject(ACCOUNT), {
-    callback: (_error, msg) => void assembled.push(AssembledTask.parse(msg.json())),
-  });
+  // Tasks bound to script tools come out on the subject of the executors that run scripts.
+  for (const subject of [
+    taskAssembledSubject(ACCOUNT),
+    taskAssembledSubject(ACCOUNT, [SCRIPT_RUNNER_CLASS]),
+  ]) {
+    client.subscribe(subject, {
+      callback: (_error, msg) => void assembled.push(AssembledTask.parse(msg.json())),
+    });
+  }
   js = jetstream(client);
   await ensureMeshStreams(await jetstreamManager(client));
   const buckets = await openMeshBuckets(js);
@@ -82,6 +90,18 @@ beforeAll(async () => {
   statuses = new TaskStatusStore(buckets.tasks);
   const credentials = new CredentialStore(buckets.credentials, { current: masterKey });
   await credentials.put(ACCOUNT, USER, 'MODEL_KEY', CANARY.MODEL_KEY);
+  // An executor with a scripts directory runs (announcing the script runner class for longer than this file
+  // takes), so tasks bound to script tools are assembled rather than ended for want of one.
+  const providers = await openNativeProvidersBucket(js, { ttlMs: 10 * 60_000 });
+  await providers.put(
+    `${SCRIPT_RUNNER_CLASS}.exec-scripts_0a1b2c3d`,
+    encodeJson({
+      class_name: SCRIPT_RUNNER_CLASS,
+      executor_id: 'exec-scripts',
+      announced_at: new Date().toISOString(),
+      tools: [],
+    }),
+  );
 
   toolsDir = await mkdtemp(join(tmpdir(), 'assembler-tools-dir-'));
   const config = loadConfig(assemblerConfigSchema, {

@@ -100,7 +100,7 @@ export const executorConfigSchema = baseConfigSchema
     CONSUMER_MAX_ACK_PENDING: positiveInt()
       .default(1_000)
       .describe(
-        "Tasks in flight across all executor instances (the shared consumer's max_ack_pending); at least instances x MAX_CONCURRENT_TASKS",
+        "Tasks in flight across all executor instances per shared consumer (each native class set's consumer's max_ack_pending); at least instances x MAX_CONCURRENT_TASKS",
       ),
     PULL_EXPIRES_MS: z.coerce
       .number()

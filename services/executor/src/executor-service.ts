@@ -1,5 +1,6 @@
 /**
- * The executor service put together: mesh streams and buckets, the shared task consumer, the cancel
+ * The executor service put together: mesh streams and buckets, the shared task consumers of the native
+ * class sets it can serve (before its classes are announced, so routed tasks have a consumer), the cancel
  * listener, the runners a task attempt needs, and its native tools published (mirrored into the registry,
  * announced as provided while it runs). While it runs, the secrets of its running tasks are a process-wide
  * secret filter: every log line the process writes, and every span the executor records, has them removed.
@@ -13,6 +14,7 @@ import {
   type RunningService,
   type ServiceContext,
 } from '@agentmesh/runtime';
+import { executorConsumer } from '@agentmesh/protocol';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { CancelListener } from './cancel-listener.js';
 import type { ExecutorConfig } from './config.js';
@@ -22,7 +24,7 @@ import { ModelEndpointGuard, OpenAiChatClient } from './llm/index.js';
 import { endingMalformedTasks } from './malformed-task-ending.js';
 import { RunningTasks } from './running-tasks.js';
 import { OpenSecrets } from './secrets/index.js';
-import { ensureExecutorConsumer, TaskConsumer } from './task-consumer.js';
+import { ensureExecutorConsumer, servableClassSets, TaskConsumer } from './task-consumer.js';
 import { TaskRunner } from './task-runner.js';
 
 /** Share of SHUTDOWN_TIMEOUT_MS running tasks get to finish; the rest covers handing back and draining. */
@@ -48,13 +50,20 @@ export async function startExecutor({
     { replicas: config.NATS_REPLICAS, taskRetentionMs: config.TASK_RETENTION_MS, only: ['tasks'] },
     wait,
   );
-  await ensureExecutorConsumer(jsm, {
-    maxDeliver: config.MAX_DELIVER,
-    ackWaitMs: config.ACK_WAIT_MS,
-    maxAckPending: config.CONSUMER_MAX_ACK_PENDING,
-  });
 
   const tools = createToolRunners(config, nc);
+  const classSets = servableClassSets(tools.runners.native.classNames());
+  for (const classes of classSets) {
+    await ensureExecutorConsumer(
+      jsm,
+      {
+        maxDeliver: config.MAX_DELIVER,
+        ackWaitMs: config.ACK_WAIT_MS,
+        maxAckPending: config.CONSUMER_MAX_ACK_PENDING,
+      },
+      classes,
+    );
+  }
   // One guard (and connection pool) for every task's model endpoint: checked like tool targets, own allow-list.
   const modelEndpoints = new ModelEndpointGuard({ allowHosts: config.MODEL_ALLOW_HOSTS });
   const nativeTools = await publishNativeTools(js, tools.runners.native, {
@@ -95,6 +104,7 @@ export async function startExecutor({
     js,
     (task, delivery) => runner.run(task, delivery),
     {
+      durableNames: classSets.map((classes) => executorConsumer(classes).durable_name),
       maxConcurrent: config.MAX_CONCURRENT_TASKS,
       ackProgressMs: config.ACK_PROGRESS_MS,
       pullExpiresMs: config.PULL_EXPIRES_MS,

@@ -1,8 +1,11 @@
 /**
- * The executors' share of MESH_TASKS: the durable pull consumer `executor` (one for all instances), and
- * this instance's loop over it. The loop pulls only as many tasks as it has free slots, so nothing waits
- * in a local buffer while its ack_wait runs; each task in flight gets an in-progress ack every
- * ACK_PROGRESS_MS and is acked once its terminal event is published.
+ * The executors' share of MESH_TASKS: one durable pull consumer per set of native tool classes a task may
+ * need (`executor` for tasks needing none, `executor-<classes>` otherwise; each shared by every instance
+ * that has those classes), and this instance's loops over those it can serve: every subset of its own
+ * classes. So a task needing `execute_script` only reaches an executor with a scripts directory, and
+ * tasks needing nothing special spread over all of them. The loops share this instance's slots and pull
+ * only as many tasks as are free, so nothing waits in a local buffer while its ack_wait runs; each task in
+ * flight gets an in-progress ack every ACK_PROGRESS_MS and is acked once its terminal event is published.
  *
  * Stopping: the loop stops pulling (the pull already open runs out, and a task that still arrives on it
  * is nak'ed straight back), running tasks get the grace period to finish, and those still running after
@@ -12,7 +15,7 @@
  * A message that is not a valid task is terminated, after `onMalformed` has ended the task it names.
  */
 import { MalformedTaskReason } from '@agentmesh/bus';
-import { AssembledTask, Consumers, describeZodError, parseTaskSubject } from '@agentmesh/protocol';
+import { AssembledTask, describeZodError, executorConsumer, parseTaskSubject } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
 import {
   AckPolicy,
@@ -38,12 +41,34 @@ export interface ExecutorConsumerSettings {
 
 const nanos = (ms: number): number => ms * 1_000_000;
 
-/** Creates the shared durable consumer, or brings an existing one to these settings. */
+/** Beyond this many native classes the consumers of every subset (2^n) would be too many to pull from. */
+export const MAX_ROUTED_NATIVE_CLASSES = 6;
+
+/** Every subset of `classNames`, the empty one first: the class sets of the tasks an executor can run. */
+export function servableClassSets(classNames: readonly string[]): string[][] {
+  const classes = [...new Set(classNames)].sort();
+  if (classes.length > MAX_ROUTED_NATIVE_CLASSES) {
+    throw new RangeError(
+      `an executor routes tasks for at most ${MAX_ROUTED_NATIVE_CLASSES} native classes, not ${classes.length}`,
+    );
+  }
+  const sets: string[][] = [];
+  for (let mask = 0; mask < 1 << classes.length; mask++) {
+    sets.push(classes.filter((_, index) => (mask & (1 << index)) !== 0));
+  }
+  return sets.sort((a, b) => a.length - b.length);
+}
+
+/**
+ * Creates the shared durable consumer of the tasks needing exactly `nativeClasses`, or brings an existing
+ * one to these settings.
+ */
 export async function ensureExecutorConsumer(
   jsm: JetStreamManager,
   settings: ExecutorConsumerSettings,
+  nativeClasses: readonly string[] = [],
 ): Promise<void> {
-  const { stream, durable_name, filter_subject } = Consumers.EXECUTOR;
+  const { stream, durable_name, filter_subject } = executorConsumer(nativeClasses);
   const tunable = {
     ack_wait: nanos(settings.ackWaitMs),
     max_deliver: settings.maxDeliver + 1,
@@ -92,6 +117,8 @@ export interface MalformedTaskMessage {
 export type MalformedTaskHandler = (message: MalformedTaskMessage) => Promise<void>;
 
 export interface TaskConsumerOptions {
+  /** The durable consumers (already ensured) this instance pulls from. */
+  durableNames: readonly string[];
   /** Tasks this instance runs at once. */
   maxConcurrent: number;
   ackProgressMs: number;
@@ -112,7 +139,12 @@ export interface TaskConsumerOptions {
 export class TaskConsumer {
   #stopping = false;
   readonly #inFlight = new Set<Promise<void>>();
-  #slotFreed: (() => void) | undefined;
+  /** Slots promised to pulls that are open: a loop pulls only what is neither running nor promised. */
+  #reserved = 0;
+  /** Loops waiting for slots, served in turn so one busy consumer never starves the others. */
+  readonly #slotQueue: Array<(promised: number) => void> = [];
+  /** A fair share of the slots per pull, so one idle pull never holds them all while another has tasks. */
+  readonly #share: number;
   readonly #wakeOnStop = new AbortController();
   #loop: Promise<void> = Promise.resolve();
   #stopped: Promise<void> = Promise.resolve();
@@ -122,9 +154,11 @@ export class TaskConsumer {
     private readonly handle: AttemptHandler,
     private readonly options: TaskConsumerOptions,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.#share = Math.max(1, Math.ceil(options.maxConcurrent / options.durableNames.length));
+  }
 
-  /** Starts pulling tasks from the (already ensured) executor consumer. */
+  /** Starts pulling tasks from the (already ensured) executor consumers. */
   static start(
     js: JetStreamClient,
     handle: AttemptHandler,
@@ -132,7 +166,7 @@ export class TaskConsumer {
     log: Logger,
   ): TaskConsumer {
     const consumer = new TaskConsumer(js, handle, options, log);
-    consumer.#loop = consumer.#pullLoop();
+    consumer.#loop = Promise.all(options.durableNames.map((name) => consumer.#pullLoop(name))).then(() => {});
     return consumer;
   }
 
@@ -145,7 +179,7 @@ export class TaskConsumer {
     if (this.#stopping) return this.#stopped;
     this.#stopping = true;
     this.#wakeOnStop.abort();
-    this.#slotFreed?.();
+    this.#grantSlots();
     this.#stopped = this.#drain();
     return this.#stopped;
   }
@@ -162,46 +196,73 @@ export class TaskConsumer {
     await running;
   }
 
-  async #pullLoop(): Promise<void> {
-    const { stream, durable_name } = Consumers.EXECUTOR;
+  async #pullLoop(durableName: string): Promise<void> {
+    const stream = executorConsumer().stream;
     let consumer: Consumer | undefined;
     while (!this.#stopping) {
-      await this.#freeSlot();
-      if (this.#stopping) break;
+      const promised = await this.#reserveSlots();
+      if (this.#stopping || promised === 0) {
+        this.#reserved -= promised;
+        break;
+      }
+      let unused = promised;
       try {
-        consumer ??= await this.js.consumers.get(stream, durable_name);
+        consumer ??= await this.js.consumers.get(stream, durableName);
         if (this.#stopping) break;
         // Never closed early: the server keeps an abandoned pull open until it expires and would hand it
         // tasks nobody reads (they would wait out ack_wait). A stopping loop reads on and naks them instead.
-        const batch = await consumer.fetch({
-          max_messages: this.options.maxConcurrent - this.#inFlight.size,
-          expires: this.options.pullExpiresMs,
-        });
+        const batch = await consumer.fetch({ max_messages: promised, expires: this.options.pullExpiresMs });
         for await (const msg of batch) {
+          if (unused > 0) {
+            unused--;
+            this.#reserved--;
+          }
           if (this.#stopping) msg.nak();
           else this.#dispatch(msg);
         }
       } catch (error) {
         if (this.#stopping) break;
-        this.log.warn({ err: error }, 'pulling tasks failed; retrying');
+        this.log.warn({ err: error, consumer: durableName }, 'pulling tasks failed; retrying');
+        this.#reserved -= unused;
+        unused = 0;
+        this.#grantSlots();
         await sleep(this.options.retryDelayMs ?? 1_000, undefined, { signal: this.#wakeOnStop.signal }).catch(
           () => {},
         );
+      } finally {
+        this.#reserved -= unused;
+        if (unused > 0) this.#grantSlots();
       }
     }
   }
 
-  /** Resolves once fewer than `maxConcurrent` tasks run (or the consumer stops). */
-  async #freeSlot(): Promise<void> {
-    while (!this.#stopping && this.#inFlight.size >= this.options.maxConcurrent) {
-      await new Promise<void>((resolve) => (this.#slotFreed = resolve));
+  /** Waits its turn for a free slot, then promises up to a share of the free slots to a pull; 0 once stopping. */
+  #reserveSlots(): Promise<number> {
+    return new Promise((resolve) => {
+      this.#slotQueue.push(resolve);
+      this.#grantSlots();
+    });
+  }
+
+  /** Hands free slots to the waiting loops in their order (and 0 to each once stopping). */
+  #grantSlots(): void {
+    while (this.#slotQueue.length > 0) {
+      if (this.#stopping) {
+        this.#slotQueue.shift()?.(0);
+        continue;
+      }
+      const free = this.options.maxConcurrent - this.#inFlight.size - this.#reserved;
+      if (free <= 0) return;
+      const promised = Math.min(free, this.#share);
+      this.#reserved += promised;
+      this.#slotQueue.shift()?.(promised);
     }
   }
 
   #dispatch(msg: JsMsg): void {
     const running = this.#process(msg).finally(() => {
       this.#inFlight.delete(running);
-      this.#slotFreed?.();
+      this.#grantSlots();
     });
     this.#inFlight.add(running);
   }

@@ -45,8 +45,8 @@ export interface Mesh {
   recall?: ServiceProcess;
   /** Every log line of every service so far. */
   logs(): LogLine[];
-  /** Starts one more executor (same keys). */
-  addExecutor(): Promise<ServiceProcess>;
+  /** Starts one more executor (same keys), with `env` over the executors' environment. */
+  addExecutor(env?: Record<string, string>): Promise<ServiceProcess>;
   stop(): Promise<void>;
 }
 
@@ -71,8 +71,8 @@ export async function startMesh(options: MeshOptions = {}): Promise<Mesh> {
     MODEL_ALLOW_HOSTS: '127.0.0.1',
     ...options.env?.executor,
   };
-  const startExecutor = (): Promise<ServiceProcess> =>
-    startServiceProcess({ entry: serviceEntry('executor'), env: executorEnv });
+  const startExecutor = (env: Record<string, string> = {}): Promise<ServiceProcess> =>
+    startServiceProcess({ entry: serviceEntry('executor'), env: { ...executorEnv, ...env } });
 
   const [gateway, assembler, ...executors] = await Promise.all([
     startServiceProcess({
@@ -93,7 +93,7 @@ export async function startMesh(options: MeshOptions = {}): Promise<Mesh> {
       entry: serviceEntry('assembler'),
       env: { ...common, ...credentialKeys, ...sealKeys, ...options.env?.assembler },
     }),
-    ...Array.from({ length: options.executors ?? 1 }, startExecutor),
+    ...Array.from({ length: options.executors ?? 1 }, () => startExecutor()),
   ]);
   const recall = options.recall
     ? await startServiceProcess({ entry: serviceEntry('recall'), env: { ...common, ...options.recall } })
@@ -111,8 +111,8 @@ export async function startMesh(options: MeshOptions = {}): Promise<Mesh> {
     executors,
     ...(recall ? { recall } : {}),
     logs: () => all.flatMap((service) => service.logs),
-    async addExecutor() {
-      const executor = await startExecutor();
+    async addExecutor(env) {
+      const executor = await startExecutor(env);
       await executor.waitForLog((line) => line.msg === 'service ready', 60_000);
       all.push(executor);
       executors.push(executor);

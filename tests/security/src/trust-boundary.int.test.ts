@@ -402,6 +402,22 @@ describe('the executor and recall users', () => {
     );
   });
 
+  it("the executor reads its per-native-class consumers, but not the assembler's, though consumer names are allowed by wildcard", async () => {
+    const client = await mesh.connectAs('executor');
+    const jsm = await jetstreamManager(client.nc);
+    // Created by the running executors under this user: the consumer of the tasks needing recall_actions.
+    const routed = await jsm.consumers.info(Streams.TASKS.name, 'executor-RecallActionsTool');
+    expect(routed.config.filter_subject).toBe('mesh.tasks.assembled.*.RecallActionsTool');
+    await expectPublishRefused(
+      jsm.consumers.info(Streams.TASKS.name, 'assembler'),
+      `$JS.API.CONSUMER.INFO.${Streams.TASKS.name}.assembler`,
+    );
+    await expectPublishRefused(
+      client.nc.request(`$JS.API.CONSUMER.MSG.NEXT.${Streams.TASKS.name}.assembler`, '{"batch":1}'),
+      `$JS.API.CONSUMER.MSG.NEXT.${Streams.TASKS.name}.assembler`,
+    );
+  });
+
   it.each(['executor', 'recall'] as const)(
     '%s cannot subscribe to the gateway inbox or the ingress',
     async (user) => {

@@ -4,10 +4,12 @@
  * sandbox with `inputData` on stdin, and its JSON output comes back. Provided only by executors that have
  * a scripts directory configured.
  */
+import { SCRIPT_RUNNER_CLASS } from '@agentmesh/protocol';
 import { defineNativeTool, type NativeToolImplementation } from './native-tool.js';
 import { ExecuteScriptInput, type ScriptTools } from './script-tools.js';
 
-export const EXECUTE_SCRIPT_CLASS = 'ExecuteScriptTool';
+/** The protocol's script runner class: tasks with SCRIPT tools are routed to executors providing it. */
+export const EXECUTE_SCRIPT_CLASS = SCRIPT_RUNNER_CLASS;
 const TOOL_ID = 'core:execute_script';
 
 export function executeScriptTool(scripts: ScriptTools): NativeToolImplementation {
