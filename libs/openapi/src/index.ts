@@ -22,13 +22,7 @@ export type { ConversionOptions } from './options.js';
 export { NoteCode } from './notes.js';
 export type { ConversionNote } from './notes.js';
 export type { FunctionParameters, JsonSchema, JsonSchemaType } from './json-schema.js';
-export {
-  FUNCTION_NAME_PATTERN,
-  FunctionNameRegistry,
-  isValidFunctionName,
-  operationFunctionName,
-  toFunctionName,
-} from './function-name.js';
+export { FunctionNameRegistry, operationFunctionName } from './function-name.js';
 export { buildRequestParts, decodeBinary } from './request-builder.js';
 export type {
   BuildRequestOptions,

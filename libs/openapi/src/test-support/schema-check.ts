@@ -2,7 +2,7 @@
 // compiles (draft 2020-12; unknown formats tolerated), with no `$ref` left, and a legal name.
 
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { isValidFunctionName } from '../function-name.js';
+import { isFunctionName } from '@agentmesh/protocol';
 import { listReferences } from '../ref-walker.js';
 
 const ajv = new Ajv2020({ strict: false, logger: false, allErrors: false, validateFormats: false });
@@ -10,7 +10,7 @@ const ajv = new Ajv2020({ strict: false, logger: false, allErrors: false, valida
 /** Problems with one converted schema; empty when it is fine. */
 export function schemaProblems(name: string, parameters: object): string[] {
   const problems: string[] = [];
-  if (!isValidFunctionName(name)) problems.push(`illegal function name ${JSON.stringify(name)}`);
+  if (!isFunctionName(name)) problems.push(`illegal function name ${JSON.stringify(name)}`);
   const refs = listReferences(parameters);
   if (refs.length > 0) problems.push(`$ref left: ${refs.slice(0, 3).join(', ')}`);
   try {
