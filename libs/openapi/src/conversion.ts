@@ -63,7 +63,10 @@ export interface OperationConversion {
   readonly strict: boolean;
   /** Upper-case HTTP method, when known. */
   readonly method: string | undefined;
-  /** Path template with `{name}` placeholders, when known. */
+  /**
+   * The path key as the document writes it: a template with `{name}` placeholders, possibly with a
+   * `#fragment` or a fixed `?query` (see path-key.ts; `buildRequestParts` handles both). Absent when unknown.
+   */
   readonly path: string | undefined;
   readonly operationId: string | undefined;
   /** Server URLs for this operation (operation, path item or document level), variables defaulted. */

@@ -24,6 +24,7 @@ import {
   serialiseQueryValue,
   type QueryPair,
 } from './parameter-styles.js';
+import { splitPathKey } from './path-key.js';
 import { isDotSegment, templateSegments } from './path-segments.js';
 
 export type RequestTemplate = Pick<
@@ -47,9 +48,12 @@ export type RequestBody =
 
 export interface RequestParts {
   readonly method: string | undefined;
-  /** The path template with every `{name}` filled and URL-encoded. */
+  /**
+   * The path template with every `{name}` filled and URL-encoded; a path key's `#fragment` and `?query`
+   * are not in it (the query is in `query`, see path-key.ts).
+   */
   readonly path: string;
-  /** Query parameters in order, unencoded (a list joined by its delimiter). */
+  /** Query parameters in order, unencoded (a list joined by its delimiter); a path key's fixed ones first. */
   readonly query: Array<[string, string]>;
   /** The encoded query string without `?`; empty when there is none. */
   readonly queryString: string;
@@ -98,18 +102,27 @@ export function buildRequestParts(
   mergeFixedParams(placed, conversion, options.fixedParams ?? {});
 
   const at = (location: ParameterLocation): Placed[] => placed.filter((p) => p.binding.in === location);
-  const path = fillPath(conversion, at(ParameterLocation.PATH));
-  const queryPairs = at(ParameterLocation.QUERY).flatMap(({ binding, value }) =>
-    serialiseQueryValue(
-      binding.name!,
-      encodeContent(value, binding),
-      binding.style ?? 'form',
-      binding.explode ?? true,
-    ).map((pair): QueryPair & { allowReserved?: boolean } => ({
-      ...pair,
-      allowReserved: binding.allowReserved ?? false,
-    })),
-  );
+  const { template, fixedQuery } = splitPathKey(conversion.path ?? '');
+  const path = fillPath(template, at(ParameterLocation.PATH));
+  const queryArguments = at(ParameterLocation.QUERY);
+  // The key's fixed query goes first; an argument of the same name (declared by the operation) replaces it.
+  const keyPairs = fixedQuery
+    .filter(([name]) => !queryArguments.some((p) => p.binding.name === name))
+    .map(([name, value]): QueryPair => ({ name, parts: [value], delimiter: '' }));
+  const queryPairs = [
+    ...keyPairs,
+    ...queryArguments.flatMap(({ binding, value }) =>
+      serialiseQueryValue(
+        binding.name!,
+        encodeContent(value, binding),
+        binding.style ?? 'form',
+        binding.explode ?? true,
+      ).map((pair): QueryPair & { allowReserved?: boolean } => ({
+        ...pair,
+        allowReserved: binding.allowReserved ?? false,
+      })),
+    ),
+  ];
   const header: Record<string, string> = {};
   for (const { binding, value } of at(ParameterLocation.HEADER)) {
     header[binding.name!] = serialiseHeaderValue(encodeContent(value, binding), binding.explode ?? false);
@@ -155,10 +168,10 @@ function mergeFixedParams(placed: Placed[], conversion: RequestTemplate, fixed: 
   }
 }
 
-function fillPath(conversion: RequestTemplate, values: readonly Placed[]): string {
+function fillPath(template: string, values: readonly Placed[]): string {
   const missing: string[] = [];
   const dotSegments: string[] = [];
-  const filled = templateSegments(conversion.path ?? '').map((segment) => {
+  const filled = templateSegments(template).map((segment) => {
     const names: string[] = [];
     const text = segment.replace(/\{([^}]+)\}/g, (_whole, name: string) => {
       names.push(name);
