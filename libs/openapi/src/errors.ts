@@ -31,6 +31,16 @@ export class DocumentParseError extends OpenApiError {
   readonly code = OpenApiErrorCode.SCHEMA_CONVERSION_ERROR;
 }
 
+/** A file or text holds no document at all (empty, or only comments). */
+export class EmptyDocumentError extends OpenApiError {
+  readonly code = OpenApiErrorCode.SCHEMA_CONVERSION_ERROR;
+}
+
+/** A document nests deeper than this library walks (or its YAML aliases make it cyclic). */
+export class DocumentTooDeepError extends OpenApiError {
+  readonly code = OpenApiErrorCode.SCHEMA_CONVERSION_ERROR;
+}
+
 /** A relative `$ref` pointed at a file the loader refused or could not read. */
 export class ExternalReferenceError extends OpenApiError {
   readonly code = OpenApiErrorCode.SCHEMA_CONVERSION_ERROR;

@@ -43,12 +43,14 @@ export type {
 export { isSwagger2, swagger2ToOpenApi3 } from './swagger2.js';
 export { BUNDLE_KEY, bundleDocument } from './bundle.js';
 export type { BundleOptions, BundleResult, DocumentLoader } from './bundle.js';
-export { parseDocumentText } from './parse-document.js';
+export { MAX_DOCUMENT_DEPTH, parseDocumentText } from './parse-document.js';
 export { loadDocument, readDocumentFile } from './load-document.js';
 export type { LoadDocumentOptions } from './load-document.js';
 export { listReferences } from './ref-walker.js';
 export {
   DocumentParseError,
+  DocumentTooDeepError,
+  EmptyDocumentError,
   ExternalReferenceError,
   InvalidArgumentsError,
   InvalidDocumentError,
