@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { convertDocument } from './document-converter.js';
 import { loadDocument } from './load-document.js';
 import { NoteCode } from './notes.js';
-import { schemaProblems } from './test-support/schema-check.js';
+import { schemaProblems, strictProblems } from './test-support/schema-check.js';
 
 // OPENAPI_CORPUS_DIR names the corpus when the checkout is not beside it (a git worktree elsewhere).
 const CORPUS_DIR = process.env.OPENAPI_CORPUS_DIR
@@ -69,6 +69,10 @@ describe.skipIf(!present)(
           ),
         );
         expect(problems).toEqual([]);
+        const strictShape = strict.operations.flatMap((operation) =>
+          strictProblems(operation.parameters).map((problem) => `${operation.name}: ${problem}`),
+        );
+        expect(strictShape.slice(0, 10)).toEqual([]);
 
         const names = conversion.operations.map((operation) => operation.name.toLowerCase());
         expect(new Set(names).size).toBe(names.length);

@@ -98,6 +98,13 @@ function strictSchema(
   if (result.enum) counts.enumValues += result.enum.length;
 
   if (result.anyOf) {
+    if (wrapsUnion(schema)) {
+      notes.add(
+        NoteCode.STRICT_ADJUSTED,
+        "an object's own properties were moved into each branch of its anyOf, so every object can be closed",
+      );
+      return strictSchema(distributeIntoBranches(schema), tree, notes, counts);
+    }
     result.anyOf = result.anyOf.map((branch) => strictSchema(branch, tree, notes, counts));
     return result;
   }
@@ -144,6 +151,43 @@ function strictSchema(
     return { ...result, ...ANY_VALUE };
   }
   return result;
+}
+
+/**
+ * An object that carries properties (or `type: object`) beside an `anyOf`, as `allOf` + `oneOf` merges
+ * give. Strict mode closes every object, and a closed wrapper would refuse the branches' properties.
+ */
+function wrapsUnion(schema: JsonSchema): boolean {
+  const { anyOf: _anyOf, ...wrapper } = schema;
+  return (
+    isObjectSchema(wrapper) || wrapper.additionalProperties !== undefined || wrapper.required !== undefined
+  );
+}
+
+/**
+ * `{props P, anyOf [B1, B2]}` as `{anyOf [P∪B1, P∪B2]}`: the same values, each branch one object. A branch
+ * that is not an object (the `null` of a nullable union) stays as it is.
+ */
+function distributeIntoBranches(schema: JsonSchema): JsonSchema {
+  const { anyOf = [], description, ...wrapper } = schema;
+  const branches = anyOf.map((branch): JsonSchema => {
+    const branchTypes = typesOf(branch);
+    if (branchTypes.length > 0 && !branchTypes.includes('object')) return branch;
+    if (branch.anyOf) return distributeIntoBranches({ ...wrapper, ...branch });
+    const required = [...new Set([...(wrapper.required ?? []), ...(branch.required ?? [])])];
+    const merged: JsonSchema = {
+      ...wrapper,
+      ...branch,
+      type: 'object' as const,
+      properties: { ...wrapper.properties, ...branch.properties },
+    };
+    if (required.length > 0) merged.required = required;
+    else delete merged.required;
+    return merged;
+  });
+  // A nullable wrapper (`type: [object, null]`) keeps null as one more branch.
+  if (typesOf(wrapper).includes('null') && !branches.some(allowsNull)) branches.push({ type: 'null' });
+  return description === undefined ? { anyOf: branches } : { description, anyOf: branches };
 }
 
 function explicitlyNullable(schema: JsonSchema): boolean {

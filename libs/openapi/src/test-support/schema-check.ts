@@ -29,3 +29,34 @@ export function validationError(parameters: object, data: unknown): string | und
   ajv.removeSchema(parameters);
   return ok ? undefined : ajv.errorsText(validate.errors);
 }
+
+/**
+ * What OpenAI's strict mode would refuse in a converted schema: an object (anywhere: properties, items,
+ * anyOf branches, `$defs`) not closed with `additionalProperties: false`, or not listing every property
+ * as required.
+ */
+export function strictProblems(parameters: object): string[] {
+  const problems: string[] = [];
+  const stack: Array<[unknown, string]> = [[parameters, '#']];
+  while (stack.length > 0) {
+    const [node, where] = stack.pop()!;
+    if (node === null || typeof node !== 'object' || Array.isArray(node)) continue;
+    const schema = node as Record<string, unknown>;
+    const types = schema.type === undefined ? [] : [schema.type].flat();
+    if (types.includes('object') || schema.properties !== undefined) {
+      if (schema.additionalProperties !== false)
+        problems.push(`${where}: object without additionalProperties: false`);
+      const properties = Object.keys((schema.properties as object | undefined) ?? {});
+      const required = (schema.required as string[] | undefined) ?? [];
+      if (properties.some((name) => !required.includes(name))) problems.push(`${where}: optional property`);
+    }
+    for (const [key, child] of Object.entries((schema.properties as object | undefined) ?? {}))
+      stack.push([child, `${where}/properties/${key}`]);
+    for (const [key, child] of Object.entries((schema.$defs as object | undefined) ?? {}))
+      stack.push([child, `${where}/$defs/${key}`]);
+    if (schema.items !== undefined) stack.push([schema.items, `${where}/items`]);
+    if (Array.isArray(schema.anyOf))
+      schema.anyOf.forEach((branch, i) => stack.push([branch, `${where}/anyOf/${i}`]));
+  }
+  return problems;
+}
