@@ -53,6 +53,10 @@ export interface NullAsAbsent {
   absentIfNull?: true;
   properties?: Record<string, NullAsAbsent>;
   items?: NullAsAbsent;
+  /** The value is a `$ref` into `$defs`: its tree is the root's `defs[def]`. */
+  def?: string;
+  /** On the root only: the trees of the `$defs` schemas, by name. */
+  defs?: Record<string, NullAsAbsent>;
 }
 
 export interface OperationConversion {

@@ -17,7 +17,7 @@ export type {
 } from './document-converter.js';
 export { BodyKind, ParameterLocation } from './conversion.js';
 export type { ArgumentBinding, BodyBinding, NullAsAbsent, OperationConversion } from './conversion.js';
-export { BodyMode, DEFAULT_OPTIONS, ExampleMode, UnionMode } from './options.js';
+export { BodyMode, DEFAULT_OPTIONS, ExampleMode, RefMode, UnionMode } from './options.js';
 export type { ConversionOptions } from './options.js';
 export { NoteCode } from './notes.js';
 export type { ConversionNote } from './notes.js';

@@ -82,7 +82,7 @@ afterAll(async () => {
 });
 
 describe('loadDocument', () => {
-  it('when a document spreads over files (DigitalOcean style), it is bundled and converts with no $ref left', async () => {
+  it('when a document spreads over files (DigitalOcean style), it is bundled and converts with no $ref left but into its own $defs', async () => {
     const { document, files, notes } = await loadDocument(join(dir, 'api.yaml'));
     expect(files.sort()).toEqual([
       'resources/pets/examples.yml',
@@ -102,9 +102,11 @@ describe('loadDocument', () => {
       id: { type: 'string', description: 'An id.' },
       body_id: { type: 'string' },
       name: { type: 'string' },
-      parent: { type: 'object', description: 'Recursive pet.yml; not expanded further.' },
+      parent: { $ref: '#/$defs/pet.yml' },
       tags: { type: 'array', items: { type: 'string' } },
     });
+    // `parent: {$ref: "#"}` in pet.yml is pet.yml itself: kept exact under `$defs`.
+    expect(update?.parameters.$defs?.['pet.yml']?.properties?.parent).toEqual({ $ref: '#/$defs/pet.yml' });
     for (const operation of operations)
       expect(schemaProblems(operation.name, operation.parameters)).toEqual([]);
     const leak = operations.find((o) => o.name === 'leak');

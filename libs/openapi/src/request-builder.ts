@@ -328,17 +328,19 @@ function encodeContent(value: unknown, binding: Placed['binding']): unknown {
 /** Strict mode: `null` for an argument that was optional only means "not given". */
 function pruneAbsentNulls(args: JsonObject, tree: NullAsAbsent | undefined): JsonObject {
   if (!tree) return args;
-  return prune(args, tree) as JsonObject;
+  return prune(args, tree, tree.defs ?? {}) as JsonObject;
 }
 
-function prune(value: unknown, tree: NullAsAbsent): unknown {
-  if (Array.isArray(value)) return tree.items ? value.map((item) => prune(item, tree.items!)) : value;
+function prune(value: unknown, at: NullAsAbsent, defs: Record<string, NullAsAbsent>): unknown {
+  // A `$ref` position (recursive types) reads its tree from the root's `defs`.
+  const tree = at.def !== undefined ? (defs[at.def] ?? {}) : at;
+  if (Array.isArray(value)) return tree.items ? value.map((item) => prune(item, tree.items!, defs)) : value;
   if (!isObject(value) || !tree.properties) return value;
   const out: JsonObject = {};
   for (const [key, item] of Object.entries(value)) {
     const child = tree.properties[key];
     if (child?.absentIfNull && item === null) continue;
-    out[key] = child ? prune(item, child) : item;
+    out[key] = child ? prune(item, child, defs) : item;
   }
   return out;
 }
