@@ -1,5 +1,6 @@
 // Errors of this library. Each condition is its own class carrying a code from the protocol's shared
-// list (repeated here as strings: this package depends on nothing of ours) and whether retrying helps.
+// list (repeated here as strings: of protocol, this package takes only the naming contract) and whether
+// retrying helps.
 // Expected conversion problems are not errors: they become notes on the conversion.
 
 export const OpenApiErrorCode = {
