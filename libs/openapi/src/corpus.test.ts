@@ -11,10 +11,7 @@ import { loadDocument } from './load-document.js';
 import { NoteCode } from './notes.js';
 import { schemaProblems, strictProblems } from './test-support/schema-check.js';
 
-// OPENAPI_CORPUS_DIR names the corpus when the checkout is not beside it (a git worktree elsewhere).
-const CORPUS_DIR = process.env.OPENAPI_CORPUS_DIR
-  ? `${process.env.OPENAPI_CORPUS_DIR.replace(/\/$/, '')}/`
-  : fileURLToPath(new URL('../../../../shared/openapi-corpus/', import.meta.url));
+const CORPUS_DIR = fileURLToPath(new URL('../../../../shared/openapi-corpus/', import.meta.url));
 const SUMMARY_FILE = fileURLToPath(new URL('../corpus-summary.json', import.meta.url));
 const UPDATE = process.env.UPDATE_CORPUS_SUMMARY === '1';
 
