@@ -20,7 +20,7 @@ import { collectParameters, type ResolvedParameter } from './parameters.js';
 import type { RefResolver } from './ref-resolver.js';
 import { selectRequestBody, type SelectedBody } from './request-body.js';
 import type { NormaliseSession, SchemaNormaliser } from './schema-normaliser.js';
-import { shareRepeatedSchemas } from './shared-schemas.js';
+import { shareRepeatedSchemas, withoutUnusedDefs } from './shared-schemas.js';
 import { toStrictParameters } from './strict-mode.js';
 import { boundText, joinSentences } from './text.js';
 
@@ -93,6 +93,7 @@ export function convertOperationSource(
   }
   if (ctx.options.refs === RefMode.DEFS) {
     functionParameters = shareRepeatedSchemas(functionParameters, ctx.options.minSharedSchemaLength);
+    functionParameters = withoutUnusedDefs(functionParameters);
   }
   return {
     name,

@@ -163,6 +163,27 @@ describe('recursive schemas', () => {
     expect(conversion.parameters.properties.self?.description).toMatch(/enclosing schema/);
   });
 
+  it('when the only self-reference of a recursive body is readOnly (not sent), no unused $defs entry is left', () => {
+    const conversion = convert(
+      oneOperation(
+        'post',
+        '/folders',
+        { requestBody: jsonBody({ $ref: '#/components/schemas/Folder' }) },
+        {
+          Folder: {
+            type: 'object',
+            properties: {
+              name: { type: 'string' },
+              parent: { allOf: [{ $ref: '#/components/schemas/Folder' }], readOnly: true },
+            },
+          },
+        },
+      ),
+    );
+    expect(conversion.parameters.properties).toEqual({ name: { type: 'string' } });
+    expect(conversion.parameters.$defs).toBeUndefined();
+  });
+
   it('when the strict variant has a recursive type, its $defs are closed too and nulls for absent fields are dropped at any depth', () => {
     const strict = convert(treeDocument, { strict: true });
     expect(strictProblems(strict.parameters)).toEqual([]);

@@ -113,6 +113,29 @@ function mapChildren(schema: JsonSchema, map: (child: JsonSchema) => JsonSchema)
   return out;
 }
 
+/**
+ * Without the `$defs` entries nothing reaches from the properties (a recursive type given inline as an
+ * argument whose self-reference was a readOnly property, and so dropped from the request).
+ */
+export function withoutUnusedDefs(parameters: FunctionParameters): FunctionParameters {
+  const defs = parameters.$defs;
+  if (defs === undefined) return parameters;
+  const referenced = (value: unknown): string[] =>
+    [...JSON.stringify(value).matchAll(/"\$ref":"#\/\$defs\/((?:[^"\\]|\\.)*)"/g)].map(
+      (match) => JSON.parse(`"${match[1]!}"`) as string,
+    );
+  const reached = new Set<string>();
+  const pending = referenced(parameters.properties);
+  for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
+    if (reached.has(name) || defs[name] === undefined) continue;
+    reached.add(name);
+    pending.push(...referenced(defs[name]));
+  }
+  const { $defs: _all, ...rest } = parameters;
+  if (reached.size === 0) return rest;
+  return { ...rest, $defs: Object.fromEntries(Object.entries(defs).filter(([name]) => reached.has(name))) };
+}
+
 function freeName(wanted: string, taken: Record<string, unknown>): string {
   const base = wanted.replace(/[^A-Za-z0-9_.-]+/g, '_') || 'Schema';
   let name = base;
