@@ -18,6 +18,18 @@ export function mergeAllOf(schemas: readonly JsonSchema[], report: ConflictRepor
 }
 
 function mergeTwo(a: JsonSchema, b: JsonSchema, report: ConflictReporter, at: string): JsonSchema {
+  // A `$ref` into `$defs` (a recursive type) cannot be merged into properties: it stays as a one-branch
+  // `anyOf`, which a JSON Schema reads as "and also this".
+  if (b.$ref !== undefined) {
+    if (Object.keys(a).length === 0) return { ...b };
+    if (a.anyOf === undefined) return { ...a, anyOf: [{ $ref: b.$ref }] };
+    report(`a recursive reference in allOf beside a union${at === '' ? '' : ` at "${at}"`}; kept the union`);
+    return a;
+  }
+  if (a.$ref !== undefined) {
+    const { $ref, ...rest } = a;
+    return mergeTwo({ ...rest, anyOf: [{ $ref }] }, b, report, at);
+  }
   const out: JsonSchema = { ...a };
   const where = at === '' ? '' : ` at "${at}"`;
 

@@ -4,6 +4,7 @@
 // walked, in the context they are referenced from (an Example Object's `value` is data, not refs).
 // Pure: reading files is the loader's business (see load-document.ts for the Node one).
 
+import { InvalidDocumentError } from './errors.js';
 import { isObject, type JsonObject } from './json.js';
 import { escapePointerToken, parseLocalPointer, pointerFromTokens, valueAtPointer } from './json-pointer.js';
 import { NoteCode, type ConversionNote } from './notes.js';
@@ -37,7 +38,8 @@ interface LoadedFile {
 }
 
 export async function bundleDocument(root: unknown, options: BundleOptions): Promise<BundleResult> {
-  if (!isObject(root)) throw new TypeError('bundleDocument needs a document object');
+  if (!isObject(root))
+    throw new InvalidDocumentError('the document is not an object', { type: typeName(root) });
   const entryUri = withoutFragment(options.baseUri);
   const entryFolder = new URL('.', entryUri).href;
   const maxFiles = options.maxFiles ?? 10_000;
@@ -127,4 +129,8 @@ export async function bundleDocument(root: unknown, options: BundleOptions): Pro
 function withoutFragment(uri: string): string {
   const hash = uri.indexOf('#');
   return hash === -1 ? uri : uri.slice(0, hash);
+}
+
+function typeName(value: unknown): string {
+  return value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
 }

@@ -53,6 +53,10 @@ export interface NullAsAbsent {
   absentIfNull?: true;
   properties?: Record<string, NullAsAbsent>;
   items?: NullAsAbsent;
+  /** The value is a `$ref` into `$defs`: its tree is the root's `defs[def]`. */
+  def?: string;
+  /** On the root only: the trees of the `$defs` schemas, by name. */
+  defs?: Record<string, NullAsAbsent>;
 }
 
 export interface OperationConversion {
@@ -63,7 +67,10 @@ export interface OperationConversion {
   readonly strict: boolean;
   /** Upper-case HTTP method, when known. */
   readonly method: string | undefined;
-  /** Path template with `{name}` placeholders, when known. */
+  /**
+   * The path key as the document writes it: a template with `{name}` placeholders, possibly with a
+   * `#fragment` or a fixed `?query` (see path-key.ts; `buildRequestParts` handles both). Absent when unknown.
+   */
   readonly path: string | undefined;
   readonly operationId: string | undefined;
   /** Server URLs for this operation (operation, path item or document level), variables defaulted. */

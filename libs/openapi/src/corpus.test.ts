@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { convertDocument } from './document-converter.js';
 import { loadDocument } from './load-document.js';
 import { NoteCode } from './notes.js';
-import { schemaProblems } from './test-support/schema-check.js';
+import { schemaProblems, strictProblems } from './test-support/schema-check.js';
 
 const CORPUS_DIR = fileURLToPath(new URL('../../../../shared/openapi-corpus/', import.meta.url));
 const SUMMARY_FILE = fileURLToPath(new URL('../corpus-summary.json', import.meta.url));
@@ -66,6 +66,10 @@ describe.skipIf(!present)(
           ),
         );
         expect(problems).toEqual([]);
+        const strictShape = strict.operations.flatMap((operation) =>
+          strictProblems(operation.parameters).map((problem) => `${operation.name}: ${problem}`),
+        );
+        expect(strictShape.slice(0, 10)).toEqual([]);
 
         const names = conversion.operations.map((operation) => operation.name.toLowerCase());
         expect(new Set(names).size).toBe(names.length);

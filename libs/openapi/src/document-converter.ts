@@ -5,7 +5,8 @@
 
 import type { OperationConversion } from './conversion.js';
 import { InvalidDocumentError, OpenApiError, OperationNotFoundError } from './errors.js';
-import { FunctionNameRegistry, operationFunctionName, toFunctionName } from './function-name.js';
+import { toFunctionName } from '@agentmesh/protocol';
+import { FunctionNameRegistry, operationFunctionName } from './function-name.js';
 import { asNonEmptyString, asString, isObject, type JsonObject } from './json.js';
 import { parseLocalPointer, pointerFromTokens } from './json-pointer.js';
 import { NoteCode, type ConversionNote } from './notes.js';

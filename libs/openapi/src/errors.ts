@@ -1,5 +1,6 @@
 // Errors of this library. Each condition is its own class carrying a code from the protocol's shared
-// list (repeated here as strings: this package depends on nothing of ours) and whether retrying helps.
+// list (repeated here as strings: of protocol, this package takes only the naming contract) and whether
+// retrying helps.
 // Expected conversion problems are not errors: they become notes on the conversion.
 
 export const OpenApiErrorCode = {
@@ -28,6 +29,16 @@ export class InvalidDocumentError extends OpenApiError {
 
 /** A document could not be read or parsed (file missing, bad YAML/JSON). */
 export class DocumentParseError extends OpenApiError {
+  readonly code = OpenApiErrorCode.SCHEMA_CONVERSION_ERROR;
+}
+
+/** A file or text holds no document at all (empty, or only comments). */
+export class EmptyDocumentError extends OpenApiError {
+  readonly code = OpenApiErrorCode.SCHEMA_CONVERSION_ERROR;
+}
+
+/** A document nests deeper than this library walks (or its YAML aliases make it cyclic). */
+export class DocumentTooDeepError extends OpenApiError {
   readonly code = OpenApiErrorCode.SCHEMA_CONVERSION_ERROR;
 }
 

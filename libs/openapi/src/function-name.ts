@@ -1,41 +1,25 @@
-// Function names a model provider accepts (`^[a-zA-Z0-9_-]{1,64}$`), derived from an operationId or from
-// method + path: illegal characters become `_` (GitHub's `repos/get`, Jira's dotted ids, spaces), names
-// over 64 characters keep a prefix plus a stable hash of the whole, and a registry keeps them unique.
+// Function names of operations. The mapping of any text to a legal name (`^[a-zA-Z0-9_-]{1,64}$`) is the
+// protocol's naming contract (`toFunctionName` of @agentmesh/protocol), used here as everywhere else; this
+// module only derives the text an operation is named from, and keeps names unique within one document.
 
-import { shortHash } from './hash.js';
+import { FUNCTION_NAME_MAX_LENGTH, toFunctionName } from '@agentmesh/protocol';
 
-export const FUNCTION_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
-export const MAX_FUNCTION_NAME_LENGTH = 64;
-
-export function isValidFunctionName(name: string): boolean {
-  return FUNCTION_NAME_PATTERN.test(name);
-}
+// Characters that structure a path key (segments, templates, a fragment or fixed query), read as word breaks.
+const URL_PUNCTUATION = /[/{}#?&=]+/;
 
 /**
- * A legal name for any text: sanitised, and truncated with a hash of the original when too long. A text
- * with nothing usable (e.g. a Chinese tool title) becomes `fn_<hash>`, so distinct texts stay distinct.
+ * The base name of an operation: its operationId, else `method_path` with the path's separators and
+ * braces (and a path key's `#`, `?`, `&`, `=`) read as `_` (`GET /guilds/{guild_id}` → `get_guilds_guild_id`), so a plain path stays readable.
  */
-export function toFunctionName(text: string): string {
-  const sanitised =
-    text
-      .normalize('NFKD')
-      .replace(/[\u0300-\u036f]/g, '')
-      .replace(/[^a-zA-Z0-9_-]+/g, '_')
-      .replace(/_{2,}/g, '_')
-      .replace(/^[_-]+|[_-]+$/g, '') || `fn_${shortHash(text)}`;
-  if (sanitised.length <= MAX_FUNCTION_NAME_LENGTH) return sanitised;
-  return withSuffix(sanitised, shortHash(text));
-}
-
-/** The base name of an operation: its operationId, else `method_path` (`get_pets_petId`). */
 export function operationFunctionName(operationId: string | undefined, method: string, path: string): string {
   if (operationId !== undefined && operationId.trim() !== '') return toFunctionName(operationId);
-  return toFunctionName(`${method.toLowerCase()}_${path}`);
+  const words = [method.toLowerCase(), ...path.split(URL_PUNCTUATION)].filter((word) => word !== '');
+  return toFunctionName(words.join('_'));
 }
 
 /** `name` shortened so that `name_suffix` fits in 64 characters. */
 function withSuffix(name: string, suffix: string): string {
-  const room = MAX_FUNCTION_NAME_LENGTH - suffix.length - 1;
+  const room = FUNCTION_NAME_MAX_LENGTH - suffix.length - 1;
   return `${name.slice(0, room).replace(/[_-]+$/, '')}_${suffix}`;
 }
 

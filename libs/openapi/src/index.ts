@@ -17,18 +17,12 @@ export type {
 } from './document-converter.js';
 export { BodyKind, ParameterLocation } from './conversion.js';
 export type { ArgumentBinding, BodyBinding, NullAsAbsent, OperationConversion } from './conversion.js';
-export { BodyMode, DEFAULT_OPTIONS, ExampleMode, UnionMode } from './options.js';
+export { BodyMode, DEFAULT_OPTIONS, ExampleMode, RefMode, UnionMode } from './options.js';
 export type { ConversionOptions } from './options.js';
 export { NoteCode } from './notes.js';
 export type { ConversionNote } from './notes.js';
 export type { FunctionParameters, JsonSchema, JsonSchemaType } from './json-schema.js';
-export {
-  FUNCTION_NAME_PATTERN,
-  FunctionNameRegistry,
-  isValidFunctionName,
-  operationFunctionName,
-  toFunctionName,
-} from './function-name.js';
+export { FunctionNameRegistry, operationFunctionName } from './function-name.js';
 export { buildRequestParts, decodeBinary } from './request-builder.js';
 export type {
   BuildRequestOptions,
@@ -49,12 +43,14 @@ export type {
 export { isSwagger2, swagger2ToOpenApi3 } from './swagger2.js';
 export { BUNDLE_KEY, bundleDocument } from './bundle.js';
 export type { BundleOptions, BundleResult, DocumentLoader } from './bundle.js';
-export { parseDocumentText } from './parse-document.js';
+export { MAX_DOCUMENT_DEPTH, parseDocumentText } from './parse-document.js';
 export { loadDocument, readDocumentFile } from './load-document.js';
 export type { LoadDocumentOptions } from './load-document.js';
 export { listReferences } from './ref-walker.js';
 export {
   DocumentParseError,
+  DocumentTooDeepError,
+  EmptyDocumentError,
   ExternalReferenceError,
   InvalidArgumentsError,
   InvalidDocumentError,

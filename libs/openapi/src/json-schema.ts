@@ -1,5 +1,6 @@
 // The JSON Schema (draft 2020-12 subset) this library emits for function parameters. Every schema is
-// self-contained: no `$ref`, no OpenAPI-only keywords (`nullable`, `discriminator`, `example`, ...).
+// self-contained: its only `$ref`s point into its own root `$defs` (recursive types, and schemas used several
+// times), and it has no OpenAPI-only keywords (`nullable`, `discriminator`, `example`, ...).
 
 export const JSON_SCHEMA_TYPES = [
   'string',
@@ -13,6 +14,8 @@ export const JSON_SCHEMA_TYPES = [
 export type JsonSchemaType = (typeof JSON_SCHEMA_TYPES)[number];
 
 export interface JsonSchema {
+  /** Only `#/$defs/<name>`, naming a schema of the function's root `$defs`. */
+  $ref?: string;
   type?: JsonSchemaType | JsonSchemaType[];
   description?: string;
   properties?: Record<string, JsonSchema>;
@@ -53,6 +56,8 @@ export interface FunctionParameters {
   properties: Record<string, JsonSchema>;
   required: string[];
   additionalProperties?: false;
+  /** Schemas the others point at with `$ref: '#/$defs/<name>'` (recursive, or used several times). */
+  $defs?: Record<string, JsonSchema>;
 }
 
 export function typesOf(schema: JsonSchema): JsonSchemaType[] {
@@ -69,6 +74,8 @@ export function withTypes(schema: JsonSchema, types: readonly JsonSchemaType[]):
 }
 
 export function allowsNull(schema: JsonSchema): boolean {
+  // What a `$ref` allows is known only at its target; it is taken as not null, so null is added explicitly.
+  if (schema.$ref !== undefined) return false;
   if (schema.anyOf) return schema.anyOf.some(allowsNull);
   if (schema.enum) return schema.enum.includes(null);
   if (schema.const !== undefined) return schema.const === null;
@@ -83,6 +90,11 @@ export function isObjectSchema(schema: JsonSchema): boolean {
 
 /** The schema, also accepting `null` (OpenAPI 3.0 `nullable: true`, or an optional argument in strict mode). */
 export function makeNullable(schema: JsonSchema): JsonSchema {
+  if (schema.$ref !== undefined) {
+    const { description, ...reference } = schema;
+    const anyOf: JsonSchema[] = [reference, { type: 'null' }];
+    return description === undefined ? { anyOf } : { description, anyOf };
+  }
   if (allowsNull(schema) && typesOf(schema).length > 0) return schema;
   if (schema.anyOf) {
     if (schema.anyOf.some(allowsNull)) return schema;

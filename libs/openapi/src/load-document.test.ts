@@ -6,7 +6,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleDocument } from './bundle.js';
 import { convertDocument } from './document-converter.js';
-import { DocumentParseError } from './errors.js';
+import {
+  DocumentParseError,
+  DocumentTooDeepError,
+  EmptyDocumentError,
+  InvalidDocumentError,
+} from './errors.js';
+import { MAX_DOCUMENT_DEPTH } from './parse-document.js';
 import { loadDocument } from './load-document.js';
 import { listReferences } from './ref-walker.js';
 import { schemaProblems } from './test-support/schema-check.js';
@@ -76,7 +82,7 @@ afterAll(async () => {
 });
 
 describe('loadDocument', () => {
-  it('when a document spreads over files (DigitalOcean style), it is bundled and converts with no $ref left', async () => {
+  it('when a document spreads over files (DigitalOcean style), it is bundled and converts with no $ref left but into its own $defs', async () => {
     const { document, files, notes } = await loadDocument(join(dir, 'api.yaml'));
     expect(files.sort()).toEqual([
       'resources/pets/examples.yml',
@@ -96,9 +102,11 @@ describe('loadDocument', () => {
       id: { type: 'string', description: 'An id.' },
       body_id: { type: 'string' },
       name: { type: 'string' },
-      parent: { type: 'object', description: 'Recursive pet.yml; not expanded further.' },
+      parent: { $ref: '#/$defs/pet.yml' },
       tags: { type: 'array', items: { type: 'string' } },
     });
+    // `parent: {$ref: "#"}` in pet.yml is pet.yml itself: kept exact under `$defs`.
+    expect(update?.parameters.$defs?.['pet.yml']?.properties?.parent).toEqual({ $ref: '#/$defs/pet.yml' });
     for (const operation of operations)
       expect(schemaProblems(operation.name, operation.parameters)).toEqual([]);
     const leak = operations.find((o) => o.name === 'leak');
@@ -118,6 +126,62 @@ describe('loadDocument', () => {
     await expect(loadDocument(join(dir, 'broken.yaml'))).rejects.toMatchObject({
       code: 'SCHEMA_CONVERSION_ERROR',
     });
+  });
+
+  it('when the entry file is empty or holds only a comment, a coded EmptyDocumentError says so (no TypeError)', async () => {
+    await writeFile(join(dir, 'empty.yaml'), '');
+    await writeFile(join(dir, 'comment.yaml'), '# nothing here\n');
+    for (const file of ['empty.yaml', 'comment.yaml']) {
+      const failure = loadDocument(join(dir, file));
+      await expect(failure).rejects.toThrow(EmptyDocumentError);
+      await expect(failure).rejects.toMatchObject({ code: 'SCHEMA_CONVERSION_ERROR', retryable: false });
+    }
+  });
+
+  it('when the entry file is a scalar or a list, a coded InvalidDocumentError says it is not an object', async () => {
+    await writeFile(join(dir, 'scalar.yaml'), 'just text\n');
+    await expect(loadDocument(join(dir, 'scalar.yaml'))).rejects.toThrow(InvalidDocumentError);
+  });
+
+  it('when a schema nests 5,000 levels deep (JSON or YAML), a coded DocumentTooDeepError says so (no RangeError)', async () => {
+    let schema = '{"type":"string"}';
+    for (let i = 0; i < 5000; i++) schema = `{"type":"object","properties":{"a":${schema}}}`;
+    await writeFile(
+      join(dir, 'deep.json'),
+      `{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{},"components":{"schemas":{"D":${schema}}}}`,
+    );
+    const lines = [
+      'openapi: 3.0.0',
+      'info: {title: t, version: "1"}',
+      'paths: {}',
+      'components:',
+      '  schemas:',
+      '    D:',
+    ];
+    for (let i = 0, indent = '      '; i < 5000; i++, indent += '    ') {
+      lines.push(`${indent}properties:`, `${indent}  a:`);
+    }
+    await writeFile(join(dir, 'deep.yaml'), `${lines.join('\n')}\n`);
+    for (const file of ['deep.json', 'deep.yaml']) {
+      const failure = loadDocument(join(dir, file));
+      await expect(failure).rejects.toThrow(DocumentTooDeepError);
+      await expect(failure).rejects.toMatchObject({
+        code: 'SCHEMA_CONVERSION_ERROR',
+        detail: { maxDepth: MAX_DOCUMENT_DEPTH },
+      });
+    }
+  });
+
+  it('when a schema nests deeply but within the limit, the document loads and converts with a depth note', async () => {
+    let schema = '{"type":"string"}';
+    for (let i = 0; i < 400; i++) schema = `{"type":"object","properties":{"a":${schema}}}`;
+    await writeFile(
+      join(dir, 'deepish.json'),
+      `{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{"/x":{"post":{"operationId":"x","requestBody":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/D"}}}}}}},"components":{"schemas":{"D":${schema}}}}`,
+    );
+    const { document } = await loadDocument(join(dir, 'deepish.json'));
+    const [operation] = convertDocument(document).operations;
+    expect(operation?.notes.map((note) => note.code)).toContain('depth_limit');
   });
 });
 

@@ -4,7 +4,10 @@
 export const NoteCode = {
   /** A `$ref` could not be resolved (missing target, external file not bundled, `#anchor` form). */
   UNRESOLVED_REF: 'unresolved_ref',
-  /** A recursive schema was expanded a bounded number of times, then replaced by a described stub. */
+  /**
+   * `refs: inline` only: a recursive schema was expanded a bounded number of times, then replaced by a
+   * described stub (with `refs: defs` recursion stays exact through `$defs`).
+   */
   RECURSION_CUT: 'recursion_cut',
   /** Nesting deeper than `maxDepth` was replaced by a described stub. */
   DEPTH_LIMIT: 'depth_limit',

@@ -24,7 +24,7 @@ const prop = (conversion: OperationConversion, name: string): JsonSchema => {
 };
 
 describe('$ref resolution', () => {
-  it('when a schema refers to itself (cyclic ref), it is expanded once and the repeat becomes a described stub', () => {
+  it('with refs: inline, when a schema refers to itself (cyclic ref), it is expanded once and the repeat becomes a described stub', () => {
     const conversion = convert(
       oneOperation(
         'post',
@@ -41,6 +41,7 @@ describe('$ref resolution', () => {
           },
         },
       ),
+      { refs: 'inline' },
     );
     const children = prop(conversion, 'children');
     expect(children.items?.type).toBe('object');
@@ -49,7 +50,7 @@ describe('$ref resolution', () => {
     expect(codes(conversion)).toContain(NoteCode.RECURSION_CUT);
   });
 
-  it('when mutually recursive schemas are allowed two expansions, the cut comes one level deeper', () => {
+  it('with refs: inline, when mutually recursive schemas are allowed two expansions, the cut comes one level deeper', () => {
     const document = oneOperation(
       'post',
       '/a',
@@ -59,9 +60,9 @@ describe('$ref resolution', () => {
         B: { type: 'object', properties: { a: { $ref: '#/components/schemas/A' } } },
       },
     );
-    const once = convert(document);
+    const once = convert(document, { refs: 'inline' });
     expect(prop(once, 'b').properties?.a?.properties).toBeUndefined();
-    const twice = convert(document, { recursionDepth: 2 });
+    const twice = convert(document, { refs: 'inline', recursionDepth: 2 });
     expect(prop(twice, 'b').properties?.a?.properties?.b?.properties?.a?.properties).toBeUndefined();
     expect(prop(twice, 'b').properties?.a?.properties?.b?.type).toBe('object');
   });

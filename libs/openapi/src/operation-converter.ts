@@ -15,11 +15,12 @@ import { asArray, asString, isObject, isPrimitive, type JsonObject } from './jso
 import { isObjectSchema, type FunctionParameters, type JsonSchema } from './json-schema.js';
 import { isFileMediaType } from './media-types.js';
 import { NoteCode, NoteCollector } from './notes.js';
-import { BodyMode, ExampleMode, type ResolvedOptions } from './options.js';
+import { BodyMode, ExampleMode, RefMode, type ResolvedOptions } from './options.js';
 import { collectParameters, type ResolvedParameter } from './parameters.js';
 import type { RefResolver } from './ref-resolver.js';
 import { selectRequestBody, type SelectedBody } from './request-body.js';
 import type { NormaliseSession, SchemaNormaliser } from './schema-normaliser.js';
+import { shareRepeatedSchemas, withoutUnusedDefs } from './shared-schemas.js';
 import { toStrictParameters } from './strict-mode.js';
 import { boundText, joinSentences } from './text.js';
 
@@ -57,7 +58,7 @@ export function convertOperationSource(
   ctx: ConverterContext,
 ): OperationConversion {
   const notes = new NoteCollector();
-  const session: NormaliseSession = { notes, source: source.pointer, nodes: 0 };
+  const session: NormaliseSession = { notes, source: source.pointer, nodes: 0, defs: new Map() };
   const parameters = collectParameters(
     {
       pathLevel: source.pathParameters,
@@ -80,11 +81,19 @@ export function convertOperationSource(
 
   const { properties, required, bindings } = assembleArguments(args, notes);
   let functionParameters: FunctionParameters = { type: 'object', properties, required };
+  if (session.defs.size > 0) {
+    const defs = [...session.defs].map(([defName, schema]) => [defName, finaliseSchema(schema)]);
+    functionParameters.$defs = Object.fromEntries(defs) as Record<string, JsonSchema>;
+  }
   let nullAsAbsent;
   if (ctx.options.strict) {
     const strict = toStrictParameters(functionParameters, notes);
     functionParameters = strict.parameters;
     nullAsAbsent = strict.nullAsAbsent;
+  }
+  if (ctx.options.refs === RefMode.DEFS) {
+    functionParameters = shareRepeatedSchemas(functionParameters, ctx.options.minSharedSchemaLength);
+    functionParameters = withoutUnusedDefs(functionParameters);
   }
   return {
     name,

@@ -25,6 +25,18 @@ export const ExampleMode = {
 } as const;
 export type ExampleMode = (typeof ExampleMode)[keyof typeof ExampleMode];
 
+/** How schemas that recur are emitted. */
+export const RefMode = {
+  /**
+   * Recursive types stay exact through `$ref`s into the function's root `$defs`, and a large schema used
+   * several times in one function is emitted once there.
+   */
+  DEFS: 'defs',
+  /** Everything inlined, no `$ref` at all: recursion is cut after `recursionDepth` expansions. */
+  INLINE: 'inline',
+} as const;
+export type RefMode = (typeof RefMode)[keyof typeof RefMode];
+
 export interface ConversionOptions {
   /** OpenAI structured-outputs variant: closed objects, every property required (optional ones nullable). */
   readonly strict?: boolean;
@@ -37,8 +49,12 @@ export interface ConversionOptions {
   readonly maxEnumValues?: number;
   /** Deepest nesting of objects/arrays below the arguments object. */
   readonly maxDepth?: number;
-  /** How many times a recursive schema is expanded inside itself before being cut. */
+  /** `$defs` (default) or everything inlined, for targets that take no `$ref`. */
+  readonly refs?: RefMode;
+  /** `refs: inline` only: how many times a recursive schema is expanded inside itself before being cut. */
   readonly recursionDepth?: number;
+  /** `refs: defs` only: a schema used several times is shared once its JSON is at least this long. */
+  readonly minSharedSchemaLength?: number;
   /** Most schema nodes emitted for one operation; beyond it sub-schemas become described stubs. */
   readonly maxSchemaNodes?: number;
 }
@@ -53,7 +69,9 @@ export const DEFAULT_OPTIONS: ResolvedOptions = {
   maxDescriptionLength: 1024,
   maxEnumValues: 256,
   maxDepth: 10,
+  refs: RefMode.DEFS,
   recursionDepth: 1,
+  minSharedSchemaLength: 300,
   maxSchemaNodes: 4000,
 };
 
@@ -73,6 +91,7 @@ export function resolveOptions(options: ConversionOptions = {}): ResolvedOptions
       merged.strict ? STRICT_MAX_DEPTH : Infinity,
     ),
     recursionDepth: positive(merged.recursionDepth, DEFAULT_OPTIONS.recursionDepth),
+    minSharedSchemaLength: positive(merged.minSharedSchemaLength, DEFAULT_OPTIONS.minSharedSchemaLength),
     maxSchemaNodes: positive(merged.maxSchemaNodes, DEFAULT_OPTIONS.maxSchemaNodes),
   };
 }

@@ -24,6 +24,7 @@ import {
   serialiseQueryValue,
   type QueryPair,
 } from './parameter-styles.js';
+import { splitPathKey } from './path-key.js';
 import { isDotSegment, templateSegments } from './path-segments.js';
 
 export type RequestTemplate = Pick<
@@ -47,9 +48,12 @@ export type RequestBody =
 
 export interface RequestParts {
   readonly method: string | undefined;
-  /** The path template with every `{name}` filled and URL-encoded. */
+  /**
+   * The path template with every `{name}` filled and URL-encoded; a path key's `#fragment` and `?query`
+   * are not in it (the query is in `query`, see path-key.ts).
+   */
   readonly path: string;
-  /** Query parameters in order, unencoded (a list joined by its delimiter). */
+  /** Query parameters in order, unencoded (a list joined by its delimiter); a path key's fixed ones first. */
   readonly query: Array<[string, string]>;
   /** The encoded query string without `?`; empty when there is none. */
   readonly queryString: string;
@@ -98,18 +102,27 @@ export function buildRequestParts(
   mergeFixedParams(placed, conversion, options.fixedParams ?? {});
 
   const at = (location: ParameterLocation): Placed[] => placed.filter((p) => p.binding.in === location);
-  const path = fillPath(conversion, at(ParameterLocation.PATH));
-  const queryPairs = at(ParameterLocation.QUERY).flatMap(({ binding, value }) =>
-    serialiseQueryValue(
-      binding.name!,
-      encodeContent(value, binding),
-      binding.style ?? 'form',
-      binding.explode ?? true,
-    ).map((pair): QueryPair & { allowReserved?: boolean } => ({
-      ...pair,
-      allowReserved: binding.allowReserved ?? false,
-    })),
-  );
+  const { template, fixedQuery } = splitPathKey(conversion.path ?? '');
+  const path = fillPath(template, at(ParameterLocation.PATH));
+  const queryArguments = at(ParameterLocation.QUERY);
+  // The key's fixed query goes first; an argument of the same name (declared by the operation) replaces it.
+  const keyPairs = fixedQuery
+    .filter(([name]) => !queryArguments.some((p) => p.binding.name === name))
+    .map(([name, value]): QueryPair => ({ name, parts: [value], delimiter: '' }));
+  const queryPairs = [
+    ...keyPairs,
+    ...queryArguments.flatMap(({ binding, value }) =>
+      serialiseQueryValue(
+        binding.name!,
+        encodeContent(value, binding),
+        binding.style ?? 'form',
+        binding.explode ?? true,
+      ).map((pair): QueryPair & { allowReserved?: boolean } => ({
+        ...pair,
+        allowReserved: binding.allowReserved ?? false,
+      })),
+    ),
+  ];
   const header: Record<string, string> = {};
   for (const { binding, value } of at(ParameterLocation.HEADER)) {
     header[binding.name!] = serialiseHeaderValue(encodeContent(value, binding), binding.explode ?? false);
@@ -155,10 +168,10 @@ function mergeFixedParams(placed: Placed[], conversion: RequestTemplate, fixed: 
   }
 }
 
-function fillPath(conversion: RequestTemplate, values: readonly Placed[]): string {
+function fillPath(template: string, values: readonly Placed[]): string {
   const missing: string[] = [];
   const dotSegments: string[] = [];
-  const filled = templateSegments(conversion.path ?? '').map((segment) => {
+  const filled = templateSegments(template).map((segment) => {
     const names: string[] = [];
     const text = segment.replace(/\{([^}]+)\}/g, (_whole, name: string) => {
       names.push(name);
@@ -315,17 +328,19 @@ function encodeContent(value: unknown, binding: Placed['binding']): unknown {
 /** Strict mode: `null` for an argument that was optional only means "not given". */
 function pruneAbsentNulls(args: JsonObject, tree: NullAsAbsent | undefined): JsonObject {
   if (!tree) return args;
-  return prune(args, tree) as JsonObject;
+  return prune(args, tree, tree.defs ?? {}) as JsonObject;
 }
 
-function prune(value: unknown, tree: NullAsAbsent): unknown {
-  if (Array.isArray(value)) return tree.items ? value.map((item) => prune(item, tree.items!)) : value;
+function prune(value: unknown, at: NullAsAbsent, defs: Record<string, NullAsAbsent>): unknown {
+  // A `$ref` position (recursive types) reads its tree from the root's `defs`.
+  const tree = at.def !== undefined ? (defs[at.def] ?? {}) : at;
+  if (Array.isArray(value)) return tree.items ? value.map((item) => prune(item, tree.items!, defs)) : value;
   if (!isObject(value) || !tree.properties) return value;
   const out: JsonObject = {};
   for (const [key, item] of Object.entries(value)) {
     const child = tree.properties[key];
     if (child?.absentIfNull && item === null) continue;
-    out[key] = child ? prune(item, child) : item;
+    out[key] = child ? prune(item, child, defs) : item;
   }
   return out;
 }

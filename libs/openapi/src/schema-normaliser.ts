@@ -1,5 +1,7 @@
-// Turns OpenAPI 3.0/3.1 Schema Objects into self-contained JSON Schema for a request: `$ref`s are inlined
-// (recursive ones expanded a bounded number of times, then cut with a described stub), `allOf` merged,
+// Turns OpenAPI 3.0/3.1 Schema Objects into self-contained JSON Schema for a request: `$ref`s are inlined,
+// except a recursive one, which becomes a `$ref` into the function's own `$defs` (with `refs: inline`, it is
+// expanded a bounded number of times, then cut with a described stub); `$ref: "#"` and `$recursiveRef`
+// name the schema resource they sit in, the innermost (or, anchored, outermost) one being expanded; `allOf` merged,
 // unions kept as `anyOf`, `nullable` made a type, readOnly properties dropped. Each operation converts in
 // bounded time and size: past `maxDepth` or `maxSchemaNodes` sub-schemas become described stubs.
 //
@@ -13,7 +15,8 @@ import { parseLocalPointer } from './json-pointer.js';
 import { makeNullable, type JsonSchema } from './json-schema.js';
 import { convertKeywords, stubFor } from './schema-keywords.js';
 import { NoteCode, type ConversionNote, type NoteCollector } from './notes.js';
-import type { ResolvedOptions } from './options.js';
+import { RefMode, type ResolvedOptions } from './options.js';
+import { RecursiveRefs } from './recursive-refs.js';
 import type { RefResolver } from './ref-resolver.js';
 
 /** State of converting one operation: its notes and how much of the size budget is spent. */
@@ -22,6 +25,8 @@ export interface NormaliseSession {
   /** Where inline schemas of this operation live in the document, for notes. */
   readonly source: string | undefined;
   nodes: number;
+  /** `$defs` of the function being built: name → schema (recursive types), filled as refs recur. */
+  readonly defs: Map<string, JsonSchema>;
 }
 
 interface Frame {
@@ -33,6 +38,10 @@ interface Frame {
   truncated: boolean;
   deepest: number;
   readonly refs: Set<string>;
+  /** True when the schema declares `$recursiveAnchor: true` (a `$recursiveRef` may land here). */
+  readonly anchored: boolean;
+  /** Keys whose `$defs` entries the converted subtree points at. */
+  readonly defKeys: Set<string>;
 }
 
 interface MemoEntry {
@@ -40,6 +49,7 @@ interface MemoEntry {
   readonly nodes: number;
   readonly height: number;
   readonly refs: ReadonlySet<string>;
+  readonly defKeys: ReadonlySet<string>;
   readonly notes: readonly ConversionNote[];
 }
 
@@ -64,6 +74,14 @@ const REF_ANNOTATIONS = new Set([
 
 export class SchemaNormaliser {
   private readonly memo = new Map<string, MemoEntry>();
+  // `$defs` names are per document, so memoised schemas pointing at them stay valid in every operation.
+  private readonly defNames = new Map<string, string>();
+  private readonly takenDefNames = new Set<string>();
+  /** Converted schemas of recursive refs (not cut by a limit), by key, for reuse in other operations. */
+  private readonly defContent = new Map<string, { schema: JsonSchema; defKeys: ReadonlySet<string> }>();
+  private readonly recursion: RecursiveRefs;
+  /** Recursive refs met in this `normalise` call whose `$defs` entries are still to be converted. */
+  private pendingDefs: string[] = [];
   private readonly stack: Frame[] = [];
   private nesting = 0;
   private session: NormaliseSession | undefined;
@@ -71,7 +89,9 @@ export class SchemaNormaliser {
   constructor(
     private readonly resolver: RefResolver,
     readonly options: ResolvedOptions,
-  ) {}
+  ) {
+    this.recursion = new RecursiveRefs(resolver);
+  }
 
   /**
    * Converts `schema` at nesting `depth` (1 = an argument of the function). Not re-entrant across
@@ -80,12 +100,80 @@ export class SchemaNormaliser {
   normalise(schema: unknown, session: NormaliseSession, depth: number): JsonSchema {
     this.session = session;
     try {
-      return this.node(schema, depth);
+      const converted = this.node(schema, depth);
+      this.convertPendingDefs();
+      return this.inlineTop(converted);
     } finally {
       this.session = undefined;
       this.stack.length = 0;
       this.nesting = 0;
+      this.pendingDefs = [];
     }
+  }
+
+  /**
+   * An argument (or a body to flatten) that is itself a recursive type is given as its `$defs` schema, not
+   * as a bare `$ref`: the entry stays for the references inside it.
+   */
+  private inlineTop(converted: JsonSchema): JsonSchema {
+    if (converted.$ref === undefined) return converted;
+    const { $ref, ...annotations } = converted;
+    const target = this.current.defs.get($ref.slice('#/$defs/'.length));
+    return target === undefined ? converted : { ...target, ...annotations };
+  }
+
+  /**
+   * Converts the `$defs` entries the last conversion pointed at (and those they point at), each from an
+   * empty stack, so an entry is the same wherever its type was met.
+   */
+  private convertPendingDefs(): void {
+    for (let key = this.pendingDefs.shift(); key !== undefined; key = this.pendingDefs.shift()) {
+      const name = this.defName(key);
+      const resolution = this.resolver.resolve(key);
+      if (!resolution.ok) continue;
+      const frame = this.newFrame(key, resolution.value, 1);
+      this.stack.length = 0;
+      this.nesting = 0;
+      this.stack.push(frame);
+      let converted: JsonSchema;
+      try {
+        converted = this.node(resolution.value, 1);
+      } finally {
+        this.stack.pop();
+      }
+      this.current.defs.set(name, converted);
+      if (!frame.truncated) this.defContent.set(key, { schema: converted, defKeys: frame.defKeys });
+    }
+  }
+
+  /** Makes sure the `$defs` entry of recursive `key` is (or will be) in the function being built. */
+  private requireDef(key: string): void {
+    const name = this.defName(key);
+    const defs = this.current.defs;
+    if (defs.has(name) || this.pendingDefs.includes(key)) return;
+    const known = this.defContent.get(key);
+    if (known === undefined) {
+      // A placeholder keeps `$defs` in the order types were met; the entry is converted after the argument.
+      defs.set(name, {});
+      this.pendingDefs.push(key);
+      return;
+    }
+    defs.set(name, known.schema);
+    for (const defKey of known.defKeys) this.requireDef(defKey);
+  }
+
+  private newFrame(key: string, value: unknown, depth: number): Frame {
+    return {
+      key,
+      index: this.stack.length,
+      startDepth: depth,
+      cutDependsOn: Infinity,
+      truncated: false,
+      deepest: depth,
+      refs: new Set([key]),
+      anchored: isObject(value) && value.$recursiveAnchor === true,
+      defKeys: new Set(),
+    };
   }
 
   private get current(): NormaliseSession {
@@ -125,6 +213,9 @@ export class SchemaNormaliser {
     }
     this.nesting += 1;
     try {
+      if (schema.$ref === '#' || typeof schema.$recursiveRef === 'string') {
+        return this.selfReference(schema, depth);
+      }
       if (typeof schema.$ref === 'string') return this.reference(schema, depth);
       return convertKeywords(schema, depth, this);
     } finally {
@@ -162,7 +253,7 @@ export class SchemaNormaliser {
     return undefined;
   }
 
-  private reference(schema: JsonObject, depth: number): JsonSchema {
+  private reference(schema: JsonObject, depth: number, recursive = false): JsonSchema {
     const siblings = Object.keys(schema).filter((key) => !REF_ANNOTATIONS.has(key) && !key.startsWith('x-'));
     if (siblings.length > 0) {
       // OpenAPI 3.1 lets a `$ref` carry real keywords: read it as `allOf: [ref, rest]`.
@@ -185,6 +276,11 @@ export class SchemaNormaliser {
     }
     const key = resolution.pointer;
     const occurrences = this.stack.filter((frame) => frame.key === key);
+    if (this.options.refs === RefMode.DEFS && (recursive || this.recursion.isRecursive(key))) {
+      this.stack.at(-1)?.defKeys.add(key);
+      this.requireDef(key);
+      return this.annotate({ $ref: this.defRef(key) }, schema, depth);
+    }
     if (occurrences.length >= this.options.recursionDepth) {
       const top = this.stack.at(-1);
       if (top) top.cutDependsOn = Math.min(top.cutDependsOn, occurrences[0]!.index);
@@ -202,15 +298,7 @@ export class SchemaNormaliser {
     const reused = this.reuse(key, depth);
     if (reused) return this.annotate(reused, schema, depth);
 
-    const frame: Frame = {
-      key,
-      index: this.stack.length,
-      startDepth: depth,
-      cutDependsOn: Infinity,
-      truncated: false,
-      deepest: depth,
-      refs: new Set([key]),
-    };
+    const frame = this.newFrame(key, resolution.value, depth);
     const notesMark = this.current.notes.mark();
     const nodesBefore = this.current.nodes;
     this.stack.push(frame);
@@ -227,6 +315,7 @@ export class SchemaNormaliser {
         nodes: this.current.nodes - nodesBefore,
         height: frame.deepest - depth,
         refs: frame.refs,
+        defKeys: frame.defKeys,
         notes: this.current.notes.since(notesMark),
       });
     }
@@ -239,12 +328,15 @@ export class SchemaNormaliser {
     if (depth + entry.height > this.options.maxDepth) return undefined;
     if (this.current.nodes + entry.nodes > this.options.maxSchemaNodes) return undefined;
     if (this.stack.some((frame) => entry.refs.has(frame.key))) return undefined;
+    // The `$defs` entries the memoised schema points at come with it.
+    for (const defKey of entry.defKeys) this.requireDef(defKey);
     this.current.nodes += entry.nodes;
     for (const note of entry.notes) this.current.notes.push(note);
     const top = this.stack.at(-1);
     if (top) {
       top.deepest = Math.max(top.deepest, depth + entry.height);
       for (const ref of entry.refs) top.refs.add(ref);
+      for (const defKey of entry.defKeys) top.defKeys.add(defKey);
     }
     return entry.schema;
   }
@@ -257,6 +349,50 @@ export class SchemaNormaliser {
     parent.truncated ||= frame.truncated;
     parent.deepest = Math.max(parent.deepest, frame.deepest);
     for (const ref of frame.refs) parent.refs.add(ref);
+    for (const defKey of frame.defKeys) parent.defKeys.add(defKey);
+  }
+
+  /**
+   * `$ref: "#"` and `$recursiveRef: "#"`: the root of the schema resource they sit in, which is the ref
+   * being expanded innermost. A `$recursiveRef` whose resource is `$recursiveAnchor`ed goes to the outermost
+   * anchored one being expanded (JSON Schema 2019-09's dynamic scope).
+   */
+  private selfReference(schema: JsonObject, depth: number): JsonSchema {
+    const { $recursiveRef, ...rest } = schema;
+    const written = typeof $recursiveRef === 'string' ? $recursiveRef : '#';
+    if (written !== '#') return this.node({ ...rest, $ref: written }, depth);
+    let target = this.stack.at(-1);
+    if (typeof $recursiveRef === 'string' && target?.anchored) {
+      target = this.stack.find((frame) => frame.anchored) ?? target;
+    }
+    const keyword = typeof $recursiveRef === 'string' ? '$recursiveRef' : '$ref';
+    if (target === undefined) {
+      this.note(
+        NoteCode.UNRESOLVED_REF,
+        `${keyword} "#" names the schema it sits in, which is inline in the operation and has no name to point at; any value is accepted there`,
+      );
+      return this.annotate(
+        { description: 'Recursive reference to the enclosing schema; any value is accepted.' },
+        rest,
+        depth,
+      );
+    }
+    return this.reference({ ...rest, $ref: target.key }, depth, true);
+  }
+
+  private defName(key: string): string {
+    const known = this.defNames.get(key);
+    if (known !== undefined) return known;
+    const base = displayName(key).replace(/[^A-Za-z0-9_.-]+/g, '_') || 'Schema';
+    let name = base;
+    for (let n = 2; this.takenDefNames.has(name); n++) name = `${base}_${n}`;
+    this.takenDefNames.add(name);
+    this.defNames.set(key, name);
+    return name;
+  }
+
+  private defRef(key: string): string {
+    return `#/$defs/${this.defName(key)}`;
   }
 
   /** Applies the annotations written beside a `$ref` (description, nullable, readOnly, ...). */

@@ -1,5 +1,6 @@
 // Seed 004's reference behaviour: the §4.4 conversion example and the §4.3 fixed-parameter mapping.
 
+import { toFunctionName } from '@agentmesh/protocol';
 import { describe, expect, it } from 'vitest';
 import { convertApiSpec } from './document-converter.js';
 import { mapParametersByNaming, mapParametersBySchema } from './fixed-params.js';
@@ -98,9 +99,9 @@ describe('seed 004 §4.4 conversion', () => {
     });
   });
 
-  it('when a tool name is given (the tool detail’s name), it becomes the function name, sanitised', () => {
+  it('when a tool name is given (the tool detail’s name), it becomes the function name, mapped by the protocol', () => {
     expect(convertApiSpec(SEED_API_SPEC, { name: 'search object instance' }).name).toBe(
-      'search_object_instance',
+      toFunctionName('search object instance'),
     );
     expect(convertApiSpec(SEED_API_SPEC).name).toBe('operation');
   });

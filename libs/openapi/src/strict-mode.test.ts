@@ -6,7 +6,7 @@ import type { JsonSchema } from './json-schema.js';
 import { buildRequestParts } from './request-builder.js';
 import { toOpenAiTool } from './openai-tool.js';
 import { jsonBody, oneOperation } from './test-support/documents.js';
-import { schemaProblems, validationError } from './test-support/schema-check.js';
+import { schemaProblems, strictProblems, validationError } from './test-support/schema-check.js';
 
 const document = oneOperation('post', '/orders/{id}', {
   parameters: [
@@ -102,5 +102,70 @@ describe('strict mode', () => {
     expect(loose.parameters.required).toEqual(['id', 'items']);
     expect(loose.parameters.additionalProperties).toBeUndefined();
     expect(loose.nullAsAbsent).toBeUndefined();
+  });
+});
+
+describe('strict mode over unions', () => {
+  // allOf [Base, oneOf [Card, Bank]]: the merge gives an object with its own properties beside an anyOf.
+  const unionDocument = oneOperation(
+    'post',
+    '/payments',
+    {
+      requestBody: jsonBody({
+        type: 'object',
+        required: ['method'],
+        properties: {
+          method: {
+            allOf: [
+              { $ref: '#/components/schemas/Base' },
+              { oneOf: [{ $ref: '#/components/schemas/Card' }, { $ref: '#/components/schemas/Bank' }] },
+            ],
+          },
+          fallback: {
+            type: 'object',
+            nullable: true,
+            properties: { note: { type: 'string' } },
+            anyOf: [
+              { required: ['note'] },
+              { properties: { code: { type: 'integer' } }, required: ['code'] },
+            ],
+          },
+        },
+      }),
+    },
+    {
+      Base: { type: 'object', required: ['amount'], properties: { amount: { type: 'integer' } } },
+      Card: { type: 'object', required: ['card_number'], properties: { card_number: { type: 'string' } } },
+      Bank: { type: 'object', required: ['iban'], properties: { iban: { type: 'string' } } },
+    },
+  );
+  const strict = convertOperation(unionDocument, { operationId: 'op' }, { strict: true });
+
+  it('when an object wraps an anyOf, every object, inside each branch too, is closed with every property required', () => {
+    expect(schemaProblems(strict.name, strict.parameters)).toEqual([]);
+    expect(strictProblems(strict.parameters)).toEqual([]);
+    expect(strict.notes.map((note) => note.message)).toContainEqual(
+      expect.stringContaining('moved into each branch'),
+    );
+  });
+
+  it('when the wrapper is distributed, the branches accept what the API accepts and refuse mixing in unknown fields', () => {
+    const base = { fallback: null };
+    expect(
+      validationError(strict.parameters, { ...base, method: { amount: 5, card_number: '4111' } }),
+    ).toBeUndefined();
+    expect(
+      validationError(strict.parameters, { ...base, method: { amount: 5, iban: 'DE00' } }),
+    ).toBeUndefined();
+    expect(
+      validationError(strict.parameters, { ...base, method: { amount: 5, card_number: '4', extra: 1 } }),
+    ).toBeDefined();
+    expect(validationError(strict.parameters, { ...base, method: { card_number: '4111' } })).toBeDefined();
+    const fallback = { note: 'x' };
+    expect(
+      validationError(strict.parameters, { method: { amount: 1, iban: 'x' }, fallback }),
+    ).toBeUndefined();
+    const request = buildRequestParts(strict, { method: { amount: 1, iban: 'x' }, fallback: null });
+    expect(request.body).toMatchObject({ kind: 'json', value: { method: { amount: 1, iban: 'x' } } });
   });
 });

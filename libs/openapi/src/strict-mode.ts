@@ -45,6 +45,7 @@ const STRICT_FORMATS = new Set([
   'ipv6',
   'uuid',
 ]);
+const DEFS_PREFIX = '#/$defs/';
 const ANY_VALUE: JsonSchema = { type: ['string', 'number', 'boolean', 'null'] };
 // OpenAI's documented limits for one strict schema.
 const MAX_PROPERTIES = 5000;
@@ -58,7 +59,14 @@ export interface StrictResult {
 export function toStrictParameters(parameters: FunctionParameters, notes: NoteCollector): StrictResult {
   const tree: NullAsAbsent = {};
   const counts = { properties: 0, enumValues: 0 };
+  const defTrees: Record<string, NullAsAbsent> = {};
+  const defs = Object.entries(parameters.$defs ?? {}).map(([name, schema]): [string, JsonSchema] => {
+    const defTree: NullAsAbsent = {};
+    defTrees[name] = defTree;
+    return [name, strictSchema(schema, defTree, notes, counts)];
+  });
   const converted = strictSchema(parameters, tree, notes, counts);
+  const usedTrees = dropIdleDefReferences(tree, defTrees);
   if (counts.properties > MAX_PROPERTIES) {
     notes.add(
       NoteCode.STRICT_ADJUSTED,
@@ -77,8 +85,9 @@ export function toStrictParameters(parameters: FunctionParameters, notes: NoteCo
       properties: converted.properties ?? {},
       required: converted.required ?? [],
       additionalProperties: false,
+      ...(defs.length > 0 ? { $defs: Object.fromEntries(defs) } : {}),
     },
-    nullAsAbsent: isEmptyTree(tree) ? undefined : tree,
+    nullAsAbsent: isEmptyTree(tree) ? undefined : usedTrees ? { ...tree, defs: usedTrees } : tree,
   };
 }
 
@@ -88,6 +97,11 @@ function strictSchema(
   notes: NoteCollector,
   counts: { properties: number; enumValues: number },
 ): JsonSchema {
+  if (schema.$ref !== undefined) {
+    // What null means below a `$ref` is the `$defs` entry's tree.
+    tree.def = schema.$ref.slice(DEFS_PREFIX.length);
+    return { $ref: schema.$ref };
+  }
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(schema)) if (KEPT_KEYWORDS.has(key)) out[key] = value;
   let result = out as JsonSchema;
@@ -98,6 +112,13 @@ function strictSchema(
   if (result.enum) counts.enumValues += result.enum.length;
 
   if (result.anyOf) {
+    if (wrapsUnion(schema)) {
+      notes.add(
+        NoteCode.STRICT_ADJUSTED,
+        "an object's own properties were moved into each branch of its anyOf, so every object can be closed",
+      );
+      return strictSchema(distributeIntoBranches(schema), tree, notes, counts);
+    }
     result.anyOf = result.anyOf.map((branch) => strictSchema(branch, tree, notes, counts));
     return result;
   }
@@ -146,11 +167,93 @@ function strictSchema(
   return result;
 }
 
+/**
+ * An object that carries properties (or `type: object`) beside an `anyOf`, as `allOf` + `oneOf` merges
+ * give. Strict mode closes every object, and a closed wrapper would refuse the branches' properties.
+ */
+function wrapsUnion(schema: JsonSchema): boolean {
+  const { anyOf: _anyOf, ...wrapper } = schema;
+  return (
+    isObjectSchema(wrapper) || wrapper.additionalProperties !== undefined || wrapper.required !== undefined
+  );
+}
+
+/**
+ * `{props P, anyOf [B1, B2]}` as `{anyOf [P∪B1, P∪B2]}`: the same values, each branch one object. A branch
+ * that is not an object (the `null` of a nullable union) stays as it is.
+ */
+function distributeIntoBranches(schema: JsonSchema): JsonSchema {
+  const { anyOf = [], description, ...wrapper } = schema;
+  const branches = anyOf.map((branch): JsonSchema => {
+    const branchTypes = typesOf(branch);
+    if (branchTypes.length > 0 && !branchTypes.includes('object')) return branch;
+    if (branch.$ref !== undefined) return branch;
+    if (branch.anyOf) return distributeIntoBranches({ ...wrapper, ...branch });
+    const required = [...new Set([...(wrapper.required ?? []), ...(branch.required ?? [])])];
+    const merged: JsonSchema = {
+      ...wrapper,
+      ...branch,
+      type: 'object' as const,
+      properties: { ...wrapper.properties, ...branch.properties },
+    };
+    if (required.length > 0) merged.required = required;
+    else delete merged.required;
+    return merged;
+  });
+  // A nullable wrapper (`type: [object, null]`) keeps null as one more branch.
+  if (typesOf(wrapper).includes('null') && !branches.some(allowsNull)) branches.push({ type: 'null' });
+  return description === undefined ? { anyOf: branches } : { description, anyOf: branches };
+}
+
 function explicitlyNullable(schema: JsonSchema): boolean {
   if (schema.anyOf) return schema.anyOf.some(explicitlyNullable);
   return typesOf(schema).includes('null') || (schema.enum?.includes(null) ?? false) || schema.const === null;
 }
 
 function isEmptyTree(tree: NullAsAbsent): boolean {
-  return !tree.absentIfNull && !tree.properties && !tree.items;
+  return !tree.absentIfNull && !tree.properties && !tree.items && tree.def === undefined;
+}
+
+/**
+ * Removes `def` pointers to `$defs` trees that say nothing (no `absentIfNull` anywhere, even through further
+ * defs), and the branches left empty; returns the trees still pointed at, or undefined if none.
+ */
+function dropIdleDefReferences(
+  root: NullAsAbsent,
+  defTrees: Record<string, NullAsAbsent>,
+): Record<string, NullAsAbsent> | undefined {
+  const meaningful = new Set<string>();
+  const says = (tree: NullAsAbsent): boolean =>
+    tree.absentIfNull === true ||
+    (tree.def !== undefined && meaningful.has(tree.def)) ||
+    Object.values(tree.properties ?? {}).some(says) ||
+    (tree.items !== undefined && says(tree.items));
+  for (let changed = true; changed;) {
+    changed = false;
+    for (const [name, tree] of Object.entries(defTrees)) {
+      if (!meaningful.has(name) && says(tree)) {
+        meaningful.add(name);
+        changed = true;
+      }
+    }
+  }
+  const clean = (tree: NullAsAbsent): void => {
+    if (tree.def !== undefined && !meaningful.has(tree.def)) delete tree.def;
+    for (const [name, child] of Object.entries(tree.properties ?? {})) {
+      clean(child);
+      if (isEmptyTree(child)) delete tree.properties![name];
+    }
+    if (tree.properties && Object.keys(tree.properties).length === 0) delete tree.properties;
+    if (tree.items) {
+      clean(tree.items);
+      if (isEmptyTree(tree.items)) delete tree.items;
+    }
+  };
+  clean(root);
+  const used = [...meaningful].map((name): [string, NullAsAbsent] => {
+    const tree = defTrees[name]!;
+    clean(tree);
+    return [name, tree];
+  });
+  return used.length > 0 ? Object.fromEntries(used) : undefined;
 }

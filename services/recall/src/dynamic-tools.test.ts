@@ -1,5 +1,4 @@
-import { FUNCTION_NAME_PATTERN } from '@agentmesh/openapi';
-import type { Action } from '@agentmesh/protocol';
+import { FUNCTION_NAME_PATTERN, type Action } from '@agentmesh/protocol';
 import { describe, expect, it } from 'vitest';
 import { seedExample } from './__fixtures__/seed-004.js';
 import { convertTool } from './converted-tool.js';

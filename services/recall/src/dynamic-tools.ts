@@ -11,8 +11,14 @@
  *   one tool per action, each with an `action_id` and a distinct legal function name.
  */
 import { createHash } from 'node:crypto';
-import { FunctionNameRegistry, mapParametersBySchema, toFunctionName } from '@agentmesh/openapi';
-import type { Action, DynamicTool, FixedParams, JsonSchemaObject } from '@agentmesh/protocol';
+import { FunctionNameRegistry, mapParametersBySchema } from '@agentmesh/openapi';
+import {
+  toFunctionName,
+  type Action,
+  type DynamicTool,
+  type FixedParams,
+  type JsonSchemaObject,
+} from '@agentmesh/protocol';
 import type { ArgumentSlot, ConvertedTool } from './converted-tool.js';
 import { stableJson } from './stable-json.js';
 

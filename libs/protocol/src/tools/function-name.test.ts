@@ -56,3 +56,40 @@ describe('isFunctionName', () => {
     expect(isFunctionName(42)).toBe(false);
   });
 });
+
+describe('toFunctionName as the one naming contract', () => {
+  // Ids of the shapes the mesh meets: OpenAPI operationIds (GitHub, Jira, spaces), seed 003 namespaces, seed
+  // 004 Chinese titles, method+path names, and ids that differ only where the mapping has to replace characters.
+  const ids = [
+    'repos/get',
+    'repos.get',
+    'repos get',
+    'repos_get',
+    'com.atlassian.jira.rest.v2.issue.IssueResource.getIssue_get',
+    'core:execute-python-script',
+    '根据单个对象类查询对象实例',
+    '生成治疗方案',
+    'get_files_file_id#get_shared_link',
+    'get_files_file_id?beta=true',
+    ...Array.from({ length: 200 }, (_, i) => `vendor:${'segment/'.repeat(12)}${i}`),
+  ];
+
+  it('when given any id, it gives a legal name, the same one every time, and distinct ids get distinct names', () => {
+    const names = ids.map((id) => toFunctionName(id));
+    for (const [i, name] of names.entries()) {
+      expect(name, ids[i]).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
+      expect(toFunctionName(ids[i]!), ids[i]).toBe(name);
+    }
+    expect(new Set(names).size).toBe(ids.length);
+    expect(new Set(names.map((name) => name.toLowerCase())).size).toBe(ids.length);
+  });
+
+  it('when an id spells out the namespace separator (core__x beside core:x), both get the same readable name', () => {
+    // The one known coincidence, kept for readability of seed 003 ids; registries number the second one.
+    expect(toFunctionName('core__execute-python-script')).toBe(toFunctionName('core:execute-python-script'));
+  });
+
+  it('when a name is already legal, mapping it again changes nothing (names are a fixed point)', () => {
+    for (const id of ids) expect(toFunctionName(toFunctionName(id))).toBe(toFunctionName(id));
+  });
+});

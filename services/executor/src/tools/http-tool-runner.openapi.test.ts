@@ -49,6 +49,27 @@ const shopDocument = {
         responses: { '200': { description: 'ok' } },
       },
     },
+    // Real documents' ways to make path keys unique: a fragment (Box) and a fixed query (OpenAI).
+    '/boxes/{box_id}#get_shared_link': {
+      get: {
+        operationId: 'getSharedLink',
+        parameters: [
+          { name: 'box_id', in: 'path', required: true, schema: { type: 'string' } },
+          { name: 'fields', in: 'query', required: true, schema: { type: 'string' } },
+        ],
+        responses: { '200': { description: 'ok' } },
+      },
+    },
+    '/responses/{id}/input_items?beta=true': {
+      get: {
+        operationId: 'listInputItems',
+        parameters: [
+          { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
+          { name: 'limit', in: 'query', schema: { type: 'integer' } },
+        ],
+        responses: { '200': { description: 'ok' } },
+      },
+    },
     '/files/{folder}': {
       post: {
         operationId: 'uploadFile',
@@ -87,6 +108,8 @@ describe('HttpToolRunner with OpenAPI-imported tools', () => {
       '/shop/orders',
       '/shop/oauth/token',
       '/shop/files/:folder',
+      '/shop/boxes/:boxId',
+      '/shop/responses/:id/input_items',
     ];
     api = await startRecordingApi({
       routes: paths.map((path) => ({ method: '*', path, reply: { body: { ok: true } } })),
@@ -122,6 +145,24 @@ describe('HttpToolRunner with OpenAPI-imported tools', () => {
     expect(request?.path).toBe('/api/v3/user/ada%20lovelace');
     expect(request?.headers['content-type']).toBe('application/json');
     expect(request?.body).toEqual({ username: 'ada_l', firstName: 'Ada', userStatus: 1 });
+  });
+
+  it('when a path key carries #fragment, the request goes to the bare path with its query arguments', async () => {
+    const outcome = await runner.run(shopTool('getSharedLink'), { box_id: '42', fields: 'shared_link' }, ctx);
+
+    expect(outcome).toEqual({ ok: true, result: { ok: true } });
+    const [request] = await api.waitForRequests(1);
+    expect(request?.path).toBe('/shop/boxes/42');
+    expect(request?.query).toEqual({ fields: 'shared_link' });
+  });
+
+  it('when a path key carries ?beta=true, the request carries beta=true beside the query arguments', async () => {
+    const outcome = await runner.run(shopTool('listInputItems'), { id: 'resp_1', limit: 5 }, ctx);
+
+    expect(outcome).toEqual({ ok: true, result: { ok: true } });
+    const [request] = await api.waitForRequests(1);
+    expect(request?.path).toBe('/shop/responses/resp_1/input_items');
+    expect(request?.query).toEqual({ beta: 'true', limit: '5' });
   });
 
   it('when a query array is declared with explode, each item is its own query parameter', async () => {

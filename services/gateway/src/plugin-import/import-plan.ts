@@ -15,12 +15,18 @@ import {
   parseDocumentText,
   summariseSecuritySchemes,
   swagger2ToOpenApi3,
-  toFunctionName,
   type DocumentConversion,
   type OperationConversion,
   type OperationFailure,
 } from '@agentmesh/openapi';
-import { describeZodError, HttpMethod, HttpTool, ToolFormat, ToolType } from '@agentmesh/protocol';
+import {
+  describeZodError,
+  HttpMethod,
+  HttpTool,
+  toFunctionName,
+  ToolFormat,
+  ToolType,
+} from '@agentmesh/protocol';
 import { InvalidRequest, Rejection } from '../errors.js';
 import type { PluginImportRequest } from './import-request.js';
 import { operationAuth } from './operation-auth.js';
