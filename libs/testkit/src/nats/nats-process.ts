@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,7 @@ import {
   type NatsRuntimeSpec,
 } from './nats-runtime.js';
 import { NatsMode } from './nats-settings.js';
+import { waitFor } from '../wait-for.js';
 
 const GRACEFUL_STOP_MS = 10_000;
 
@@ -147,6 +149,15 @@ class NatsProcess implements NatsRuntime {
       throw new Error(`cannot pause NATS server ${this.spec.name}: it is ${this.#state}`);
     this.#child?.kill('SIGSTOP');
     this.#state = 'paused';
+    // A stop signal is delivered when the threads are next scheduled; until every thread shows it, the
+    // server may still answer (a busy machine showed it: a probe connected after pause() returned).
+    const pid = this.#child?.pid;
+    if (pid !== undefined) {
+      await waitFor(() => allThreadsStopped(pid), {
+        description: `NATS server ${this.spec.name} to stop`,
+        timeoutMs: 5_000,
+      });
+    }
   }
 
   async unpause(): Promise<void> {
@@ -180,4 +191,15 @@ class NatsProcess implements NatsRuntime {
     if (this.#state === 'removed')
       throw new Error(`cannot ${action} NATS server ${this.spec.name}: it was removed`);
   }
+}
+
+/** Whether every thread of `pid` is stopped (state `T`, or `t` when traced), from /proc. */
+function allThreadsStopped(pid: number): boolean {
+  const threads = readdirSync(`/proc/${pid}/task`);
+  return threads.every((tid) => {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    // The state follows the command name, which is in parentheses and may itself hold spaces.
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state === 'T' || state === 't';
+  });
 }
