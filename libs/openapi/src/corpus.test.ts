@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { convertDocument } from './document-converter.js';
 import { loadDocument } from './load-document.js';
 import { NoteCode } from './notes.js';
-import { schemaProblems, strictProblems } from './test-support/schema-check.js';
+import { schemaProblems, strictProblems } from './__fixtures__/schema-check.js';
 
 const CORPUS_DIR = fileURLToPath(new URL('../../../../shared/openapi-corpus/', import.meta.url));
 const SUMMARY_FILE = fileURLToPath(new URL('../corpus-summary.json', import.meta.url));

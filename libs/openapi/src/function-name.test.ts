@@ -5,7 +5,7 @@ import { isFunctionName, toFunctionName } from '@agentmesh/protocol';
 import { describe, expect, it } from 'vitest';
 import { convertApiSpec, convertDocument, listOperations } from './document-converter.js';
 import { FunctionNameRegistry, operationFunctionName } from './function-name.js';
-import { openApi } from './test-support/documents.js';
+import { openApi } from './__fixtures__/documents.js';
 
 describe('function names', () => {
   it('when an operationId holds slashes, dots or spaces, the operation is named exactly as the protocol names that id', () => {

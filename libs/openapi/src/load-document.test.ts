@@ -15,7 +15,7 @@ import {
 import { MAX_DOCUMENT_DEPTH } from './parse-document.js';
 import { loadDocument } from './load-document.js';
 import { listReferences } from './ref-walker.js';
-import { schemaProblems } from './test-support/schema-check.js';
+import { schemaProblems } from './__fixtures__/schema-check.js';
 
 let dir: string;
 let outside: string;

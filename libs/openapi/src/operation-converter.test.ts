@@ -6,8 +6,8 @@ import { convertDocument, convertOperation } from './document-converter.js';
 import type { JsonSchema } from './json-schema.js';
 import { NoteCode } from './notes.js';
 import type { ConversionOptions } from './options.js';
-import { jsonBody, oneOperation, openApi } from './test-support/documents.js';
-import { schemaProblems, validationError } from './test-support/schema-check.js';
+import { jsonBody, oneOperation, openApi } from './__fixtures__/documents.js';
+import { schemaProblems, validationError } from './__fixtures__/schema-check.js';
 
 function convert(document: unknown, options?: ConversionOptions): OperationConversion {
   const conversion = convertOperation(document, { operationId: 'op' }, options);

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { convertDocument } from './document-converter.js';
 import { splitPathKey } from './path-key.js';
 import { buildRequestParts } from './request-builder.js';
-import { openApi } from './test-support/documents.js';
+import { openApi } from './__fixtures__/documents.js';
 
 const fields = {
   name: 'fields',

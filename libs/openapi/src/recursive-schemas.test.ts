@@ -7,8 +7,8 @@ import { convertDocument, convertOperation } from './document-converter.js';
 import { NoteCode } from './notes.js';
 import type { ConversionOptions } from './options.js';
 import { buildRequestParts } from './request-builder.js';
-import { jsonBody, oneOperation } from './test-support/documents.js';
-import { schemaProblems, strictProblems, validationError } from './test-support/schema-check.js';
+import { jsonBody, oneOperation } from './__fixtures__/documents.js';
+import { schemaProblems, strictProblems, validationError } from './__fixtures__/schema-check.js';
 
 function convert(document: unknown, options?: ConversionOptions): OperationConversion {
   const conversion = convertOperation(document, { operationId: 'op' }, options);

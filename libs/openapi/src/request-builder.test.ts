@@ -5,7 +5,7 @@ import { convertApiSpec, convertOperation } from './document-converter.js';
 import { InvalidArgumentsError } from './errors.js';
 import { mapParametersBySchema } from './fixed-params.js';
 import { buildRequestParts, decodeBinary } from './request-builder.js';
-import { jsonBody, oneOperation } from './test-support/documents.js';
+import { jsonBody, oneOperation } from './__fixtures__/documents.js';
 
 const parameter = (name: string, location: string, schema: unknown, extra: Record<string, unknown> = {}) => ({
   name,

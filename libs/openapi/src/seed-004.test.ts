@@ -4,7 +4,7 @@ import { toFunctionName } from '@agentmesh/protocol';
 import { describe, expect, it } from 'vitest';
 import { convertApiSpec } from './document-converter.js';
 import { mapParametersByNaming, mapParametersBySchema } from './fixed-params.js';
-import { schemaProblems } from './test-support/schema-check.js';
+import { schemaProblems } from './__fixtures__/schema-check.js';
 
 // Seed 004 §4.4, input and output verbatim.
 const SEED_API_SPEC = {

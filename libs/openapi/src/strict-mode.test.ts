@@ -5,8 +5,8 @@ import { convertOperation } from './document-converter.js';
 import type { JsonSchema } from './json-schema.js';
 import { buildRequestParts } from './request-builder.js';
 import { toOpenAiTool } from './openai-tool.js';
-import { jsonBody, oneOperation } from './test-support/documents.js';
-import { schemaProblems, strictProblems, validationError } from './test-support/schema-check.js';
+import { jsonBody, oneOperation } from './__fixtures__/documents.js';
+import { schemaProblems, strictProblems, validationError } from './__fixtures__/schema-check.js';
 
 const document = oneOperation('post', '/orders/{id}', {
   parameters: [

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { convertDocument } from './document-converter.js';
 import { buildRequestParts } from './request-builder.js';
 import { swagger2ToOpenApi3 } from './swagger2.js';
-import { schemaProblems } from './test-support/schema-check.js';
+import { schemaProblems } from './__fixtures__/schema-check.js';
 
 const swagger = {
   swagger: '2.0',

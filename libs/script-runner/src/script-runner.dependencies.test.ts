@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readMarker } from './dependency-env.js';
 import { ScriptErrorType } from './errors.js';
 import type { ScriptRunner } from './script-runner.js';
-import { buildMeshdepWheel, createWorkspace, type Workspace } from './test-support/sandbox-fixture.js';
+import { buildMeshdepWheel, createWorkspace, type Workspace } from './__fixtures__/sandbox-fixture.js';
 
 let workspace: Workspace;
 let runner: ScriptRunner;

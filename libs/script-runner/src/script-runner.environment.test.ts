@@ -5,7 +5,7 @@ import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScriptErrorType } from './errors.js';
-import { createWorkspace, type Workspace } from './test-support/sandbox-fixture.js';
+import { createWorkspace, type Workspace } from './__fixtures__/sandbox-fixture.js';
 
 let workspace: Workspace;
 

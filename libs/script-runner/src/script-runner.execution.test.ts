@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScriptError, ScriptErrorType } from './errors.js';
 import type { ScriptRunner } from './script-runner.js';
-import { createWorkspace, type Workspace } from './test-support/sandbox-fixture.js';
+import { createWorkspace, type Workspace } from './__fixtures__/sandbox-fixture.js';
 
 let workspace: Workspace;
 let runner: ScriptRunner;

@@ -9,7 +9,7 @@ import { homedir, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ScriptExecutionResult } from './script-runner.js';
-import { createWorkspace, hostCapabilities, type Workspace } from './test-support/sandbox-fixture.js';
+import { createWorkspace, hostCapabilities, type Workspace } from './__fixtures__/sandbox-fixture.js';
 
 let workspace: Workspace;
 const cleanups: (() => Promise<void>)[] = [];

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScriptErrorType } from './errors.js';
-import { createWorkspace, hostCapabilities, type Workspace } from './test-support/sandbox-fixture.js';
+import { createWorkspace, hostCapabilities, type Workspace } from './__fixtures__/sandbox-fixture.js';
 
 let workspace: Workspace;
 

@@ -7,7 +7,7 @@ import {
   groupExists,
   processesMentioning,
   type Workspace,
-} from './test-support/sandbox-fixture.js';
+} from './__fixtures__/sandbox-fixture.js';
 
 // Process counts (RLIMIT_NPROC) are per user: this file's scripts run as their own uid so that the fork
 // bomb cannot starve scripts that other test files run at the same time as nobody.

@@ -4,7 +4,7 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ScriptExecutionResult } from './script-runner.js';
-import { createWorkspace, hostCapabilities, type Workspace } from './test-support/sandbox-fixture.js';
+import { createWorkspace, hostCapabilities, type Workspace } from './__fixtures__/sandbox-fixture.js';
 
 let workspace: Workspace;
 const servers: (Server | HttpServer)[] = [];

@@ -5,8 +5,8 @@ import { AckPolicy, jetstream, jetstreamManager, type JetStreamManager } from '@
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayMetric } from './gateway-metrics.js';
-import { bearer, call, startTestGateway, type TestGateway } from './testing/gateway-harness.js';
-import { openSse } from './testing/sse-client.js';
+import { bearer, call, startTestGateway, type TestGateway } from './__fixtures__/gateway-harness.js';
+import { openSse } from './__fixtures__/sse-client.js';
 
 const ACME_KEY = 'acme-key-metrics-5d4c3b2a1f0e';
 const USER_ID = 'user-metrics-canary-71c3';

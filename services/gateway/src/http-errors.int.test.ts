@@ -1,8 +1,8 @@
 import { ErrorBody } from '@agentmesh/protocol';
 import { startNats, type NatsServer } from '@agentmesh/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, call, startTestGateway, type TestGateway } from './testing/gateway-harness.js';
-import { exchange, openRaw, parseResponses, type RawResponse } from './testing/raw-http.js';
+import { bearer, call, startTestGateway, type TestGateway } from './__fixtures__/gateway-harness.js';
+import { exchange, openRaw, parseResponses, type RawResponse } from './__fixtures__/raw-http.js';
 
 const ACME_KEY = 'acme-key-http-errors-0123456789';
 

@@ -12,14 +12,14 @@ import {
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { LiveEventFeed } from './live-event-feed.js';
-import { bearer, call, startTestGateway, type TestGateway } from './testing/gateway-harness.js';
+import { bearer, call, startTestGateway, type TestGateway } from './__fixtures__/gateway-harness.js';
 import {
   nextEvent,
   openSse,
   remainingEvents,
   type SseConnection,
   type SseFrame,
-} from './testing/sse-client.js';
+} from './__fixtures__/sse-client.js';
 
 const KEY = 'acme-key-feed-00112233445566778899';
 const ACCOUNT = 'acme';

@@ -4,7 +4,7 @@ import { startNats, type NatsServer } from '@agentmesh/testkit';
 import { jetstream } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, call, seedFixture, startTestGateway, type TestGateway } from './testing/gateway-harness.js';
+import { bearer, call, seedFixture, startTestGateway, type TestGateway } from './__fixtures__/gateway-harness.js';
 
 const ADMIN_KEY = 'admin-key-mgmt-0123456789abcdef';
 const admin = bearer(ADMIN_KEY);

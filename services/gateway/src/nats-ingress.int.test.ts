@@ -12,7 +12,7 @@ import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH } from './json-body.js';
-import { bearer, call, startTestGateway, type TestGateway } from './testing/gateway-harness.js';
+import { bearer, call, startTestGateway, type TestGateway } from './__fixtures__/gateway-harness.js';
 
 const ACME_KEY = 'acme-key-nats-1234567890abcdef';
 const BODY_LIMIT = 8 * 1024;

@@ -10,7 +10,7 @@ import { startNats, type NatsServer } from '@agentmesh/testkit';
 import { jetstream } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, call, startTestGateway, type Json, type TestGateway } from './testing/gateway-harness.js';
+import { bearer, call, startTestGateway, type Json, type TestGateway } from './__fixtures__/gateway-harness.js';
 
 const ADMIN_KEY = 'admin-key-import-0123456789abc';
 const ACME_KEY = 'acme-key-import-0123456789abcd';

@@ -5,8 +5,8 @@ import { startTelemetry, type Telemetry } from '@agentmesh/runtime';
 import { startNats, type NatsServer } from '@agentmesh/testkit';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, call, startTestGateway, type TestGateway } from './testing/gateway-harness.js';
-import { startRecallStandIn, type RecallStandIn, type StandInAnswer } from './testing/recall-stand-in.js';
+import { bearer, call, startTestGateway, type TestGateway } from './__fixtures__/gateway-harness.js';
+import { startRecallStandIn, type RecallStandIn, type StandInAnswer } from './__fixtures__/recall-stand-in.js';
 
 const ADMIN_KEY = 'admin-key-recall-0123456789ab';
 const ACME_KEY = 'acme-key-recall-0123456789abcd';

@@ -11,8 +11,8 @@ import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, call, startTestGateway, type TestGateway } from './testing/gateway-harness.js';
-import { openSse } from './testing/sse-client.js';
+import { bearer, call, startTestGateway, type TestGateway } from './__fixtures__/gateway-harness.js';
+import { openSse } from './__fixtures__/sse-client.js';
 
 const ACME_KEY = 'acme-key-expiry-00112233445566778';
 const EVENTS_RETENTION_MS = 1_500;

@@ -4,8 +4,8 @@ import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, call, startTestGateway, type TestGateway } from './testing/gateway-harness.js';
-import { openSse, type SseConnection, type SseFrame } from './testing/sse-client.js';
+import { bearer, call, startTestGateway, type TestGateway } from './__fixtures__/gateway-harness.js';
+import { openSse, type SseConnection, type SseFrame } from './__fixtures__/sse-client.js';
 
 const ACME_KEY = 'acme-key-sse-00112233445566778899';
 const ACME_KEY_2 = 'acme-key-sse-2-aabbccddeeff0011';
