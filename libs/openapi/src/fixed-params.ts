@@ -2,17 +2,9 @@
 // Precise mapping reads `api_spec.parameters` (name → `in`, unknown names default to `body`); when the
 // spec cannot be read, names decide: `x-…`, `authorization` and `content-type` are headers, the rest body.
 
+import type { FixedParams } from '@agentmesh/protocol';
 import { asArray, asString, isObject } from './json.js';
 import { RefResolver } from './ref-resolver.js';
-
-/** Seed 004 `fixed_params`; `cookie` appears only when the spec declares a cookie parameter. */
-export interface FixedParams {
-  header: Record<string, unknown>;
-  path: Record<string, unknown>;
-  query: Record<string, unknown>;
-  body: Record<string, unknown>;
-  cookie?: Record<string, unknown>;
-}
 
 export function emptyFixedParams(): FixedParams {
   return { header: {}, path: {}, query: {}, body: {} };

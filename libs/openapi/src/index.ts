@@ -33,7 +33,6 @@ export type {
 } from './request-builder.js';
 export { isDotSegment, templateSegments } from './path-segments.js';
 export { emptyFixedParams, mapParametersByNaming, mapParametersBySchema } from './fixed-params.js';
-export type { FixedParams } from './fixed-params.js';
 export { summariseSecuritySchemes } from './security-schemes.js';
 export type {
   SecuritySchemeSummary,

@@ -1,7 +1,9 @@
 // Small helpers for reading untyped JSON/YAML documents safely: OpenAPI input is never trusted to have
 // the shape the specification promises.
 
-export type JsonObject = Record<string, unknown>;
+import type { JsonObject } from '@agentmesh/protocol';
+
+export type { JsonObject };
 
 export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

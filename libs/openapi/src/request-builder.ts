@@ -12,7 +12,7 @@ import {
   type OperationConversion,
 } from './conversion.js';
 import { InvalidArgumentsError } from './errors.js';
-import type { FixedParams } from './fixed-params.js';
+import type { FixedParams } from '@agentmesh/protocol';
 import { isObject, type JsonObject } from './json.js';
 import {
   scalarText,

@@ -82,6 +82,21 @@ describe('dynamic tools from the seed appendix tool', () => {
 });
 
 describe('fixed parameters when the spec cannot be read', () => {
+  it('when the spec declares a cookie parameter the action fixes, it stays in fixed_params.cookie', () => {
+    const tool = convertTool(
+      {
+        name: 'with_cookie',
+        description: '',
+        api_spec: {
+          parameters: [{ name: 'session', in: 'cookie', required: true, schema: { type: 'string' } }],
+        },
+      },
+      REF,
+    );
+    const [dynamic] = dynamicToolsFor(tool, [action({ session: 's-1' })], API_URL, false);
+    expect(dynamic?.fixed_params.cookie).toEqual({ session: 's-1' });
+  });
+
   it('when api_spec.parameters is not a list, names decide: x-* and Authorization are headers, the rest body', () => {
     const tool = convertTool(
       { name: 'broken', description: '', api_spec: { parameters: 'not a list' } },

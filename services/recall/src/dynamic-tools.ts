@@ -22,7 +22,7 @@ import {
 import type { ArgumentSlot, ConvertedTool } from './converted-tool.js';
 import { stableJson } from './stable-json.js';
 
-type FixedLocation = keyof FixedParams;
+type FixedLocation = Exclude<keyof FixedParams, 'cookie'>;
 const FIXED_LOCATIONS: readonly string[] = ['header', 'path', 'query', 'body'] satisfies FixedLocation[];
 const MAX_NAME_LENGTH = 64;
 const ACTION_ID_LENGTH = 12;
@@ -72,6 +72,7 @@ function fixedParams(tool: ConvertedTool, action: Action): FixedParams {
     path: mapped.path,
     query: mapped.query,
     body: mapped.body,
+    ...(mapped.cookie === undefined ? {} : { cookie: mapped.cookie }),
   };
   for (const slot of tool.arguments) {
     if (!slot.required || slot.name === undefined || !isFixedLocation(slot.in)) continue;

@@ -10,6 +10,8 @@ export const FixedParams = z.object({
   path: JsonObject.default({}),
   query: JsonObject.default({}),
   body: JsonObject.default({}),
+  /** Only when the tool's spec declares a cookie parameter. */
+  cookie: JsonObject.optional(),
 });
 export type FixedParams = z.infer<typeof FixedParams>;
 

@@ -202,6 +202,11 @@ describe('seed 004 dynamic tool rejections', () => {
       body: {},
     });
   });
+
+  it('cookie fixed_params (recall places them when the spec declares a cookie parameter) survive parsing', () => {
+    const withCookie = withChange(dynamicTool, ['fixed_params'], { cookie: { session: 's1' } });
+    expect(DynamicTool.parse(withCookie).fixed_params.cookie).toEqual({ session: 's1' });
+  });
 });
 
 describe('canonical ToolDefinition', () => {

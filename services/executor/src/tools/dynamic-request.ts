@@ -11,11 +11,10 @@ import {
   mapParametersByNaming,
   ParameterLocation,
   type ArgumentBinding,
-  type FixedParams,
   type RequestParts,
   type RequestTemplate,
 } from '@agentmesh/openapi';
-import type { DynamicToolDefinition } from '@agentmesh/protocol';
+import type { DynamicToolDefinition, FixedParams } from '@agentmesh/protocol';
 import type { HttpRequestPlan } from './request-plan.js';
 import { joinUrl, planFromRequestParts, requestPartsFor } from './request-parts-plan.js';
 import { ToolDefinitionError } from './tool-errors.js';
@@ -114,7 +113,13 @@ function proxyFixedParams(
   if (!hasHeader(ACCOUNT_ID_HEADER)) header[ACCOUNT_ID_HEADER] = account.id;
   if (!hasHeader(ACCOUNT_TYPE_HEADER) && account.type !== undefined)
     header[ACCOUNT_TYPE_HEADER] = account.type;
-  return { header, path, query, body: { ...fixed.body } };
+  return {
+    header,
+    path,
+    query,
+    body: { ...fixed.body },
+    ...(fixed.cookie === undefined ? {} : { cookie: { ...fixed.cookie } }),
+  };
 }
 
 /** The model's arguments minus any that would set an account header. */

@@ -94,6 +94,16 @@ describe('DynamicToolRunner', () => {
     expect(request?.body).toEqual({});
   });
 
+  it('when recall fixed a cookie parameter, the proxy gets it as a cookie', async () => {
+    const tool = withFixed({ header: SEED_HEADERS, cookie: { session: 's-1' } });
+
+    const outcome = await runner.run(tool, { kn_id: 'k', ot_id: 'o' }, ctx);
+
+    expect(outcome.ok).toBe(true);
+    const [request] = await proxy.waitForRequests(1);
+    expect(request?.headers.cookie).toBe('session=s-1');
+  });
+
   it('when fixed_params lack the account headers, the task account is sent and a model-supplied account is ignored', async () => {
     const tool = withFixed({ header: { 'X-HTTP-Method-Override': 'GET' } });
 
