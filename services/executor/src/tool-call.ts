@@ -24,7 +24,7 @@ export interface PreparedToolCall {
 }
 
 /** The tools a call may name (the task's tool set). */
-export interface ToolLookup {
+export interface CallableTools {
   get(name: string): ToolDefinition | undefined;
   names(): string[];
 }
@@ -32,7 +32,7 @@ export interface ToolLookup {
 /** Used when a model sends a call without a name; events require a non-empty name. */
 const UNNAMED_TOOL = '(unnamed)';
 
-export function prepareToolCall(call: ChatToolCall, tools: ToolLookup): PreparedToolCall {
+export function prepareToolCall(call: ChatToolCall, tools: CallableTools): PreparedToolCall {
   const toolName = call.function.name || UNNAMED_TOOL;
   const parsed = parseToolArguments(call.function.arguments);
   const shownArguments = parsed.ok ? parsed.value : call.function.arguments;

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ChatToolCall, TokenUsage } from '@agentmesh/protocol';
 import type { AssistantReply, FinishReason } from './chat-types.js';
+import { isJsonObject } from '../json-object.js';
 
 /** The chunk is not what an OpenAI-compatible server sends. */
 export class MalformedChunkError extends Error {
@@ -60,7 +61,7 @@ export class StreamAccumulator {
 
   /** Takes one parsed `chat.completion.chunk`; returns the text it adds. */
   applyChunk(chunk: unknown): ChunkDeltas {
-    if (!isObject(chunk)) throw new MalformedChunkError('a stream chunk is not a JSON object');
+    if (!isJsonObject(chunk)) throw new MalformedChunkError('a stream chunk is not a JSON object');
     throwIfUpstreamError(chunk);
     this.takeUsage(chunk['usage']);
     const choice = firstChoice(chunk['choices']);
@@ -69,13 +70,13 @@ export class StreamAccumulator {
     this.takeFinishReason(choice['finish_reason']);
     const delta = choice['delta'];
     if (delta === undefined || delta === null) return {};
-    if (!isObject(delta)) throw new MalformedChunkError('`choices[0].delta` is not an object');
+    if (!isJsonObject(delta)) throw new MalformedChunkError('`choices[0].delta` is not an object');
     return this.applyDelta(delta);
   }
 
   /** Takes a whole non-streamed `chat.completion`; returns its text as one delta each. */
   applyCompletion(body: unknown): ChunkDeltas {
-    if (!isObject(body)) throw new MalformedChunkError('the response body is not a JSON object');
+    if (!isJsonObject(body)) throw new MalformedChunkError('the response body is not a JSON object');
     throwIfUpstreamError(body);
     this.takeUsage(body['usage']);
     const choice = firstChoice(body['choices']);
@@ -83,7 +84,7 @@ export class StreamAccumulator {
     this.choiceSeen = true;
     this.takeFinishReason(choice['finish_reason']);
     const message = choice['message'];
-    if (!isObject(message)) throw new MalformedChunkError('`choices[0].message` is not an object');
+    if (!isJsonObject(message)) throw new MalformedChunkError('`choices[0].message` is not an object');
     const calls = message['tool_calls'];
     const asDelta: JsonObject = {
       ...message,
@@ -128,10 +129,10 @@ export class StreamAccumulator {
   }
 
   private applyToolCallDelta(call: unknown): void {
-    if (!isObject(call)) throw new MalformedChunkError('a tool call delta is not an object');
+    if (!isJsonObject(call)) throw new MalformedChunkError('a tool call delta is not an object');
     const id = optionalString(call, 'id');
     const fn = call['function'];
-    if (fn !== undefined && fn !== null && !isObject(fn)) {
+    if (fn !== undefined && fn !== null && !isJsonObject(fn)) {
       throw new MalformedChunkError('a tool call delta has a `function` that is not an object');
     }
     const index = this.toolCallIndexOf(call['index'], id);
@@ -146,7 +147,7 @@ export class StreamAccumulator {
       const args = fn['arguments'];
       if (typeof args === 'string') parts.arguments += args;
       // A few servers send the arguments of a non-streamed call as an object.
-      else if (isObject(args)) parts.arguments += JSON.stringify(args);
+      else if (isJsonObject(args)) parts.arguments += JSON.stringify(args);
     }
   }
 
@@ -181,7 +182,7 @@ export class StreamAccumulator {
   }
 
   private takeUsage(value: unknown): void {
-    if (!isObject(value)) return;
+    if (!isJsonObject(value)) return;
     const prompt = tokenCount(value['prompt_tokens']);
     const completion = tokenCount(value['completion_tokens']);
     const total = tokenCount(value['total_tokens']) || prompt + completion;
@@ -193,7 +194,7 @@ function firstChoice(choices: unknown): JsonObject | undefined {
   if (choices === undefined || choices === null) return undefined;
   if (!Array.isArray(choices)) throw new MalformedChunkError('`choices` is not an array');
   // We never ask for n > 1; a server that sends more choices gets only its first one read.
-  const choice = choices.find((c: unknown) => isObject(c) && (c['index'] ?? 0) === 0);
+  const choice = choices.find((c: unknown) => isJsonObject(c) && (c['index'] ?? 0) === 0);
   if (choice === undefined) return undefined;
   return choice as JsonObject;
 }
@@ -201,7 +202,7 @@ function firstChoice(choices: unknown): JsonObject | undefined {
 function throwIfUpstreamError(body: JsonObject): void {
   const error = body['error'];
   if (error === undefined || error === null) return;
-  const message = isObject(error) ? optionalString(error, 'message') : undefined;
+  const message = isJsonObject(error) ? optionalString(error, 'message') : undefined;
   throw new UpstreamReportedError(message || 'the model server reported an error');
 }
 
@@ -221,10 +222,6 @@ function stringOrEmpty(value: unknown): string {
 }
 
 function asObject(value: unknown): JsonObject {
-  if (!isObject(value)) throw new MalformedChunkError('a tool call is not an object');
+  if (!isJsonObject(value)) throw new MalformedChunkError('a tool call is not an object');
   return value;
-}
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

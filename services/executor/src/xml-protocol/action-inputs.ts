@@ -7,6 +7,7 @@
  * missing from the schema, or a schema without `type`), only text that looks like an object or array is parsed.
  */
 import type { ActionInput } from './action-parser.js';
+import { isJsonObject } from '../json-object.js';
 
 type JsonSchema = Readonly<Record<string, unknown>>;
 
@@ -63,9 +64,9 @@ function jsonParseError(text: string): string | undefined {
 
 function propertySchema(parameters: JsonSchema | undefined, name: string): JsonSchema | undefined {
   const properties = parameters?.['properties'];
-  if (!isObject(properties) || !Object.hasOwn(properties, name)) return undefined;
+  if (!isJsonObject(properties) || !Object.hasOwn(properties, name)) return undefined;
   const schema = properties[name];
-  return isObject(schema) ? schema : undefined;
+  return isJsonObject(schema) ? schema : undefined;
 }
 
 function valueKind(schema: JsonSchema | undefined): ValueKind {
@@ -84,7 +85,7 @@ function typesOf(schema: JsonSchema): Set<string> | undefined {
     if (!Array.isArray(branches)) continue;
     const union = new Set<string>();
     for (const branch of branches) {
-      const branchTypes = isObject(branch) ? typesOf(branch) : undefined;
+      const branchTypes = isJsonObject(branch) ? typesOf(branch) : undefined;
       if (branchTypes === undefined) return undefined;
       for (const t of branchTypes) union.add(t);
     }
@@ -99,8 +100,4 @@ function jsonTypeOf(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'array';
   return typeof value;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

@@ -4,7 +4,8 @@
  * messages back into outcomes: the loop writes a result as its text and a tool error as
  * `{"error": {code, message, detail?}}`.
  */
-import { ErrorCodeSchema, type ErrorCode } from '@agentmesh/protocol';
+import { ErrorCodeSchema, type ToolError } from '@agentmesh/protocol';
+import { isJsonObject } from '../json-object.js';
 
 /** The error type of an ACTION block the adapter could not read (seed 003 names error types this way). */
 export const ACTION_FORMAT_ERROR = 'ActionFormatError';
@@ -14,12 +15,6 @@ export interface ObservedFailure {
   readonly type: string;
   readonly message: string;
   readonly details?: string;
-}
-
-export interface ToolError {
-  readonly code: ErrorCode;
-  readonly message: string;
-  readonly detail?: unknown;
 }
 
 export type ToolMessageOutcome =
@@ -48,7 +43,7 @@ export function observedFailure(error: ToolError, notes: readonly string[] = [])
   const detail = error.detail;
   if (typeof detail === 'string') {
     parts.push(detail);
-  } else if (isObject(detail)) {
+  } else if (isJsonObject(detail)) {
     const { type: seedType, details, ...rest } = detail;
     if (typeof seedType === 'string' && seedType !== '') type = seedType;
     else if (seedType !== undefined) rest['type'] = seedType;
@@ -97,9 +92,9 @@ function errorOf(content: string): ToolError | undefined {
   } catch {
     return undefined;
   }
-  if (!isObject(parsed) || Object.keys(parsed).length !== 1) return undefined;
+  if (!isJsonObject(parsed) || Object.keys(parsed).length !== 1) return undefined;
   const error = parsed['error'];
-  if (!isObject(error) || typeof error['message'] !== 'string') return undefined;
+  if (!isJsonObject(error) || typeof error['message'] !== 'string') return undefined;
   const code = ErrorCodeSchema.safeParse(error['code']);
   if (!code.success) return undefined;
   const extra = Object.keys(error).filter((key) => !['code', 'message', 'detail'].includes(key));
@@ -113,8 +108,4 @@ function errorOf(content: string): ToolError | undefined {
 function sentence(text: string): string {
   const trimmed = text.trim();
   return /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
