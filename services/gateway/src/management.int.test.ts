@@ -4,7 +4,13 @@ import { startNats, type NatsServer } from '@agentmesh/testkit';
 import { jetstream } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, call, seedFixture, startTestGateway, type TestGateway } from './__fixtures__/gateway-harness.js';
+import {
+  bearer,
+  call,
+  seedFixture,
+  startTestGateway,
+  type TestGateway,
+} from './__fixtures__/gateway-harness.js';
 
 const ADMIN_KEY = 'admin-key-mgmt-0123456789abcdef';
 const admin = bearer(ADMIN_KEY);
@@ -115,6 +121,29 @@ describe('plugins', () => {
     expect(none.body.plugins).toEqual([]);
     const read = await call(gw.url, 'GET', '/v1/admin/plugins/search_company_basic', { headers: admin });
     expect(read.body).toEqual({ ...plugin.body.tool, scope: 'shared' });
+  });
+
+  it('the routes are also (and first) called tools: what /tools writes, /plugins reads, and the other way round', async () => {
+    const row = {
+      name: 'tools_route_probe',
+      description: 'A probe of the /tools routes, given as a raw sys_ai_plugin row.',
+      parameter_schema: JSON.stringify({ type: 'object', properties: { q: { type: 'string' } } }),
+      execution_config: JSON.stringify({ method: 'GET', base_url: 'http://127.0.0.1:9/probe' }),
+      status: '0',
+    };
+    const created = await call(gw.url, 'POST', '/v1/admin/tools', { body: row, headers: admin });
+    expect(created.status).toBe(201);
+    expect(created.body.format).toBe('sys-ai-plugin-row');
+
+    const listed = await call(gw.url, 'GET', '/v1/admin/tools', { headers: admin });
+    expect(listed.body.tools.map((tool: ToolDefinition) => tool.name)).toContain('tools_route_probe');
+    const viaAlias = await call(gw.url, 'GET', '/v1/admin/plugins/tools_route_probe', { headers: admin });
+    expect(viaAlias.body).toEqual({ ...created.body.tool, scope: 'shared' });
+
+    const deleted = await call(gw.url, 'DELETE', '/v1/admin/tools/tools_route_probe', { headers: admin });
+    expect(deleted.status).toBe(204);
+    const gone = await call(gw.url, 'GET', '/v1/admin/plugins/tools_route_probe', { headers: admin });
+    expect(gone.status).toBe(404);
   });
 
   it('an invalid plugin is 400 naming the path, an unknown format is 400, a duplicate is 409, and delete removes it', async () => {

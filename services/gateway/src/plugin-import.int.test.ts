@@ -10,7 +10,13 @@ import { startNats, type NatsServer } from '@agentmesh/testkit';
 import { jetstream } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, call, startTestGateway, type Json, type TestGateway } from './__fixtures__/gateway-harness.js';
+import {
+  bearer,
+  call,
+  startTestGateway,
+  type Json,
+  type TestGateway,
+} from './__fixtures__/gateway-harness.js';
 
 const ADMIN_KEY = 'admin-key-import-0123456789abc';
 const ACME_KEY = 'acme-key-import-0123456789abcd';
@@ -59,8 +65,11 @@ function templateOf(tool: HttpTool): RequestTemplate {
   };
 }
 
-const importDocument = (body: Record<string, unknown>, headers: Record<string, string> = admin) =>
-  call(gw.url, 'POST', '/v1/admin/plugins/import', { body, headers });
+const importDocument = (
+  body: Record<string, unknown>,
+  headers: Record<string, string> = admin,
+  path = '/v1/admin/plugins/import',
+) => call(gw.url, 'POST', path, { body, headers });
 
 async function clearPlugins(): Promise<void> {
   for (const tool of await plugins.list()) await plugins.delete(tool.name);
@@ -137,13 +146,17 @@ describe('the pet store (OpenAPI 3.0, YAML text)', () => {
     expect(addPetWarning.message).toContain('clientCredentials');
   });
 
-  it('an operations filter (operationId or METHOD /path) imports only those; a name that matches nothing is skipped with the reason', async () => {
+  it('an operations filter (operationId or METHOD /path) imports only those; a name that matches nothing is skipped with the reason (at /tools/import)', async () => {
     await clearPlugins();
-    const answer = await importDocument({
-      document: PETSTORE,
-      operations: ['getPetById', 'DELETE /store/order/{orderId}', 'noSuchOperation'],
-      name_prefix: 'petstore_',
-    });
+    const answer = await importDocument(
+      {
+        document: PETSTORE,
+        operations: ['getPetById', 'DELETE /store/order/{orderId}', 'noSuchOperation'],
+        name_prefix: 'petstore_',
+      },
+      admin,
+      '/v1/admin/tools/import',
+    );
     expect(answer.status).toBe(201);
     expect(answer.body.imported.map((entry: Json) => [entry.name, entry.method, entry.path])).toEqual([
       ['petstore_getPetById', 'GET', '/pet/{petId}'],

@@ -1,5 +1,5 @@
 /**
- * `POST /v1/admin/plugins/import`: an OpenAPI 3.0/3.1 or Swagger 2.0 document becomes one HTTP plugin per
+ * `POST /v1/admin/tools/import` (alias `/v1/admin/plugins/import`): an OpenAPI 3.0/3.1 or Swagger 2.0 document becomes one HTTP plugin per
  * operation in KV `mesh_plugins` (see ../plugin-import/), in the caller's registry scope. A plugin of the same name is replaced — an
  * import is how a changed API is brought up to date — and the answer says which existed; `dry_run`
  * answers the same without storing, plus the plugins themselves. Its body limit is its own (documents
@@ -34,41 +34,43 @@ interface ImportedPlugin {
 const STORE_CONCURRENCY = 16;
 
 export function registerPluginImportRoute(app: FastifyInstance, deps: PluginImportRouteDeps): void {
-  app.post('/plugins/import', { bodyLimit: deps.bodyLimitBytes }, async (request, reply) => {
-    const body = PluginImportRequest.safeParse(request.body);
-    if (!body.success) return sendRejection(reply, InvalidRequest.fromZod(body.error));
-    const plan = planPluginImport(body.data);
-    if (plan instanceof Rejection) return sendRejection(reply, plan);
+  for (const path of ['/tools/import', '/plugins/import']) {
+    app.post(path, { bodyLimit: deps.bodyLimitBytes }, async (request, reply) => {
+      const body = PluginImportRequest.safeParse(request.body);
+      if (!body.success) return sendRejection(reply, InvalidRequest.fromZod(body.error));
+      const plan = planPluginImport(body.data);
+      if (plan instanceof Rejection) return sendRejection(reply, plan);
 
-    const dryRun = body.data.dry_run === true;
-    const imported: ImportedPlugin[] = [];
-    const skipped: SkippedOperation[] = [...plan.skipped];
-    await forEachBatch(plan.tools, STORE_CONCURRENCY, async (tool) => {
-      const operation = tool.origin?.id ?? tool.name;
-      try {
-        const existed = (await deps.plugins.get(registryScopeOf(request), tool.name)) !== undefined;
-        if (!dryRun) await deps.plugins.put(registryScopeOf(request), tool);
-        imported.push(describe(tool, operation, existed));
-      } catch (error) {
-        deps.log.warn({ err: error, plugin: tool.name }, 'imported plugin not stored');
-        skipped.push({ operation, reason: `could not be stored: ${(error as Error).message}` });
-      }
+      const dryRun = body.data.dry_run === true;
+      const imported: ImportedPlugin[] = [];
+      const skipped: SkippedOperation[] = [...plan.skipped];
+      await forEachBatch(plan.tools, STORE_CONCURRENCY, async (tool) => {
+        const operation = tool.origin?.id ?? tool.name;
+        try {
+          const existed = (await deps.plugins.get(registryScopeOf(request), tool.name)) !== undefined;
+          if (!dryRun) await deps.plugins.put(registryScopeOf(request), tool);
+          imported.push(describe(tool, operation, existed));
+        } catch (error) {
+          deps.log.warn({ err: error, plugin: tool.name }, 'imported plugin not stored');
+          skipped.push({ operation, reason: `could not be stored: ${(error as Error).message}` });
+        }
+      });
+      const order = new Map(plan.tools.map((tool, index) => [tool.name, index]));
+      imported.sort((a, b) => (order.get(a.name) ?? 0) - (order.get(b.name) ?? 0));
+      deps.log.info(
+        { imported: imported.length, skipped: skipped.length, dry_run: dryRun },
+        dryRun ? 'plugin import previewed' : 'plugins imported',
+      );
+      return reply.code(!dryRun && imported.length > 0 ? 201 : 200).send({
+        dry_run: dryRun,
+        imported,
+        skipped,
+        credentials: plan.credentials,
+        warnings: plan.warnings,
+        ...(dryRun ? { plugins: plan.tools } : {}),
+      });
     });
-    const order = new Map(plan.tools.map((tool, index) => [tool.name, index]));
-    imported.sort((a, b) => (order.get(a.name) ?? 0) - (order.get(b.name) ?? 0));
-    deps.log.info(
-      { imported: imported.length, skipped: skipped.length, dry_run: dryRun },
-      dryRun ? 'plugin import previewed' : 'plugins imported',
-    );
-    return reply.code(!dryRun && imported.length > 0 ? 201 : 200).send({
-      dry_run: dryRun,
-      imported,
-      skipped,
-      credentials: plan.credentials,
-      warnings: plan.warnings,
-      ...(dryRun ? { plugins: plan.tools } : {}),
-    });
-  });
+  }
 }
 
 function describe(tool: HttpTool, operation: string, existed: boolean): ImportedPlugin {

@@ -1,8 +1,10 @@
 /**
  * Tool definitions in KV `mesh_plugins`, stored canonical: a body may be seed 000 plugin JSON, a seed
  * 001 tool, a seed 003 `*.tool.json`, a seed 004 dynamic tool or the canonical form; its format is
- * recognised and converted. `GET /plugins`, `GET|PUT|DELETE /plugins/:name` (the canonical function
- * name), `POST /plugins` (409 when a tool of that name exists). Writes answer `{format, tool}`.
+ * recognised and converted. `GET /tools`, `GET|PUT|DELETE /tools/:name` (the canonical function
+ * name), `POST /tools` (409 when a tool of that name exists). Writes answer `{format, tool}`. Every
+ * kind of tool lives here, so the routes are called tools; `/plugins`, their first name, stays as an
+ * alias (its list answers `{plugins}` where `/tools` answers `{tools}`).
  * Writes go to the caller's registry scope (its account, or the shared catalogue for an admin naming no
  * account); reads by an account caller see its own tools and the shared ones behind them, each labelled
  * with `scope`.
@@ -34,9 +36,24 @@ interface PluginParams {
 const FORMATS =
   'seed 000 plugin JSON, a seed 001 tool, a seed 003 *.tool.json, a seed 004 dynamic tool or a canonical definition';
 
-export function registerPluginRoutes(app: FastifyInstance, plugins: PluginStore): void {
+/** Where the tool routes are mounted, and the key their list answers under. */
+export const TOOL_ROUTE_BASES = [
+  { base: '/tools', listKey: 'tools' },
+  { base: '/plugins', listKey: 'plugins' },
+] as const;
+
+export function registerToolRoutes(app: FastifyInstance, plugins: PluginStore): void {
+  for (const { base, listKey } of TOOL_ROUTE_BASES) registerToolRoutesAt(app, plugins, base, listKey);
+}
+
+function registerToolRoutesAt(
+  app: FastifyInstance,
+  plugins: PluginStore,
+  base: string,
+  listKey: string,
+): void {
   // `?tag=` and `?namespace=` filter by seed 003 tags and by the namespace of the tool's id.
-  app.get<{ Querystring: { tag?: string; namespace?: string } }>('/plugins', async (request) => {
+  app.get<{ Querystring: { tag?: string; namespace?: string } }>(base, async (request) => {
     const visible = await plugins.listVisible(registryScopeOf(request));
     const filter = { tag: request.query.tag, namespace: request.query.namespace };
     const kept = new Set(
@@ -46,31 +63,29 @@ export function registerPluginRoutes(app: FastifyInstance, plugins: PluginStore)
       ),
     );
     return {
-      plugins: visible.filter(({ tool }) => kept.has(tool)).map(({ tool, scope }) => labelled(tool, scope)),
+      [listKey]: visible.filter(({ tool }) => kept.has(tool)).map(({ tool, scope }) => labelled(tool, scope)),
     };
   });
 
-  app.get<PluginParams>('/plugins/:name', async (request, reply) => {
+  app.get<PluginParams>(`${base}/:name`, async (request, reply) => {
     const name = definitionName(FunctionName, request.params.name, 'name');
     if (name instanceof Rejection) return sendRejection(reply, name);
     const found = await plugins.resolve(registryScopeOf(request), name);
-    return found
-      ? labelled(found.tool, found.scope)
-      : sendRejection(reply, new NotFound(`no plugin ${name}`));
+    return found ? labelled(found.tool, found.scope) : sendRejection(reply, new NotFound(`no tool ${name}`));
   });
 
-  app.post('/plugins', async (request, reply) => {
+  app.post(base, async (request, reply) => {
     const imported = importTool(request.body);
     if (imported instanceof Rejection) return sendRejection(reply, imported);
     if (await plugins.get(registryScopeOf(request), imported.tool.name)) {
-      return sendRejection(reply, new Conflict(`plugin ${imported.tool.name} exists; PUT replaces it`));
+      return sendRejection(reply, new Conflict(`tool ${imported.tool.name} exists; PUT replaces it`));
     }
     return reply
       .code(201)
       .send({ format: imported.format, tool: await plugins.put(registryScopeOf(request), imported.tool) });
   });
 
-  app.put<PluginParams>('/plugins/:name', async (request, reply) => {
+  app.put<PluginParams>(`${base}/:name`, async (request, reply) => {
     const pathName = definitionName(FunctionName, request.params.name, 'name');
     if (pathName instanceof Rejection) return sendRejection(reply, pathName);
     const imported = importTool(request.body);
@@ -90,7 +105,7 @@ export function registerPluginRoutes(app: FastifyInstance, plugins: PluginStore)
       .send({ format: imported.format, tool: await plugins.put(scope, imported.tool) });
   });
 
-  app.delete<PluginParams>('/plugins/:name', async (request, reply) => {
+  app.delete<PluginParams>(`${base}/:name`, async (request, reply) => {
     const name = definitionName(FunctionName, request.params.name, 'name');
     if (name instanceof Rejection) return sendRejection(reply, name);
     const scope = registryScopeOf(request);
@@ -121,7 +136,7 @@ export function registerPluginRoutes(app: FastifyInstance, plugins: PluginStore)
     if (scope.kind === 'account' && (await plugins.get(SHARED_CATALOGUE, name)) !== undefined) {
       return sendRejection(reply, sharedCatalogueIsReadOnly('plugin', name));
     }
-    return sendRejection(reply, new NotFound(`no plugin ${name}`));
+    return sendRejection(reply, new NotFound(`no tool ${name}`));
   });
 }
 

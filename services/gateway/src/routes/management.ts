@@ -25,7 +25,7 @@ import { registerAgentRoutes } from './admin-agents.js';
 import { registerApiKeyRoutes } from './admin-api-keys.js';
 import { registerCredentialRoutes } from './admin-credentials.js';
 import { registerPluginImportRoute } from './admin-plugin-import.js';
-import { registerPluginRoutes } from './admin-plugins.js';
+import { registerToolRoutes } from './admin-plugins.js';
 import type { AuthenticateRequest } from './request-caller.js';
 
 export const MANAGEMENT_PREFIX = '/v1/admin';
@@ -80,7 +80,7 @@ export function registerManagementRoutes(app: FastifyInstance, deps: ManagementR
         request.registryScope = scope.scope;
       });
       registerAgentRoutes(admin, deps.agents);
-      registerPluginRoutes(admin, deps.plugins);
+      registerToolRoutes(admin, deps.plugins);
       registerPluginImportRoute(admin, {
         plugins: deps.plugins,
         bodyLimitBytes: deps.pluginImportBodyLimitBytes,
