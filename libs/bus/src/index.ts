@@ -50,8 +50,8 @@ export { KvMirror } from './stores/kv-mirror.js';
 export type { ConnectionEvents, KvMirrorOptions, MirrorEvent, MirrorLookup } from './stores/kv-mirror.js';
 export { IdempotencyStore } from './stores/idempotency-store.js';
 export type { IdempotencyClaim } from './stores/idempotency-store.js';
-export { PluginStore, TOOL_SOURCE_FILE_FIELD, toolSourceFile } from './stores/plugin-store.js';
-export type { PluginCatalogue, ScopedPluginStore, ScopedTool } from './stores/plugin-store.js';
+export { ToolStore, TOOL_SOURCE_FILE_FIELD, toolSourceFile } from './stores/tool-store.js';
+export type { PluginCatalogue, ScopedPluginStore, ScopedTool } from './stores/tool-store.js';
 export {
   accountScope,
   lookupOrder,

@@ -14,7 +14,7 @@ import {
   followTaskEvents,
   openMeshBuckets,
   accountScope,
-  PluginStore,
+  ToolStore,
   SHARED_CATALOGUE,
   TaskStatusStore,
 } from '@agentmesh/bus';
@@ -75,7 +75,7 @@ let client: NatsConnection;
 let assemblerConnection: NatsConnection;
 let js: JetStreamClient;
 let jsm: JetStreamManager;
-let plugins: PluginStore;
+let plugins: ToolStore;
 let agents: AgentStore;
 let credentials: CredentialStore;
 let statuses: TaskStatusStore;
@@ -112,7 +112,7 @@ beforeAll(async () => {
   jsm = await jetstreamManager(client);
   await ensureMeshStreams(jsm);
   const buckets = await openMeshBuckets(js);
-  plugins = new PluginStore(buckets.plugins);
+  plugins = new ToolStore(buckets.plugins);
   agents = new AgentStore(buckets.agents);
   credentials = new CredentialStore(buckets.credentials, { current: masterKey });
   statuses = new TaskStatusStore(buckets.tasks);

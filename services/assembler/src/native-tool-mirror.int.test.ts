@@ -4,7 +4,7 @@ import {
   accountScope,
   openMeshBuckets,
   openNativeProvidersBucket,
-  PluginStore,
+  ToolStore,
   scopedRegistryView,
   SHARED_CATALOGUE,
   type RegistryBucket,
@@ -21,7 +21,7 @@ let nats: NatsServer;
 let nc: NatsConnection;
 let bucket: KV;
 let plugins: RegistryBucket;
-let store: PluginStore;
+let store: ToolStore;
 let providers: KV;
 
 beforeAll(async () => {
@@ -30,7 +30,7 @@ beforeAll(async () => {
   const js = jetstream(nc);
   bucket = (await openMeshBuckets(js)).plugins;
   plugins = scopedRegistryView(bucket, SHARED_CATALOGUE);
-  store = new PluginStore(bucket);
+  store = new ToolStore(bucket);
   providers = await openNativeProvidersBucket(js, { ttlMs: 60_000 });
 });
 

@@ -15,7 +15,7 @@ import {
   followTaskEvents,
   openMeshBuckets,
   openNativeProvidersBucket,
-  PluginStore,
+  ToolStore,
   scopedRegistryView,
   SHARED_CATALOGUE,
   TaskStatusStore,
@@ -85,7 +85,7 @@ beforeAll(async () => {
   await ensureMeshStreams(await jetstreamManager(client));
   const buckets = await openMeshBuckets(js);
   kv = scopedRegistryView(buckets.plugins, SHARED_CATALOGUE);
-  plugins = new PluginStore(buckets.plugins).scoped(SHARED_CATALOGUE);
+  plugins = new ToolStore(buckets.plugins).scoped(SHARED_CATALOGUE);
   agents = new AgentStore(buckets.agents);
   statuses = new TaskStatusStore(buckets.tasks);
   const credentials = new CredentialStore(buckets.credentials, { current: masterKey });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import {
   openMeshBuckets,
-  PluginStore,
+  ToolStore,
   scopedRegistryView,
   SHARED_CATALOGUE,
   TOOL_SOURCE_FILE_FIELD,
@@ -31,7 +31,7 @@ beforeAll(async () => {
   nc = await connect({ servers: nats.url });
   bucket = (await openMeshBuckets(jetstream(nc))).plugins;
   kv = scopedRegistryView(bucket, SHARED_CATALOGUE);
-  plugins = new PluginStore(bucket).scoped(SHARED_CATALOGUE);
+  plugins = new ToolStore(bucket).scoped(SHARED_CATALOGUE);
 });
 afterAll(async () => {
   await nc?.drain();

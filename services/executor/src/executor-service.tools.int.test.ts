@@ -1,7 +1,7 @@
 // The executor's native, dynamic and script tools end to end: an in-process executor on real NATS, a scripted
 // model, a recall stand-in answering on `mesh.recall.actions`, a recording server standing in for the tool
 // box proxy, and real scripts in a temporary scripts directory.
-import { followTaskEvents, openMeshBuckets, PluginStore, SHARED_CATALOGUE } from '@agentmesh/bus';
+import { followTaskEvents, openMeshBuckets, ToolStore, SHARED_CATALOGUE } from '@agentmesh/bus';
 import {
   Buckets,
   isTerminalEvent,
@@ -127,8 +127,8 @@ async function announcedTool(name: string): Promise<NativeTool | undefined> {
   return undefined;
 }
 
-async function registry(): Promise<PluginStore> {
-  return new PluginStore((await openMeshBuckets(js)).plugins);
+async function registry(): Promise<ToolStore> {
+  return new ToolStore((await openMeshBuckets(js)).plugins);
 }
 
 async function runTask(user: string, tools: ToolDefinition[], accountType?: string): Promise<TaskEvent[]> {

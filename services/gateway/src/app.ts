@@ -5,7 +5,7 @@
  * with a depth limit. Requests are logged and metered as method, route pattern, status and duration —
  * never bodies, headers or the URL with its ids.
  */
-import type { AgentStore, ApiKeyStore, CredentialStore, PluginStore, TaskStatusStore } from '@agentmesh/bus';
+import type { AgentStore, ApiKeyStore, CredentialStore, ToolStore, TaskStatusStore } from '@agentmesh/bus';
 import type { Logger } from '@agentmesh/runtime';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -28,7 +28,7 @@ import type { TaskSubmitter } from './task-submission.js';
 
 export interface GatewayStores {
   agents: AgentStore;
-  plugins: PluginStore;
+  plugins: ToolStore;
   credentials: CredentialStore;
   statuses: TaskStatusStore;
   apiKeys: ApiKeyStore;

@@ -13,7 +13,7 @@ import {
   IdempotencyStore,
   migrateLegacyRegistryEntries,
   openMeshBuckets,
-  PluginStore,
+  ToolStore,
   TaskStatusStore,
 } from '@agentmesh/bus';
 import { Streams } from '@agentmesh/protocol';
@@ -144,7 +144,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     jsm,
     stores: {
       agents: new AgentStore(buckets.agents),
-      plugins: new PluginStore(buckets.plugins),
+      plugins: new ToolStore(buckets.plugins),
       credentials: new CredentialStore(buckets.credentials, {
         current: { kid: config.CREDENTIALS_MASTER_KEY_ID, key: config.CREDENTIALS_MASTER_KEY },
         ...(config.CREDENTIALS_PREVIOUS_KEYS ? { previous: config.CREDENTIALS_PREVIOUS_KEYS } : {}),

@@ -3,7 +3,7 @@
 // turn back into a request; security schemes become auth with credential names to fill.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { openMeshBuckets, PluginStore, SHARED_CATALOGUE, type ScopedPluginStore } from '@agentmesh/bus';
+import { openMeshBuckets, ToolStore, SHARED_CATALOGUE, type ScopedPluginStore } from '@agentmesh/bus';
 import { buildRequestParts, type NullAsAbsent, type RequestTemplate } from '@agentmesh/openapi';
 import { HttpTool } from '@agentmesh/protocol';
 import { startNats, type NatsServer } from '@agentmesh/testkit';
@@ -44,7 +44,7 @@ beforeAll(async () => {
     PLUGIN_IMPORT_BODY_LIMIT_BYTES: String(IMPORT_LIMIT),
   });
   client = await connect({ servers: nats.url });
-  plugins = new PluginStore((await openMeshBuckets(jetstream(client))).plugins).scoped(SHARED_CATALOGUE);
+  plugins = new ToolStore((await openMeshBuckets(jetstream(client))).plugins).scoped(SHARED_CATALOGUE);
 });
 afterAll(async () => {
   await gw?.stop();

@@ -6,7 +6,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CorruptRecordError } from '../errors.js';
 import { AgentStore } from '../stores/agent-store.js';
-import { PluginStore } from '../stores/plugin-store.js';
+import { ToolStore } from '../stores/tool-store.js';
 import { faultyKv } from '../stores/__fixtures__/kv-faults.js';
 import { startLiveAgents, startLiveTools, type LiveDefinitions } from './live-definitions.js';
 import { accountScope, SHARED_CATALOGUE } from './registry-scope.js';
@@ -108,7 +108,7 @@ describe('live registry definitions', () => {
 
   it("an account's own tool shadows the shared one for that account only", async () => {
     const kv = await freshBucket();
-    const plugins = new PluginStore(kv);
+    const plugins = new ToolStore(kv);
     await plugins.put(SHARED_CATALOGUE, plugin('lookup'));
     await plugins.put(accountScope('acme'), plugin('lookup', 'acme lookup'));
     const live = keep(await startLiveTools(kv, { maxEntries: 100 }));

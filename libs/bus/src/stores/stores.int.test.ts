@@ -13,7 +13,7 @@ import { AgentStore } from './agent-store.js';
 import { ApiKeyStore } from './api-key-store.js';
 import { CredentialStore } from './credential-store.js';
 import { IdempotencyStore } from './idempotency-store.js';
-import { PluginStore } from './plugin-store.js';
+import { ToolStore } from './tool-store.js';
 import { TaskStatusStore } from './task-status-store.js';
 
 const digestKey = randomBytes(32);
@@ -65,7 +65,7 @@ describe('credential store', () => {
 
 describe('plugin store', () => {
   it('a live catalogue sees tools that exist at start and tools added or removed later', async () => {
-    const store = new PluginStore(buckets.plugins);
+    const store = new ToolStore(buckets.plugins);
     await store.put(SHARED_CATALOGUE, plugin('early_tool'));
     const catalogue = await store.catalogue();
     expect(catalogue.get(SHARED_CATALOGUE, 'early_tool')?.type).toBe('HTTP');
@@ -77,7 +77,7 @@ describe('plugin store', () => {
   });
 
   it("an account's own tool shadows the shared one for that account only, and no other account ever sees it", async () => {
-    const store = new PluginStore(buckets.plugins);
+    const store = new ToolStore(buckets.plugins);
     const shared = plugin('lookup');
     const acmes = { ...plugin('lookup'), description: 'acme lookup' };
     await store.put(SHARED_CATALOGUE, shared);
@@ -99,7 +99,7 @@ describe('plugin store', () => {
   });
 
   it('an entry that does not parse is reported and skipped, not fatal', async () => {
-    const store = new PluginStore(buckets.plugins);
+    const store = new ToolStore(buckets.plugins);
     await buckets.plugins.put('shared.broken', '{"type":"HTTP"}');
     const invalid: string[] = [];
     const catalogue = await store.catalogue((key) => invalid.push(key));
@@ -110,7 +110,7 @@ describe('plugin store', () => {
   });
 
   it('names that are not registry keys (wildcards, spaces, unicode) are refused before KV is touched', async () => {
-    const store = new PluginStore(buckets.plugins);
+    const store = new ToolStore(buckets.plugins);
     for (const name of ['*', '>', 'a b', 'caf\u00e9', 'a..b', '']) {
       await expect(store.get(SHARED_CATALOGUE, name)).rejects.toThrow(InvalidRegistryNameError);
     }

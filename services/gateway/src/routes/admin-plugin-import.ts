@@ -5,7 +5,7 @@
  * answers the same without storing, plus the plugins themselves. Its body limit is its own (documents
  * are large); the management plane's check of the caller runs before the body is read.
  */
-import type { PluginStore } from '@agentmesh/bus';
+import type { ToolStore } from '@agentmesh/bus';
 import type { HttpTool } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
 import type { FastifyInstance } from 'fastify';
@@ -15,7 +15,7 @@ import { planPluginImport, type SkippedOperation } from '../plugin-import/import
 import { PluginImportRequest } from '../plugin-import/import-request.js';
 
 export interface PluginImportRouteDeps {
-  plugins: PluginStore;
+  plugins: ToolStore;
   bodyLimitBytes: number;
   log: Logger;
 }

@@ -19,7 +19,7 @@ import {
   ToolType,
   type ToolDefinition,
 } from '@agentmesh/protocol';
-import { SHARED_CATALOGUE, type PluginStore } from '@agentmesh/bus';
+import { SHARED_CATALOGUE, type ToolStore } from '@agentmesh/bus';
 import type { FastifyInstance } from 'fastify';
 import { Conflict, InvalidRequest, NotFound, Rejection, sendRejection } from '../errors.js';
 import {
@@ -42,13 +42,13 @@ export const TOOL_ROUTE_BASES = [
   { base: '/plugins', listKey: 'plugins' },
 ] as const;
 
-export function registerToolRoutes(app: FastifyInstance, plugins: PluginStore): void {
+export function registerToolRoutes(app: FastifyInstance, plugins: ToolStore): void {
   for (const { base, listKey } of TOOL_ROUTE_BASES) registerToolRoutesAt(app, plugins, base, listKey);
 }
 
 function registerToolRoutesAt(
   app: FastifyInstance,
-  plugins: PluginStore,
+  plugins: ToolStore,
   base: string,
   listKey: string,
 ): void {

@@ -14,7 +14,7 @@ import {
   type AgentStore,
   type ApiKeyStore,
   type CredentialStore,
-  type PluginStore,
+  type ToolStore,
   type RegistryScope,
 } from '@agentmesh/bus';
 import type { Logger } from '@agentmesh/runtime';
@@ -33,7 +33,7 @@ export const MANAGEMENT_PREFIX = '/v1/admin';
 export interface ManagementRouteDeps {
   authenticate: AuthenticateRequest;
   agents: AgentStore;
-  plugins: PluginStore;
+  plugins: ToolStore;
   credentials: CredentialStore;
   apiKeys: ApiKeyStore;
   /** Body limit of the OpenAPI plugin import (documents are larger than other bodies). */

@@ -1,5 +1,6 @@
 /**
- * Tool definitions (canonical form) in KV `mesh_plugins`, each owned by one account or by the shared
+ * Tool definitions (canonical form) in KV `mesh_plugins` (the bucket keeps the registry's first name:
+ * renaming a bucket is a data migration), each owned by one account or by the shared
  * catalogue (see ../registry/registry-scope.ts), and a live in-memory catalogue of them kept current by a
  * KV watch, so a tool added through the management API (or a file) is usable by the next task without a
  * restart. An account's runs resolve a tool name in the account first, then in the shared catalogue.
@@ -28,7 +29,7 @@ export interface ScopedTool {
   scope: RegistryScope;
 }
 
-export class PluginStore {
+export class ToolStore {
   private readonly bucket: DefinitionBucket<typeof ToolDefinition>;
 
   constructor(private readonly kv: KV) {
