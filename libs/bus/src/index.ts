@@ -47,7 +47,13 @@ export { credentialKey } from './stores/credential-record.js';
 export { LiveCredentials } from './stores/live-credentials.js';
 export type { LiveCredentialsOptions } from './stores/live-credentials.js';
 export { KvMirror } from './stores/kv-mirror.js';
-export type { ConnectionEvents, KvMirrorOptions, MirrorEvent, MirrorLookup } from './stores/kv-mirror.js';
+export type {
+  ConnectionEvents,
+  KvMirrorOptions,
+  LookupSource,
+  MirrorEvent,
+  MirrorLookup,
+} from './stores/kv-mirror.js';
 export { IdempotencyStore } from './stores/idempotency-store.js';
 export type { IdempotencyClaim } from './stores/idempotency-store.js';
 export { ToolStore, TOOL_SOURCE_FILE_FIELD, toolSourceFile } from './stores/tool-store.js';

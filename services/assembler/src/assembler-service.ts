@@ -25,6 +25,7 @@ import {
   type ServiceContext,
 } from '@agentmesh/runtime';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { AssemblerMetrics, LookupRegistry } from './assembler-metrics.js';
 import { AssembledTaskPublisher } from './assembled-task-publisher.js';
 import { CancelRequests } from './cancel-requests.js';
 import { credentialKeys, type AssemblerConfig } from './config.js';
@@ -86,6 +87,8 @@ export async function startAssembler({
   const stopSources = (): void => {
     for (const source of sources.splice(0).reverse()) source.stop();
   };
+  // One set of instruments for the mirrors (their lookups) and the consumer (its tasks).
+  const metrics = new AssemblerMetrics();
   let consumer: ReceivedTaskConsumer;
   let mirrors: { agents: number; tools: number; credentials: number };
   try {
@@ -93,12 +96,14 @@ export async function startAssembler({
       maxEntries: config.AGENT_CACHE_MAX_ENTRIES,
       connection: nc,
       onEvent: logMirrorEvent(log, 'agents'),
+      onLookup: metrics.lookupsOf(LookupRegistry.AGENTS),
     });
     sources.push(agents);
     const tools = await startLiveTools(buckets.plugins, {
       maxEntries: config.TOOL_CACHE_MAX_ENTRIES,
       connection: nc,
       onEvent: logMirrorEvent(log, 'tools'),
+      onLookup: metrics.lookupsOf(LookupRegistry.TOOLS),
     });
     sources.push(tools);
     const credentials = await LiveCredentials.start({
@@ -107,6 +112,7 @@ export async function startAssembler({
       maxEntries: config.CREDENTIAL_CACHE_MAX_ENTRIES,
       connection: nc,
       onEvent: logMirrorEvent(log, 'credentials'),
+      onLookup: metrics.lookupsOf(LookupRegistry.CREDENTIALS),
     });
     sources.push(credentials);
     const cancels = await CancelRequests.start(nc, {
@@ -133,6 +139,7 @@ export async function startAssembler({
       nativeProviders: nativeTools.directory,
       failures: new TaskFailureRecorder(js, jsm, statuses),
       concurrency: config.MAX_CONCURRENT_ASSEMBLIES,
+      metrics,
     });
   } catch (error) {
     stopSources();

@@ -43,7 +43,7 @@ import {
   type Span,
 } from '@opentelemetry/api';
 import type { AssembledTaskPublisher } from './assembled-task-publisher.js';
-import { AssemblerMetrics } from './assembler-metrics.js';
+import { AssemblerMetrics, type AssemblyEnding } from './assembler-metrics.js';
 import type { CancelRequestLookup } from './cancel-requests.js';
 import {
   AssemblyAttemptsExhaustedError,
@@ -177,6 +177,7 @@ export class ReceivedTaskConsumer {
       );
       return this.dropMalformed(msg, MalformedTaskReason.ACCOUNT_MISMATCH, 'account mismatch');
     }
+    const ended = this.metrics.startAssembly();
     const parent = parentContext(msg.headers, meta.trace_id);
     const span = tracer.startSpan(
       'assemble',
@@ -191,7 +192,7 @@ export class ReceivedTaskConsumer {
       parent,
     );
     try {
-      await context.with(trace.setSpan(parent, span), () => this.assemble(msg, parsed.task, span));
+      await context.with(trace.setSpan(parent, span), () => this.assemble(msg, parsed.task, { span, ended }));
     } finally {
       span.end();
     }
@@ -236,16 +237,17 @@ export class ReceivedTaskConsumer {
     msg.term();
   }
 
-  private async assemble(msg: JsMsg, task: ReceivedTask, span: Span): Promise<void> {
+  private async assemble(msg: JsMsg, task: ReceivedTask, observers: AssemblyObservers): Promise<void> {
     const attempt = msg.info.deliveryCount;
     try {
       const outcome: AssemblyOutcome =
         attempt > MAX_ASSEMBLY_ATTEMPTS
           ? { ok: false, failure: new AssemblyAttemptsExhaustedError(MAX_ASSEMBLY_ATTEMPTS) }
           : await this.tryAssemble(task, storedAtMs(msg));
-      if (!outcome.ok) return await this.end(msg, task.task_meta, outcome.failure, attempt, span);
+      if (!outcome.ok) return await this.end(msg, task.task_meta, outcome.failure, attempt, observers);
       const { duplicate } = await this.options.publisher.publish(outcome.task);
       msg.ack();
+      observers.ended('published');
       this.options.log.info(
         {
           workflow_id: task.task_meta.workflow_id,
@@ -256,7 +258,7 @@ export class ReceivedTaskConsumer {
         'task assembled',
       );
     } catch (error) {
-      await this.retryOrEnd(msg, task.task_meta, error, attempt, span);
+      await this.retryOrEnd(msg, task.task_meta, error, attempt, observers);
     }
   }
 
@@ -290,11 +292,12 @@ export class ReceivedTaskConsumer {
     meta: TaskMeta,
     failure: AssemblyError,
     attempt: number,
-    span: Span,
+    { span, ended }: AssemblyObservers,
   ): Promise<void> {
     span.setStatus({ code: SpanStatusCode.ERROR, message: failure.code });
     const { emitted } = await this.options.failures.record(meta, failure, attempt);
     msg.ack();
+    ended(failure.code);
     this.options.log.info(
       { workflow_id: meta.workflow_id, code: failure.code, detail: failure.detail, emitted },
       'task ended by the assembler',
@@ -306,10 +309,10 @@ export class ReceivedTaskConsumer {
     meta: TaskMeta,
     error: unknown,
     attempt: number,
-    span: Span,
+    observers: AssemblyObservers,
   ): Promise<void> {
     const cause = error instanceof Error ? error : new Error(String(error));
-    span.recordException(cause);
+    observers.span.recordException(cause);
     const retryable = (cause as { retryable?: unknown }).retryable !== false;
     if (retryable && attempt < MAX_ASSEMBLY_ATTEMPTS) {
       this.options.log.warn({ err: cause, attempt }, 'assembly failed; the task will be retried');
@@ -321,12 +324,18 @@ export class ReceivedTaskConsumer {
       : new AssemblyFailedError(cause);
     this.options.log.error({ err: cause, attempt }, 'assembly failed; ending the task');
     try {
-      await this.end(msg, meta, failure, attempt, span);
+      await this.end(msg, meta, failure, attempt, observers);
     } catch (recordError) {
       this.options.log.error({ err: recordError }, 'could not end the task; it will be redelivered');
       msg.nak(retryDelayMs(attempt));
     }
   }
+}
+
+/** What records one assembly attempt: its span, and the metrics told how it ended the task. */
+interface AssemblyObservers {
+  span: Span;
+  ended: (ending: AssemblyEnding) => void;
 }
 
 /** When the server stored the received task (its clock), in ms since the epoch. */

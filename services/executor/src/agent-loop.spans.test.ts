@@ -16,6 +16,7 @@ import { DynamicToolRunner, HttpToolRunner } from './tools/index.js';
 
 const SEARCH_KEY = 'canary-span-key-77d2';
 const ARGUMENT_TEXT = 'canary-argument-text-19be';
+const CONVERSATION_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 
 const exporter = new InMemorySpanExporter();
 let telemetry: Telemetry;
@@ -34,6 +35,8 @@ beforeAll(async () => {
       {
         toolCalls: [{ id: 'call_1', name: 'search', arguments: { q: ARGUMENT_TEXT } }],
         usage: { prompt_tokens: 21, completion_tokens: 8 },
+        // The server names the exact model that answered, which differs from the alias requested.
+        model: 'scripted-model-2026-05-01',
       },
       { content: 'done', usage: { prompt_tokens: 40, completion_tokens: 2 } },
     ],
@@ -47,10 +50,11 @@ afterAll(async () => {
   await telemetry.shutdown();
 });
 
-it('each model call is a `chat` span and each tool call an `execute_tool` span with GenAI attributes, and no span holds arguments or secrets', async () => {
+it('each model call is a `chat` span naming the conversation and the model and completion that answered, each tool call an `execute_tool` span, and no span holds arguments or secrets', async () => {
   const outcome = await runAgentLoop(
     {
       model: { name: 'scripted-model', temperature: 0.2 },
+      conversationId: CONVERSATION_ID,
       messages: [{ role: 'user', content: 'look it up' }],
       tools: [searchTool(api.url)],
       maxSteps: 3,
@@ -82,8 +86,17 @@ it('each model call is a `chat` span and each tool call an `execute_tool` span w
       'gen_ai.usage.input_tokens': 21,
       'gen_ai.usage.output_tokens': 8,
       'gen_ai.response.finish_reasons': ['tool_calls'],
+      'gen_ai.response.model': 'scripted-model-2026-05-01',
+      'gen_ai.response.id': 'chatcmpl-scripted-1',
+      'gen_ai.conversation.id': CONVERSATION_ID,
     }),
-    expect.objectContaining({ 'gen_ai.usage.input_tokens': 40, 'gen_ai.usage.output_tokens': 2 }),
+    expect.objectContaining({
+      'gen_ai.usage.input_tokens': 40,
+      'gen_ai.usage.output_tokens': 2,
+      'gen_ai.response.model': 'scripted-model',
+      'gen_ai.response.id': 'chatcmpl-scripted-2',
+      'gen_ai.conversation.id': CONVERSATION_ID,
+    }),
   ]);
   const tools = spans.filter((span) => span.name === 'execute_tool search');
   expect(tools.map((span) => span.attributes)).toEqual([

@@ -72,6 +72,8 @@ export interface AgentLoopDependencies {
 
 export interface AgentTask {
   model: { name: string; temperature?: number; max_tokens?: number };
+  /** What the chat spans name as `gen_ai.conversation.id` (the task's trace_id). */
+  conversationId?: string;
   /** The conversation so far (system prompt first, as the assembler put it). */
   messages: readonly ChatMessage[];
   /**
@@ -106,7 +108,12 @@ export async function runAgentLoop(
     let result: ChatResult;
     try {
       const offered = tools.size > 0 ? { tools: tools.modelTools() } : {};
-      result = await callModel(deps, { ...settings, ...offered, messages: conversation }, signal);
+      result = await callModel(
+        deps,
+        { ...settings, ...offered, messages: conversation },
+        signal,
+        task.conversationId,
+      );
     } catch (error) {
       if (signal.aborted) return aborted(signal);
       if (error instanceof LlmError) {
@@ -149,8 +156,9 @@ function callModel(
   deps: AgentLoopDependencies,
   request: ChatRequest,
   signal: AbortSignal,
+  conversationId: string | undefined,
 ): Promise<ChatResult> {
-  const { name, ...options } = chatSpanOptions(request);
+  const { name, ...options } = chatSpanOptions(request, conversationId);
   return inSpan(name, options, async (span) => {
     const metered = deps.metrics?.modelCall(request.model);
     try {
@@ -160,7 +168,7 @@ function callModel(
         onReasoningDelta: (delta) => deps.emit({ type: 'tool_thinking', data: { delta } }),
         ...(deps.backpressure === undefined ? {} : { backpressure: deps.backpressure }),
       });
-      recordChatOutcome(span, result.usage, result.finishReason);
+      recordChatOutcome(span, result);
       metered?.succeeded(result.usage);
       return result;
     } catch (error) {

@@ -351,9 +351,11 @@ describe('scrubbing secrets from what leaves the executor', () => {
         spans
           .getFinishedSpans()
           .find(
-            (span) => span.name === 'execute_task' && span.spanContext().traceId === task.task_meta.trace_id,
+            (span) =>
+              span.name === 'invoke_agent test_agent' &&
+              span.spanContext().traceId === task.task_meta.trace_id,
           ),
-      { description: "the failed task's execute_task span" },
+      { description: "the failed task's invoke_agent span" },
     );
     expect(taskSpan.status.message).toContain('invalid api key [REDACTED]');
     const status = await statusOf(task);

@@ -1,9 +1,11 @@
 /**
  * Spans of the executor, named and attributed after the OpenTelemetry GenAI semantic conventions: one
- * `chat <model>` span per model call and one `execute_tool <name>` span per tool call, under the task's
- * `execute_task` span. They carry names, ids, token counts and error codes only: never arguments,
- * message text or anything from the vault. Error messages do go into span statuses, so every span is a
- * ScrubbedSpan: what is set on it passes the filter of the open vaults first (secrets/scrubbed-span.ts).
+ * `chat <model>` span per model call and one `execute_tool <name>` span per tool call, under the task
+ * attempt's `invoke_agent <workflow_id>` span. The task's trace_id is the conversation
+ * (`gen_ai.conversation.id`) that the agent and chat spans name. Spans carry names, ids, token counts
+ * and error codes only: never arguments, message text or anything from the vault. Error messages do go
+ * into span statuses, so every span is a ScrubbedSpan: what is set on it passes the filter of the open
+ * vaults first (secrets/scrubbed-span.ts).
  */
 import { context, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
 import type { TokenUsage, ToolDefinition } from '@agentmesh/protocol';
@@ -19,12 +21,16 @@ export const GenAiAttribute = {
   REQUEST_TEMPERATURE: 'gen_ai.request.temperature',
   REQUEST_MAX_TOKENS: 'gen_ai.request.max_tokens',
   RESPONSE_FINISH_REASONS: 'gen_ai.response.finish_reasons',
+  RESPONSE_MODEL: 'gen_ai.response.model',
+  RESPONSE_ID: 'gen_ai.response.id',
+  CONVERSATION_ID: 'gen_ai.conversation.id',
   USAGE_INPUT_TOKENS: 'gen_ai.usage.input_tokens',
   USAGE_OUTPUT_TOKENS: 'gen_ai.usage.output_tokens',
   TOOL_NAME: 'gen_ai.tool.name',
   TOOL_CALL_ID: 'gen_ai.tool.call.id',
   TOOL_TYPE: 'gen_ai.tool.type',
   AGENT_ID: 'gen_ai.agent.id',
+  AGENT_NAME: 'gen_ai.agent.name',
   ERROR_TYPE: 'error.type',
 } as const;
 
@@ -60,23 +66,58 @@ export async function inSpan<T>(
   }
 }
 
-export function chatSpanOptions(request: { model: string; temperature?: number; max_tokens?: number }) {
+/**
+ * The span of one task attempt: an agent invoked in this process. Its kind stays CONSUMER rather than
+ * the convention's INTERNAL, as it is also the processing of the bus message that carried the task.
+ */
+export function agentSpanOptions(
+  meta: { workflow_id: string; trace_id: string; account_id: string },
+  attempt: number,
+) {
+  return {
+    name: `${GenAiOperation.INVOKE_AGENT} ${meta.workflow_id}`,
+    kind: SpanKind.CONSUMER,
+    attributes: {
+      [GenAiAttribute.OPERATION_NAME]: GenAiOperation.INVOKE_AGENT,
+      [GenAiAttribute.AGENT_NAME]: meta.workflow_id,
+      [GenAiAttribute.AGENT_ID]: meta.workflow_id,
+      [GenAiAttribute.CONVERSATION_ID]: meta.trace_id,
+      'agentmesh.account_id': meta.account_id,
+      'agentmesh.task.attempt': attempt,
+    },
+  };
+}
+
+export function chatSpanOptions(
+  request: { model: string; temperature?: number; max_tokens?: number },
+  conversationId?: string,
+) {
   const attributes: Attributes = {
     [GenAiAttribute.OPERATION_NAME]: GenAiOperation.CHAT,
     [GenAiAttribute.PROVIDER_NAME]: 'openai',
     [GenAiAttribute.REQUEST_MODEL]: request.model,
   };
+  if (conversationId !== undefined) attributes[GenAiAttribute.CONVERSATION_ID] = conversationId;
   if (request.temperature !== undefined) attributes[GenAiAttribute.REQUEST_TEMPERATURE] = request.temperature;
   if (request.max_tokens !== undefined) attributes[GenAiAttribute.REQUEST_MAX_TOKENS] = request.max_tokens;
   return { name: `${GenAiOperation.CHAT} ${request.model}`, kind: SpanKind.CLIENT, attributes };
 }
 
-export function recordChatOutcome(span: Span, usage: TokenUsage, finishReason: string | null): void {
+export function recordChatOutcome(
+  span: Span,
+  result: { usage: TokenUsage; finishReason: string | null; responseId?: string; responseModel?: string },
+): void {
   span.setAttributes({
-    [GenAiAttribute.USAGE_INPUT_TOKENS]: usage.prompt_tokens,
-    [GenAiAttribute.USAGE_OUTPUT_TOKENS]: usage.completion_tokens,
+    [GenAiAttribute.USAGE_INPUT_TOKENS]: result.usage.prompt_tokens,
+    [GenAiAttribute.USAGE_OUTPUT_TOKENS]: result.usage.completion_tokens,
   });
-  if (finishReason !== null) span.setAttribute(GenAiAttribute.RESPONSE_FINISH_REASONS, [finishReason]);
+  if (result.finishReason !== null) {
+    span.setAttribute(GenAiAttribute.RESPONSE_FINISH_REASONS, [result.finishReason]);
+  }
+  if (result.responseId !== undefined) span.setAttribute(GenAiAttribute.RESPONSE_ID, result.responseId);
+  if (result.responseModel !== undefined) {
+    span.setAttribute(GenAiAttribute.RESPONSE_MODEL, result.responseModel);
+  }
 }
 
 export function toolSpanOptions(tool: ToolDefinition, callId: string) {

@@ -31,11 +31,11 @@ import { extractTraceContext, injectTraceContext, taskRootContext, type Logger }
 import { openTaskVault, VaultTamperedError, type VaultKeyring } from '@agentmesh/vault';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { MsgHdrs } from '@nats-io/transport-node';
-import { context, SpanKind, trace, type Span } from '@opentelemetry/api';
+import { context, trace, type Span } from '@opentelemetry/api';
 import { runAgentLoop, type AgentTask, type ChatModel, type LoopOutcome } from './agent-loop.js';
 import { ExecutorMetrics, type TaskMetrics } from './executor-metrics.js';
 import { XmlToolProtocolModel } from './xml-protocol/index.js';
-import { GenAiAttribute, GenAiOperation, inSpan, markFailed } from './gen-ai-spans.js';
+import { agentSpanOptions, inSpan, markFailed } from './gen-ai-spans.js';
 import { renderVariables } from './prompt-variables.js';
 import type { RunningTasks } from './running-tasks.js';
 import { AbortCause, TaskAbort, type TaskAbortReason } from './task-abort.js';
@@ -106,20 +106,13 @@ export class TaskRunner {
 
   async run(task: AssembledTask, delivery: Delivery): Promise<AttemptDisposition> {
     const meta = task.task_meta;
-    const attributes = {
-      [GenAiAttribute.OPERATION_NAME]: GenAiOperation.INVOKE_AGENT,
-      [GenAiAttribute.AGENT_ID]: meta.workflow_id,
-      'agentmesh.account_id': meta.account_id,
-      'agentmesh.task.attempt': delivery.attempt,
-    };
+    const { name, ...options } = agentSpanOptions(meta, delivery.attempt);
     // Held until the span has ended: it is exported (and its status message filtered) when it ends.
     const secrets = new SecretScrubber();
     const release = this.#openSecrets.hold(secrets);
     try {
       return await context.with(parentContext(delivery.headers, meta.trace_id), () =>
-        inSpan('execute_task', { kind: SpanKind.CONSUMER, attributes }, (span) =>
-          this.#run(task, delivery.attempt, { span, secrets }),
-        ),
+        inSpan(name, options, (span) => this.#run(task, delivery.attempt, { span, secrets })),
       );
     } finally {
       release();
@@ -276,6 +269,7 @@ export class TaskRunner {
         ? new XmlToolProtocolModel(chatClient, { tools: task.runtime_config.tools })
         : chatClient;
     const agentTask: AgentTask = {
+      conversationId: task.task_meta.trace_id,
       model: {
         name: model.model_name,
         ...(model.temperature === undefined ? {} : { temperature: model.temperature }),
@@ -407,7 +401,7 @@ export class TaskRunner {
   #now = (): number => (this.deps.now ?? Date.now)();
 }
 
-/** What records an attempt: its `execute_task` span and its metrics. */
+/** What records an attempt: its `invoke_agent` span and its metrics. */
 interface AttemptObservers {
   span: Span;
   metrics: TaskMetrics;

@@ -14,7 +14,7 @@ import { AgentDefinition, Buckets, ToolDefinition } from '@agentmesh/protocol';
 import type { KV } from '@nats-io/kv';
 import type { z } from 'zod';
 import { decodeJson } from '../json.js';
-import { KvMirror, type ConnectionEvents, type MirrorEvent } from '../stores/kv-mirror.js';
+import { KvMirror, type ConnectionEvents, type LookupSource, type MirrorEvent } from '../stores/kv-mirror.js';
 import { lookupOrder, scopedKey, type RegistryScope } from './registry-scope.js';
 import type { DefinitionBucket } from './scoped-entries.js';
 
@@ -24,6 +24,8 @@ export interface LiveDefinitionsOptions {
   /** The connection the bucket is used through, so the watch is started afresh after a reconnect. */
   connection?: ConnectionEvents;
   onEvent?(event: MirrorEvent): void;
+  /** Told whether each definition came from memory or from a read of the bucket. */
+  onLookup?(source: LookupSource): void;
   retryDelayMs?: { min: number; max: number };
 }
 

@@ -60,6 +60,19 @@ describe('KV mirror', () => {
     expect(faults.reads()).toBe(0);
   });
 
+  it('onLookup hears each value served from memory and each read of the bucket, and nothing for a key answered absent', async () => {
+    const kv = await freshBucket();
+    await kv.put('a', 'one');
+    const heard: string[] = [];
+    const { mirror } = await startMirror({ kv, onLookup: (source) => heard.push(source) });
+
+    mirror.lookup('a');
+    mirror.lookup('never');
+    await mirror.read('a');
+    await mirror.get('a');
+    expect(heard).toEqual(['memory', 'kv', 'memory']);
+  });
+
   it('a value stored, changed or deleted after start is answered as the watch delivers it', async () => {
     const kv = await freshBucket();
     const { mirror } = await startMirror({ kv });

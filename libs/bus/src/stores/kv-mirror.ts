@@ -33,6 +33,9 @@ export type MirrorEvent =
   /** An entry did not decode; lookups of it throw `error` until it is written again. */
   | { readonly type: 'invalid'; readonly key: string; readonly error: unknown };
 
+/** Where a value came from: the mirror's memory, or a read of the bucket. */
+export type LookupSource = 'memory' | 'kv';
+
 /** The part of a NATS connection the mirror follows: its disconnects and reconnects. */
 export interface ConnectionEvents {
   status(): AsyncIterable<{ type: string }>;
@@ -47,6 +50,8 @@ export interface KvMirrorOptions<T> {
   /** The connection the bucket is used through; without it, reconnects are left to the watch itself. */
   connection?: ConnectionEvents;
   onEvent?(event: MirrorEvent): void;
+  /** Told of each value served from memory (`lookup` found it) and of each read of the bucket (`read`). */
+  onLookup?(source: LookupSource): void;
   /** Delay before a failed watch is started again: from `min`, doubling up to `max`. */
   retryDelayMs?: { min: number; max: number };
 }
@@ -107,7 +112,9 @@ export class KvMirror<T> {
     this.slots.delete(key);
     this.slots.set(key, slot);
     if (slot.data === undefined) return ABSENT;
-    return { state: 'present', value: this.decoded(key, slot, slot.data) };
+    const value = this.decoded(key, slot, slot.data);
+    this.options.onLookup?.('memory');
+    return { state: 'present', value };
   }
 
   /** The value from the mirror, else read from the bucket. */
@@ -122,6 +129,7 @@ export class KvMirror<T> {
   async read(key: string): Promise<T | undefined> {
     const generation = this.generation;
     const tracker = { touched: false };
+    this.options.onLookup?.('kv');
     const keep = this.live && !this.reading.has(key);
     if (keep) this.reading.set(key, tracker);
     let entry: KvEntry | null;

@@ -9,7 +9,7 @@ import type { EncryptedSecret, MasterKey } from '@agentmesh/vault';
 import type { KV } from '@nats-io/kv';
 import type { CredentialKeys, ResolvedCredentials } from './credential-store.js';
 import { credentialKey, decodeStoredSecret, openStoredSecret } from './credential-record.js';
-import { KvMirror, type ConnectionEvents, type MirrorEvent } from './kv-mirror.js';
+import { KvMirror, type ConnectionEvents, type LookupSource, type MirrorEvent } from './kv-mirror.js';
 
 export interface LiveCredentialsOptions {
   kv: KV;
@@ -19,6 +19,8 @@ export interface LiveCredentialsOptions {
   /** The connection the bucket is used through, so the watch is started afresh after a reconnect. */
   connection?: ConnectionEvents;
   onEvent?(event: MirrorEvent): void;
+  /** Told whether each credential came from memory or from a read of the bucket. */
+  onLookup?(source: LookupSource): void;
   retryDelayMs?: { min: number; max: number };
 }
 

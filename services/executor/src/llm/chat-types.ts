@@ -49,6 +49,10 @@ export interface ChatResult {
   finishReason: FinishReason;
   /** Zeros when the server reported none. */
   usage: TokenUsage;
+  /** The completion's `id`, when the server gave one. */
+  responseId?: string;
+  /** The model that answered, when the server named it (it may be more exact than the requested one). */
+  responseModel?: string;
   /** HTTP attempts this result took (1 when the first one succeeded). */
   attempts: number;
 }

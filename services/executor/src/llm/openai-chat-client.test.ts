@@ -83,7 +83,7 @@ function expectNoSecretIn(error: unknown): void {
 }
 
 describe('OpenAI chat client against the scripted model', () => {
-  it('when the model streams text, the deltas arrive in order and the result holds the whole message', async () => {
+  it('when the model streams text, the deltas arrive in order and the result holds the whole message, the completion id and the answering model', async () => {
     const { client } = clientFor();
     const sent = requestsFromNow();
     model.enqueue({
@@ -112,6 +112,8 @@ describe('OpenAI chat client against the scripted model', () => {
       message: { role: 'assistant', content: 'Paris is sunny; Berlin is grey.' },
       finishReason: 'stop',
       usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 },
+      responseId: expect.stringMatching(/^chatcmpl-scripted-\d+$/),
+      responseModel: 'gpt-scripted',
       attempts: 1,
     });
     const [request] = sent();

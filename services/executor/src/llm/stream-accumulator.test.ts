@@ -124,6 +124,38 @@ describe('stream accumulator', () => {
     expect(accumulator.hasChoice).toBe(false);
   });
 
+  it('when chunks carry the completion id and the model that answered, the result names both as the first chunk gave them', () => {
+    const accumulator = new StreamAccumulator();
+    const identity = { id: 'chatcmpl-7f3a', model: 'gpt-4o-2024-08-06' };
+    accumulator.applyChunk({ ...identity, ...chunk({ role: 'assistant', content: 'Hi' }) });
+    accumulator.applyChunk({ id: 'chatcmpl-other', model: 'other-model', ...chunk({}, 'stop') });
+    expect(accumulator.result()).toMatchObject({
+      responseId: 'chatcmpl-7f3a',
+      responseModel: 'gpt-4o-2024-08-06',
+    });
+  });
+
+  it('when a whole chat.completion carries its id and model, the result names both', () => {
+    const accumulator = new StreamAccumulator();
+    accumulator.applyCompletion({
+      id: 'chatcmpl-b21c',
+      object: 'chat.completion',
+      model: 'llama3.1:8b',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+    });
+    expect(accumulator.result()).toMatchObject({ responseId: 'chatcmpl-b21c', responseModel: 'llama3.1:8b' });
+  });
+
+  it('when a server sends no id or model, or ones that are not strings, the answer still assembles without them', () => {
+    const accumulator = new StreamAccumulator();
+    accumulator.applyChunk({ id: 17, model: { name: 'x' }, ...chunk({ content: 'Hi' }) });
+    accumulator.applyChunk({ id: '', model: '', ...chunk({}, 'stop') });
+    const result = accumulator.result();
+    expect(result.message.content).toBe('Hi');
+    expect(result).not.toHaveProperty('responseId');
+    expect(result).not.toHaveProperty('responseModel');
+  });
+
   it('when a chunk is not shaped like a chat completion chunk, it is rejected as malformed', () => {
     expect(() => new StreamAccumulator().applyChunk([1, 2])).toThrow(MalformedChunkError);
     expect(() => new StreamAccumulator().applyChunk({ choices: 'no' })).toThrow(MalformedChunkError);

@@ -2,8 +2,9 @@
  * Assembles `chat.completion.chunk` objects into the assistant's message: text and reasoning pieces
  * are concatenated (and handed back so they can be streamed on), tool calls are put together by
  * their `index` (id and name arrive once, arguments in pieces, parallel calls interleaved) and kept
- * in index order; the finish reason and usage are taken as they come. A non-streamed
- * `chat.completion` goes through the same path as one big chunk.
+ * in index order; the finish reason and usage are taken as they come, and the completion's `id` and
+ * the `model` that answered from the first chunk naming them. A non-streamed `chat.completion` goes
+ * through the same path as one big chunk.
  */
 import { randomUUID } from 'node:crypto';
 import type { ChatToolCall, TokenUsage } from '@agentmesh/protocol';
@@ -30,6 +31,10 @@ export interface AssembledCompletion {
   message: AssistantReply;
   finishReason: FinishReason;
   usage: TokenUsage;
+  /** The completion's `id`, when the server gave one. */
+  responseId?: string;
+  /** The model that answered (often more exact than the one requested), when the server named it. */
+  responseModel?: string;
 }
 
 interface ToolCallParts {
@@ -47,6 +52,8 @@ export class StreamAccumulator {
   private lastToolCallIndex: number | undefined;
   private finishReason: FinishReason = null;
   private usage: TokenUsage | undefined;
+  private responseId: string | undefined;
+  private responseModel: string | undefined;
   private choiceSeen = false;
 
   /** True once a chunk carried the first choice: the answer has begun. */
@@ -63,6 +70,7 @@ export class StreamAccumulator {
   applyChunk(chunk: unknown): ChunkDeltas {
     if (!isJsonObject(chunk)) throw new MalformedChunkError('a stream chunk is not a JSON object');
     throwIfUpstreamError(chunk);
+    this.takeIdentity(chunk);
     this.takeUsage(chunk['usage']);
     const choice = firstChoice(chunk['choices']);
     if (!choice) return {};
@@ -78,6 +86,7 @@ export class StreamAccumulator {
   applyCompletion(body: unknown): ChunkDeltas {
     if (!isJsonObject(body)) throw new MalformedChunkError('the response body is not a JSON object');
     throwIfUpstreamError(body);
+    this.takeIdentity(body);
     this.takeUsage(body['usage']);
     const choice = firstChoice(body['choices']);
     if (!choice) return {};
@@ -102,6 +111,8 @@ export class StreamAccumulator {
       message,
       finishReason: this.finishReason,
       usage: this.usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+      ...(this.responseId === undefined ? {} : { responseId: this.responseId }),
+      ...(this.responseModel === undefined ? {} : { responseModel: this.responseModel }),
     };
   }
 
@@ -175,6 +186,12 @@ export class StreamAccumulator {
           function: { name: parts.name, arguments: parts.arguments },
         };
       });
+  }
+
+  // Only observed (on the chat span), never used: a shape we do not know is skipped, not failed.
+  private takeIdentity(body: JsonObject): void {
+    this.responseId ??= stringOrEmpty(body['id']) || undefined;
+    this.responseModel ??= stringOrEmpty(body['model']) || undefined;
   }
 
   private takeFinishReason(value: unknown): void {
