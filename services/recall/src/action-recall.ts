@@ -24,6 +24,7 @@ import { convertTool, type ConvertedTool } from './converted-tool.js';
 import { dynamicToolsFor } from './dynamic-tools.js';
 import {
   EveryIdentityFailedError,
+  InvalidRecallRequestError,
   RecallError,
   UnreadableConditionError,
   UnsupportedActionTypeError,
@@ -46,6 +47,8 @@ export interface ActionRecallDependencies {
   toolBox: ToolBox;
   /** The deployment's conversion rules, with the api_url template in force. */
   rules: ConversionRules & { api_url: string };
+  /** Most identities a plural request may name (each is an action query). */
+  maxIdentities: number;
   /** Absent when caching is off. */
   actionCache?: LayeredCache<ActionQueryResponse> | undefined;
   toolCache?: LayeredCache<ConvertedTool> | undefined;
@@ -93,6 +96,12 @@ export class ActionRecall {
     }
 
     const identities = request.unique_identities;
+    if (identities.length > this.deps.maxIdentities) {
+      const message = `at most ${this.deps.maxIdentities} identities per request (each is its own action query)`;
+      throw new InvalidRecallRequestError(`unique_identities: ${message}`, {
+        issues: [{ path: 'unique_identities', message }],
+      });
+    }
     const settled = await mapConcurrently(identities, IDENTITY_CONCURRENCY, (identity) =>
       this.#recallOne(request, identity, account, true).then(
         (value) => ({ ok: true as const, value }),

@@ -97,6 +97,12 @@ export const recallConfigSchema = baseConfigSchema
     ACTION_CACHE_MAX_ENTRIES: positiveInt()
       .default(10_000)
       .describe('Action-query answers kept in memory per instance (least recently used evicted first)'),
+    MAX_IDENTITIES_PER_REQUEST: positiveInt()
+      .max(1_000)
+      .default(50)
+      .describe(
+        'Most unique_identities one request may name: each is its own action query, so this bounds the upstream calls a request causes',
+      ),
     CONVERSION_RULES: InlineRules.optional().describe(
       'The rules that turn an action into a dynamic tool, as JSON (see the README); unset: the seed’s behaviour',
     ),

@@ -241,6 +241,29 @@ describe('several identities in one request', () => {
   });
 });
 
+describe('identities per request', () => {
+  it('when a request names more identities than MAX_IDENTITIES_PER_REQUEST, it is INVALID_REQUEST and ontology-query is not asked', async () => {
+    const ids = uniqueIds('too-many');
+    const actionsPath = serveActions(harness.ontology, ids.knId, ids.atId, { body: { actions: [] } });
+    const identities = Array.from({ length: 51 }, (_, i) => ({ disease_id: `d${i}` }));
+    const error = expectError(
+      await askRecall(harness.client, { kn_id: ids.knId, at_id: ids.atId, unique_identities: identities }),
+    );
+    expect(error.status).toBe(400);
+    expect(error.body).toMatchObject({
+      code: 'INVALID_REQUEST',
+      message: 'unique_identities: at most 50 identities per request (each is its own action query)',
+    });
+    expect(requestsTo(harness.ontology, actionsPath)).toHaveLength(0);
+    const fifty = identities.slice(0, 50);
+    const answer = expectTools(
+      await askRecall(harness.client, { kn_id: ids.knId, at_id: ids.atId, unique_identities: fifty }),
+    );
+    expect(answer._dynamic_tools).toEqual([]);
+    expect(requestsTo(harness.ontology, actionsPath)).toHaveLength(50);
+  });
+});
+
 describe('conversion rules from the configuration', () => {
   let ruled: RecallInstance;
   beforeAll(async () => {

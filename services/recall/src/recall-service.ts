@@ -65,6 +65,7 @@ export async function startRecall({
     ontology: new OntologyQuery(ontologyClient),
     toolBox: new ToolBox(toolBoxClient),
     rules,
+    maxIdentities: config.MAX_IDENTITIES_PER_REQUEST,
     ...caches,
   });
 
