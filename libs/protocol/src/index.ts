@@ -110,6 +110,7 @@ export {
   RecallErrorBody,
 } from './recall.js';
 export { recallIdentities, ActionQueryRequest, ActionQueryResponse, Action, ActionSource } from './recall.js';
+export { ActionTypeInfo, ConditionOperation, ConditionValueFrom, IdentityFailure } from './recall.js';
 export {
   ActionSourceType,
   ApiSpec,

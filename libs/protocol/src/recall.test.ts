@@ -3,6 +3,7 @@ import { rejectionPaths } from './__fixtures__/rejection-paths.js';
 import {
   ActionQueryResponse,
   ActionRecallRequest,
+  ActionRecallResponse,
   RecallRequest,
   ToolDetailResponse,
   recallIdentities,
@@ -84,5 +85,32 @@ describe('upstream responses', () => {
     expect(rejectionPaths(ToolDetailResponse, { description: 'd' })).toEqual(['name', 'api_spec']);
     const badLocation = { name: 'n', api_spec: { parameters: [{ name: 'q', in: 'body' }] } };
     expect(rejectionPaths(ToolDetailResponse, badLocation)).toEqual(['api_spec.parameters[0].in']);
+  });
+});
+
+describe('seed 004 phase 3', () => {
+  it('an action query answer carries its action type with a condition left for recall to read, whatever its shape', () => {
+    const answer = ActionQueryResponse.parse({
+      action_type: { id: 'at', name: 'plan', condition: { operation: 'knn', anything: [1] }, affect: {} },
+      actions: [],
+    });
+    expect(answer.action_type).toMatchObject({ id: 'at', condition: { operation: 'knn' }, affect: {} });
+  });
+
+  it('a plural recall answer keeps the failures of the identities that failed beside the tools', () => {
+    const failure = {
+      index: 1,
+      unique_identity: { disease_id: 'd2' },
+      code: 'SERVICE_UNAVAILABLE',
+      message: 'ontology-query answered 503',
+      detail: { status: 503 },
+    };
+    expect(ActionRecallResponse.parse({ _dynamic_tools: [], failures: [failure] }).failures).toEqual([
+      failure,
+    ]);
+    expect(
+      ActionRecallResponse.safeParse({ _dynamic_tools: [], failures: [{ ...failure, code: 'NOPE' }] })
+        .success,
+    ).toBe(false);
   });
 });

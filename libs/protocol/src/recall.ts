@@ -70,8 +70,24 @@ export function recallIdentities(request: ActionRecallRequest): UniqueIdentity[]
   );
 }
 
-/** `{ "_dynamic_tools": [...] }`; empty when the object has no actions. */
-export const ActionRecallResponse = z.object({ _dynamic_tools: z.array(DynamicTool) });
+/**
+ * One identity of a plural recall that could not be recalled: its position in `unique_identities`, the
+ * identity itself and the error it would have been answered with alone.
+ */
+export const IdentityFailure = ErrorBody.extend({
+  index: z.number().int().min(0),
+  unique_identity: UniqueIdentity,
+});
+export type IdentityFailure = z.infer<typeof IdentityFailure>;
+
+/**
+ * `{ "_dynamic_tools": [...] }`; empty when the object has no actions. A plural recall in which some
+ * identities failed also lists those under `failures`, beside the tools of the others.
+ */
+export const ActionRecallResponse = z.object({
+  _dynamic_tools: z.array(DynamicTool),
+  failures: z.array(IdentityFailure).optional(),
+});
 export type ActionRecallResponse = z.infer<typeof ActionRecallResponse>;
 export type ActionRecallResponseInput = z.input<typeof ActionRecallResponse>;
 
@@ -106,7 +122,65 @@ export const Action = z.looseObject({
 });
 export type Action = z.infer<typeof Action>;
 
+/**
+ * The operations of ontology-query's conditions (`CondCfg`): `and`/`or` over `sub_conditions`, the others
+ * compare a `field` with a `value` (`value_from`: `const`, or `field` for another field's value). Recall
+ * evaluates the ones listed here; any other is a condition it cannot read.
+ */
+export const ConditionOperation = {
+  AND: 'and',
+  OR: 'or',
+  EQ: '==',
+  /** ontology-query's filters also spell equality `=`. */
+  EQ_ALIAS: '=',
+  NOT_EQ: '!=',
+  GT: '>',
+  GTE: '>=',
+  LT: '<',
+  LTE: '<=',
+  IN: 'in',
+  NOT_IN: 'not_in',
+  LIKE: 'like',
+  NOT_LIKE: 'not_like',
+  CONTAIN: 'contain',
+  NOT_CONTAIN: 'not_contain',
+  PREFIX: 'prefix',
+  NOT_PREFIX: 'not_prefix',
+  /** `[low, high)`, as ontology-query's `range`. */
+  RANGE: 'range',
+  OUT_RANGE: 'out_range',
+  EXIST: 'exist',
+  NOT_EXIST: 'not_exist',
+  EMPTY: 'empty',
+  NOT_EMPTY: 'not_empty',
+  NULL: 'null',
+  NOT_NULL: 'not_null',
+  TRUE: 'true',
+  FALSE: 'false',
+} as const;
+export type ConditionOperation = (typeof ConditionOperation)[keyof typeof ConditionOperation];
+
+/** Where a condition's right-hand value comes from. */
+export const ConditionValueFrom = {
+  CONST: 'const',
+  FIELD: 'field',
+} as const;
+export type ConditionValueFrom = (typeof ConditionValueFrom)[keyof typeof ConditionValueFrom];
+
+/**
+ * The action type the actions belong to, as ontology-query describes it. `condition` is left unread here:
+ * a condition recall cannot evaluate is its own clear error, not an answer that is "not an action list".
+ */
+export const ActionTypeInfo = z.looseObject({
+  id: z.string().optional(),
+  name: z.string().optional(),
+  /** Offer the actions only where this holds (seed 004 phase 3); shape: ontology-query's `CondCfg`. */
+  condition: z.unknown().optional(),
+});
+export type ActionTypeInfo = z.infer<typeof ActionTypeInfo>;
+
 export const ActionQueryResponse = z.looseObject({
+  action_type: ActionTypeInfo.optional(),
   actions: z.array(Action).default([]),
   action_source: ActionSource.optional(),
 });

@@ -1,20 +1,36 @@
 /**
- * Seed 004 §2.2/§4, the recall itself: action query (cached per account, network, action type and
- * identities) → action source check → tool detail and its conversion (cached per box and tool) →
- * `_dynamic_tools`. Expected failures are thrown as the seed's coded errors (recall-errors.ts).
+ * Seed 004 §2.2/§4 and phase 3, the recall itself, per identity: action query (cached per account, network,
+ * action type and identity) → the action type's `condition` (action-condition.ts) → action source check →
+ * tool detail and its conversion (cached per box, tool and conversion options) → `_dynamic_tools` by the
+ * deployment's conversion rules. Expected failures are thrown as the seed's coded errors (recall-errors.ts).
  */
+import type { ConversionOptions } from '@agentmesh/openapi';
 import {
   ActionRecallResponse,
   ActionSourceType,
   recallIdentities,
+  type Action,
   type ActionQueryResponse,
+  type DynamicTool,
+  type IdentityFailure,
   type RecallRequest,
+  type UniqueIdentity,
 } from '@agentmesh/protocol';
+import { compileCondition, ConditionSyntaxError, type ConditionPredicate } from './action-condition.js';
 import { apiUrlFor } from './api-url.js';
 import { CacheSource, type LayeredCache } from './cache/layered-cache.js';
+import { conversionOptions, type ConversionRules } from './conversion-rules.js';
 import { convertTool, type ConvertedTool } from './converted-tool.js';
 import { dynamicToolsFor } from './dynamic-tools.js';
-import { UnsupportedActionTypeError, UpstreamFailure, UpstreamUnavailableError } from './recall-errors.js';
+import {
+  EveryIdentityFailedError,
+  InvalidRecallRequestError,
+  RecallError,
+  UnreadableConditionError,
+  UnsupportedActionTypeError,
+  UpstreamFailure,
+  UpstreamUnavailableError,
+} from './recall-errors.js';
 import { stableJson } from './stable-json.js';
 import type { Account } from './upstream/account-headers.js';
 import { isDotSegmentId } from './upstream/path-segment.js';
@@ -29,7 +45,10 @@ import type { ToolBox, ToolRef } from './upstream/tool-box.js';
 export interface ActionRecallDependencies {
   ontology: OntologyQuery;
   toolBox: ToolBox;
-  apiUrlTemplate: string;
+  /** The deployment's conversion rules, with the api_url template in force. */
+  rules: ConversionRules & { api_url: string };
+  /** Most identities a plural request may name (each is an action query). */
+  maxIdentities: number;
   /** Absent when caching is off. */
   actionCache?: LayeredCache<ActionQueryResponse> | undefined;
   toolCache?: LayeredCache<ConvertedTool> | undefined;
@@ -46,32 +65,101 @@ export interface RecallOutcome {
   sources: RecallSources;
 }
 
-export class ActionRecall {
-  constructor(private readonly deps: ActionRecallDependencies) {}
+interface IdentityRecall {
+  tools: DynamicTool[];
+  sources: RecallSources;
+}
 
+/** Identities of one plural request recalled at once, at most. */
+const IDENTITY_CONCURRENCY = 8;
+
+export class ActionRecall {
+  readonly #conversionOptions: ConversionOptions;
+
+  constructor(private readonly deps: ActionRecallDependencies) {
+    this.#conversionOptions = conversionOptions(deps.rules);
+  }
+
+  /**
+   * Singular (`unique_identity`): that object's tool, or the seed's error. Plural (`unique_identities`): each
+   * identity recalled on its own (its own action query, condition and tool), the union of their tools
+   * (one per name) and, under `failures`, the error of each identity that failed; only when every identity
+   * failed is the answer an error.
+   */
   async recall(request: RecallRequest): Promise<RecallOutcome> {
     const account: Account = { id: request.account_id, type: request.account_type };
-    const query: ActionQuery = {
-      knId: request.kn_id,
-      atId: request.at_id,
-      identities: recallIdentities(request),
-      account,
-    };
-    const answer = await this.#actions(query);
-    if (answer.value.actions.length === 0) {
-      return { response: { _dynamic_tools: [] }, sources: { actions: answer.source, tool: undefined } };
+    if (request.unique_identities === undefined) {
+      const [identity] = recallIdentities(request);
+      if (identity === undefined) throw new Error('a recall request without an identity passed validation');
+      const { tools, sources } = await this.#recallOne(request, identity, account, false);
+      return { response: ActionRecallResponse.parse({ _dynamic_tools: tools }), sources };
     }
+
+    const identities = request.unique_identities;
+    if (identities.length > this.deps.maxIdentities) {
+      const message = `at most ${this.deps.maxIdentities} identities per request (each is its own action query)`;
+      throw new InvalidRecallRequestError(`unique_identities: ${message}`, {
+        issues: [{ path: 'unique_identities', message }],
+      });
+    }
+    const settled = await mapConcurrently(identities, IDENTITY_CONCURRENCY, (identity) =>
+      this.#recallOne(request, identity, account, true).then(
+        (value) => ({ ok: true as const, value }),
+        (error: unknown) => ({ ok: false as const, error }),
+      ),
+    );
+    const tools = new Map<string, DynamicTool>();
+    const failures: IdentityFailure[] = [];
+    let sources: RecallSources | undefined;
+    settled.forEach((outcome, index) => {
+      const identity = identities[index] as UniqueIdentity;
+      if (!outcome.ok) {
+        // A bug of ours is not an identity's failure: it fails the request as such.
+        if (!(outcome.error instanceof RecallError)) throw outcome.error;
+        failures.push({ index, unique_identity: identity, ...outcome.error.toBody() });
+        return;
+      }
+      sources ??= outcome.value.sources;
+      for (const tool of outcome.value.tools) if (!tools.has(tool.name)) tools.set(tool.name, tool);
+    });
+    if (sources === undefined) throw new EveryIdentityFailedError(failures);
+    // A failure here is a bug of ours (the parts were validated on the way in), so it throws as such.
+    const response = ActionRecallResponse.parse({
+      _dynamic_tools: [...tools.values()],
+      ...(failures.length === 0 ? {} : { failures }),
+    });
+    return { response, sources };
+  }
+
+  async #recallOne(
+    request: RecallRequest,
+    identity: UniqueIdentity,
+    account: Account,
+    plural: boolean,
+  ): Promise<IdentityRecall> {
+    const query: ActionQuery = { knId: request.kn_id, atId: request.at_id, identities: [identity], account };
+    const answer = await this.#actions(query);
+    const actions = offeredActions(answer.value, identity, account, request.at_id);
+    if (actions.length === 0) return { tools: [], sources: { actions: answer.source, tool: undefined } };
     const ref = toolOf(answer.value, query);
     const tool = await this.#tool(ref, account);
     const tools = dynamicToolsFor(
       tool.value,
-      answer.value.actions,
-      apiUrlFor(this.deps.apiUrlTemplate, ref),
-      request.unique_identities !== undefined,
+      actions,
+      apiUrlFor(this.deps.rules.api_url, ref),
+      plural,
+      this.deps.rules,
+      {
+        knId: request.kn_id,
+        atId: request.at_id,
+        boxId: ref.boxId,
+        toolId: ref.toolId,
+        ...(answer.value.action_type?.name === undefined
+          ? {}
+          : { actionTypeName: answer.value.action_type.name }),
+      },
     );
-    // A failure here is a bug of ours (the parts were validated on the way in), so it throws as such.
-    const response = ActionRecallResponse.parse({ _dynamic_tools: tools });
-    return { response, sources: { actions: answer.source, tool: tool.source } };
+    return { tools, sources: { actions: answer.source, tool: tool.source } };
   }
 
   #actions(query: ActionQuery): Promise<{ value: ActionQueryResponse; source: CacheSource }> {
@@ -85,11 +173,60 @@ export class ActionRecall {
   #tool(ref: ToolRef, account: Account): Promise<{ value: ConvertedTool; source: CacheSource }> {
     // The detail is fetched with the account of the first caller and then shared: the action query (which
     // is per account) has already decided that this account's object offers this tool.
-    const load = async () => convertTool(await this.deps.toolBox.toolDetail(ref, account), ref);
+    const options = this.#conversionOptions;
+    const load = async () => convertTool(await this.deps.toolBox.toolDetail(ref, account), ref, options);
     const cache = this.deps.toolCache;
     if (cache === undefined) return load().then((value) => ({ value, source: CacheSource.UPSTREAM }));
-    return cache.getOrLoad(stableJson([ref.boxId, ref.toolId]), load);
+    // Another deployment's schema rules convert the same tool differently: they are part of the key.
+    const key =
+      Object.keys(options).length === 0 ? [ref.boxId, ref.toolId] : [ref.boxId, ref.toolId, options];
+    return cache.getOrLoad(stableJson(key), load);
   }
+}
+
+/**
+ * The actions offered: all of them, or, when the action type carries a `condition`, those for which it holds
+ * on what recall knows of the object — its identity, then the action's parameters (which ontology-query
+ * instantiated from the object), then the account (`account_id`, `account_type`).
+ */
+function offeredActions(
+  answer: ActionQueryResponse,
+  identity: UniqueIdentity,
+  account: Account,
+  atId: string,
+): Action[] {
+  const condition = answer.action_type?.condition;
+  if (condition === undefined || condition === null || answer.actions.length === 0) return answer.actions;
+  let holds: ConditionPredicate;
+  try {
+    holds = compileCondition(condition);
+  } catch (error) {
+    if (!(error instanceof ConditionSyntaxError)) throw error;
+    throw new UnreadableConditionError(answer.action_type?.id ?? atId, error.path, error.problem, {
+      cause: error,
+    });
+  }
+  return answer.actions.filter((action) =>
+    holds({ account_id: account.id, account_type: account.type, ...action.parameters, ...identity }),
+  );
+}
+
+async function mapConcurrently<T, R>(
+  items: readonly T[],
+  limit: number,
+  run: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next;
+      next += 1;
+      results[index] = await run(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
 }
 
 /** The tool that executes the actions, or the seed's error when the source is not a tool. */

@@ -3,7 +3,7 @@
  * from its `api_spec` and where each argument of that schema goes in the request. This is what the tool
  * cache holds per (box_id, tool_id), in memory and in KV, so it is plain JSON with a schema to read it back.
  */
-import { convertApiSpec } from '@agentmesh/openapi';
+import { convertApiSpec, type ConversionOptions } from '@agentmesh/openapi';
 import { JsonObject, JsonSchemaObject } from '@agentmesh/protocol';
 import { z } from 'zod';
 import { SchemaConversionError } from './recall-errors.js';
@@ -31,12 +31,16 @@ export const ConvertedTool = z.object({
 export type ConvertedTool = z.infer<typeof ConvertedTool>;
 
 /** Converts a tool's `api_spec`; a spec the converter cannot read is a {@link SchemaConversionError}. */
-export function convertTool(detail: ToolDetail, ref: ToolRef): ConvertedTool {
+export function convertTool(
+  detail: ToolDetail,
+  ref: ToolRef,
+  options: ConversionOptions = {},
+): ConvertedTool {
   const apiSpec = JsonObject.safeParse(detail.api_spec);
   if (!apiSpec.success) throw new SchemaConversionError(ref.boxId, ref.toolId, apiSpec.error);
   let conversion: ReturnType<typeof convertApiSpec>;
   try {
-    conversion = convertApiSpec(apiSpec.data, { name: detail.name });
+    conversion = convertApiSpec(apiSpec.data, { ...options, name: detail.name });
   } catch (error) {
     throw new SchemaConversionError(ref.boxId, ref.toolId, error);
   }

@@ -2,6 +2,7 @@ import { FUNCTION_NAME_PATTERN, type Action } from '@agentmesh/protocol';
 import { describe, expect, it } from 'vitest';
 import { seedExample } from './__fixtures__/seed-004.js';
 import { convertTool } from './converted-tool.js';
+import { ConversionRules } from './conversion-rules.js';
 import { actionIdOf, dynamicToolsFor } from './dynamic-tools.js';
 
 const REF = { boxId: 'box', toolId: 'tool' };
@@ -61,16 +62,16 @@ describe('dynamic tools from the seed appendix tool', () => {
     expect(tools[0]).not.toHaveProperty('action_id');
   });
 
-  it('when the input is plural, every action becomes a tool with a distinct legal name and action_id', () => {
+  it('when the input is plural, every distinct action becomes a tool with a distinct legal name and action_id, and a repeated one is one tool', () => {
     const actions = [action({ a: 1 }), action({ a: 2 }), action({ a: 2 })];
     const tools = dynamicToolsFor(tool, actions, API_URL, true);
-    expect(tools).toHaveLength(3);
+    expect(tools).toHaveLength(2);
     const names = tools.map((t) => t.name);
     const ids = tools.map((t) => t.action_id);
-    expect(new Set(names).size).toBe(3);
-    expect(new Set(ids).size).toBe(3);
+    expect(new Set(names).size).toBe(2);
+    expect(new Set(ids).size).toBe(2);
     for (const name of names) expect(name).toMatch(FUNCTION_NAME_PATTERN);
-    expect(tools.map((t) => t.fixed_params.body)).toEqual([{ a: 1 }, { a: 2 }, { a: 2 }]);
+    expect(tools.map((t) => t.fixed_params.body)).toEqual([{ a: 1 }, { a: 2 }]);
   });
 
   it('when the same action is recalled again, it gets the same action_id and name (key order does not matter)', () => {
@@ -114,5 +115,57 @@ describe('fixed parameters when the spec cannot be read', () => {
       query: {},
       body: { kn_id: 'k' },
     });
+  });
+});
+
+describe('conversion rules of a deployment', () => {
+  const { toolDetail } = seedExample('004-s11.1-response.json');
+  const tool = convertTool(toolDetail, REF);
+  const origin = { knId: 'kn_medical', atId: 'generate_treatment_plan', boxId: 'box', toolId: 'tool' };
+
+  it('when the rules set name and description templates, the tool is named and described by them', () => {
+    const rules = ConversionRules.parse({
+      tool_name: '{at_id}__{tool_id}',
+      plural_tool_name: 'kn_{kn_id}_{action_id}',
+      description: '{tool_description} (action type {at_id} of {kn_id})',
+    });
+    const [single] = dynamicToolsFor(tool, [action({})], API_URL, false, rules, origin);
+    expect(single?.name).toBe('generate_treatment_plan__tool');
+    expect(single?.description).toBe(
+      `${toolDetail.description} (action type generate_treatment_plan of kn_medical)`,
+    );
+    const [plural] = dynamicToolsFor(tool, [action({ a: 1 })], API_URL, true, rules, origin);
+    expect(plural?.name).toBe(`kn_kn_medical_${actionIdOf(action({ a: 1 }))}`);
+  });
+
+  it('when undeclared parameters go to the query and fixed arguments stay visible, the tool says so', () => {
+    const rules = ConversionRules.parse({
+      fixed_params: { undeclared_location: 'query', hide_fixed: false, pin_single_valued: false },
+    });
+    const [dynamic] = dynamicToolsFor(
+      tool,
+      [action({ kn_id: 'kn_medical', limit: 5, tenant: 't1' })],
+      API_URL,
+      false,
+      rules,
+    );
+    // limit is a declared body property and stays in the body; tenant is declared nowhere.
+    expect(dynamic?.fixed_params).toEqual({
+      header: {},
+      path: { kn_id: 'kn_medical' },
+      query: { tenant: 't1' },
+      body: { limit: 5 },
+    });
+    expect(Object.keys(dynamic?.parameters.properties ?? {})).toEqual(
+      expect.arrayContaining(['kn_id', 'limit', 'X-HTTP-Method-Override']),
+    );
+  });
+
+  it('when no rule is given, the defaults are the seed’s behaviour', () => {
+    const defaults = ConversionRules.parse({});
+    const input = [action({ 'x-account-id': 'test', limit: 5, tenant: 't1' })];
+    expect(dynamicToolsFor(tool, input, API_URL, false, defaults, origin)).toEqual(
+      dynamicToolsFor(tool, input, API_URL, false),
+    );
   });
 });

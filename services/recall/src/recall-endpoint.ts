@@ -41,6 +41,7 @@ export async function answerRecallRequest(
             at_id: request.at_id,
             account_id: request.account_id,
             tools: response._dynamic_tools.length,
+            ...(response.failures === undefined ? {} : { failed_identities: response.failures.length }),
             actions_from: sources.actions,
             tool_from: sources.tool,
           },

@@ -9,6 +9,7 @@ import {
   isRetryableByDefault,
   zodErrorBody,
   type ErrorBody,
+  type IdentityFailure,
 } from '@agentmesh/protocol';
 import type { z } from 'zod';
 
@@ -110,5 +111,54 @@ export class SchemaConversionError extends RecallError {
       { box_id: boxId, tool_id: toolId },
       { cause },
     );
+  }
+}
+
+/**
+ * ontology-query's action type carries a `condition` recall cannot read (an unknown operation, a missing
+ * field or value, a value of the wrong shape): the actions are not offered, since nobody can tell whether
+ * they should be (502, as any other upstream answer recall cannot use; sending it again will not help).
+ */
+export class UnreadableConditionError extends RecallError {
+  readonly code = ErrorCode.SERVICE_UNAVAILABLE;
+
+  constructor(
+    actionType: string | undefined,
+    readonly path: string,
+    readonly problem: string,
+    options?: ErrorOptions,
+  ) {
+    super(
+      `ontology-query: the condition of action type ${JSON.stringify(actionType ?? '?')} cannot be read (${path || '(condition)'}: ${problem})`,
+      {
+        upstream: 'ontology-query',
+        reason: 'unreadable_condition',
+        ...(actionType === undefined ? {} : { action_type: actionType }),
+        path: path === '' ? 'condition' : `condition.${path}`,
+        problem,
+      },
+      options,
+    );
+  }
+
+  override get retryable(): boolean {
+    return false;
+  }
+}
+
+/**
+ * Every identity of a plural recall failed: answered with the first failure's code and status, and every
+ * identity's error under `detail.failures`.
+ */
+export class EveryIdentityFailedError extends RecallError {
+  readonly code: ErrorCode;
+
+  constructor(readonly failures: readonly IdentityFailure[]) {
+    const [first] = failures;
+    super(
+      `none of the ${failures.length} identities could be recalled${first === undefined ? '' : `: ${first.message}`}`,
+      { failures },
+    );
+    this.code = first?.code ?? ErrorCode.INTERNAL;
   }
 }

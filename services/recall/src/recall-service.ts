@@ -22,7 +22,7 @@ import { ActionRecall } from './action-recall.js';
 import { KvCacheStore } from './cache/kv-cache-store.js';
 import { LayeredCache } from './cache/layered-cache.js';
 import { TtlLruCache } from './cache/ttl-lru-cache.js';
-import type { RecallConfig } from './config.js';
+import { conversionRulesOf, type RecallConfig } from './config.js';
 import { ConvertedTool } from './converted-tool.js';
 import { addEndpoint, addMicroService } from './micro-service.js';
 import { answerRecallRequest } from './recall-endpoint.js';
@@ -59,11 +59,13 @@ export async function startRecall({
     baseUrl: config.OPERATOR_INTEGRATION_URL,
     ...clientOptions,
   });
+  const rules = conversionRulesOf(config);
   const caches = config.CACHE_ENABLED ? await openCaches(nc, config, log, metrics) : {};
   const recall = new ActionRecall({
     ontology: new OntologyQuery(ontologyClient),
     toolBox: new ToolBox(toolBoxClient),
-    apiUrlTemplate: config.API_URL_TEMPLATE,
+    rules,
+    maxIdentities: config.MAX_IDENTITIES_PER_REQUEST,
     ...caches,
   });
 
@@ -90,6 +92,7 @@ export async function startRecall({
       subject: Services.RECALL.subject,
       queue: RECALL_QUEUE_GROUP,
       cache: config.CACHE_ENABLED,
+      conversion_rules: rules,
       version: SERVICE_VERSION,
     },
     'recall answering',

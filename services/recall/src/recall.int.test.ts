@@ -270,18 +270,19 @@ describe('with caching', () => {
     expect(firstInstance.logs.some((line) => JSON.stringify(line).includes(CANARY))).toBe(false);
   });
 
-  it('when unique_identities names several objects, one query asks for all and each action becomes its own tool with a distinct legal name and action_id', async () => {
+  it('when unique_identities names several objects, each is asked about on its own, the tool detail is fetched once, and each action becomes its own tool with a distinct legal name and action_id', async () => {
     const ids = uniqueIds('plural');
     const identities = [{ disease_id: 'd1' }, { disease_id: 'd2' }, { disease_id: 'd3' }];
-    const actionsPath = serveActions(harness.ontology, ids.knId, ids.atId, {
+    // Each query asks about one object, and ontology-query answers that object's action.
+    const actionsPath = serveActions(harness.ontology, ids.knId, ids.atId, (query) => ({
       body: {
-        actions: identities.map((identity) => ({
+        actions: (query.body as { unique_identities: object[] }).unique_identities.map((identity) => ({
           parameters: { 'x-account-id': 'test', 'x-account-type': 'user', ...identity },
           dynamic_params: { limit: null },
         })),
         action_source: { type: 'tool', box_id: ids.boxId, tool_id: ids.toolId },
       },
-    });
+    }));
     const { toolDetail } = seedExample('004-s11.1-response.json');
     const toolPath = serveTool(harness.toolBox, ids.boxId, ids.toolId, { body: toolDetail });
 
@@ -291,8 +292,14 @@ describe('with caching', () => {
         await askRecall(harness.client, { kn_id: ids.knId, at_id: ids.atId, unique_identities: identities }),
       );
     });
-    expect(calls).toEqual({ actions: 1, tool: 1 });
-    expect(requestsTo(harness.ontology, actionsPath).at(-1)?.body).toEqual({ unique_identities: identities });
+    expect(calls).toEqual({ actions: 3, tool: 1 });
+    const asked = requestsTo(harness.ontology, actionsPath)
+      .slice(-3)
+      .map((query) => JSON.stringify(query.body))
+      .sort();
+    expect(asked).toEqual(
+      identities.map((identity) => JSON.stringify({ unique_identities: [identity] })).sort(),
+    );
 
     const tools = body?._dynamic_tools ?? [];
     expect(tools).toHaveLength(3);

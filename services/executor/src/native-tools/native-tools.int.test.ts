@@ -146,6 +146,46 @@ describe('recall_actions', () => {
     ]);
   });
 
+  it('when several identities are given, recall is asked about all of them in one request, and the union of tools and each identity’s failure reach the model', async () => {
+    const tool = appendixDynamicTool('http://127.0.0.1:9/proxy');
+    const failure = {
+      index: 1,
+      unique_identity: { disease_id: 'd2' },
+      code: 'SERVICE_UNAVAILABLE',
+      message: 'ontology-query: answered 503',
+    };
+    recall = await startRecallStandIn(nc, () => ({ tools: { ...recallAnswer(tool), failures: [failure] } }));
+    const several = {
+      kn_id: 'kn_medical',
+      at_id: 'generate_treatment_plan',
+      unique_identities: [{ disease_id: 'd1' }, { disease_id: 'd2' }],
+    };
+    const outcome = await recallActionsTool({ nc, timeoutMs: 5_000 }).run(several, ctx());
+
+    expect(recall.requests.map((request) => request.body)).toEqual([several]);
+    expect(outcome).toMatchObject({
+      ok: true,
+      result: { _dynamic_tools: [{ name: 'query_object_instances' }], failures: [failure] },
+    });
+  });
+
+  it('when both identity forms or neither are given, the call is refused before recall is asked', async () => {
+    recall = await startRecallStandIn(nc, () => ({ tools: recallAnswer() }));
+    const tool = recallActionsTool({ nc, timeoutMs: 5_000 });
+    const both = await tool.run({ ...input, unique_identities: [{ disease_id: 'd2' }] }, ctx());
+    const neither = await tool.run({ kn_id: 'kn', at_id: 'at' }, ctx());
+    for (const outcome of [both, neither]) {
+      expect(outcome).toMatchObject({
+        ok: false,
+        error: {
+          code: 'INVALID_REQUEST',
+          message: expect.stringContaining('either unique_identity or unique_identities'),
+        },
+      });
+    }
+    expect(recall.requests).toEqual([]);
+  });
+
   it('a task without an account type is asked about as seed 004\'s "user"', async () => {
     recall = await startRecallStandIn(nc, () => ({ tools: recallAnswer() }));
     await recallActionsTool({ nc, timeoutMs: 5_000 }).run(input, ctx({ id: 'acme' }));

@@ -23,13 +23,35 @@ export const DEFAULT_ACCOUNT_TYPE = 'user';
 const ACCOUNT_ID_HEADER = 'x-account-id';
 const ACCOUNT_TYPE_HEADER = 'x-account-type';
 
-export const RecallActionsInput = z.strictObject({
-  kn_id: z.string().min(1).describe('Id of the knowledge network the object belongs to'),
-  at_id: z.string().min(1).describe('Id of the action type to recall, e.g. generate_treatment_plan'),
-  unique_identity: UniqueIdentity.describe(
-    'The object\'s primary key as name → value, e.g. {"disease_id": "disease_000001"}',
-  ),
-});
+/** Objects one call may name; recall asks ontology-query once per object. */
+export const MAX_IDENTITIES_PER_CALL = 20;
+
+export const RecallActionsInput = z
+  .strictObject({
+    kn_id: z.string().min(1).describe('Id of the knowledge network the object belongs to'),
+    at_id: z.string().min(1).describe('Id of the action type to recall, e.g. generate_treatment_plan'),
+    unique_identity: UniqueIdentity.optional().describe(
+      'The object\'s primary key as name → value, e.g. {"disease_id": "disease_000001"}. Give this or unique_identities.',
+    ),
+    unique_identities: z
+      .array(UniqueIdentity)
+      .min(1)
+      .max(MAX_IDENTITIES_PER_CALL)
+      .optional()
+      .describe(
+        'Several objects at once, each a primary key as name → value. The answer holds the tools of all of ' +
+          'them (one per distinct action) and, under failures, each object that could not be recalled.',
+      ),
+  })
+  .superRefine((input, ctx) => {
+    if ((input.unique_identity === undefined) === (input.unique_identities === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['unique_identity'],
+        message: 'give either unique_identity or unique_identities (exactly one of them)',
+      });
+    }
+  });
 
 export interface RecallActionsOptions {
   readonly nc: NatsConnection;
