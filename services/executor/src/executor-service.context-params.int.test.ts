@@ -45,7 +45,7 @@ beforeAll(async () => {
     respond: (request) =>
       request.body.messages.some((message) => message.role === 'tool')
         ? { content: 'done' }
-        : // The model tries to act as someone else: its argument must not reach the API.
+        : // The model tries to act as someone else with an argument it was not offered: it must not reach the API.
           { toolCalls: [{ name: 'orders', arguments: { user_id: 'admin', q: 'open' } }] },
   });
   api = await startRecordingApi({
@@ -75,7 +75,7 @@ it('when a tool maps user_id, trace_id and a variable, the API gets the task val
     description: 'lists the user orders',
     parameters: {
       type: 'object',
-      properties: { q: { type: 'string' }, user_id: { type: 'string' } },
+      properties: { q: { type: 'string' } },
       required: ['q'],
     },
     execution: {

@@ -65,6 +65,62 @@ describe('context_params on HTTP tools', () => {
     expect(JSON.stringify(toModelTool(canonical))).not.toMatch(/X-User-Id|variables\.tenant/);
   });
 
+  it("when a plugin's parameters also name a context target, the import is refused at that target", () => {
+    const shadowing = {
+      ...pluginWithContext,
+      parameters: {
+        type: 'object',
+        properties: { keyword: { type: 'string' }, 'x-user-id': { type: 'string' } },
+      },
+    };
+    const imported = importToolDefinition(shadowing);
+    expect(imported.success).toBe(false);
+    if (imported.success) return;
+    expect(imported.error?.issues).toEqual([
+      expect.objectContaining({
+        path: ['execution', 'context_params', 0, 'target'],
+        message: expect.stringContaining('X-User-Id is also one of the tool'),
+      }),
+    ]);
+  });
+
+  it('when an OpenAPI-imported tool binds an argument to the header a context parameter sets, the import is refused', () => {
+    const imported = importToolDefinition({
+      type: 'HTTP',
+      name: 'get_orders',
+      description: 'orders',
+      parameters: { type: 'object', properties: { user: { type: 'string' } } },
+      execution: {
+        method: 'GET',
+        url: 'https://api.example.com',
+        request_template: {
+          method: 'GET',
+          path: '/orders',
+          arguments: [{ property: 'user', in: 'header', name: 'X-User-Id', required: false }],
+        },
+        context_params: [{ source: 'user_id', target: 'x-user-id', location: 'header' }],
+      },
+    });
+    expect(imported).toMatchObject({ success: false, format: 'canonical' });
+  });
+
+  it('when a seed 001 tool shadows a parameter, the issue points into execution_config', () => {
+    const imported = importToolDefinition({
+      type: 'HTTP',
+      name: 'orders',
+      description: 'lists orders',
+      parameter_schema: { type: 'object', properties: { user_id: { type: 'string' } } },
+      execution_config: {
+        url: 'https://api.example.com/orders',
+        method: 'GET',
+        context_params: [{ source: 'user_id', target: 'user_id', location: 'query' }],
+      },
+    });
+    expect(imported.success).toBe(false);
+    if (imported.success) return;
+    expect(imported.error?.issues[0]?.path).toEqual(['execution_config', 'context_params', 0, 'target']);
+  });
+
   it.each([
     [{ source: 'password', target: 'X-P', location: 'header' }, 'an unknown task field'],
     [{ source: 'variables.', target: 'X-V', location: 'header' }, 'a variable without a name'],

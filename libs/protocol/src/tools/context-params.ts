@@ -2,10 +2,12 @@
 // task (who asked, in which account, under which trace, a seed 001 workflow variable) into a header or a
 // query parameter, in the `{source, target, location}` shape of `auth_config.mapping`. The executor fills
 // these in on every call; they are not in the tool's `parameters`, so the model neither sees nor sets them,
-// and a model argument of the same name in the same place is replaced. A source the task does not carry (a
-// variable it was not given, or one that is null) leaves the parameter out.
+// and a model argument of the same name in the same place is replaced; importing a tool whose own
+// `parameters` also name a target is refused, since the model would be offered a value it cannot set. A
+// source the task does not carry (a variable it was not given, or one that is null) leaves the parameter out.
 import { z } from 'zod';
 import { AuthLocation } from './http-auth.js';
+import type { JsonSchemaObject } from './json-schema.js';
 
 /** The task's own values a tool may receive; a workflow variable is `variables.<name>`. */
 export const TaskContextField = {
@@ -41,3 +43,29 @@ export type ContextParam = z.infer<typeof ContextParam>;
 
 export const ContextParams = z.array(ContextParam);
 export type ContextParams = z.infer<typeof ContextParams>;
+
+/** What the model may place under a name: its parameters, and for OpenAPI tools their bound wire names. */
+export interface ModelArguments {
+  readonly parameters: JsonSchemaObject;
+  readonly bindings?: readonly { readonly in: string; readonly name?: string | undefined }[] | undefined;
+}
+
+/**
+ * The indexes of the context parameters whose target the model's own parameters also name (headers
+ * compared without case): the model would be offered a value the task sets.
+ */
+export function shadowedContextParams(params: ContextParams | undefined, model: ModelArguments): number[] {
+  const properties = Object.keys(model.parameters.properties ?? {});
+  const shadowed: number[] = [];
+  (params ?? []).forEach((param, index) => {
+    const fold = (name: string) => (param.location === 'header' ? name.toLowerCase() : name);
+    const target = fold(param.target);
+    const byProperty = properties.some((name) => fold(name) === target);
+    const byBinding = (model.bindings ?? []).some(
+      (binding) =>
+        binding.in === param.location && binding.name !== undefined && fold(binding.name) === target,
+    );
+    if (byProperty || byBinding) shadowed.push(index);
+  });
+  return shadowed;
+}
