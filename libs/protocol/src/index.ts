@@ -151,6 +151,13 @@ export {
 export { AuthType, AuthLocation, AuthMapping, AuthConfig, CredentialName } from './tools/http-auth.js';
 export { ApiKeyAuth, BearerAuth, BasicAuth, OAuth2Auth, OAuth2ClientCredentials } from './tools/http-auth.js';
 export { authCredentialSources } from './tools/http-auth.js';
+export {
+  ContextParam,
+  ContextParams,
+  ContextParamSource,
+  TaskContextField,
+  VARIABLES_PREFIX,
+} from './tools/context-params.js';
 export { HttpPlugin, HttpPluginExecution, PluginStatus, PluginStatusInput } from './tools/http-plugin.js';
 export type { HttpPluginInput } from './tools/http-plugin.js';
 export { PayloadTool, NativePayloadTool, HttpPayloadTool, PayloadAuthConfig } from './tools/payload-tool.js';

@@ -72,9 +72,18 @@ describe('executor configuration', () => {
       SCRIPT_ENV_ALLOW_LIST: ['PATH', 'LANG', 'LC_ALL', 'TZ'],
       SCRIPT_ALLOW_WRITE_PATHS: [],
       SCRIPT_ALLOW_NETWORK_HOSTS: [],
+      SCRIPT_CAPABILITIES: [],
       SCRIPT_REQUIRE_ISOLATION: true,
       SCRIPT_STDERR_IS_ERROR: true,
     });
+  });
+
+  it('SCRIPT_CAPABILITIES is read as a comma list of the capabilities script tools may require', () => {
+    const config = loadConfig(executorConfigSchema, {
+      VAULT_PRIVATE_KEYS: `k2:${current.privateKey}`,
+      SCRIPT_CAPABILITIES: ' gpu, ffmpeg ,,',
+    });
+    expect(config.SCRIPT_CAPABILITIES).toEqual(['gpu', 'ffmpeg']);
   });
 
   it('a relative write path and a flag that is no boolean are refused, naming the variable', () => {

@@ -193,6 +193,9 @@ export const executorConfigSchema = baseConfigSchema
     SCRIPT_ALLOW_NETWORK_HOSTS: CommaList.describe(
       'Comma-separated hosts script tools may be granted network access for (`*` any public host, `*.domain`, a name or an address; loopback and private addresses only when named); a tool asks in securityContext.networkAccess.allowHosts and reaches the granted hosts through a filtering proxy; empty: no network',
     ),
+    SCRIPT_CAPABILITIES: CommaList.describe(
+      "Comma-separated capabilities this executor's hosts provide to script tools (e.g. `gpu`, `ffmpeg`), matched exactly against a tool's securityContext.requiredCapabilities; a call of a tool needing one not listed fails SERVICE_UNAVAILABLE before the script runs; empty: none, so only tools that require nothing run",
+    ),
     SCRIPT_REQUIRE_ISOLATION: Flag.default(true).describe(
       "Refuse to run scripts when the namespace sandbox cannot be created (true), or run them with only the uid drop and rlimits, seeing the host's files and network (false)",
     ),

@@ -11,6 +11,7 @@ import {
   taskAssembledSubject,
   type AssembledTask,
   type NativeTool,
+  type ScriptTool,
   type TaskEvent,
   type ToolDefinition,
 } from '@agentmesh/protocol';
@@ -104,6 +105,7 @@ beforeAll(async () => {
       SCRIPTS_DIR: workspace.scriptsDir,
       SCRIPTS_CACHE_DIR: workspace.cacheDir,
       SCRIPT_REQUIRE_ISOLATION: 'false',
+      SCRIPT_CAPABILITIES: 'python3,ffmpeg',
     },
   });
 });
@@ -370,6 +372,47 @@ describe('script tools end to end (seed 003)', () => {
       ]),
     );
     expect(events.at(-1)).toMatchObject({ type: 'done', data: { message: 'Four words, and shouted.' } });
+  });
+
+  it('a script tool requiring a capability SCRIPT_CAPABILITIES lacks fails SERVICE_UNAVAILABLE; one whose capabilities are all provided runs', async () => {
+    const withCapabilities = (tool: ScriptTool, capabilities: string[]): ScriptTool => ({
+      ...tool,
+      security_context: { ...tool.security_context, required_capabilities: capabilities },
+    });
+    behaviours.set('count on the gpu', (request) =>
+      toolResultsSoFar(request) === 0
+        ? {
+            toolCalls: [
+              { id: 'call_gpu', name: 'text__word-count', arguments: { text: 'a b' } },
+              { id: 'call_ok', name: 'text__shout', arguments: { text: 'ok' } },
+            ],
+          }
+        : { content: 'No GPU here.' },
+    );
+    const events = await runTask('count on the gpu', [
+      withCapabilities(wordCountTool(), ['python3', 'gpu']),
+      withCapabilities(shoutTool(), ['ffmpeg']),
+    ]);
+
+    const results = toolEvents(events).filter((event) => event.type === 'tool_result');
+    expect(results.map((event) => event.data)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          call_id: 'call_gpu',
+          ok: false,
+          error: expect.objectContaining({
+            code: 'SERVICE_UNAVAILABLE',
+            detail: { tool_id: 'text:word-count', missing_capabilities: ['gpu'] },
+          }),
+        }),
+        expect.objectContaining({
+          call_id: 'call_ok',
+          ok: true,
+          result: { shout: 'OK', language: 'nodejs' },
+        }),
+      ]),
+    );
+    expect(events.at(-1)).toMatchObject({ type: 'done' });
   });
 
   it('the generic execute_script tool from the registry runs the script the model names', async () => {

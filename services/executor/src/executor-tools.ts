@@ -73,6 +73,7 @@ function scriptTools(config: ExecutorConfig, baseDir: string): ScriptTools {
     runner,
     defaultTimeoutMs: config.SCRIPT_TIMEOUT_MS,
     maxTimeoutMs: config.SCRIPT_MAX_TIMEOUT_MS,
+    capabilities: config.SCRIPT_CAPABILITIES,
   });
 }
 

@@ -42,7 +42,7 @@ import { AbortCause, TaskAbort, type TaskAbortReason } from './task-abort.js';
 import { derivedSecrets, OpenSecrets, SecretScrubber } from './secrets/index.js';
 import { TaskEventSink, type DeltaCoalescing } from './task-event-sink.js';
 import { toolExecutor, type ToolRunners } from './tool-dispatch.js';
-import type { TaskAccount } from './tools/index.js';
+import type { TaskAccount, TaskContextValues } from './tools/index.js';
 
 /** What the consumer does with the task's message once the attempt is over. */
 export const AttemptDisposition = {
@@ -287,7 +287,12 @@ export class TaskRunner {
         agentTask,
         {
           model: client,
-          executeTool: toolExecutor(this.deps.tools, { vault, account: accountOf(task), secrets }),
+          executeTool: toolExecutor(this.deps.tools, {
+            vault,
+            account: accountOf(task),
+            secrets,
+            context: toolContextOf(task),
+          }),
           emit: sink.emit,
           backpressure: sink.backpressure,
           onToolCrash: (error, tool) =>
@@ -417,6 +422,12 @@ function parentContext(headers: MsgHdrs | undefined, traceId: string) {
 function accountOf(task: AssembledTask): TaskAccount {
   const { account_id: id, account_type: type } = task.task_meta;
   return type === undefined ? { id } : { id, type };
+}
+
+/** What the task's HTTP tools may be given through their `context_params`. */
+function toolContextOf(task: AssembledTask): TaskContextValues {
+  const { user_id, account_id, account_type, trace_id } = task.task_meta;
+  return { user_id, account_id, account_type, trace_id, variables: task.input.variables };
 }
 
 /** Epoch ms at which this attempt must stop: the earlier of its own budget and the task's deadline. */

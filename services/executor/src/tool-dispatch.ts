@@ -22,6 +22,7 @@ import {
   type DynamicToolRunner,
   type HttpToolRunner,
   type TaskAccount,
+  type TaskContextValues,
   type ToolOutcome,
 } from './tools/index.js';
 
@@ -42,6 +43,8 @@ export interface TaskToolContext {
    * The vault's values when absent.
    */
   readonly secrets?: SecretScrubber;
+  /** The task's user, account, trace and variables, for HTTP tools' `context_params`; none when absent. */
+  readonly context?: TaskContextValues;
 }
 
 export function toolExecutor(runners: ToolRunners, task: TaskToolContext): ToolExecutor {
@@ -54,7 +57,12 @@ function runTool(runners: ToolRunners, task: TaskToolContext, secrets: SecretScr
   return async (tool, args, { callId, signal }) => {
     switch (tool.type) {
       case 'HTTP':
-        return runners.http.run(tool, args, { vault: task.vault, signal, scrubber: secrets });
+        return runners.http.run(tool, args, {
+          vault: task.vault,
+          signal,
+          scrubber: secrets,
+          task: task.context,
+        });
       case 'DYNAMIC':
         return runners.dynamic.run(tool, args, { account: task.account, signal });
       case 'NATIVE': {

@@ -44,6 +44,7 @@ export function fromHttpPlugin(plugin: HttpPlugin): HttpTool {
       content_type: execution.content_type,
       param_placement: execution.param_placement,
       argument_locations: execution.argument_locations,
+      context_params: execution.context_params,
     }),
     auth: plugin.auth_config,
     required_credentials: plugin.required_credentials,
@@ -67,6 +68,7 @@ export function toHttpPlugin(tool: HttpTool): HttpPlugin {
       param_placement: execution.param_placement,
       timeout_ms: tool.timeout_ms,
       argument_locations: execution.argument_locations,
+      context_params: execution.context_params,
     }),
     auth_config: tool.auth,
     required_credentials: tool.required_credentials,
@@ -115,6 +117,7 @@ export function fromPayloadTool(tool: PayloadTool): HttpTool | NativeTool {
       content_type: config.content_type,
       param_placement: config.param_placement,
       argument_locations: config.argument_locations,
+      context_params: config.context_params,
     }),
     auth: config.auth_config === undefined ? undefined : fromPayloadAuth(config.auth_config),
     timeout_ms: config.timeout_ms,
@@ -138,6 +141,7 @@ export function toPayloadTool(tool: HttpTool | NativeTool): PayloadTool {
       param_placement: execution.param_placement,
       timeout_ms: tool.timeout_ms,
       argument_locations: execution.argument_locations,
+      context_params: execution.context_params,
     }),
   };
 }

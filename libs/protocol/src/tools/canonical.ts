@@ -4,6 +4,7 @@
 // `origin` records the source format and its original id, so adapters can write the tool back exactly.
 import { z } from 'zod';
 import { AuthConfig, CredentialName } from './http-auth.js';
+import { ContextParams } from './context-params.js';
 import {
   ArgumentLocation,
   HttpMethod,
@@ -64,6 +65,8 @@ export const HttpToolExecution = z.object({
   argument_locations: z.record(z.string(), ArgumentLocation).optional(),
   /** Set for tools imported from an OpenAPI document: it decides where each argument goes. */
   request_template: OpenApiRequestTemplate.optional(),
+  /** Values of the task (user_id, variables, ...) the executor puts into the request; never the model's. */
+  context_params: ContextParams.optional(),
 });
 export type HttpToolExecution = z.infer<typeof HttpToolExecution>;
 

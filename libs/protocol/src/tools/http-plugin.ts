@@ -1,8 +1,10 @@
 // Seed 000: the JSON standard for HTTP plugins ("blind execution": new tools need no code). Field names are
-// exactly the seed's, so RuoYi's `sys_ai_plugin` rows can be submitted unchanged. Two optional extensions in
-// `execution` (timeout_ms, argument_locations) let every canonical HTTP tool be written back in this format.
+// exactly the seed's, so RuoYi's `sys_ai_plugin` rows can be submitted unchanged. Optional extensions in
+// `execution` (timeout_ms, argument_locations, context_params) let every canonical HTTP tool be written back
+// in this format.
 import { z } from 'zod';
 import { AuthConfig, CredentialName } from './http-auth.js';
+import { ContextParams } from './context-params.js';
 import { ArgumentLocation, HttpMethod, HttpUrlTemplate, ParamPlacement } from './http-request.js';
 import { JsonSchemaObject } from './json-schema.js';
 
@@ -23,6 +25,8 @@ export const HttpPluginExecution = z.object({
   timeout_ms: z.int().positive().optional(),
   /** Extension: per-argument locations (tools imported from OpenAPI); wins over `param_placement`. */
   argument_locations: z.record(z.string(), ArgumentLocation).optional(),
+  /** Extension: the task's values (user_id, variables.<name>, ...) put into headers or the query. */
+  context_params: ContextParams.optional(),
 });
 export type HttpPluginExecution = z.infer<typeof HttpPluginExecution>;
 

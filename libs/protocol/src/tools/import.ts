@@ -1,7 +1,8 @@
 // Reading a tool definition whose format is not known in advance (a plugin directory, a management upload):
 // recognise the format by its distinctive fields, validate with that format's schema, convert to canonical.
-import type { z } from 'zod';
+import { z } from 'zod';
 import { ToolDefinition, ToolFormat, ToolType } from './canonical.js';
+import { shadowedContextParams } from './context-params.js';
 import { DynamicTool } from './dynamic-tool.js';
 import { HttpPlugin } from './http-plugin.js';
 import { PayloadTool } from './payload-tool.js';
@@ -70,7 +71,31 @@ function outcome<In>(
   parsed: z.ZodSafeParseResult<In>,
   convert: (input: In) => ToolDefinition,
 ): ImportedTool {
-  return parsed.success
-    ? { success: true, format, tool: convert(parsed.data) }
-    : { success: false, format, error: parsed.error };
+  if (!parsed.success) return { success: false, format, error: parsed.error };
+  const tool = convert(parsed.data);
+  const shadowing = contextParamsShadowing(tool, format);
+  return shadowing === undefined
+    ? { success: true, format, tool }
+    : { success: false, format, error: shadowing };
+}
+
+/** A tool whose `context_params` name one of its model parameters: the model would set what the task sets. */
+function contextParamsShadowing(tool: ToolDefinition, format: DetectedToolFormat): z.ZodError | undefined {
+  if (tool.type !== ToolType.HTTP) return undefined;
+  const { context_params: params, request_template: template } = tool.execution;
+  const shadowed = shadowedContextParams(params, {
+    parameters: tool.parameters,
+    bindings: template?.arguments,
+  });
+  if (shadowed.length === 0) return undefined;
+  const where =
+    format === ToolFormat.PAYLOAD_TOOL || format === SYS_AI_PLUGIN_ROW ? 'execution_config' : 'execution';
+  return new z.ZodError(
+    shadowed.map((index) => ({
+      code: 'custom' as const,
+      path: [where, 'context_params', index, 'target'],
+      message: `${params?.[index]?.target} is also one of the tool's parameters: the model would be offered a value the task sets; remove it from parameters`,
+      input: params?.[index]?.target,
+    })),
+  );
 }

@@ -4,6 +4,7 @@
 // API key in a header. HTTP tools may also carry seed 000's richer fields, so nothing forces a lossy payload.
 import { z } from 'zod';
 import { AuthConfig, AuthLocation, CredentialName } from './http-auth.js';
+import { ContextParams } from './context-params.js';
 import { ArgumentLocation, HttpMethod, HttpUrlTemplate, ParamPlacement } from './http-request.js';
 import { JsonSchemaObject } from './json-schema.js';
 
@@ -52,6 +53,8 @@ export const HttpExecutionConfig = z.object({
   param_placement: ParamPlacement.optional(),
   timeout_ms: z.int().positive().optional(),
   argument_locations: z.record(z.string(), ArgumentLocation).optional(),
+  /** The task's values (user_id, variables.<name>, ...) put into headers or the query, never the model's. */
+  context_params: ContextParams.optional(),
 });
 export type HttpExecutionConfig = z.infer<typeof HttpExecutionConfig>;
 

@@ -34,6 +34,8 @@ export interface AssembledTaskOptions {
   sealFor: SealFor;
   userMessage: string;
   accountType?: string;
+  /** `user-1` by default. */
+  userId?: string;
   tools?: ToolDefinition[];
   maxSteps?: number;
   deadlineMs?: number;
@@ -48,7 +50,7 @@ export function assembledTask(options: AssembledTaskOptions): AssembledTask {
     task_meta: {
       workflow_id: 'test_agent',
       trace_id: options.traceId,
-      user_id: 'user-1',
+      user_id: options.userId ?? 'user-1',
       account_id: options.accountId,
       ...(options.accountType === undefined ? {} : { account_type: options.accountType }),
       submitted_at: new Date().toISOString(),

@@ -175,6 +175,68 @@ describe('SCRIPT tools from *.tool.json', () => {
   });
 });
 
+describe('securityContext.requiredCapabilities against SCRIPT_CAPABILITIES', () => {
+  /** A real runner that counts the scripts it was asked to run. */
+  class CountingRunner extends ScriptRunner {
+    runs = 0;
+    override run(...args: Parameters<ScriptRunner['run']>): ReturnType<ScriptRunner['run']> {
+      this.runs += 1;
+      return super.run(...args);
+    }
+  }
+
+  const needing = (...capabilities: string[]) => {
+    const tool = wordCountTool();
+    return { ...tool, security_context: { ...tool.security_context, required_capabilities: capabilities } };
+  };
+  const scriptsProviding = (capabilities: string[]) => {
+    const runner = new CountingRunner({
+      baseDir: workspace.scriptsDir,
+      cacheDir: workspace.cacheDir,
+      hostEnv: process.env,
+      requireIsolation: false,
+    });
+    return {
+      runner,
+      tools: new ScriptTools({ runner, defaultTimeoutMs: 20_000, maxTimeoutMs: 30_000, capabilities }),
+    };
+  };
+
+  it('when a tool requires a capability the executor does not provide, the call fails SERVICE_UNAVAILABLE naming it, and no script runs', async () => {
+    const { runner, tools } = scriptsProviding(['gpu']);
+
+    const outcome = await tools.runTool(needing('gpu', 'cuda-12'), { text: 'a b' }, ctx());
+
+    expect(outcome).toEqual({
+      ok: false,
+      error: {
+        code: 'SERVICE_UNAVAILABLE',
+        message: expect.stringContaining('(cuda-12)'),
+        detail: { tool_id: 'text:word-count', missing_capabilities: ['cuda-12'] },
+      },
+    });
+    expect(runner.runs).toBe(0);
+  });
+
+  it('when the executor provides no capabilities (the default), a tool requiring one fails before running', async () => {
+    const { runner, tools } = scriptsProviding([]);
+
+    const outcome = await tools.runTool(needing('gpu'), { text: 'a b' }, ctx());
+
+    expect(outcome).toMatchObject({ ok: false, error: { code: 'SERVICE_UNAVAILABLE' } });
+    expect(runner.runs).toBe(0);
+  });
+
+  it('when the executor provides every capability a tool requires, the script runs', async () => {
+    const { runner, tools } = scriptsProviding(['cuda-12', 'gpu', 'ffmpeg']);
+
+    const outcome = await tools.runTool(needing('gpu', 'cuda-12'), { text: 'a b' }, ctx());
+
+    expect(outcome).toEqual({ ok: true, result: { words: 2, language: 'python' } });
+    expect(runner.runs).toBe(1);
+  });
+});
+
 /** Pids of this workspace's sleeping script still alive. */
 function sleepyProcesses(): string[] {
   try {

@@ -3,7 +3,10 @@
  * a script under the scripts directory) and canonical `SCRIPT` tools from `*.tool.json` files, whose handler
  * names the script (`external-script`) or the generic service method
  * (`ExternalScriptExecutionService.executeScript`). The runner's seed 003 result becomes a tool outcome;
- * a task cancelled mid-run kills the script's process group.
+ * a task cancelled mid-run kills the script's process group. A tool whose
+ * `securityContext.requiredCapabilities` this executor does not all provide (`SCRIPT_CAPABILITIES`) fails
+ * SERVICE_UNAVAILABLE before anything runs: the host lacks something the tool needs (a GPU, a binary, ...),
+ * which another executor may have; nothing is refused on policy grounds, so not FORBIDDEN.
  */
 import { extname } from 'node:path';
 import {
@@ -57,6 +60,8 @@ export interface ScriptToolsOptions {
   readonly defaultTimeoutMs: number;
   /** Most a call may ask for. */
   readonly maxTimeoutMs: number;
+  /** What this executor provides to tools' `requiredCapabilities`; none when absent. */
+  readonly capabilities?: readonly string[];
 }
 
 type ExternalScript = Extract<ScriptTool['handler'], { type: 'external-script' }>;
@@ -67,7 +72,11 @@ export interface ScriptCallContext {
 }
 
 export class ScriptTools {
-  constructor(private readonly options: ScriptToolsOptions) {}
+  readonly #capabilities: ReadonlySet<string>;
+
+  constructor(private readonly options: ScriptToolsOptions) {
+    this.#capabilities = new Set(options.capabilities ?? []);
+  }
 
   /**
    * The generic call: the seed's `{success, outputData, logs}` on success (the generic tool's declared
@@ -108,9 +117,16 @@ export class ScriptTools {
     args: Readonly<Record<string, unknown>>,
     ctx: ScriptCallContext,
   ): Promise<ToolOutcome> {
+    const lacking = this.#lackingCapabilities(tool);
+    if (lacking.length > 0) return Promise.resolve(capabilitiesMissing(tool, lacking));
     return tool.handler.type === 'external-script'
       ? this.#runExternalScript(tool, tool.handler, args, ctx)
       : this.#runServiceMethod(tool, tool.handler, args, ctx);
+  }
+
+  #lackingCapabilities(tool: ScriptTool): string[] {
+    const required = tool.security_context?.required_capabilities ?? [];
+    return [...new Set(required)].filter((capability) => !this.#capabilities.has(capability));
   }
 
   async #runExternalScript(
@@ -187,6 +203,14 @@ export class ScriptTools {
       signal.removeEventListener('abort', kill);
     }
   }
+}
+
+function capabilitiesMissing(tool: ScriptTool, missing: readonly string[]): ToolOutcome {
+  return toolFailure(
+    ErrorCode.SERVICE_UNAVAILABLE,
+    `${tool.name} needs ${missing.length === 1 ? 'a capability' : 'capabilities'} this executor does not provide (${missing.join(', ')}); answer without it`,
+    { tool_id: tool.tool_id, missing_capabilities: missing },
+  );
 }
 
 function cancelled(): ScriptExecutionResult {

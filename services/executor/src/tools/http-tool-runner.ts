@@ -1,6 +1,7 @@
 // Seed 000 "blind execution": runs any HTTP tool from its definition alone. Builds the request from the
 // model's arguments (by the tool's OpenAPI `request_template` when it was imported from a document, else by
-// seed 000 placement), adds credentials from the task's vault, sends it through the guarded client, and
+// seed 000 placement), adds the task's values the tool asks for (`context_params`) and credentials from the
+// task's vault, sends it through the guarded client, and
 // hands back the API's answer (or a coded failure) with every secret scrubbed out.
 //
 // Arguments are not validated here: the loop calls `validateToolArguments` first.
@@ -9,6 +10,7 @@ import { resolveAuth, withAuth, type OAuth2Client, type ResolvedAuth } from './a
 import { GuardedHttpClient, type GuardedHttpClientOptions } from './guarded-http-client.js';
 import { OAuth2TokenCache, type OAuth2TokenKey } from './oauth2-token-cache.js';
 import { clientBasicCredential, requestOAuth2Token } from './oauth2-token-request.js';
+import { withContextParams, type TaskContextValues } from './context-params.js';
 import { buildHttpRequest } from './request-builder.js';
 import type { HttpRequestPlan } from './request-plan.js';
 import { SecretScrubber } from './secret-scrubber.js';
@@ -24,6 +26,8 @@ export interface HttpToolRunContext {
   readonly signal?: AbortSignal;
   /** The task's scrubber, so what a call derives (Basic credential, tokens) is scrubbed task-wide. */
   readonly scrubber?: SecretScrubber;
+  /** The task's user, account, trace and variables, for the tool's `context_params`; none are sent when absent. */
+  readonly task?: TaskContextValues;
 }
 
 export class HttpToolRunner {
@@ -44,7 +48,7 @@ export class HttpToolRunner {
     const scrubber = ctx.scrubber ?? new SecretScrubber(Object.values(ctx.vault));
     return this.client.call(
       { toolName: tool.name, timeoutMs: tool.timeout_ms, signal: ctx.signal, scrubber },
-      (signal) => this.#call(tool, args, ctx.vault, signal, scrubber),
+      (signal) => this.#call(tool, args, ctx, signal, scrubber),
     );
   }
 
@@ -56,11 +60,16 @@ export class HttpToolRunner {
   async #call(
     tool: HttpTool,
     args: Readonly<Record<string, unknown>>,
-    vault: ClearVault,
+    { vault, task }: HttpToolRunContext,
     signal: AbortSignal,
     scrubber: SecretScrubber,
   ): Promise<ToolOutcome> {
-    const plan = buildHttpRequest(tool.execution, args);
+    // Context parameters go in before the credentials, so an auth header of the same name still wins.
+    const plan = withContextParams(
+      buildHttpRequest(tool.execution, args),
+      tool.execution.context_params,
+      task,
+    );
     const auth = resolveAuth(tool.auth, vault);
     for (const secret of auth.derivedSecrets) scrubber.add(secret);
     if (auth.oauth2 === undefined) return this.client.exchange(withAuth(plan, auth), signal, scrubber);

@@ -10,6 +10,7 @@ export { GuardedHttpClient } from './guarded-http-client.js';
 export type { GuardedHttpClientOptions, GuardedCall } from './guarded-http-client.js';
 export { HttpToolRunner } from './http-tool-runner.js';
 export type { HttpToolRunnerOptions, HttpToolRunContext } from './http-tool-runner.js';
+export type { TaskContextValues } from './context-params.js';
 export { DynamicToolRunner } from './dynamic-tool-runner.js';
 export type { DynamicToolRunnerOptions, DynamicToolRunContext } from './dynamic-tool-runner.js';
 export type { TaskAccount } from './dynamic-request.js';

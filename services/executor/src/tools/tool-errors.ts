@@ -39,6 +39,17 @@ export class ProtectedHeaderError extends ToolCallError {
   }
 }
 
+/** A task value a tool's `context_params` puts into a header has a line break or NUL. Names the header only. */
+export class ContextValueError extends ToolCallError {
+  readonly code = ErrorCode.INVALID_REQUEST;
+
+  constructor(header: string, source: string) {
+    super(`the task's ${source} cannot go into header ${header}: it contains a line break or NUL`, {
+      detail: { header, source },
+    });
+  }
+}
+
 /** The tool definition itself cannot be executed (unsupported content type, path argument without placeholder). */
 export class ToolDefinitionError extends ToolCallError {
   readonly code = ErrorCode.TOOL_ERROR;
