@@ -6,7 +6,11 @@ import { startNats, type NatsServer } from '@agentmesh/testkit';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, call, startTestGateway, type TestGateway } from './__fixtures__/gateway-harness.js';
-import { startRecallStandIn, type RecallStandIn, type StandInAnswer } from './__fixtures__/recall-stand-in.js';
+import {
+  startRecallStandIn,
+  type RecallStandIn,
+  type StandInAnswer,
+} from './__fixtures__/recall-stand-in.js';
 
 const ADMIN_KEY = 'admin-key-recall-0123456789ab';
 const ACME_KEY = 'acme-key-recall-0123456789abcd';

@@ -46,12 +46,7 @@ export function registerToolRoutes(app: FastifyInstance, plugins: ToolStore): vo
   for (const { base, listKey } of TOOL_ROUTE_BASES) registerToolRoutesAt(app, plugins, base, listKey);
 }
 
-function registerToolRoutesAt(
-  app: FastifyInstance,
-  plugins: ToolStore,
-  base: string,
-  listKey: string,
-): void {
+function registerToolRoutesAt(app: FastifyInstance, plugins: ToolStore, base: string, listKey: string): void {
   // `?tag=` and `?namespace=` filter by seed 003 tags and by the namespace of the tool's id.
   app.get<{ Querystring: { tag?: string; namespace?: string } }>(base, async (request) => {
     const visible = await plugins.listVisible(registryScopeOf(request));
