@@ -148,6 +148,30 @@ export const gatewayConfigSchema = baseConfigSchema.extend({
     .describe(
       'Tasks per second one API key may submit through this gateway instance (bursts of up to one second’s worth); beyond it: 429 RATE_LIMITED with Retry-After. 0: no limit',
     ),
+  MAX_RUNNING_TASKS_PER_ACCOUNT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .describe(
+      'Tasks one account may have running at once (submitted through this gateway instance and not ended); beyond it: 429 RATE_LIMITED with Retry-After. 0: no limit',
+    ),
+  MAX_RUNNING_TASKS_PER_API_KEY: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .describe(
+      'Tasks one API key may have running at once (submitted through this gateway instance and not ended); beyond it: 429 RATE_LIMITED with Retry-After. 0: no limit',
+    ),
+  RUNNING_TASKS_RECHECK_MS: z.coerce
+    .number()
+    .int()
+    .min(50)
+    .default(30_000)
+    .describe(
+      'How often, and after how long, a running-task slot whose terminal event this gateway has not seen is checked against the task status store (a final status or no record frees it)',
+    ),
   QUEUE_DEPTH_MAX_AGE_MS: z.coerce
     .number()
     .int()
