@@ -1,5 +1,6 @@
 export { baseConfigSchema, ConfigError, loadConfig } from './config.js';
 export type { BaseConfig } from './config.js';
+export { keyIdSchema, masterKeyListSchema, masterKeySchema, vaultPublicKeySchema } from './key-config.js';
 export { createLogger } from './logger.js';
 export { isSecretKey, REDACTED, redactSecrets, SECRET_KEYS } from './redaction.js';
 export type { Logger, LoggerOptions } from './logger.js';
