@@ -14,4 +14,10 @@ export { runService } from './service.js';
 export type { RunningService, ServiceContext, ServiceDefinition } from './service.js';
 export { startTelemetry } from './telemetry.js';
 export type { Telemetry, TelemetryOptions } from './telemetry.js';
-export { activeTraceIds, extractTraceContext, injectTraceContext, taskRootContext } from './trace-context.js';
+export {
+  activeTraceIds,
+  extractTraceContext,
+  injectTraceContext,
+  taskParentContext,
+  taskRootContext,
+} from './trace-context.js';
