@@ -106,6 +106,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
           },
           status: (accountId, traceId) => statuses.get(accountId, traceId),
           recheckMs: config.RUNNING_TASKS_RECHECK_MS,
+          maxAgeMs: config.TASK_RETENTION_MS,
           onRecheckError: (error) =>
             log.warn({ err: error }, 'running task slots could not be checked; trying again later'),
         })

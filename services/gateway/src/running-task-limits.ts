@@ -12,7 +12,7 @@
  * - a recheck of the task status store for slots older than `recheckMs`: a final status or no record at
  *   all (a task never assembled, its record gone with the retention) frees the slot. This covers a
  *   terminal event the feed never saw (feed off or down past the events' retention, an event it could not
- *   read) so no slot leaks for longer than one recheck.
+ *   read). A slot as old as the task retention frees in any case, so none is held for ever.
  *
  * The counts live in this gateway's memory and count this gateway's own submissions: with N gateways an
  * account may run N times the limit (configure limit / N per instance for a mesh-wide bound). A restarted
@@ -35,6 +35,11 @@ export interface RunningTaskLimiterOptions {
   status: (accountId: string, traceId: string) => Promise<TaskStatusRecord | undefined>;
   /** How old a slot is before the status store is asked whether its task ended, and how often. */
   recheckMs: number;
+  /**
+   * A slot this old frees whatever the store says (the task retention: by then the task's message and
+   * status record are gone), so not even a record that cannot be read holds a slot for ever.
+   */
+  maxAgeMs: number;
   /** Told when a recheck could not read the store (the slot stays, asked again next time). */
   onRecheckError?: (error: unknown) => void;
   now?: () => number;
@@ -149,16 +154,21 @@ export class RunningTaskLimiter {
     if (this.rechecking) return;
     this.rechecking = true;
     try {
-      const before = this.now() - this.options.recheckMs;
+      const now = this.now();
       for (const [key, slot] of [...this.slots]) {
-        if (slot.since > before) continue;
+        if (now - slot.since < this.options.recheckMs) continue;
         const traceId = key.slice(slot.accountId.length + 1);
+        if (now - slot.since >= this.options.maxAgeMs) {
+          this.ended(slot.accountId, traceId);
+          continue;
+        }
         let record: TaskStatusRecord | undefined;
         try {
           record = await this.options.status(slot.accountId, traceId);
         } catch (error) {
+          // This slot is asked again next time; the others are still checked now.
           this.options.onRecheckError?.(error);
-          return;
+          continue;
         }
         if (record === undefined || isFinalTaskStatus(record.status)) this.ended(slot.accountId, traceId);
       }
