@@ -32,6 +32,7 @@ import {
   type JetStreamManager,
   type JsMsg,
 } from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
 import { context, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { AssembledTaskPublisher } from './assembled-task-publisher.js';
 import { AssemblerMetrics } from './assembler-metrics.js';
@@ -86,7 +87,7 @@ export async function ensureAssemblerConsumer(jsm: JetStreamManager): Promise<vo
       filter_subject,
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
-      ack_wait: ACK_WAIT_MS * 1_000_000,
+      ack_wait: nanos(ACK_WAIT_MS),
       // One more than the attempts, so the delivery past the last attempt can end the task.
       max_deliver: MAX_ASSEMBLY_ATTEMPTS + 1,
     });

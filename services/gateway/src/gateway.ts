@@ -19,7 +19,7 @@ import {
 import { Streams } from '@agentmesh/protocol';
 import { logWaitingForResource, type Logger } from '@agentmesh/runtime';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
+import { millis, type NatsConnection } from '@nats-io/transport-node';
 import type { FastifyInstance } from 'fastify';
 import { buildGatewayApp } from './app.js';
 import { Authenticator } from './auth.js';
@@ -149,7 +149,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     statuses,
     idempotency: new IdempotencyStore(buckets.idempotency, requestDigestKey(config.CREDENTIALS_MASTER_KEY)),
     vaultRecipient: { kid: config.VAULT_KEY_ID, publicKey: config.VAULT_PUBLIC_KEY },
-    republishWindowMs: (tasksStream.config.duplicate_window ?? 0) / 1_000_000,
+    republishWindowMs: millis(tasksStream.config.duplicate_window ?? 0),
     rateLimiter: new SubmissionRateLimiter({
       perAccount: config.SUBMIT_RATE_PER_ACCOUNT,
       perApiKey: config.SUBMIT_RATE_PER_API_KEY,
