@@ -21,7 +21,7 @@ import {
   type StreamConfig,
 } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
-import { PermissionViolationError } from '@nats-io/transport-node';
+import { nanos, PermissionViolationError } from '@nats-io/transport-node';
 
 export interface MeshResourceOptions {
   /** Stream and bucket replicas (3 on a cluster). */
@@ -61,7 +61,6 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** How long a task's events and its status record are kept, unless told otherwise. */
 export const DEFAULT_TASK_RETENTION_MS = DAY_MS;
-const nanos = (ms: number): number => ms * 1_000_000;
 
 /** The request behind `error` was refused because this NATS user may not create JetStream resources. */
 function creationRefused(error: unknown): boolean {

@@ -1,5 +1,6 @@
 export { baseConfigSchema, ConfigError, loadConfig } from './config.js';
 export type { BaseConfig } from './config.js';
+export { keyIdSchema, masterKeyListSchema, masterKeySchema, vaultPublicKeySchema } from './key-config.js';
 export { createLogger } from './logger.js';
 export { isSecretKey, REDACTED, redactSecrets, SECRET_KEYS } from './redaction.js';
 export type { Logger, LoggerOptions } from './logger.js';
@@ -13,4 +14,10 @@ export { runService } from './service.js';
 export type { RunningService, ServiceContext, ServiceDefinition } from './service.js';
 export { startTelemetry } from './telemetry.js';
 export type { Telemetry, TelemetryOptions } from './telemetry.js';
-export { activeTraceIds, extractTraceContext, injectTraceContext, taskRootContext } from './trace-context.js';
+export {
+  activeTraceIds,
+  extractTraceContext,
+  injectTraceContext,
+  taskParentContext,
+  taskRootContext,
+} from './trace-context.js';

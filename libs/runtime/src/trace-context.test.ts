@@ -4,7 +4,12 @@ import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-tr
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from './logger.js';
 import { startTelemetry, type Telemetry } from './telemetry.js';
-import { extractTraceContext, injectTraceContext, taskRootContext } from './trace-context.js';
+import {
+  extractTraceContext,
+  injectTraceContext,
+  taskParentContext,
+  taskRootContext,
+} from './trace-context.js';
 
 const exporter = new InMemorySpanExporter();
 const processor = new SimpleSpanProcessor({ exporter });
@@ -45,6 +50,29 @@ describe('trace context across NATS headers', () => {
 
   it('a message without trace headers yields a context without a span', () => {
     expect(trace.getSpan(extractTraceContext(undefined))).toBeUndefined();
+  });
+
+  it("a consumed task message's spans continue the trace it carries when that is the task's own trace", () => {
+    const publisher = tracer.startSpan('publish', {}, taskRootContext(taskTraceId));
+    const headers = injectTraceContext(undefined, trace.setSpan(context.active(), publisher));
+    publisher.end();
+    expect(trace.getSpanContext(taskParentContext(headers, taskTraceId))).toMatchObject({
+      traceId: taskTraceId,
+      spanId: publisher.spanContext().spanId,
+    });
+  });
+
+  it("a consumed task message without trace headers, or carrying another trace, starts under the task's own trace", () => {
+    const bare = trace.getSpanContext(taskParentContext(undefined, taskTraceId));
+    expect(bare?.traceId).toBe(taskTraceId);
+
+    const otherTraceId = '0af7651916cd43dd8448eb211c80319c';
+    const foreign = tracer.startSpan('elsewhere', {}, taskRootContext(otherTraceId));
+    const headers = injectTraceContext(undefined, trace.setSpan(context.active(), foreign));
+    foreign.end();
+    const parent = trace.getSpanContext(taskParentContext(headers, taskTraceId));
+    expect(parent?.traceId).toBe(taskTraceId);
+    expect(parent?.spanId).not.toBe(foreign.spanContext().spanId);
   });
 
   it('log lines written inside a span carry its trace_id and span_id', () => {

@@ -3,7 +3,14 @@
  * from every message consumed, so one task is one trace. A task's `trace_id` IS its trace id: the
  * first span of a task is started under {@link taskRootContext}, which carries that id.
  */
-import { context, propagation, trace, TraceFlags, type Context } from '@opentelemetry/api';
+import {
+  context,
+  isSpanContextValid,
+  propagation,
+  trace,
+  TraceFlags,
+  type Context,
+} from '@opentelemetry/api';
 import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
 import { randomBytes } from 'node:crypto';
 
@@ -39,6 +46,20 @@ export function taskRootContext(traceId: string, base: Context = context.active(
     traceFlags: TraceFlags.SAMPLED,
     isRemote: true,
   });
+}
+
+/**
+ * The parent of the spans a service starts for a consumed task message: the trace context the message
+ * carries when it is a valid span of the task's own trace (the gateway started it under
+ * {@link taskRootContext}), else a root in the task's trace, so a message without trace headers, or with
+ * another trace's, still joins its task's trace.
+ */
+export function taskParentContext(headers: MsgHdrs | undefined, traceId: string): Context {
+  const extracted = extractTraceContext(headers);
+  const carried = trace.getSpanContext(extracted);
+  return carried && isSpanContextValid(carried) && carried.traceId === traceId
+    ? extracted
+    : taskRootContext(traceId, extracted);
 }
 
 /** The trace and span ids of the active span, for log lines. */

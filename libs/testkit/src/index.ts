@@ -1,7 +1,7 @@
 /**
  * @agentmesh/testkit — real servers for integration tests: NATS (one server or a JetStream cluster)
  * through testcontainers, a scripted OpenAI-compatible model, a recording HTTP API, a metric reader
- * collecting on demand, and bounded waiting. Nothing here is a mock: every server listens on 127.0.0.1.
+ * collecting on demand, a stand-in for the recall service, and bounded waiting. Nothing here is a mock: every server listens on 127.0.0.1.
  */
 export { waitFor, WaitForTimeoutError, type WaitForOptions } from './wait-for.js';
 export { findFreePort, findFreePorts } from './free-ports.js';
@@ -66,6 +66,13 @@ export {
 } from './recording-api/recording-api-server.js';
 export type { RouteReply, RouteSpec, RoutedRequest } from './recording-api/route-table.js';
 export type { HeaderMap, QueryMap, RecordedRequest } from './http/recorded-request.js';
+
+export {
+  startRecallStandIn,
+  type RecallStandIn,
+  type RecallStandInAnswer,
+  type RecallStandInRequest,
+} from './recall/recall-stand-in.js';
 
 export { CollectingMetricReader, type CollectedPoint } from './metrics/collecting-metric-reader.js';
 

@@ -3,73 +3,32 @@
  * decrypt stored credentials, the directory of tool files kept in the registry (and how it is watched),
  * and how much of the registry and the credentials it keeps in memory. No secret has a default.
  */
-import { baseConfigSchema } from '@agentmesh/runtime';
+import {
+  baseConfigSchema,
+  keyIdSchema,
+  masterKeyListSchema,
+  masterKeySchema,
+  vaultPublicKeySchema,
+} from '@agentmesh/runtime';
 import type { MasterKey } from '@agentmesh/vault';
-import { importVaultPublicKey } from '@agentmesh/vault';
 import { z } from 'zod';
 
-const KEY_ID = /^[A-Za-z0-9._-]{1,128}$/;
-const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
-
-function isMasterKeyMaterial(value: string): boolean {
-  return BASE64.test(value) && Buffer.from(value, 'base64').length === 32;
-}
-
-const MasterKeyMaterial = z
-  .string()
-  .refine(isMasterKeyMaterial, 'must be 32 random bytes in base64 (e.g. `openssl rand -base64 32`)');
-
-/** `kid:base64,kid:base64` → master keys; each bad entry is reported by its position, never its value. */
-const PreviousMasterKeys = z.string().transform((raw, ctx): MasterKey[] => {
-  const keys: MasterKey[] = [];
-  raw
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter((entry) => entry !== '')
-    .forEach((entry, index) => {
-      const colon = entry.indexOf(':');
-      const kid = colon < 0 ? '' : entry.slice(0, colon);
-      const key = colon < 0 ? '' : entry.slice(colon + 1);
-      if (!KEY_ID.test(kid) || !isMasterKeyMaterial(key)) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `entry ${index + 1} must be kid:base64 with a 32-byte key (key ids: A-Z a-z 0-9 . _ -)`,
-        });
-        return;
-      }
-      keys.push({ kid, key });
-    });
-  return keys;
-});
-
-function isVaultPublicKey(value: string): boolean {
-  try {
-    importVaultPublicKey(value);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export const assemblerConfigSchema = baseConfigSchema.extend({
-  VAULT_KEY_ID: z
-    .string()
-    .regex(KEY_ID, 'must be 1-128 characters of A-Z, a-z, 0-9, ".", "_" or "-"')
-    .describe('Id of the executors’ vault key pair that assembled tasks are sealed for (rotation)'),
-  VAULT_PUBLIC_KEY: z
-    .string()
-    .refine(isVaultPublicKey, 'must be a raw 32-byte X25519 public key in base64url (43 characters)')
-    .describe('The executors’ X25519 public key (base64url) that task vaults are sealed for'),
-  CREDENTIALS_MASTER_KEY: MasterKeyMaterial.describe(
+  VAULT_KEY_ID: keyIdSchema.describe(
+    'Id of the executors’ vault key pair that assembled tasks are sealed for (rotation)',
+  ),
+  VAULT_PUBLIC_KEY: vaultPublicKeySchema.describe(
+    'The executors’ X25519 public key (base64url) that task vaults are sealed for',
+  ),
+  CREDENTIALS_MASTER_KEY: masterKeySchema.describe(
     'Current master key (32 bytes, base64) that decrypts credentials stored in KV mesh_credentials',
   ),
-  CREDENTIALS_MASTER_KEY_ID: z
-    .string()
-    .regex(KEY_ID, 'must be 1-128 characters of A-Z, a-z, 0-9, ".", "_" or "-"')
-    .describe('Id of the current credentials master key, as recorded with each stored credential'),
-  CREDENTIALS_PREVIOUS_KEYS: PreviousMasterKeys.optional().describe(
-    'Older master keys still able to decrypt during a rotation: comma-separated kid:base64',
+  CREDENTIALS_MASTER_KEY_ID: keyIdSchema.describe(
+    'Id of the current credentials master key, as recorded with each stored credential',
   ),
+  CREDENTIALS_PREVIOUS_KEYS: masterKeyListSchema()
+    .optional()
+    .describe('Older master keys still able to decrypt during a rotation: comma-separated kid:base64'),
   TOOLS_DIR: z
     .string()
     .min(1)

@@ -21,7 +21,7 @@ import {
   ReceivedTask,
   type TaskMeta,
 } from '@agentmesh/protocol';
-import { extractTraceContext, injectTraceContext, taskRootContext, type Logger } from '@agentmesh/runtime';
+import { injectTraceContext, taskParentContext, type Logger } from '@agentmesh/runtime';
 import {
   AckPolicy,
   DeliverPolicy,
@@ -32,16 +32,8 @@ import {
   type JetStreamManager,
   type JsMsg,
 } from '@nats-io/jetstream';
-import type { MsgHdrs } from '@nats-io/transport-node';
-import {
-  context,
-  isSpanContextValid,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  type Context,
-  type Span,
-} from '@opentelemetry/api';
+import { nanos } from '@nats-io/transport-node';
+import { context, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { AssembledTaskPublisher } from './assembled-task-publisher.js';
 import { AssemblerMetrics, type AssemblyEnding } from './assembler-metrics.js';
 import type { CancelRequestLookup } from './cancel-requests.js';
@@ -95,7 +87,7 @@ export async function ensureAssemblerConsumer(jsm: JetStreamManager): Promise<vo
       filter_subject,
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
-      ack_wait: ACK_WAIT_MS * 1_000_000,
+      ack_wait: nanos(ACK_WAIT_MS),
       // One more than the attempts, so the delivery past the last attempt can end the task.
       max_deliver: MAX_ASSEMBLY_ATTEMPTS + 1,
     });
@@ -178,7 +170,7 @@ export class ReceivedTaskConsumer {
       return this.dropMalformed(msg, MalformedTaskReason.ACCOUNT_MISMATCH, 'account mismatch');
     }
     const ended = this.metrics.startAssembly();
-    const parent = parentContext(msg.headers, meta.trace_id);
+    const parent = taskParentContext(msg.headers, meta.trace_id);
     const span = tracer.startSpan(
       'assemble',
       {
@@ -374,11 +366,4 @@ export function parseReceivedTask(data: Uint8Array): ParsedReceivedTask {
         reason: MalformedTaskReason.SCHEMA,
         problems: describeZodError(parsed.error).detail.issues,
       };
-}
-
-/** The trace the gateway started for the task, or, when the message carries none, the task's own trace. */
-function parentContext(headers: MsgHdrs | undefined, traceId: string): Context {
-  const extracted = extractTraceContext(headers);
-  const spanContext = trace.getSpanContext(extracted);
-  return spanContext && isSpanContextValid(spanContext) ? extracted : taskRootContext(traceId, extracted);
 }

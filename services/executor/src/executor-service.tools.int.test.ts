@@ -18,12 +18,14 @@ import {
 import type { RunningService } from '@agentmesh/runtime';
 import {
   startNats,
+  startRecallStandIn,
   startRecordingApi,
   startScriptedModel,
   waitFor,
   type ChatCompletionRequest,
   type ModelStep,
   type NatsServer,
+  type RecallStandIn,
   type RecordingApi,
   type ScriptedModel,
 } from '@agentmesh/testkit';
@@ -35,7 +37,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcessExecutor } from './__fixtures__/in-process-executor.js';
 import { z } from 'zod';
 import { appendixDynamicTool, recallAnswer } from './__fixtures__/recall-answers.js';
-import { startRecallStandIn, type RecallStandIn } from './__fixtures__/recall-stand-in.js';
 import {
   createScriptWorkspace,
   shoutTool,
@@ -92,7 +93,7 @@ beforeAll(async () => {
     const tool = appendixDynamicTool(`${proxy.url}${PROXY_PATH}`);
     // A credential recall pinned for the tool box: it must reach the proxy and nothing else.
     const header = { ...tool.fixed_params?.header, Authorization: `Bearer ${TOOL_BOX_TOKEN}` };
-    return { tools: recallAnswer({ ...tool, fixed_params: { ...tool.fixed_params, header } }) };
+    return { body: recallAnswer({ ...tool, fixed_params: { ...tool.fixed_params, header } }) };
   });
 
   executor = await startInProcessExecutor({

@@ -28,6 +28,7 @@ import {
   type JetStreamManager,
   type JsMsg,
 } from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AttemptDisposition, type Delivery } from './task-runner.js';
 
@@ -38,8 +39,6 @@ export interface ExecutorConsumerSettings {
   /** Unacknowledged tasks across every instance. */
   maxAckPending: number;
 }
-
-const nanos = (ms: number): number => ms * 1_000_000;
 
 /** Beyond this many native classes the consumers of every subset (2^n) would be too many to pull from. */
 export const MAX_ROUTED_NATIVE_CLASSES = 6;

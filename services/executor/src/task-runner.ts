@@ -27,11 +27,11 @@ import {
   type TaskEvent,
   type TaskStatusRecord,
 } from '@agentmesh/protocol';
-import { extractTraceContext, injectTraceContext, taskRootContext, type Logger } from '@agentmesh/runtime';
+import { injectTraceContext, taskParentContext, type Logger } from '@agentmesh/runtime';
 import { openTaskVault, VaultTamperedError, type VaultKeyring } from '@agentmesh/vault';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { MsgHdrs } from '@nats-io/transport-node';
-import { context, trace, type Span } from '@opentelemetry/api';
+import { context, type Span } from '@opentelemetry/api';
 import { runAgentLoop, type AgentTask, type ChatModel, type LoopOutcome } from './agent-loop.js';
 import { ExecutorMetrics, type TaskMetrics } from './executor-metrics.js';
 import { XmlToolProtocolModel } from './xml-protocol/index.js';
@@ -111,7 +111,7 @@ export class TaskRunner {
     const secrets = new SecretScrubber();
     const release = this.#openSecrets.hold(secrets);
     try {
-      return await context.with(parentContext(delivery.headers, meta.trace_id), () =>
+      return await context.with(taskParentContext(delivery.headers, meta.trace_id), () =>
         inSpan(name, options, (span) => this.#run(task, delivery.attempt, { span, secrets })),
       );
     } finally {
@@ -410,12 +410,6 @@ export class TaskRunner {
 interface AttemptObservers {
   span: Span;
   metrics: TaskMetrics;
-}
-
-/** The task's trace as carried by the message; a message without trace headers starts under the task's id. */
-function parentContext(headers: MsgHdrs | undefined, traceId: string) {
-  const extracted = extractTraceContext(headers);
-  return trace.getSpanContext(extracted)?.traceId === traceId ? extracted : taskRootContext(traceId);
 }
 
 /** The account the task runs for, as tools pass it on (seed 004's x-account-id / x-account-type). */

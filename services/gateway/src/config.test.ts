@@ -93,7 +93,7 @@ describe('gateway configuration', () => {
     ]) {
       expect(message).toContain(variable);
     }
-    expect(message).toContain('CREDENTIALS_MASTER_KEY: CREDENTIALS_MASTER_KEY must be 32 bytes in base64');
+    expect(message).toContain('CREDENTIALS_MASTER_KEY: must be 32 random bytes in base64');
   });
 });
 

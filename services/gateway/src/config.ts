@@ -5,8 +5,13 @@
  * Parsers never echo a value they reject: several variables hold secrets.
  */
 import { AccountId, AccountType } from '@agentmesh/protocol';
-import { baseConfigSchema } from '@agentmesh/runtime';
-import { importVaultPublicKey } from '@agentmesh/vault';
+import {
+  baseConfigSchema,
+  keyIdSchema,
+  masterKeyListSchema,
+  masterKeySchema,
+  vaultPublicKeySchema,
+} from '@agentmesh/runtime';
 import { z } from 'zod';
 
 export interface ConfiguredApiKey {
@@ -52,34 +57,6 @@ const apiKeyList = z.string().transform((value, ctx) => {
 });
 
 const keySet = z.string().transform((value) => new Set(entries(value)));
-
-const base64Key32 = (what: string) =>
-  z
-    .string()
-    .refine((value) => Buffer.from(value, 'base64').length === 32, `${what} must be 32 bytes in base64`);
-
-/** `kid:base64,...` → master keys that may still decrypt during a rotation. */
-const previousMasterKeys = z.string().transform((value, ctx) =>
-  entries(value).flatMap((entry, index) => {
-    const separator = entry.indexOf(':');
-    const kid = entry.slice(0, separator);
-    const key = entry.slice(separator + 1);
-    if (separator <= 0 || Buffer.from(key, 'base64').length !== 32) {
-      ctx.addIssue({ code: 'custom', message: `entry ${index + 1} is not kid:<32 bytes in base64>` });
-      return [];
-    }
-    return [{ kid, key }];
-  }),
-);
-
-const vaultPublicKey = z.string().refine((value) => {
-  try {
-    importVaultPublicKey(value);
-    return true;
-  } catch {
-    return false;
-  }
-}, 'must be a raw X25519 public key in base64url (43 characters)');
 
 export const gatewayConfigSchema = baseConfigSchema.extend({
   HTTP_HOST: z.string().min(1).default('127.0.0.1').describe('Address the HTTP server binds to'),
@@ -147,6 +124,30 @@ export const gatewayConfigSchema = baseConfigSchema.extend({
     .default(0)
     .describe(
       'Tasks per second one API key may submit through this gateway instance (bursts of up to one second’s worth); beyond it: 429 RATE_LIMITED with Retry-After. 0: no limit',
+    ),
+  MAX_RUNNING_TASKS_PER_ACCOUNT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .describe(
+      'Tasks one account may have running at once (submitted through this gateway instance and not ended); beyond it: 429 RATE_LIMITED with Retry-After. 0: no limit',
+    ),
+  MAX_RUNNING_TASKS_PER_API_KEY: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .describe(
+      'Tasks one API key may have running at once (submitted through this gateway instance and not ended); beyond it: 429 RATE_LIMITED with Retry-After. 0: no limit',
+    ),
+  RUNNING_TASKS_RECHECK_MS: z.coerce
+    .number()
+    .int()
+    .min(50)
+    .default(30_000)
+    .describe(
+      'How often, and after how long, a running-task slot whose terminal event this gateway has not seen is checked against the task status store (a final status or no record frees it)',
     ),
   QUEUE_DEPTH_MAX_AGE_MS: z.coerce
     .number()
@@ -217,18 +218,16 @@ export const gatewayConfigSchema = baseConfigSchema.extend({
       "How long the live feed keeps a finished task's events after its terminal event, for followers that connect just after it ended",
     ),
   VAULT_KEY_ID: z.string().min(1).max(128).describe("Key id of the executors' vault key pair"),
-  VAULT_PUBLIC_KEY: vaultPublicKey.describe(
+  VAULT_PUBLIC_KEY: vaultPublicKeySchema.describe(
     "The executors' X25519 public key (base64url): pre-assembled vaults are sealed for it",
   ),
-  CREDENTIALS_MASTER_KEY: base64Key32('CREDENTIALS_MASTER_KEY').describe(
+  CREDENTIALS_MASTER_KEY: masterKeySchema.describe(
     'AES-256 key (base64, 32 bytes) encrypting credentials written through the management plane',
   ),
-  CREDENTIALS_MASTER_KEY_ID: z
-    .string()
-    .min(1)
-    .max(128)
-    .describe('Id of CREDENTIALS_MASTER_KEY, stored with each ciphertext'),
-  CREDENTIALS_PREVIOUS_KEYS: previousMasterKeys
+  CREDENTIALS_MASTER_KEY_ID: keyIdSchema.describe(
+    'Id of CREDENTIALS_MASTER_KEY, stored with each ciphertext',
+  ),
+  CREDENTIALS_PREVIOUS_KEYS: masterKeyListSchema()
     .optional()
     .describe('Older master keys still able to decrypt during a rotation: `kid:base64,...`'),
 });

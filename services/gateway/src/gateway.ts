@@ -19,7 +19,7 @@ import {
 import { Streams } from '@agentmesh/protocol';
 import { logWaitingForResource, type Logger } from '@agentmesh/runtime';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
+import { millis, type NatsConnection } from '@nats-io/transport-node';
 import type { FastifyInstance } from 'fastify';
 import { buildGatewayApp } from './app.js';
 import { Authenticator } from './auth.js';
@@ -30,6 +30,7 @@ import { startNatsIngress } from './nats-ingress.js';
 import { RecallForwarder } from './recall-forwarding.js';
 import { TaskCanceller } from './task-cancellation.js';
 import { TaskSubmitter } from './task-submission.js';
+import { RunningTaskLimiter } from './running-task-limits.js';
 import { SubmissionRateLimiter } from './submission-rate-limits.js';
 import { TaskQueueDepth } from './task-queue-depth.js';
 
@@ -45,6 +46,8 @@ export interface RunningGateway {
   app: FastifyInstance;
   /** The live feed of task events serving SSE streams; undefined when SSE_LIVE_FEED is off. */
   liveEvents: LiveEventFeed | undefined;
+  /** Counts of tasks running at once; undefined when neither MAX_RUNNING_TASKS_* limit is set. */
+  runningTasks: RunningTaskLimiter | undefined;
   stop(): Promise<void>;
 }
 
@@ -93,6 +96,22 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     }
   }
 
+  const statuses = new TaskStatusStore(buckets.tasks);
+  const runningLimiter =
+    config.MAX_RUNNING_TASKS_PER_ACCOUNT > 0 || config.MAX_RUNNING_TASKS_PER_API_KEY > 0
+      ? new RunningTaskLimiter({
+          limits: {
+            perAccount: config.MAX_RUNNING_TASKS_PER_ACCOUNT,
+            perApiKey: config.MAX_RUNNING_TASKS_PER_API_KEY,
+          },
+          status: (accountId, traceId) => statuses.get(accountId, traceId),
+          recheckMs: config.RUNNING_TASKS_RECHECK_MS,
+          maxAgeMs: config.TASK_RETENTION_MS,
+          onRecheckError: (error) =>
+            log.warn({ err: error }, 'running task slots could not be checked; trying again later'),
+        })
+      : undefined;
+
   const liveEvents = config.SSE_LIVE_FEED
     ? await LiveEventFeed.start({
         js,
@@ -104,6 +123,9 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
           finishedTtlMs: config.SSE_BUFFER_FINISHED_TTL_MS,
         },
         log,
+        ...(runningLimiter
+          ? { onTerminal: (accountId: string, traceId: string) => runningLimiter.ended(accountId, traceId) }
+          : {}),
       })
     : undefined;
 
@@ -116,7 +138,6 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
   });
   const unobserveQueueDepth = metrics.observeQueueDepth(() => queueDepth.read());
 
-  const statuses = new TaskStatusStore(buckets.tasks);
   const apiKeys = new ApiKeyStore(buckets.apiKeys);
   const authenticator = new Authenticator({
     ...(config.API_KEYS ? { configuredKeys: config.API_KEYS } : {}),
@@ -128,11 +149,12 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     statuses,
     idempotency: new IdempotencyStore(buckets.idempotency, requestDigestKey(config.CREDENTIALS_MASTER_KEY)),
     vaultRecipient: { kid: config.VAULT_KEY_ID, publicKey: config.VAULT_PUBLIC_KEY },
-    republishWindowMs: (tasksStream.config.duplicate_window ?? 0) / 1_000_000,
+    republishWindowMs: millis(tasksStream.config.duplicate_window ?? 0),
     rateLimiter: new SubmissionRateLimiter({
       perAccount: config.SUBMIT_RATE_PER_ACCOUNT,
       perApiKey: config.SUBMIT_RATE_PER_API_KEY,
     }),
+    ...(runningLimiter ? { runningLimiter } : {}),
     ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
     metrics,
     log,
@@ -192,8 +214,10 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     url,
     app,
     liveEvents,
+    runningTasks: runningLimiter,
     async stop() {
       unobserveQueueDepth();
+      runningLimiter?.stop();
       await ingress.stop();
       // Open streams end first (the app's close aborts them), then the feed's consumer goes.
       await app.close();

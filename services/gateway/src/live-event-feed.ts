@@ -11,6 +11,8 @@
  * finished task's buffer goes `finishedTtlMs` after its terminal event. Followers the buffer no longer
  * covers read the stream (see `task-event-follower.ts`). If the consumer stops for good, every buffer
  * is dropped (followers fall back to the stream) and the feed starts again where it stopped.
+ *
+ * Every terminal event it takes in is also told to `onTerminal`, whether or not anyone follows the task.
  */
 import { randomBytes } from 'node:crypto';
 import { decodeJson } from '@agentmesh/bus';
@@ -50,6 +52,8 @@ export interface LiveEventFeedDeps {
   jsm: JetStreamManager;
   limits: LiveEventFeedLimits;
   log: Logger;
+  /** Told of every task's terminal event the feed takes in (running-task slots free on it). */
+  onTerminal?: (accountId: string, traceId: string) => void;
 }
 
 /** The feed's own accounting, for tests and operators. */
@@ -266,7 +270,8 @@ export class LiveEventFeed {
     this.nextStreamSeq = message.seq + 1;
     this.counters.received++;
     const subject = message.subject;
-    if (parseEventsSubject(subject) === undefined) return;
+    const task = parseEventsSubject(subject);
+    if (task === undefined) return;
     let event: TaskEvent;
     try {
       event = decodeJson(TaskEvent, message.data, `${subject}#${message.seq}`);
@@ -276,6 +281,7 @@ export class LiveEventFeed {
       if (buffer) this.evict(buffer);
       return;
     }
+    if (isTerminalEvent(event)) this.deps.onTerminal?.(task.accountId, task.traceId);
     let buffer = this.buffers.get(subject);
     if (buffer === undefined) {
       buffer = new TaskEventBuffer(subject);

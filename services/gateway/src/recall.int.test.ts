@@ -2,15 +2,16 @@
 // mesh.recall.actions): tools pass through, each of the seed's error rows keeps its status and body, the
 // account headers are required and reach the service, and a missing or silent service is a 502.
 import { startTelemetry, type Telemetry } from '@agentmesh/runtime';
-import { startNats, type NatsServer } from '@agentmesh/testkit';
+import {
+  startNats,
+  startRecallStandIn,
+  type NatsServer,
+  type RecallStandIn,
+  type RecallStandInAnswer,
+} from '@agentmesh/testkit';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, call, startTestGateway, type TestGateway } from './__fixtures__/gateway-harness.js';
-import {
-  startRecallStandIn,
-  type RecallStandIn,
-  type StandInAnswer,
-} from './__fixtures__/recall-stand-in.js';
 
 const ADMIN_KEY = 'admin-key-recall-0123456789ab';
 const ACME_KEY = 'acme-key-recall-0123456789abcd';
@@ -63,16 +64,16 @@ const errorRows: Record<
   },
 };
 
-function script(request: { body: Record<string, unknown> }): StandInAnswer {
+function script(request: { body: Record<string, unknown> }): RecallStandInAnswer {
   const knId = String(request.body.kn_id);
   const row = errorRows[knId];
-  if (row) return { serviceError: { status: row.status, body: row.body, description: row.body.message } };
-  if (knId === 'kn-empty') return { tools: [] };
+  if (row) return { error: { status: row.status, body: row.body, description: row.body.message } };
+  if (knId === 'kn-empty') return { body: { _dynamic_tools: [] } };
   if (knId === 'kn-json-error')
     return { raw: JSON.stringify({ code: 'UNSUPPORTED_ACTION_TYPE', message: 'only tool sources' }) };
-  if (knId === 'kn-headers-only') return { serviceError: { status: 502, description: 'upstream timed out' } };
+  if (knId === 'kn-headers-only') return { error: { status: 502, description: 'upstream timed out' } };
   if (knId === 'kn-garbage') return { raw: 'not json at all' };
-  return { tools: [seedTool] };
+  return { body: { _dynamic_tools: [seedTool] } };
 }
 
 const account = { 'x-account-id': 'bdb78b62-6c48', 'x-account-type': 'user' };
@@ -106,12 +107,15 @@ afterAll(async () => {
 });
 
 describe('with the recall service up', () => {
+  let standInConnection: NatsConnection;
   let standIn: RecallStandIn;
   beforeAll(async () => {
-    standIn = await startRecallStandIn(nats.url, script);
+    standInConnection = await connect({ servers: nats.url, name: 'recall-stand-in' });
+    standIn = await startRecallStandIn(standInConnection, script);
   });
   afterAll(async () => {
     await standIn?.stop();
+    await standInConnection?.drain();
   });
 
   it("the seed appendix request gets the service's _dynamic_tools unchanged, and the service hears the ids, the identity, the account headers and the trace", async () => {
@@ -123,7 +127,7 @@ describe('with the recall service up', () => {
     expect(answer.status).toBe(200);
     expect(answer.body).toEqual({ _dynamic_tools: [seedTool] });
 
-    const heard = standIn.received.find((r) => r.body.kn_id === 'kn_medical');
+    const heard = standIn.requests.find((r) => r.body.kn_id === 'kn_medical');
     expect(heard?.body).toEqual({
       kn_id: 'kn_medical',
       at_id: 'generate_treatment_plan',
@@ -144,7 +148,7 @@ describe('with the recall service up', () => {
     });
     expect(answer.status).toBe(200);
     expect(answer.body._dynamic_tools).toHaveLength(1);
-    const heard = standIn.received.find((r) => r.body.kn_id === 'kn-plural');
+    const heard = standIn.requests.find((r) => r.body.kn_id === 'kn-plural');
     expect(heard?.body).toMatchObject({
       at_id: 'at-1',
       unique_identities: [{ disease_id: 'd1' }, { disease_id: 'd2' }],
@@ -209,14 +213,14 @@ describe('with the recall service up', () => {
     'with %s the request is 400 INVALID_REQUEST naming them, and nothing reaches the service',
     async (_label, headers, missing) => {
       const knId = `kn-missing-${missing.join('-')}`;
-      const before = standIn.received.length;
+      const before = standIn.requests.length;
       for (const path of [recallPath(knId), actionInfoPath(knId)]) {
         const answer = await call(trusted.url, 'POST', path, { body: identity, headers });
         expect(answer.status).toBe(400);
         expect(answer.body).toMatchObject({ code: 'INVALID_REQUEST', detail: { missing_headers: missing } });
         expect(answer.body.message).toContain(missing[0]);
       }
-      expect(standIn.received.length).toBe(before);
+      expect(standIn.requests.length).toBe(before);
     },
   );
 
@@ -255,7 +259,7 @@ describe('with the recall service up', () => {
       headers: { ...bearer(ACME_KEY), 'x-account-id': 'acme', 'x-account-type': 'user' },
     });
     expect(own.status).toBe(200);
-    expect(standIn.received.find((r) => r.body.kn_id === 'kn-auth-own')?.headers['x-account-id']).toBe(
+    expect(standIn.requests.find((r) => r.body.kn_id === 'kn-auth-own')?.headers['x-account-id']).toBe(
       'acme',
     );
 
@@ -270,7 +274,7 @@ describe('with the recall service up', () => {
     });
     expect(otherType.status).toBe(403);
     expect(
-      standIn.received.some(
+      standIn.requests.some(
         (r) => String(r.body.kn_id).startsWith('kn-auth-') && r.body.kn_id !== 'kn-auth-own',
       ),
     ).toBe(false);

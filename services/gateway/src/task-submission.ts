@@ -1,5 +1,5 @@
 /**
- * Accepting a task, the same for HTTP and the NATS ingress: validate → rate limits → trace_id (the upstream's,
+ * Accepting a task, the same for HTTP and the NATS ingress: validate → running-task and rate limits → trace_id (the upstream's,
  * normalised, or a new one) → idempotency claim → status `queued` → publish the ReceivedTask to
  * `mesh.tasks.received.<account>` with Nats-Msg-Id = `<account>.<trace_id>` and the trace context of a
  * `gateway.submit` span rooted in the task's trace (so the task's trace_id is the trace's id).
@@ -32,9 +32,10 @@ import type { SealFor } from '@agentmesh/vault';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { context, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Caller } from './auth.js';
-import { IdempotencyKeyReused, Rejection, ServiceUnavailable } from './errors.js';
+import { IdempotencyKeyReused, RateLimited, Rejection, ServiceUnavailable } from './errors.js';
 import { SubmissionOutcome, type GatewayMetrics } from './gateway-metrics.js';
 import { parseSubmission, type Submission } from './submission-request.js';
+import type { RunningTaskLimiter } from './running-task-limits.js';
 import type { SubmissionRateLimiter } from './submission-rate-limits.js';
 
 export interface TaskSubmitterOptions {
@@ -50,6 +51,8 @@ export interface TaskSubmitterOptions {
   republishWindowMs: number;
   /** Refuses submissions beyond the configured tasks per second; none: no limit. */
   rateLimiter?: SubmissionRateLimiter;
+  /** Refuses submissions beyond the configured tasks running at once; none: no limit. */
+  runningLimiter?: RunningTaskLimiter;
   /** Makes `events_url` absolute. */
   publicBaseUrl?: string;
   /** Counts every submission by outcome. */
@@ -95,9 +98,25 @@ export class TaskSubmitter {
   private async accept(body: unknown, caller: Caller): Promise<AcceptedTask | Rejection> {
     const submission = parseSubmission(body, caller, this.options.vaultRecipient);
     if (submission instanceof Rejection) return submission;
-    const limited = this.options.rateLimiter?.admit(caller, submission.accountId);
-    if (limited !== undefined) return limited;
+    // The running-tasks slot first: a submission it refuses spends no token of the per-second rate.
+    const slot = this.options.runningLimiter?.reserve(caller, submission.accountId);
+    if (slot instanceof RateLimited) return slot;
+    let outcome: AcceptedTask | Rejection | undefined;
+    try {
+      const limited = this.options.rateLimiter?.admit(caller, submission.accountId);
+      outcome = limited ?? (await this.acceptAdmitted(submission));
+      return outcome;
+    } finally {
+      // Only a task published by this submission holds its slot until it ends.
+      if (outcome !== undefined && !(outcome instanceof Rejection) && !outcome.duplicate) {
+        slot?.keep(outcome.reply.trace_id);
+      } else {
+        slot?.release();
+      }
+    }
+  }
 
+  private async acceptAdmitted(submission: Submission): Promise<AcceptedTask | Rejection> {
     let traceId = submission.traceId ?? newTraceId();
     if (submission.idempotencyKey !== undefined) {
       const key = submission.idempotencyKey;

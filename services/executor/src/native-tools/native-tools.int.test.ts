@@ -3,7 +3,13 @@
 import { openNativeProvidersBucket } from '@agentmesh/bus';
 import { Buckets, NativeProviderAnnouncement, newTraceId } from '@agentmesh/protocol';
 import { startTelemetry, taskRootContext, type Telemetry } from '@agentmesh/runtime';
-import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
+import {
+  startNats,
+  startRecallStandIn,
+  waitFor,
+  type NatsServer,
+  type RecallStandIn,
+} from '@agentmesh/testkit';
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -11,7 +17,6 @@ import { context } from '@opentelemetry/api';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { appendixDynamicTool, recallAnswer } from '../__fixtures__/recall-answers.js';
-import { startRecallStandIn, type RecallStandIn } from '../__fixtures__/recall-stand-in.js';
 import { toolSuccess, type TaskAccount } from '../tools/index.js';
 import {
   defineNativeTool,
@@ -124,7 +129,7 @@ describe('recall_actions', () => {
 
   it("asks recall with the task's account headers and trace context, and answers its _dynamic_tools", async () => {
     const tool = appendixDynamicTool('http://127.0.0.1:9/proxy');
-    recall = await startRecallStandIn(nc, () => ({ tools: recallAnswer(tool) }));
+    recall = await startRecallStandIn(nc, () => ({ body: recallAnswer(tool) }));
     const traceId = newTraceId();
     const outcome = await context.with(taskRootContext(traceId), () =>
       recallActionsTool({ nc, timeoutMs: 5_000 }).run(input, ctx()),
@@ -154,7 +159,7 @@ describe('recall_actions', () => {
       code: 'SERVICE_UNAVAILABLE',
       message: 'ontology-query: answered 503',
     };
-    recall = await startRecallStandIn(nc, () => ({ tools: { ...recallAnswer(tool), failures: [failure] } }));
+    recall = await startRecallStandIn(nc, () => ({ body: { ...recallAnswer(tool), failures: [failure] } }));
     const several = {
       kn_id: 'kn_medical',
       at_id: 'generate_treatment_plan',
@@ -170,7 +175,7 @@ describe('recall_actions', () => {
   });
 
   it('when both identity forms or neither are given, the call is refused before recall is asked', async () => {
-    recall = await startRecallStandIn(nc, () => ({ tools: recallAnswer() }));
+    recall = await startRecallStandIn(nc, () => ({ body: recallAnswer() }));
     const tool = recallActionsTool({ nc, timeoutMs: 5_000 });
     const both = await tool.run({ ...input, unique_identities: [{ disease_id: 'd2' }] }, ctx());
     const neither = await tool.run({ kn_id: 'kn', at_id: 'at' }, ctx());
@@ -187,7 +192,7 @@ describe('recall_actions', () => {
   });
 
   it('a task without an account type is asked about as seed 004\'s "user"', async () => {
-    recall = await startRecallStandIn(nc, () => ({ tools: recallAnswer() }));
+    recall = await startRecallStandIn(nc, () => ({ body: recallAnswer() }));
     await recallActionsTool({ nc, timeoutMs: 5_000 }).run(input, ctx({ id: 'acme' }));
 
     expect(recall.requests[0]!.headers).toMatchObject({ 'x-account-type': 'user' });
@@ -241,7 +246,7 @@ describe('recall_actions', () => {
   });
 
   it('a recall answer that is neither tools nor an error is SERVICE_UNAVAILABLE with an excerpt', async () => {
-    recall = await startRecallStandIn(nc, () => ({ tools: { hello: 'world' } }));
+    recall = await startRecallStandIn(nc, () => ({ body: { hello: 'world' } }));
     const outcome = await recallActionsTool({ nc, timeoutMs: 5_000 }).run(input, ctx());
 
     expect(outcome).toMatchObject({
