@@ -29,6 +29,7 @@ import { abortError } from './task-abort.js';
 import { shownToolResult, TaskToolSet, type DynamicToolsChange } from './task-tools.js';
 import { prepareToolCall, toolMessage, withCallIds, type PreparedToolCall } from './tool-call.js';
 import { toolFailure, type ToolOutcome } from './tools/index.js';
+import { addUsage } from './token-usage.js';
 
 /** The model client as the loop uses it (OpenAiChatClient in production). */
 export interface ChatModel {
@@ -254,12 +255,6 @@ function assistantTurn(message: ChatResult['message'], calls: ChatToolCall[]): C
 function errorType(error: unknown): string {
   if (error instanceof LlmError) return error.code;
   return error instanceof Error ? error.name : 'Error';
-}
-
-function addUsage(total: TokenUsage, step: TokenUsage): void {
-  total.prompt_tokens += step.prompt_tokens;
-  total.completion_tokens += step.completion_tokens;
-  total.total_tokens += step.total_tokens;
 }
 
 function aborted(signal: AbortSignal): LoopOutcome {

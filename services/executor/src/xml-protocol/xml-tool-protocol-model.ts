@@ -24,6 +24,7 @@ import { ActionScanner, type ScannedAction } from './action-scanner.js';
 import { actionFormatObservation, observationBlock } from './observation-format.js';
 import { ToolCatalogue } from './tool-catalogue.js';
 import { toXmlConversation } from './xml-conversation.js';
+import { addUsage } from '../token-usage.js';
 
 export interface XmlToolProtocolOptions {
   /** The task's tool definitions; only their source ids are read, to name the tools in ACTION blocks. */
@@ -135,10 +136,4 @@ export class XmlToolProtocolModel implements ChatModel {
     const args = toToolArguments(action.inputs, tool?.parameters);
     return { id: this.#newCallId(), type: 'function', function: { name, arguments: JSON.stringify(args) } };
   }
-}
-
-function addUsage(total: TokenUsage, step: TokenUsage): void {
-  total.prompt_tokens += step.prompt_tokens;
-  total.completion_tokens += step.completion_tokens;
-  total.total_tokens += step.total_tokens;
 }
