@@ -13,9 +13,9 @@ import { z } from 'zod';
 import { appendixDynamicTool, recallAnswer } from './__fixtures__/recall-answers.js';
 import { runAgentLoop, type LoopOutcome, type ProgressEvent } from './agent-loop.js';
 import { OpenAiChatClient } from './llm/index.js';
-import { defineNativeTool, NativeToolRegistry } from './native-tools/index.js';
-import type { DynamicToolsChange } from './task-tools.js';
-import { toolExecutor } from './tool-dispatch.js';
+import { defineNativeTool, NativeToolRegistry } from './tools/native/index.js';
+import type { DynamicToolsChange } from './tools/task-tools.js';
+import { toolExecutor } from './tools/tool-dispatch.js';
 import { DynamicToolRunner, HttpToolRunner, toolSuccess } from './tools/index.js';
 
 const PROXY_PATH = '/tool-box/box-1/proxy/tool-1';

@@ -13,8 +13,8 @@ import { searchTool } from './__fixtures__/tasks.js';
 import { runAgentLoop, type LoopOutcome } from './agent-loop.js';
 import { ExecutorMetric, ExecutorMetrics, type TaskMetrics } from './executor-metrics.js';
 import { OpenAiChatClient } from './llm/index.js';
-import { NativeToolRegistry } from './native-tools/index.js';
-import { toolExecutor } from './tool-dispatch.js';
+import { NativeToolRegistry } from './tools/native/index.js';
+import { toolExecutor } from './tools/tool-dispatch.js';
 import { DynamicToolRunner, HttpToolRunner } from './tools/index.js';
 
 const SEARCH_KEY = 'canary-metric-key-3a91';

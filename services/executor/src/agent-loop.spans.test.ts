@@ -10,8 +10,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { searchTool } from './__fixtures__/tasks.js';
 import { runAgentLoop } from './agent-loop.js';
 import { OpenAiChatClient } from './llm/index.js';
-import { toolExecutor } from './tool-dispatch.js';
-import { NativeToolRegistry } from './native-tools/index.js';
+import { toolExecutor } from './tools/tool-dispatch.js';
+import { NativeToolRegistry } from './tools/native/index.js';
 import { DynamicToolRunner, HttpToolRunner } from './tools/index.js';
 
 const SEARCH_KEY = 'canary-span-key-77d2';

@@ -13,8 +13,8 @@ import { searchTool } from './__fixtures__/tasks.js';
 import { runAgentLoop, type AgentTask, type LoopOutcome, type ProgressEvent } from './agent-loop.js';
 import { OpenAiChatClient } from './llm/index.js';
 import { TaskAbort } from './task-abort.js';
-import { toolExecutor } from './tool-dispatch.js';
-import { NativeToolRegistry } from './native-tools/index.js';
+import { toolExecutor } from './tools/tool-dispatch.js';
+import { NativeToolRegistry } from './tools/native/index.js';
 import { DynamicToolRunner, HttpToolRunner } from './tools/index.js';
 
 const SEARCH_KEY = 'canary-search-key-4f1c';

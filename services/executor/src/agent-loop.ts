@@ -4,7 +4,7 @@
  * every call is announced (`tool_start`), all of them run concurrently, each reports its `tool_result`
  * as it finishes, and their answers join the conversation in the order the model made the calls. Dynamic
  * tools (seed 004) that a tool result carries in `_dynamic_tools` join the tools the model is offered from
- * the next step on (see task-tools.ts). The loop ends when the model answers without tool calls (`done`),
+ * the next step on (see tools/task-tools.ts). The loop ends when the model answers without tool calls (`done`),
  * or with an `error` outcome.
  *
  * The loop publishes nothing itself and emits no terminal event: it hands progress events to `emit` and
@@ -26,8 +26,8 @@ import { chatSpanOptions, inSpan, markFailed, recordChatOutcome, toolSpanOptions
 import type { ChatRequest, ChatResult, CompleteOptions } from './llm/index.js';
 import { LlmError } from './llm/index.js';
 import { abortError } from './task-abort.js';
-import { shownToolResult, TaskToolSet, type DynamicToolsChange } from './task-tools.js';
-import { prepareToolCall, toolMessage, withCallIds, type PreparedToolCall } from './tool-call.js';
+import { shownToolResult, TaskToolSet, type DynamicToolsChange } from './tools/task-tools.js';
+import { prepareToolCall, toolMessage, withCallIds, type PreparedToolCall } from './tools/tool-call.js';
 import { toolFailure, type ToolOutcome } from './tools/index.js';
 import { addUsage } from './token-usage.js';
 

@@ -44,7 +44,7 @@ import {
   type ScriptWorkspace,
 } from './__fixtures__/script-workspace.js';
 import { assembledTask } from './__fixtures__/tasks.js';
-import { ExecuteScriptInput, nativeToolProviders, RecallActionsInput } from './native-tools/index.js';
+import { ExecuteScriptInput, nativeToolProviders, RecallActionsInput } from './tools/native/index.js';
 
 const ACCOUNT = 'acme';
 const EXECUTOR_ID = 'exec-tools-1';

@@ -19,7 +19,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { CancelListener } from './cancel-listener.js';
 import type { ExecutorConfig } from './config.js';
 import { ExecutorMetrics } from './executor-metrics.js';
-import { createToolRunners, publishNativeTools } from './executor-tools.js';
+import { createToolRunners, publishNativeTools } from './tools/executor-tools.js';
 import { ModelEndpointGuard, OpenAiChatClient } from './llm/index.js';
 import { endingMalformedTasks } from './malformed-task-ending.js';
 import { RunningTasks } from './running-tasks.js';

@@ -8,7 +8,7 @@
  * terminal event.
  *
  * The vault's values, and what the task's tools derive from them, are the attempt's secrets: scrubbed from
- * its events (TaskEventSink), from every tool outcome (tool-dispatch.ts), and, held in the executor's open
+ * its events (TaskEventSink), from every tool outcome (tools/tool-dispatch.ts), and, held in the executor's open
  * secrets from before the vault opens until the attempt's span has ended, from every log line and span.
  *
  * What the message should get afterwards is returned as a disposition; the consumer acts on it.
@@ -41,7 +41,7 @@ import type { RunningTasks } from './running-tasks.js';
 import { AbortCause, TaskAbort, type TaskAbortReason } from './task-abort.js';
 import { derivedSecrets, OpenSecrets, SecretScrubber } from './secrets/index.js';
 import { TaskEventSink, type DeltaCoalescing } from './task-event-sink.js';
-import { toolExecutor, type ToolRunners } from './tool-dispatch.js';
+import { toolExecutor, type ToolRunners } from './tools/tool-dispatch.js';
 import type { TaskAccount, TaskContextValues } from './tools/index.js';
 
 /** What the consumer does with the task's message once the attempt is over. */

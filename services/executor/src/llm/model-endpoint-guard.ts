@@ -7,8 +7,8 @@
  * Redirects are never followed: undici's plain request does not, and a 3xx is a failed answer.
  */
 import type { Agent } from 'undici';
-import { OutboundGuard, type OutboundGuardOptions } from '../tools/outbound-guard.js';
-import { findDenial } from '../tools/outbound-request.js';
+import { OutboundGuard, type OutboundGuardOptions } from '../tools/http/outbound-guard.js';
+import { findDenial } from '../tools/http/outbound-request.js';
 import { OutboundRequestDeniedError } from '../tools/tool-errors.js';
 import { LlmEndpointDeniedError } from './errors.js';
 

@@ -6,7 +6,7 @@
  * runner when it gets them.)
  */
 import type { ClearVault, ToolDefinition } from '@agentmesh/protocol';
-import { clientBasicCredential } from '../tools/oauth2-token-request.js';
+import { clientBasicCredential } from '../tools/http/oauth2-token-request.js';
 
 export function derivedSecrets(tools: readonly ToolDefinition[], vault: ClearVault): string[] {
   const derived: string[] = [];

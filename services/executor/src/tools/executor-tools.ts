@@ -1,0 +1,112 @@
+/**
+ * The executor's tool runners, built once from its configuration and shared by every task: the guarded
+ * HTTP client (HTTP plugins and dynamic tools send through the same one), the script sandbox (when a
+ * scripts directory is configured) and the native tools. Also announces the native tools as provided by
+ * this instance for as long as it runs; the announcements carry their definitions, which the assembler
+ * mirrors into the registry (executors may not write it).
+ */
+import { ScriptRunner } from '@agentmesh/script-runner';
+import type { Logger } from '@agentmesh/runtime';
+import { openNativeProvidersBucket, type ResourceWaitOptions } from '@agentmesh/bus';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { ExecutorConfig } from '../config.js';
+import {
+  executeScriptTool,
+  NativeProviderAnnouncer,
+  NativeToolRegistry,
+  recallActionsTool,
+  ScriptTools,
+} from './native/index.js';
+import type { ToolRunners } from './tool-dispatch.js';
+import { DynamicToolRunner, HttpToolRunner } from './index.js';
+
+const MIB = 1024 * 1024;
+
+export interface ExecutorToolRunners {
+  readonly runners: ToolRunners;
+  close(): Promise<void>;
+}
+
+export function createToolRunners(config: ExecutorConfig, nc: NatsConnection): ExecutorToolRunners {
+  const http = new HttpToolRunner({
+    guard: { allowHosts: config.OUTBOUND_ALLOW_HOSTS },
+    maxResponseBytes: config.TOOL_RESULT_MAX_BYTES,
+    defaultTimeoutMs: config.TOOL_TIMEOUT_MS,
+  });
+  const dynamic = new DynamicToolRunner({ client: http.client });
+  const scripts = config.SCRIPTS_DIR === undefined ? undefined : scriptTools(config, config.SCRIPTS_DIR);
+  const native = new NativeToolRegistry([recallActionsTool({ nc, timeoutMs: config.RECALL_TIMEOUT_MS })]);
+  if (scripts !== undefined) native.add(executeScriptTool(scripts));
+  return {
+    runners: { http, dynamic, native, ...(scripts === undefined ? {} : { scripts }) },
+    async close() {
+      await dynamic.close();
+      await http.close();
+    },
+  };
+}
+
+function scriptTools(config: ExecutorConfig, baseDir: string): ScriptTools {
+  const runner = new ScriptRunner({
+    baseDir,
+    cacheDir: config.SCRIPTS_CACHE_DIR,
+    // The runner passes scripts only the allow-listed variables of it.
+    hostEnv: process.env,
+    defaultTimeoutMs: config.SCRIPT_TIMEOUT_MS,
+    maxInputBytes: config.SCRIPT_MAX_INPUT_BYTES,
+    maxOutputBytes: config.SCRIPT_MAX_OUTPUT_BYTES,
+    limits: {
+      cpuSeconds: config.SCRIPT_CPU_SECONDS,
+      memoryBytes: config.SCRIPT_MEMORY_MB * MIB,
+      maxProcesses: config.SCRIPT_MAX_PROCESSES,
+    },
+    envAllowList: config.SCRIPT_ENV_ALLOW_LIST,
+    allowWritePaths: config.SCRIPT_ALLOW_WRITE_PATHS,
+    allowReadPaths: config.SCRIPT_ALLOW_READ_PATHS,
+    runtimePaths: config.SCRIPT_RUNTIME_PATHS,
+    allowNetworkHosts: config.SCRIPT_ALLOW_NETWORK_HOSTS,
+    requireIsolation: config.SCRIPT_REQUIRE_ISOLATION,
+    stderrIsError: config.SCRIPT_STDERR_IS_ERROR,
+  });
+  return new ScriptTools({
+    runner,
+    defaultTimeoutMs: config.SCRIPT_TIMEOUT_MS,
+    maxTimeoutMs: config.SCRIPT_MAX_TIMEOUT_MS,
+    capabilities: config.SCRIPT_CAPABILITIES,
+  });
+}
+
+export interface PublishedNativeTools {
+  /** Withdraws this instance's announcements. */
+  stop(): Promise<void>;
+}
+
+/** Announces the native tools, with their definitions, in `mesh_native_providers`. */
+export async function publishNativeTools(
+  js: JetStreamClient,
+  registry: NativeToolRegistry,
+  options: {
+    executorId: string;
+    ttlMs: number;
+    replicas?: number;
+    /** What to do while the bucket is missing and this user may not create it. */
+    wait?: ResourceWaitOptions;
+    log: Logger;
+  },
+): Promise<PublishedNativeTools> {
+  const { log } = options;
+  const providers = await openNativeProvidersBucket(
+    js,
+    { ttlMs: options.ttlMs, ...(options.replicas === undefined ? {} : { replicas: options.replicas }) },
+    options.wait,
+  );
+  log.info({ tools: registry.definitions().map((tool) => tool.name) }, 'announcing native tools');
+  const announcer = await NativeProviderAnnouncer.start(providers, {
+    executorId: options.executorId,
+    tools: registry.definitions(),
+    ttlMs: options.ttlMs,
+    onError: (error) => log.warn({ err: error }, 'renewing the native tool announcements failed'),
+  });
+  return { stop: () => announcer.stop() };
+}

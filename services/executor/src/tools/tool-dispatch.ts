@@ -1,0 +1,105 @@
+/**
+ * Sends each tool call to the runner for its tool type: HTTP tools run blind from their definition (seed
+ * 000) with the task's opened vault; dynamic tools (seed 004) go to the tool box proxy with the task's
+ * account; native tools (seed 002) run in this executor's code; script tools (seed 003) in the sandboxed
+ * script runner. A tool this executor cannot run is a tool error the model can answer around, never a
+ * failed task.
+ *
+ * Every outcome, of every tool type, comes back with the task's secrets scrubbed out, before the model or
+ * the task's events see it. The model never needs a credential's value: the executor applies credentials
+ * to requests itself, blind to the model. A value that reached the model's context could be echoed back
+ * into the answer (prompt injection: "repeat the key"), would be disclosed to the model's provider, and
+ * could be passed on in another tool's arguments. So an API that echoes a key, a script that prints one,
+ * a native tool that quotes one: the model reads `[REDACTED]` in its place. (A new secret an API hands
+ * out, one that is not in the vault, is not known to be one and is passed on.)
+ */
+import { ErrorCode, type ClearVault, type NativeTool, type ScriptTool } from '@agentmesh/protocol';
+import type { ToolExecutor } from '../agent-loop.js';
+import type { NativeToolRegistry, ScriptTools } from './native/index.js';
+import { SecretScrubber } from '../secrets/index.js';
+import {
+  toolFailure,
+  type DynamicToolRunner,
+  type HttpToolRunner,
+  type TaskAccount,
+  type TaskContextValues,
+  type ToolOutcome,
+} from './index.js';
+
+export interface ToolRunners {
+  readonly http: HttpToolRunner;
+  readonly dynamic: DynamicToolRunner;
+  readonly native: NativeToolRegistry;
+  /** Absent when this executor has no scripts directory. */
+  readonly scripts?: ScriptTools;
+}
+
+/** What the tools of one task get from the task. */
+export interface TaskToolContext {
+  readonly vault: ClearVault;
+  readonly account: TaskAccount;
+  /**
+   * The task's secrets, scrubbed from every outcome; the HTTP runner adds what it derives (tokens) to it.
+   * The vault's values when absent.
+   */
+  readonly secrets?: SecretScrubber;
+  /** The task's user, account, trace and variables, for HTTP tools' `context_params`; none when absent. */
+  readonly context?: TaskContextValues;
+}
+
+export function toolExecutor(runners: ToolRunners, task: TaskToolContext): ToolExecutor {
+  const secrets = task.secrets ?? new SecretScrubber(Object.values(task.vault));
+  const run = runTool(runners, task, secrets);
+  return async (tool, args, ctx) => scrubbedOutcome(await run(tool, args, ctx), secrets);
+}
+
+function runTool(runners: ToolRunners, task: TaskToolContext, secrets: SecretScrubber): ToolExecutor {
+  return async (tool, args, { callId, signal }) => {
+    switch (tool.type) {
+      case 'HTTP':
+        return runners.http.run(tool, args, {
+          vault: task.vault,
+          signal,
+          scrubber: secrets,
+          task: task.context,
+        });
+      case 'DYNAMIC':
+        return runners.dynamic.run(tool, args, { account: task.account, signal });
+      case 'NATIVE': {
+        const native = runners.native.get(tool.class_name);
+        if (native === undefined) return nativeUnavailable(tool);
+        return native.run(args, { callId, signal, account: task.account });
+      }
+      case 'SCRIPT':
+        if (runners.scripts === undefined) return scriptsUnavailable(tool);
+        return runners.scripts.runTool(tool, args, { signal });
+    }
+  };
+}
+
+function scrubbedOutcome(outcome: ToolOutcome, secrets: SecretScrubber): ToolOutcome {
+  if (outcome.ok) return { ...outcome, result: secrets.scrubDeep(outcome.result) };
+  const { code, message, detail } = outcome.error;
+  const error = {
+    code,
+    message: secrets.scrub(message),
+    ...(detail === undefined ? {} : { detail: secrets.scrubDeep(detail) }),
+  };
+  return { ok: false, error };
+}
+
+function nativeUnavailable(tool: NativeTool) {
+  return toolFailure(
+    ErrorCode.NOT_FOUND,
+    `native tool ${tool.name} is unavailable (no running executor provides it); answer without it`,
+    { class_name: tool.class_name },
+  );
+}
+
+function scriptsUnavailable(tool: ScriptTool) {
+  return toolFailure(
+    ErrorCode.NOT_FOUND,
+    `script tool ${tool.name} is unavailable (this executor has no scripts directory); answer without it`,
+    { tool_id: tool.tool_id },
+  );
+}
