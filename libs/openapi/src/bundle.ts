@@ -5,7 +5,7 @@
 // Pure: reading files is the loader's business (see load-document.ts for the Node one).
 
 import { InvalidDocumentError } from './errors.js';
-import { isObject, type JsonObject } from './json.js';
+import { isJsonObject, type JsonObject } from './json.js';
 import { escapePointerToken, parseLocalPointer, pointerFromTokens, valueAtPointer } from './json-pointer.js';
 import { NoteCode, type ConversionNote } from './notes.js';
 import { walkReferences, type WalkContext } from './ref-walker.js';
@@ -38,7 +38,7 @@ interface LoadedFile {
 }
 
 export async function bundleDocument(root: unknown, options: BundleOptions): Promise<BundleResult> {
-  if (!isObject(root))
+  if (!isJsonObject(root))
     throw new InvalidDocumentError('the document is not an object', { type: typeName(root) });
   const entryUri = withoutFragment(options.baseUri);
   const entryFolder = new URL('.', entryUri).href;
@@ -115,7 +115,7 @@ export async function bundleDocument(root: unknown, options: BundleOptions): Pro
         notes.push({ code: NoteCode.UNRESOLVED_REF, message: `"${ref}" points at nothing in ${file.key}` });
         continue;
       }
-      if (isObject(value) || Array.isArray(value)) {
+      if (isJsonObject(value) || Array.isArray(value)) {
         if (queued.has(value)) continue;
         queued.add(value);
       }

@@ -7,7 +7,7 @@ import type { OperationConversion } from './conversion.js';
 import { InvalidDocumentError, OpenApiError, OperationNotFoundError } from './errors.js';
 import { toFunctionName } from '@agentmesh/protocol';
 import { FunctionNameRegistry, operationFunctionName } from './function-name.js';
-import { asNonEmptyString, asString, isObject, type JsonObject } from './json.js';
+import { asNonEmptyString, asString, isJsonObject, type JsonObject } from './json.js';
 import { parseLocalPointer, pointerFromTokens } from './json-pointer.js';
 import { NoteCode, type ConversionNote } from './notes.js';
 import { resolveOptions, type ConversionOptions } from './options.js';
@@ -106,7 +106,7 @@ export function convertDocument(document: unknown, options?: ConversionOptions):
       });
     }
   }
-  const info = isObject(prepared.document.info) ? prepared.document.info : {};
+  const info = isJsonObject(prepared.document.info) ? prepared.document.info : {};
   return {
     title: asString(info.title),
     version: asString(info.version),
@@ -143,7 +143,7 @@ export interface ApiSpecOptions extends ConversionOptions {
  * `components`, optionally `operationId`, `summary`, `method`, `path`), or a whole document.
  */
 export function convertApiSpec(apiSpec: unknown, options: ApiSpecOptions = {}): OperationConversion {
-  if (!isObject(apiSpec)) throw new InvalidDocumentError('api_spec is not an object');
+  if (!isJsonObject(apiSpec)) throw new InvalidDocumentError('api_spec is not an object');
   const { name, operation: selector, ...conversionOptions } = options;
   if (isDocument(apiSpec)) {
     const prepared = prepareDocument(apiSpec);
@@ -192,7 +192,7 @@ export function convertApiSpec(apiSpec: unknown, options: ApiSpecOptions = {}): 
 }
 
 function isDocument(value: JsonObject): boolean {
-  return typeof value.openapi === 'string' || typeof value.swagger === 'string' || isObject(value.paths);
+  return typeof value.openapi === 'string' || typeof value.swagger === 'string' || isJsonObject(value.paths);
 }
 
 function converterContext(resolver: RefResolver, options: ConversionOptions | undefined): ConverterContext {
@@ -224,7 +224,7 @@ function matches(located: LocatedOperation, selector: OperationSelector): boolea
 }
 
 function prepareDocument(input: unknown): PreparedDocument {
-  if (!isObject(input)) throw new InvalidDocumentError('the document is not an object');
+  if (!isJsonObject(input)) throw new InvalidDocumentError('the document is not an object');
   const notes: ConversionNote[] = [];
   let document = input;
   if (isSwagger2(input)) {
@@ -238,10 +238,10 @@ function prepareDocument(input: unknown): PreparedDocument {
   const registry = new FunctionNameRegistry();
   const operations: LocatedOperation[] = [];
   const documentServers = serverUrls(document.servers);
-  for (const [path, rawItem] of Object.entries(isObject(document.paths) ? document.paths : {})) {
+  for (const [path, rawItem] of Object.entries(isJsonObject(document.paths) ? document.paths : {})) {
     const itemPointer = pointerFromTokens(['paths', path]);
     const item = resolver.deref(rawItem);
-    if (!item.ok || !isObject(item.value)) {
+    if (!item.ok || !isJsonObject(item.value)) {
       notes.push({
         code: NoteCode.UNRESOLVED_REF,
         message: `path item ${path} could not be read`,
@@ -255,7 +255,7 @@ function prepareDocument(input: unknown): PreparedDocument {
     for (const method of HTTP_METHODS) {
       if (pathItem[method] === undefined) continue;
       const op = resolver.deref(pathItem[method]);
-      const operation = op.ok && isObject(op.value) ? op.value : {};
+      const operation = op.ok && isJsonObject(op.value) ? op.value : {};
       const operationId = asNonEmptyString(operation.operationId);
       operations.push({
         source: {
@@ -273,7 +273,7 @@ function prepareDocument(input: unknown): PreparedDocument {
         name: registry.claim(operationFunctionName(operationId, method, path)),
         operationId,
         problem: op.ok
-          ? isObject(op.value)
+          ? isJsonObject(op.value)
             ? undefined
             : `${method.toUpperCase()} ${path} is not an object`
           : op.reason,
@@ -286,14 +286,14 @@ function prepareDocument(input: unknown): PreparedDocument {
 /** Server URLs with `{variables}` replaced by their defaults. */
 function serverUrls(servers: unknown): string[] {
   if (!Array.isArray(servers)) return [];
-  return servers.filter(isObject).flatMap((server) => {
+  return servers.filter(isJsonObject).flatMap((server) => {
     const url = asString(server.url);
     if (url === undefined) return [];
-    const variables = isObject(server.variables) ? server.variables : {};
+    const variables = isJsonObject(server.variables) ? server.variables : {};
     return [
       url.replace(/\{([^}]+)\}/g, (whole, name: string) => {
         const variable = variables[name];
-        return isObject(variable) && typeof variable.default === 'string' ? variable.default : whole;
+        return isJsonObject(variable) && typeof variable.default === 'string' ? variable.default : whole;
       }),
     ];
   });

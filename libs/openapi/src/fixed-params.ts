@@ -3,7 +3,7 @@
 // spec cannot be read, names decide: `x-…`, `authorization` and `content-type` are headers, the rest body.
 
 import type { FixedParams } from '@agentmesh/protocol';
-import { asArray, asString, isObject } from './json.js';
+import { asArray, asString, isJsonObject } from './json.js';
 import { RefResolver } from './ref-resolver.js';
 
 export function emptyFixedParams(): FixedParams {
@@ -15,7 +15,7 @@ export function mapParametersBySchema(
   actionParameters: Record<string, unknown>,
   apiSpec: unknown,
 ): FixedParams {
-  if (!isObject(apiSpec) || (apiSpec.parameters !== undefined && !Array.isArray(apiSpec.parameters))) {
+  if (!isJsonObject(apiSpec) || (apiSpec.parameters !== undefined && !Array.isArray(apiSpec.parameters))) {
     return mapParametersByNaming(actionParameters);
   }
   const resolver = new RefResolver(apiSpec);
@@ -24,7 +24,7 @@ export function mapParametersBySchema(
   const headerNames = new Set<string>();
   for (const raw of asArray(apiSpec.parameters)) {
     const deref = resolver.deref(raw);
-    const parameter = deref.ok && isObject(deref.value) ? deref.value : undefined;
+    const parameter = deref.ok && isJsonObject(deref.value) ? deref.value : undefined;
     const name = asString(parameter?.name);
     const location = asString(parameter?.in);
     if (name !== undefined && location !== undefined) locations.set(name, location);

@@ -1,7 +1,7 @@
 // JSON Pointer (RFC 6901) as used in `$ref` fragments: `~1` is `/`, `~0` is `~`, and the fragment
 // itself may be percent-encoded.
 
-import { isObject } from './json.js';
+import { isJsonObject } from './json.js';
 
 export function escapePointerToken(token: string): string {
   return token.replaceAll('~', '~0').replaceAll('/', '~1');
@@ -37,7 +37,7 @@ export function valueAtPointer(root: unknown, tokens: readonly string[]): unknow
     if (Array.isArray(node)) {
       if (!/^(0|[1-9][0-9]*)$/.test(token)) return undefined;
       node = node[Number(token)];
-    } else if (isObject(node)) {
+    } else if (isJsonObject(node)) {
       if (!Object.hasOwn(node, token)) return undefined;
       node = node[token];
     } else {

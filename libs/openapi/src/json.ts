@@ -1,16 +1,13 @@
 // Small helpers for reading untyped JSON/YAML documents safely: OpenAPI input is never trusted to have
 // the shape the specification promises.
 
-import type { JsonObject } from '@agentmesh/protocol';
+import { isJsonObject, type JsonObject } from '@agentmesh/protocol';
 
+export { isJsonObject };
 export type { JsonObject };
 
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 export function asObject(value: unknown): JsonObject | undefined {
-  return isObject(value) ? value : undefined;
+  return isJsonObject(value) ? value : undefined;
 }
 
 export function asArray(value: unknown): unknown[] {
@@ -40,7 +37,7 @@ export function isPrimitive(value: unknown): value is string | number | boolean 
 /** Order-independent equality of two JSON values (used to deduplicate enum values). */
 export function jsonKey(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
-    isObject(v)
+    isJsonObject(v)
       ? Object.fromEntries(
           Object.keys(v)
             .sort()

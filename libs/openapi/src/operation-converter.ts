@@ -11,7 +11,7 @@ import {
   type OperationConversion,
 } from './conversion.js';
 import { finaliseSchema } from './finalise.js';
-import { asArray, asString, isObject, isPrimitive, type JsonObject } from './json.js';
+import { asArray, asString, isJsonObject, isPrimitive, type JsonObject } from './json.js';
 import { isObjectSchema, type FunctionParameters, type JsonSchema } from './json-schema.js';
 import { isFileMediaType } from './media-types.js';
 import { NoteCode, NoteCollector } from './notes.js';
@@ -190,7 +190,7 @@ function bodyPropertyArgument(
   required: boolean,
   body: SelectedBody,
 ): Argument {
-  const encoding = isObject(body.encoding[name]) ? body.encoding[name] : {};
+  const encoding = isJsonObject(body.encoding[name]) ? body.encoding[name] : {};
   const partType = asString(encoding.contentType);
   let schema = property;
   let file = isFileSchema(property);
@@ -334,7 +334,7 @@ function operationDescription(
 function readSecurity(raw: unknown): Array<Record<string, string[]>> | undefined {
   if (!Array.isArray(raw)) return undefined;
   return raw
-    .filter(isObject)
+    .filter(isJsonObject)
     .map((requirement) =>
       Object.fromEntries(
         Object.entries(requirement).map(([scheme, scopes]) => [

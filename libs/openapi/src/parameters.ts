@@ -2,7 +2,7 @@
 // (the operation's win, matched by name + location), defaults of style/explode filled in as OpenAPI
 // defines them, and the parameters OpenAPI says to ignore left out with a note.
 
-import { asNonEmptyString, asString, isObject, type JsonObject } from './json.js';
+import { asNonEmptyString, asString, isJsonObject, type JsonObject } from './json.js';
 import { NoteCode, type NoteCollector } from './notes.js';
 import type { RefResolver } from './ref-resolver.js';
 import { pickMediaType } from './media-types.js';
@@ -80,7 +80,7 @@ function readParameter(
   }
   const parameter = deref.value;
   const where = deref.pointer ?? source;
-  if (!isObject(parameter)) {
+  if (!isJsonObject(parameter)) {
     notes.add(NoteCode.INVALID_INPUT, 'a parameter is not an object and was ignored', where);
     return undefined;
   }
@@ -122,10 +122,10 @@ function readParameter(
 
 function parameterSchema(parameter: JsonObject): { schema: unknown; contentType: string | undefined } {
   if (parameter.schema !== undefined) return { schema: parameter.schema, contentType: undefined };
-  if (isObject(parameter.content)) {
+  if (isJsonObject(parameter.content)) {
     const picked = pickMediaType(Object.keys(parameter.content));
     const media = picked === undefined ? undefined : parameter.content[picked];
-    if (picked !== undefined && isObject(media)) return { schema: media.schema, contentType: picked };
+    if (picked !== undefined && isJsonObject(media)) return { schema: media.schema, contentType: picked };
   }
   return { schema: undefined, contentType: undefined };
 }

@@ -3,7 +3,7 @@
 // schema never depends on which operation met it first. Found with Tarjan's algorithm, without recursion,
 // over references read lazily: only the part of the document reached from the refs asked about is walked.
 
-import { isObject } from './json.js';
+import { isJsonObject } from './json.js';
 import type { RefResolver } from './ref-resolver.js';
 
 // Values that are data, not schemas: a `$ref` inside them names nothing.
@@ -83,7 +83,7 @@ export class RecursiveRefs {
         pending.push(...node);
         continue;
       }
-      if (!isObject(node)) continue;
+      if (!isJsonObject(node)) continue;
       // `$ref: "#"` and `$recursiveRef` name the resource they sit in: this one.
       if (node.$ref === '#' || typeof node.$recursiveRef === 'string') found.add(key);
       else if (typeof node.$ref === 'string') {

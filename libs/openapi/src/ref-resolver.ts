@@ -2,7 +2,7 @@
 // escapes) against one document, memoising every pointer. External references must have been bundled
 // into the document first (see bundle.ts); here they are reported as unresolved, never fetched.
 
-import { isObject } from './json.js';
+import { isJsonObject } from './json.js';
 import { parseLocalPointer, pointerFromTokens, valueAtPointer } from './json-pointer.js';
 
 export type RefResolution =
@@ -37,7 +37,7 @@ export class RefResolver {
     let current = node;
     let pointer: string | undefined;
     for (let hops = 0; hops < MAX_REF_CHAIN; hops++) {
-      if (!isObject(current) || typeof current.$ref !== 'string')
+      if (!isJsonObject(current) || typeof current.$ref !== 'string')
         return { ok: true, value: current, pointer };
       const resolution = this.resolve(current.$ref);
       if (!resolution.ok) return { ok: false, reason: resolution.reason, ref: current.$ref };

@@ -2,7 +2,7 @@
 // and only there: example values, defaults, enums, consts and `x-` extensions are data, so a `$ref` key
 // inside them is left alone (GitHub's SCIM examples and DigitalOcean's examples contain such keys).
 
-import { isObject, type JsonObject } from './json.js';
+import { isJsonObject, type JsonObject } from './json.js';
 
 // Keys whose value is a map from names to nodes: their keys are names, never keywords, so a property
 // called `example` or `x-id` is still walked.
@@ -54,7 +54,7 @@ export function walkReferences(
       for (const item of node) stack.push([item, 'node']);
       continue;
     }
-    if (!isObject(node) || seen.has(node)) continue;
+    if (!isJsonObject(node) || seen.has(node)) continue;
     seen.add(node);
     if (context === 'namedMap' || context === 'exampleMap') {
       // A whole map given as a reference (DigitalOcean writes `properties: {$ref: attributes.yml#/x}`).
@@ -69,10 +69,10 @@ export function walkReferences(
       if (context === 'exampleObject' && key === 'value') continue;
       if (key === 'examples') {
         // Schema `examples` is an array of values (data); media-type `examples` maps names to Example Objects.
-        if (isObject(value)) stack.push([value, 'exampleMap']);
+        if (isJsonObject(value)) stack.push([value, 'exampleMap']);
         continue;
       }
-      stack.push([value, NAMED_MAP_KEYS.has(key) && isObject(value) ? 'namedMap' : 'node']);
+      stack.push([value, NAMED_MAP_KEYS.has(key) && isJsonObject(value) ? 'namedMap' : 'node']);
     }
   }
 }

@@ -2,7 +2,7 @@
 // preferred, the choice recorded as a note) and its schema and per-property encoding.
 
 import type { BodyKind } from './conversion.js';
-import { asString, isObject, type JsonObject } from './json.js';
+import { asString, isJsonObject, type JsonObject } from './json.js';
 import { bodyKindOf, pickMediaType } from './media-types.js';
 import { NoteCode, type NoteCollector } from './notes.js';
 import type { RefResolver } from './ref-resolver.js';
@@ -32,7 +32,7 @@ export function selectRequestBody(
   }
   const body = deref.value;
   const where = deref.pointer ?? source;
-  if (!isObject(body) || !isObject(body.content)) {
+  if (!isJsonObject(body) || !isJsonObject(body.content)) {
     notes.add(NoteCode.INVALID_INPUT, 'the request body has no `content` map and was ignored', where);
     return undefined;
   }
@@ -47,12 +47,12 @@ export function selectRequestBody(
       where,
     );
   }
-  const media = isObject(body.content[contentType]) ? body.content[contentType] : {};
+  const media = isJsonObject(body.content[contentType]) ? body.content[contentType] : {};
   return {
     contentType,
     kind: bodyKindOf(contentType, media.schema !== undefined),
     schema: media.schema,
-    encoding: isObject(media.encoding) ? media.encoding : {},
+    encoding: isJsonObject(media.encoding) ? media.encoding : {},
     required: body.required === true,
     description: asString(body.description),
   };

@@ -13,7 +13,7 @@ import {
 } from './conversion.js';
 import { InvalidArgumentsError } from './errors.js';
 import type { FixedParams } from '@agentmesh/protocol';
-import { isObject, type JsonObject } from './json.js';
+import { isJsonObject, type JsonObject } from './json.js';
 import {
   scalarText,
   queryString,
@@ -84,7 +84,7 @@ export function buildRequestParts(
   args: unknown,
   options: BuildRequestOptions = {},
 ): RequestParts {
-  if (args !== undefined && args !== null && !isObject(args)) {
+  if (args !== undefined && args !== null && !isJsonObject(args)) {
     throw new InvalidArgumentsError('tool arguments must be a JSON object', { received: typeof args });
   }
   const given = pruneAbsentNulls(args ?? {}, conversion.nullAsAbsent);
@@ -224,8 +224,8 @@ function buildBody(
     if (wholeBody === undefined) {
       return fields.length > 0 && binding.kind === BodyKind.JSON ? jsonBody(extra) : undefined;
     }
-    const value = isObject(wholeBody.value) ? { ...extra, ...wholeBody.value } : wholeBody.value;
-    if (!isObject(wholeBody.value)) ignored.push(...Object.keys(extra));
+    const value = isJsonObject(wholeBody.value) ? { ...extra, ...wholeBody.value } : wholeBody.value;
+    if (!isJsonObject(wholeBody.value)) ignored.push(...Object.keys(extra));
     return wholeValueBody(binding.kind, value);
   }
   if (fields.length === 0 && !binding.required) return undefined;
@@ -250,7 +250,7 @@ function wholeValueBody(kind: string, value: unknown): RequestBody {
     case BodyKind.BINARY:
       return { kind: 'binary', bytes: decodeBinary(scalarText(value)).bytes };
     case BodyKind.FORM: {
-      const pairs = isObject(value)
+      const pairs = isJsonObject(value)
         ? Object.entries(value).flatMap(([k, v]) => serialiseFormField(k, v, 'form', true))
         : [];
       return { kind: 'form', fields: pairs, text: new URLSearchParams(pairs).toString() };
@@ -258,7 +258,7 @@ function wholeValueBody(kind: string, value: unknown): RequestBody {
     case BodyKind.MULTIPART:
       return {
         kind: 'multipart',
-        parts: isObject(value)
+        parts: isJsonObject(value)
           ? Object.entries(value).flatMap(([name, v]) =>
               multipartParts({ binding: { in: 'body', name }, value: v }),
             )
@@ -335,7 +335,7 @@ function prune(value: unknown, at: NullAsAbsent, defs: Record<string, NullAsAbse
   // A `$ref` position (recursive types) reads its tree from the root's `defs`.
   const tree = at.def !== undefined ? (defs[at.def] ?? {}) : at;
   if (Array.isArray(value)) return tree.items ? value.map((item) => prune(item, tree.items!, defs)) : value;
-  if (!isObject(value) || !tree.properties) return value;
+  if (!isJsonObject(value) || !tree.properties) return value;
   const out: JsonObject = {};
   for (const [key, item] of Object.entries(value)) {
     const child = tree.properties[key];

@@ -8,7 +8,7 @@ import {
   asFiniteNumber,
   asNonNegativeInteger,
   asString,
-  isObject,
+  isJsonObject,
   isPrimitive,
   uniqueJsonValues,
   type JsonObject,
@@ -68,7 +68,7 @@ export function convertKeywords(schema: JsonObject, depth: number, host: Keyword
   if (description !== undefined) out.description = description;
 
   const declared = host.resolveMap(schema.properties);
-  if (isObject(declared)) {
+  if (isJsonObject(declared)) {
     const properties: Record<string, JsonSchema> = {};
     for (const [name, child] of Object.entries(declared)) {
       const converted = host.node(child, depth + 1);
@@ -83,11 +83,11 @@ export function convertKeywords(schema: JsonObject, depth: number, host: Keyword
 
   if (typeof schema.additionalProperties === 'boolean') {
     out.additionalProperties = schema.additionalProperties;
-  } else if (isObject(schema.additionalProperties)) {
+  } else if (isJsonObject(schema.additionalProperties)) {
     out.additionalProperties = host.node(schema.additionalProperties, depth + 1);
   }
 
-  if (isObject(schema.items) || schema.items === true) {
+  if (isJsonObject(schema.items) || schema.items === true) {
     out.items = host.node(schema.items, depth + 1);
   } else if (Array.isArray(schema.items) && schema.items.length > 0) {
     host.note(
@@ -122,7 +122,7 @@ export function convertKeywords(schema: JsonObject, depth: number, host: Keyword
     if (Array.isArray(schema.oneOf) && Array.isArray(schema.anyOf)) {
       host.note(NoteCode.UNION_SIMPLIFIED, 'oneOf and anyOf on one schema were read as one union');
     }
-    const discriminator = isObject(schema.discriminator)
+    const discriminator = isJsonObject(schema.discriminator)
       ? asString(schema.discriminator.propertyName)
       : undefined;
     out = applyUnion(
@@ -318,12 +318,12 @@ function ecmaPattern(pattern: string): string | undefined {
  * the target's type and the start of its description, and accepts any content of that type.
  */
 export function stubFor(target: unknown, reason: string): JsonSchema {
-  const schema = isObject(target) ? target : {};
+  const schema = isJsonObject(target) ? target : {};
   const rawTypes = Array.isArray(schema.type) ? schema.type : [schema.type];
   let types = rawTypes.filter((type): type is JsonSchemaType =>
     JSON_SCHEMA_TYPES.includes(type as JsonSchemaType),
   );
-  if (types.length === 0 && isObject(schema.properties)) types = ['object'];
+  if (types.length === 0 && isJsonObject(schema.properties)) types = ['object'];
   if (types.length === 0 && schema.items !== undefined) types = ['array'];
   const summary = asString(schema.description)?.split(/(?<=\.)\s/)[0];
   const description = joinSentences(summary ? boundText(summary, 200).text : undefined, reason);

@@ -10,7 +10,7 @@
 // limit hit, no ref of the current path inside it, enough depth and size left), so results never depend
 // on which operation was converted first.
 
-import { asString, isObject, type JsonObject } from './json.js';
+import { asString, isJsonObject, type JsonObject } from './json.js';
 import { parseLocalPointer } from './json-pointer.js';
 import { makeNullable, type JsonSchema } from './json-schema.js';
 import { convertKeywords, stubFor } from './schema-keywords.js';
@@ -171,7 +171,7 @@ export class SchemaNormaliser {
       truncated: false,
       deepest: depth,
       refs: new Set([key]),
-      anchored: isObject(value) && value.$recursiveAnchor === true,
+      anchored: isJsonObject(value) && value.$recursiveAnchor === true,
       defKeys: new Set(),
     };
   }
@@ -205,8 +205,8 @@ export class SchemaNormaliser {
       this.note(limit.code, limit.note);
       return stubFor(this.targetOf(schema), limit.stub);
     }
-    if (schema === true || (isObject(schema) && Object.keys(schema).length === 0)) return {};
-    if (!isObject(schema)) {
+    if (schema === true || (isJsonObject(schema) && Object.keys(schema).length === 0)) return {};
+    if (!isJsonObject(schema)) {
       const shown = Array.isArray(schema) ? 'a list' : JSON.stringify(schema)?.slice(0, 80);
       this.note(NoteCode.INVALID_INPUT, `a schema was ${shown}, not an object; any value is accepted`);
       return {};
@@ -410,7 +410,8 @@ export class SchemaNormaliser {
   }
 
   resolveMap(value: unknown): unknown {
-    if (!isObject(value) || typeof value.$ref !== 'string' || Object.keys(value).length !== 1) return value;
+    if (!isJsonObject(value) || typeof value.$ref !== 'string' || Object.keys(value).length !== 1)
+      return value;
     const deref = this.resolver.deref(value);
     if (deref.ok) return deref.value;
     this.note(NoteCode.UNRESOLVED_REF, deref.reason);
@@ -419,7 +420,7 @@ export class SchemaNormaliser {
 
   /** The schema a possibly-`$ref` node stands for, for describing stubs. */
   private targetOf(schema: unknown): unknown {
-    const ref = isObject(schema) ? asString(schema.$ref) : undefined;
+    const ref = isJsonObject(schema) ? asString(schema.$ref) : undefined;
     if (ref === undefined) return schema;
     const resolution = this.resolver.resolve(ref);
     return resolution.ok ? resolution.value : schema;

@@ -3,7 +3,7 @@
 // client-credentials flow → oauth2 (token URL + scopes). The suggested config uses seed 000 / protocol
 // field names; credential names are proposals the caller may rename (the user stores those keys).
 
-import { asNonEmptyString, asString, isObject, type JsonObject } from './json.js';
+import { asNonEmptyString, asString, isJsonObject, type JsonObject } from './json.js';
 
 export type SuggestedAuthConfig =
   | {
@@ -46,12 +46,12 @@ export function summariseSecuritySchemes(
   document: unknown,
   options: SecuritySummaryOptions = {},
 ): SecuritySchemeSummary[] {
-  if (!isObject(document)) return [];
-  const components = isObject(document.components) ? document.components : {};
-  const schemes = isObject(components.securitySchemes) ? components.securitySchemes : {};
+  if (!isJsonObject(document)) return [];
+  const components = isJsonObject(document.components) ? document.components : {};
+  const schemes = isJsonObject(components.securitySchemes) ? components.securitySchemes : {};
   const baseUrl = firstServerUrl(document);
   return Object.entries(schemes)
-    .filter((entry): entry is [string, JsonObject] => isObject(entry[1]))
+    .filter((entry): entry is [string, JsonObject] => isJsonObject(entry[1]))
     .map(([name, scheme]) =>
       summarise(name, scheme, credentialStem(options.credentialPrefix ?? '', name), baseUrl),
     );
@@ -103,8 +103,8 @@ function summarise(
     return unsupported(`HTTP authentication scheme "${String(scheme.scheme)}" is not supported`);
   }
   if (schemeType === 'oauth2') {
-    const flows = isObject(scheme.flows) ? scheme.flows : {};
-    const flow = isObject(flows.clientCredentials) ? flows.clientCredentials : undefined;
+    const flows = isJsonObject(scheme.flows) ? scheme.flows : {};
+    const flow = isJsonObject(flows.clientCredentials) ? flows.clientCredentials : undefined;
     if (!flow) {
       const offered = Object.keys(flows).join(', ') || 'none';
       return unsupported(
@@ -122,7 +122,7 @@ function summarise(
           token_url: tokenUrl,
           client_id_source: clientId,
           client_secret_source: clientSecret,
-          scopes: Object.keys(isObject(flow.scopes) ? flow.scopes : {}),
+          scopes: Object.keys(isJsonObject(flow.scopes) ? flow.scopes : {}),
         },
       },
       [clientId, clientSecret],
@@ -144,7 +144,7 @@ function credentialStem(prefix: string, name: string): string {
 function firstServerUrl(document: JsonObject): string | undefined {
   const servers = Array.isArray(document.servers) ? document.servers : [];
   const first: unknown = servers[0];
-  return isObject(first) ? asString(first.url) : undefined;
+  return isJsonObject(first) ? asString(first.url) : undefined;
 }
 
 function absoluteUrl(url: string | undefined, base: string | undefined): string | undefined {

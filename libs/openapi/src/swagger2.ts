@@ -3,7 +3,7 @@
 // `collectionFormat` a style/explode pair, `definitions` `components.schemas` (refs rewritten),
 // `securityDefinitions` security schemes, `host` + `basePath` + `schemes` servers.
 
-import { asArray, asNonEmptyString, asString, isObject, type JsonObject } from './json.js';
+import { asArray, asNonEmptyString, asString, isJsonObject, type JsonObject } from './json.js';
 import { NoteCode, type ConversionNote } from './notes.js';
 import { RefResolver } from './ref-resolver.js';
 import { walkReferences } from './ref-walker.js';
@@ -39,7 +39,7 @@ export interface Swagger2Conversion {
 }
 
 export function isSwagger2(document: unknown): document is JsonObject {
-  return isObject(document) && typeof document.swagger === 'string' && document.swagger.startsWith('2');
+  return isJsonObject(document) && typeof document.swagger === 'string' && document.swagger.startsWith('2');
 }
 
 export function swagger2ToOpenApi3(input: JsonObject): Swagger2Conversion {
@@ -50,14 +50,14 @@ export function swagger2ToOpenApi3(input: JsonObject): Swagger2Conversion {
   const globalConsumes = asArray(swagger.consumes).filter((t): t is string => typeof t === 'string');
   const globalProduces = asArray(swagger.produces).filter((t): t is string => typeof t === 'string');
   const paths: JsonObject = {};
-  for (const [path, rawItem] of Object.entries(isObject(swagger.paths) ? swagger.paths : {})) {
+  for (const [path, rawItem] of Object.entries(isJsonObject(swagger.paths) ? swagger.paths : {})) {
     const item = resolver.deref(rawItem);
-    if (!item.ok || !isObject(item.value)) continue;
+    if (!item.ok || !isJsonObject(item.value)) continue;
     const pathItem = item.value;
     const converted: JsonObject = {};
     for (const method of HTTP_METHODS) {
       const operation = pathItem[method];
-      if (!isObject(operation)) continue;
+      if (!isJsonObject(operation)) continue;
       converted[method] = convertOperation(operation, pathItem.parameters, {
         resolver,
         consumes: stringList(operation.consumes) ?? globalConsumes,
@@ -70,11 +70,11 @@ export function swagger2ToOpenApi3(input: JsonObject): Swagger2Conversion {
   }
   const document: JsonObject = {
     openapi: '3.0.3',
-    info: isObject(swagger.info) ? swagger.info : { title: 'API', version: '0' },
+    info: isJsonObject(swagger.info) ? swagger.info : { title: 'API', version: '0' },
     servers: servers(swagger),
     paths,
     components: {
-      schemas: isObject(swagger.definitions) ? swagger.definitions : {},
+      schemas: isJsonObject(swagger.definitions) ? swagger.definitions : {},
       responses: convertResponses(swagger.responses, globalProduces),
       securitySchemes: securitySchemes(swagger.securityDefinitions),
     },
@@ -108,7 +108,9 @@ export function upgradeSwagger2Operation(operation: JsonObject, root: unknown): 
 export function hasSwagger2Parameters(operation: JsonObject, resolver: RefResolver): boolean {
   return asArray(operation.parameters).some((raw) => {
     const deref = resolver.deref(raw);
-    return deref.ok && isObject(deref.value) && (deref.value.in === 'body' || deref.value.in === 'formData');
+    return (
+      deref.ok && isJsonObject(deref.value) && (deref.value.in === 'body' || deref.value.in === 'formData')
+    );
   });
 }
 
@@ -124,7 +126,7 @@ function convertOperation(operation: JsonObject, pathParameters: unknown, ctx: O
   const merged = new Map<string, JsonObject>();
   for (const raw of [...asArray(pathParameters), ...asArray(operation.parameters)]) {
     const deref = ctx.resolver.deref(raw);
-    if (!deref.ok || !isObject(deref.value)) {
+    if (!deref.ok || !isJsonObject(deref.value)) {
       ctx.notes.push({
         code: NoteCode.UNRESOLVED_REF,
         message: `${ctx.where}: a parameter could not be resolved`,
@@ -198,7 +200,7 @@ function formRequest(fields: readonly JsonObject[], ctx: OperationContext): Json
     const name = asNonEmptyString(field.name);
     if (name === undefined) continue;
     const converted = convertParameter(field, ctx);
-    const schema = isObject(converted.schema) ? { ...converted.schema } : {};
+    const schema = isJsonObject(converted.schema) ? { ...converted.schema } : {};
     if (field.description !== undefined) schema.description = field.description;
     properties[name] = schema;
     if (field.required === true) required.push(name);
@@ -217,8 +219,8 @@ function formRequest(fields: readonly JsonObject[], ctx: OperationContext): Json
 
 function convertResponses(responses: unknown, produces: readonly string[]): JsonObject {
   const out: JsonObject = {};
-  for (const [status, response] of Object.entries(isObject(responses) ? responses : {})) {
-    if (!isObject(response)) continue;
+  for (const [status, response] of Object.entries(isJsonObject(responses) ? responses : {})) {
+    if (!isJsonObject(response)) continue;
     if (typeof response.$ref === 'string') {
       out[status] = { $ref: response.$ref };
       continue;
@@ -243,8 +245,8 @@ function servers(swagger: JsonObject): JsonObject[] {
 
 function securitySchemes(definitions: unknown): JsonObject {
   const out: JsonObject = {};
-  for (const [name, definition] of Object.entries(isObject(definitions) ? definitions : {})) {
-    if (!isObject(definition)) continue;
+  for (const [name, definition] of Object.entries(isJsonObject(definitions) ? definitions : {})) {
+    if (!isJsonObject(definition)) continue;
     const description = definition.description !== undefined ? { description: definition.description } : {};
     if (definition.type === 'basic') out[name] = { type: 'http', scheme: 'basic', ...description };
     else if (definition.type === 'apiKey')
@@ -256,7 +258,7 @@ function securitySchemes(definitions: unknown): JsonObject {
 }
 
 function oauthFlows(definition: JsonObject): JsonObject {
-  const scopes = isObject(definition.scopes) ? definition.scopes : {};
+  const scopes = isJsonObject(definition.scopes) ? definition.scopes : {};
   const { authorizationUrl, tokenUrl } = definition;
   switch (definition.flow) {
     case 'implicit':

@@ -136,7 +136,13 @@ export type { JsonSchemaDocument } from './json-schemas.js';
 
 // ---- tools ----
 
-export { JsonSchema, JsonSchemaObject, JsonObject, emptyParameters } from './tools/json-schema.js';
+export {
+  JsonSchema,
+  JsonSchemaObject,
+  JsonObject,
+  emptyParameters,
+  isJsonObject,
+} from './tools/json-schema.js';
 export { FunctionName, FUNCTION_NAME_PATTERN, FUNCTION_NAME_MAX_LENGTH } from './tools/function-name.js';
 export { isFunctionName, toFunctionName } from './tools/function-name.js';
 export {

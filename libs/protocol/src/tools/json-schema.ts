@@ -22,3 +22,8 @@ export function emptyParameters(): JsonSchemaObject {
 /** An arbitrary JSON object (variables, OpenAPI documents, fixed parameters). */
 export const JsonObject = z.record(z.string(), z.unknown());
 export type JsonObject = z.infer<typeof JsonObject>;
+
+/** Whether an untyped value is a JSON object (not null, not an array): the one such check of the mesh. */
+export function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

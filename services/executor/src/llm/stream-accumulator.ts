@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ChatToolCall, TokenUsage } from '@agentmesh/protocol';
 import type { AssistantReply, FinishReason } from './chat-types.js';
-import { isJsonObject } from '../json-object.js';
+import { isJsonObject } from '@agentmesh/protocol';
 
 /** The chunk is not what an OpenAI-compatible server sends. */
 export class MalformedChunkError extends Error {

@@ -7,7 +7,7 @@
  * missing from the schema, or a schema without `type`), only text that looks like an object or array is parsed.
  */
 import type { ActionInput } from './action-parser.js';
-import { isJsonObject } from '../json-object.js';
+import { isJsonObject } from '@agentmesh/protocol';
 
 type JsonSchema = Readonly<Record<string, unknown>>;
 

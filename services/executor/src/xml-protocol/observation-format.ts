@@ -5,7 +5,7 @@
  * `{"error": {code, message, detail?}}`.
  */
 import { ErrorCodeSchema, type ToolError } from '@agentmesh/protocol';
-import { isJsonObject } from '../json-object.js';
+import { isJsonObject } from '@agentmesh/protocol';
 
 /** The error type of an ACTION block the adapter could not read (seed 003 names error types this way). */
 export const ACTION_FORMAT_ERROR = 'ActionFormatError';
