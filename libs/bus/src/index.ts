@@ -72,6 +72,8 @@ export type { RegistryBucket } from './registry/scoped-registry-view.js';
 export { LiveDefinitions, startLiveAgents, startLiveTools } from './registry/live-definitions.js';
 export type { LiveDefinitionsOptions } from './registry/live-definitions.js';
 export { migrateLegacyRegistryEntries } from './registry/legacy-registry-migration.js';
+export { copyLegacyToolBucket } from './registry/legacy-tool-bucket.js';
+export type { LegacyToolBucketReport } from './registry/legacy-tool-bucket.js';
 export type { LegacyMigrationReport } from './registry/legacy-registry-migration.js';
 export { TaskStatusStore } from './stores/task-status-store.js';
 export type { VersionedTaskStatus } from './stores/task-status-store.js';

@@ -163,7 +163,7 @@ export async function ensureMeshStreams(
 
 export interface MeshBuckets {
   agents: KV;
-  plugins: KV;
+  tools: KV;
   credentials: KV;
   tasks: KV;
   idempotency: KV;
@@ -179,7 +179,7 @@ interface BucketSettings {
 function meshBucketSettings(options: MeshResourceOptions): Record<MeshBucketName, [Bucket, BucketSettings]> {
   return {
     agents: [Buckets.AGENTS, { history: 5 }],
-    plugins: [Buckets.PLUGINS, { history: 5 }],
+    tools: [Buckets.TOOLS, { history: 5 }],
     credentials: [Buckets.CREDENTIALS, {}],
     tasks: [Buckets.TASKS, { ttl: options.taskRetentionMs ?? DEFAULT_TASK_RETENTION_MS }],
     idempotency: [Buckets.IDEMPOTENCY, { ttl: options.idempotencyTtlMs ?? DAY_MS }],
@@ -189,7 +189,7 @@ function meshBucketSettings(options: MeshResourceOptions): Record<MeshBucketName
 
 const ALL_MESH_BUCKETS: readonly MeshBucketName[] = [
   'agents',
-  'plugins',
+  'tools',
   'credentials',
   'tasks',
   'idempotency',

@@ -24,7 +24,7 @@ export {
 export { WorkflowId, UserId, UserIdInput, IdempotencyKey, IsoDateTime } from './ids.js';
 
 export { AccountId, isAccountId, InvalidSubjectTokenError } from './names.js';
-export { Subjects, Streams, Consumers, Services, Buckets, Wildcards } from './names.js';
+export { Subjects, Streams, Consumers, Services, Buckets, LegacyBuckets, Wildcards } from './names.js';
 export { taskReceivedSubject, taskAssembledSubject, taskEventsSubject, cancelSubject } from './names.js';
 export { accountEventsWildcard, parseTaskSubject, parseEventsSubject, parseCancelSubject } from './names.js';
 export { accountSubmitSubject, parseSubmitSubject, taskKey } from './names.js';

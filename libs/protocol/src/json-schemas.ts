@@ -87,7 +87,7 @@ const ENTRIES: Readonly<Record<string, SchemaEntry>> = {
   },
   'tool-definition.json': {
     title: 'ToolDefinition',
-    description: 'Canonical tool definition of the mesh (KV mesh_plugins, assembled tasks).',
+    description: 'Canonical tool definition of the mesh (KV mesh_tools, assembled tasks).',
     schema: ToolDefinition,
     io: 'input',
   },

@@ -51,10 +51,10 @@ describe('NATS names', () => {
       'mesh_credentials',
       'mesh_idempotency',
       'mesh_native_providers',
-      'mesh_plugins',
       'mesh_recall_actions',
       'mesh_recall_tools',
       'mesh_tasks',
+      'mesh_tools',
     ]);
   });
 

@@ -67,9 +67,16 @@ export const Services = {
   RECALL: { name: 'recall', subject: 'mesh.recall.actions' },
 } as const;
 
+/** Buckets of earlier releases, read once to carry their entries over; nothing writes them any more. */
+export const LegacyBuckets = {
+  /** What `mesh_tools` was called; the gateway copies its entries over at start. */
+  PLUGINS: 'mesh_plugins',
+} as const;
+
 export const Buckets = {
   AGENTS: 'mesh_agents',
-  PLUGINS: 'mesh_plugins',
+  /** Tool definitions of every kind (the registry was first called plugins; see LegacyBuckets). */
+  TOOLS: 'mesh_tools',
   CREDENTIALS: 'mesh_credentials',
   TASKS: 'mesh_tasks',
   /** `<account>.<sha256(idempotency key)>` → trace_id; created atomically, expires after a day. */

@@ -1,7 +1,7 @@
 // What a running executor says about the native tools it provides, in KV `mesh_native_providers` under
 // `<class_name>.<instance>`: the class, who provides it, when it said so, and the definitions of the tools
 // the class implements (code is their source of truth, seed 002). The assembler mirrors those definitions
-// into the shared catalogue of `mesh_plugins`; executors themselves cannot write the registry.
+// into the shared catalogue of `mesh_tools`; executors themselves cannot write the registry.
 import { z } from 'zod';
 import { IsoDateTime } from './ids.js';
 import { NativeTool, type ToolDefinition } from './tools/canonical.js';

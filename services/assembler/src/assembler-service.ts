@@ -55,12 +55,12 @@ export async function startAssembler({
     {
       replicas: config.NATS_REPLICAS,
       taskRetentionMs: config.TASK_RETENTION_MS,
-      only: ['agents', 'plugins', 'credentials', 'tasks'],
+      only: ['agents', 'tools', 'credentials', 'tasks'],
     },
     wait,
   );
 
-  const shared = scopedRegistryView(buckets.plugins, SHARED_CATALOGUE);
+  const shared = scopedRegistryView(buckets.tools, SHARED_CATALOGUE);
   const toolFiles = await keepToolFilesInRegistry(config, log, shared);
   const nativeTools = await followNativeProviders(
     await openNativeProvidersBucket(js, { replicas: config.NATS_REPLICAS }, wait),
@@ -99,7 +99,7 @@ export async function startAssembler({
       onLookup: metrics.lookupsOf(LookupRegistry.AGENTS),
     });
     sources.push(agents);
-    const tools = await startLiveTools(buckets.plugins, {
+    const tools = await startLiveTools(buckets.tools, {
       maxEntries: config.TOOL_CACHE_MAX_ENTRIES,
       connection: nc,
       onEvent: logMirrorEvent(log, 'tools'),

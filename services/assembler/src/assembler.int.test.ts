@@ -112,7 +112,7 @@ beforeAll(async () => {
   jsm = await jetstreamManager(client);
   await ensureMeshStreams(jsm);
   const buckets = await openMeshBuckets(js);
-  plugins = new ToolStore(buckets.plugins);
+  plugins = new ToolStore(buckets.tools);
   agents = new AgentStore(buckets.agents);
   credentials = new CredentialStore(buckets.credentials, { current: masterKey });
   statuses = new TaskStatusStore(buckets.tasks);
@@ -400,7 +400,7 @@ describe('the assembler on NATS', () => {
     });
   });
 
-  it('a tool stored in mesh_plugins after start is usable by the next task without a restart', async () => {
+  it('a tool stored in mesh_tools after start is usable by the next task without a restart', async () => {
     await plugins.put(SHARED_CATALOGUE, weatherTool());
     await agents.put(SHARED_CATALOGUE, qichachaAgent({ workflow_id: 'weather_bot', tools: ['get_weather'] }));
     await credentials.put(ACCOUNT, USER, 'WEATHER_TOKEN', CANARY.WEATHER_TOKEN);

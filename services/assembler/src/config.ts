@@ -34,7 +34,7 @@ export const assemblerConfigSchema = baseConfigSchema.extend({
     .min(1)
     .optional()
     .describe(
-      'Directory (searched recursively) of tool files (seed 000 plugin JSON, seed 003 *.tool.json, ...) kept in KV mesh_plugins: added, changed and removed with their files; never overwriting a tool managed through the API',
+      'Directory (searched recursively) of tool files (seed 000 plugin JSON, seed 003 *.tool.json, ...) kept in KV mesh_tools: added, changed and removed with their files; never overwriting a tool managed through the API',
     ),
   TOOLS_WATCH: z
     .stringbool()
@@ -73,7 +73,7 @@ export const assemblerConfigSchema = baseConfigSchema.extend({
   ),
   TOOL_CACHE_MAX_ENTRIES: cacheSize(
     5_000,
-    'Tools (KV mesh_plugins entries, of every account and the shared catalogue) kept in memory, live through a KV watch; the least recently used go first. 0: none, every task reads KV',
+    'Tools (KV mesh_tools entries, of every account and the shared catalogue) kept in memory, live through a KV watch; the least recently used go first. 0: none, every task reads KV',
   ),
   CREDENTIAL_CACHE_MAX_ENTRIES: cacheSize(
     20_000,

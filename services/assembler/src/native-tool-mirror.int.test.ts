@@ -1,5 +1,5 @@
 // The native tools executors announce in `mesh_native_providers`, mirrored by the assembler into the shared
-// catalogue of `mesh_plugins` on real NATS.
+// catalogue of `mesh_tools` on real NATS.
 import {
   accountScope,
   openMeshBuckets,
@@ -28,7 +28,7 @@ beforeAll(async () => {
   nats = await startNats();
   nc = await connect({ servers: nats.url });
   const js = jetstream(nc);
-  bucket = (await openMeshBuckets(js)).plugins;
+  bucket = (await openMeshBuckets(js)).tools;
   plugins = scopedRegistryView(bucket, SHARED_CATALOGUE);
   store = new ToolStore(bucket);
   providers = await openNativeProvidersBucket(js, { ttlMs: 60_000 });

@@ -1,6 +1,6 @@
 /**
  * Mirrors the native tools that running executors announce (KV `mesh_native_providers`, with their
- * definitions) into the shared catalogue of the tool registry (KV `mesh_plugins`), so agents can bind
+ * definitions) into the shared catalogue of the tool registry (KV `mesh_tools`), so agents can bind
  * them like any plugin (seed 002: the registry holds a copy of what the code defines). The assembler does
  * this, not the executors, because executors may not write the registry: a compromised executor could
  * otherwise rewrite any tool.

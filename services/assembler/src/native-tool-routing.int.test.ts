@@ -86,7 +86,7 @@ beforeAll(async () => {
     qichachaAgent({ workflow_id: 'deep_researcher', tools: ['deep_search'] }),
   );
   // In the catalogue (an executor announced it once), but no executor announces it now.
-  await new ToolStore(buckets.plugins).put(SHARED_CATALOGUE, deepSearch);
+  await new ToolStore(buckets.tools).put(SHARED_CATALOGUE, deepSearch);
   await new CredentialStore(buckets.credentials, { current: masterKey }).put(
     ACCOUNT,
     USER,

@@ -1,6 +1,6 @@
 /**
  * The assembler on real NATS, run in-process with a tools directory that changes while it runs: files
- * dropped in, broken, edited and deleted take effect in KV `mesh_plugins` and in the next assembled task,
+ * dropped in, broken, edited and deleted take effect in KV `mesh_tools` and in the next assembled task,
  * with no restart (issue 5, must-show 1).
  */
 import { randomBytes } from 'node:crypto';
@@ -84,8 +84,8 @@ beforeAll(async () => {
   js = jetstream(client);
   await ensureMeshStreams(await jetstreamManager(client));
   const buckets = await openMeshBuckets(js);
-  kv = scopedRegistryView(buckets.plugins, SHARED_CATALOGUE);
-  plugins = new ToolStore(buckets.plugins).scoped(SHARED_CATALOGUE);
+  kv = scopedRegistryView(buckets.tools, SHARED_CATALOGUE);
+  plugins = new ToolStore(buckets.tools).scoped(SHARED_CATALOGUE);
   agents = new AgentStore(buckets.agents);
   statuses = new TaskStatusStore(buckets.tasks);
   const credentials = new CredentialStore(buckets.credentials, { current: masterKey });
@@ -184,12 +184,12 @@ const dataProcessor = importTool(dataProcessorJson);
 const pythonRunnerJson = seedFixture('003-s2.2.3-execute-python-script.tool.json') as Record<string, unknown>;
 
 describe('a tools directory that changes while the assembler runs', () => {
-  it('a *.tool.json dropped into the directory after start is stored in mesh_plugins and the next task bound to it is assembled with it, without a restart', async () => {
+  it('a *.tool.json dropped into the directory after start is stored in mesh_tools and the next task bound to it is assembled with it, without a restart', async () => {
     await putFile('scripts/data-processor.tool.json', dataProcessorJson);
 
     const stored = await waitFor(() => plugins.get(dataProcessor.name), {
       ...WAIT,
-      description: 'the dropped-in tool in mesh_plugins',
+      description: 'the dropped-in tool in mesh_tools',
     });
     expect(stored).toEqual(dataProcessor);
 
@@ -232,7 +232,7 @@ describe('a tools directory that changes while the assembler runs', () => {
     expect(await plugins.get('broken__half')).toBeUndefined();
   });
 
-  it('editing a tool file updates its tool in mesh_plugins and in the next assembled task', async () => {
+  it('editing a tool file updates its tool in mesh_tools and in the next assembled task', async () => {
     await putFile('scripts/data-processor.tool.json', { ...dataProcessorJson, version: '1.1.0' });
 
     const edited = await waitFor(
@@ -240,7 +240,7 @@ describe('a tools directory that changes while the assembler runs', () => {
         const tool = await plugins.get(dataProcessor.name);
         return tool?.type === 'SCRIPT' && tool.version === '1.1.0' && tool;
       },
-      { ...WAIT, description: 'the edited version in mesh_plugins' },
+      { ...WAIT, description: 'the edited version in mesh_tools' },
     );
     expect(edited).toEqual({ ...dataProcessor, version: '1.1.0' });
 
@@ -254,7 +254,7 @@ describe('a tools directory that changes while the assembler runs', () => {
 
     await waitFor(async () => (await plugins.get(dataProcessor.name)) === undefined, {
       ...WAIT,
-      description: 'the tool removed from mesh_plugins',
+      description: 'the tool removed from mesh_tools',
     });
 
     const task = await submitTaskFor('data_bot', [dataProcessor.name]);

@@ -29,7 +29,7 @@ let dir: string;
 beforeAll(async () => {
   nats = await startNats();
   nc = await connect({ servers: nats.url });
-  bucket = (await openMeshBuckets(jetstream(nc))).plugins;
+  bucket = (await openMeshBuckets(jetstream(nc))).tools;
   kv = scopedRegistryView(bucket, SHARED_CATALOGUE);
   plugins = new ToolStore(bucket).scoped(SHARED_CATALOGUE);
 });

@@ -1,5 +1,5 @@
 /**
- * Keeps the shared catalogue of the tool registry (KV `mesh_plugins`, seen through a view of its shared
+ * Keeps the shared catalogue of the tool registry (KV `mesh_tools`, seen through a view of its shared
  * scope, keyed by canonical tool name) in step with a directory of tool files: the operator's files are
  * shared by every account, and can never touch an account's own tools. once at start-up and again after every change the directory watcher notices. Each run
  * compares the whole directory with the registry, so it does not matter which file changed or how many

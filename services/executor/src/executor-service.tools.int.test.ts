@@ -131,7 +131,7 @@ async function announcedTool(name: string): Promise<NativeTool | undefined> {
 }
 
 async function registry(): Promise<ToolStore> {
-  return new ToolStore((await openMeshBuckets(js)).plugins);
+  return new ToolStore((await openMeshBuckets(js)).tools);
 }
 
 async function runTask(user: string, tools: ToolDefinition[], accountType?: string): Promise<TaskEvent[]> {
@@ -175,7 +175,7 @@ describe('native tools of a running executor', () => {
     expect(scriptTool?.parameters).toEqual(
       z.toJSONSchema(ExecuteScriptInput, { target: 'draft-2020-12', io: 'input' }),
     );
-    // Mirroring into mesh_plugins is the assembler's job: executors may not write the registry.
+    // Mirroring into mesh_tools is the assembler's job: executors may not write the registry.
     expect(await (await registry()).get(SHARED_CATALOGUE, 'recall_actions')).toBeUndefined();
   });
 

@@ -11,6 +11,7 @@ import {
   CredentialStore,
   ensureMeshStreams,
   IdempotencyStore,
+  copyLegacyToolBucket,
   migrateLegacyRegistryEntries,
   openMeshBuckets,
   ToolStore,
@@ -83,9 +84,16 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
   );
   // The stream as it exists, which another service or an operator may have created.
   const tasksStream = await jsm.streams.info(Streams.TASKS.name);
+  const legacyTools = await copyLegacyToolBucket(js, buckets.tools);
+  if (legacyTools.copied.length > 0 || legacyTools.kept.length > 0) {
+    log.info(
+      { copied: legacyTools.copied.length, kept: legacyTools.kept.length },
+      'tools of the old mesh_plugins bucket copied into mesh_tools (the old bucket can be dropped)',
+    );
+  }
   for (const [what, kv, idField] of [
     ['agents', buckets.agents, 'workflow_id'],
-    ['plugins', buckets.plugins, 'name'],
+    ['tools', buckets.tools, 'name'],
   ] as const) {
     const report = await migrateLegacyRegistryEntries(kv, idField);
     if (report.moved.length > 0 || report.superseded.length > 0) {
@@ -166,7 +174,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     jsm,
     stores: {
       agents: new AgentStore(buckets.agents),
-      plugins: new ToolStore(buckets.plugins),
+      plugins: new ToolStore(buckets.tools),
       credentials: new CredentialStore(buckets.credentials, {
         current: { kid: config.CREDENTIALS_MASTER_KEY_ID, key: config.CREDENTIALS_MASTER_KEY },
         ...(config.CREDENTIALS_PREVIOUS_KEYS ? { previous: config.CREDENTIALS_PREVIOUS_KEYS } : {}),

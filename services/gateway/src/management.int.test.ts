@@ -184,7 +184,7 @@ describe('plugins', () => {
 
 describe('a tool written from an assembler tools-directory file', () => {
   it('cannot be deleted through the API: 409 CONFLICT names the file, and the tool stays', async () => {
-    const { plugins } = await openMeshBuckets(jetstream(client));
+    const { tools: plugins } = await openMeshBuckets(jetstream(client));
     const tool = { ...seedFixture('000-s2-plugin.json'), name: 'file_owned_tool' };
     const stored = await call(gw.url, 'POST', '/v1/admin/plugins', { body: tool, headers: admin });
     expect(stored.status).toBe(201);
@@ -209,7 +209,7 @@ describe('a tool written from an assembler tools-directory file', () => {
 
 describe("an executor's native tool in the shared catalogue", () => {
   it('cannot be deleted through the API: 409 CONFLICT names its class, and the tool stays listed', async () => {
-    const { plugins } = await openMeshBuckets(jetstream(client));
+    const { tools: plugins } = await openMeshBuckets(jetstream(client));
     // What the assembler's native tool mirror writes from an executor's announcement.
     const native = ToolDefinition.parse({
       type: 'NATIVE',

@@ -1,5 +1,5 @@
 // `POST /v1/admin/plugins/import`: OpenAPI documents (the corpus' pet store, a tiny Swagger 2.0 one) become
-// canonical HTTP plugins in KV mesh_plugins, one per operation, whose request template the converter can
+// canonical HTTP plugins in KV mesh_tools, one per operation, whose request template the converter can
 // turn back into a request; security schemes become auth with credential names to fill.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -44,7 +44,7 @@ beforeAll(async () => {
     PLUGIN_IMPORT_BODY_LIMIT_BYTES: String(IMPORT_LIMIT),
   });
   client = await connect({ servers: nats.url });
-  plugins = new ToolStore((await openMeshBuckets(jetstream(client))).plugins).scoped(SHARED_CATALOGUE);
+  plugins = new ToolStore((await openMeshBuckets(jetstream(client))).tools).scoped(SHARED_CATALOGUE);
 });
 afterAll(async () => {
   await gw?.stop();

@@ -320,7 +320,7 @@ describe('an upstream user', () => {
 });
 
 describe('the executor and recall users', () => {
-  const guarded = [Buckets.AGENTS, Buckets.PLUGINS, Buckets.API_KEYS, Buckets.CREDENTIALS] as const;
+  const guarded = [Buckets.AGENTS, Buckets.TOOLS, Buckets.API_KEYS, Buckets.CREDENTIALS] as const;
   const cases = (['executor', 'recall'] as const).flatMap((user) =>
     guarded.map((bucket) => [user, bucket] as const),
   );

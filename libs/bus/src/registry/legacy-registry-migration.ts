@@ -1,6 +1,6 @@
 /**
  * Carries registry entries written before definitions were owned by accounts into the new key layout.
- * Before, `mesh_agents` and `mesh_plugins` were keyed by the bare workflow id / tool name and could be
+ * Before, `mesh_agents` and the tool bucket (`mesh_tools`, then `mesh_plugins`) were keyed by the bare workflow id / tool name and could be
  * written only by admins and trusted callers, whose writes applied to every account: such an entry moves
  * to the shared catalogue (`shared.<name>`), so every account keeps running exactly what it ran. An admin
  * then moves a tenant's own definitions into its account (PUT with `x-account-id`, DELETE the shared one).

@@ -92,12 +92,12 @@ export function startLiveAgents(
   return LiveDefinitions.start({ kv, name: Buckets.AGENTS, schema: AgentDefinition }, options);
 }
 
-/** Tools (`mesh_plugins`) as tasks resolve them; a tool file's `source_file` is dropped by the parse. */
+/** Tools (`mesh_tools`) as tasks resolve them; a tool file's `source_file` is dropped by the parse. */
 export function startLiveTools(
   kv: KV,
   options: LiveDefinitionsOptions,
 ): Promise<LiveDefinitions<typeof ToolDefinition>> {
-  return LiveDefinitions.start({ kv, name: Buckets.PLUGINS, schema: ToolDefinition }, options);
+  return LiveDefinitions.start({ kv, name: Buckets.TOOLS, schema: ToolDefinition }, options);
 }
 
 /** Definitions are shared by every task that resolves them: none may change one for the others. */

@@ -1,5 +1,5 @@
 /**
- * Where a registry definition (an agent in `mesh_agents`, a tool in `mesh_plugins`) lives: in one
+ * Where a registry definition (an agent in `mesh_agents`, a tool in `mesh_tools`) lives: in one
  * account's own namespace, or in the shared catalogue that only admins (and the operator's tool files
  * and the executors' native tools) write. An account's runs see its own definitions first and the shared
  * catalogue behind them, so nothing another account can change is ever used by its runs.

@@ -1,5 +1,5 @@
 /**
- * Reading a registry bucket's scoped definitions (`mesh_agents`, `mesh_plugins`), the same for agents and
+ * Reading a registry bucket's scoped definitions (`mesh_agents`, `mesh_tools`), the same for agents and
  * tools: one entry parsed with its schema, every entry of one scope, and an account's lookup order.
  */
 import type { KV } from '@nats-io/kv';

@@ -65,7 +65,7 @@ describe('credential store', () => {
 
 describe('plugin store', () => {
   it('a live catalogue sees tools that exist at start and tools added or removed later', async () => {
-    const store = new ToolStore(buckets.plugins);
+    const store = new ToolStore(buckets.tools);
     await store.put(SHARED_CATALOGUE, plugin('early_tool'));
     const catalogue = await store.catalogue();
     expect(catalogue.get(SHARED_CATALOGUE, 'early_tool')?.type).toBe('HTTP');
@@ -77,7 +77,7 @@ describe('plugin store', () => {
   });
 
   it("an account's own tool shadows the shared one for that account only, and no other account ever sees it", async () => {
-    const store = new ToolStore(buckets.plugins);
+    const store = new ToolStore(buckets.tools);
     const shared = plugin('lookup');
     const acmes = { ...plugin('lookup'), description: 'acme lookup' };
     await store.put(SHARED_CATALOGUE, shared);
@@ -99,18 +99,18 @@ describe('plugin store', () => {
   });
 
   it('an entry that does not parse is reported and skipped, not fatal', async () => {
-    const store = new ToolStore(buckets.plugins);
-    await buckets.plugins.put('shared.broken', '{"type":"HTTP"}');
+    const store = new ToolStore(buckets.tools);
+    await buckets.tools.put('shared.broken', '{"type":"HTTP"}');
     const invalid: string[] = [];
     const catalogue = await store.catalogue((key) => invalid.push(key));
     expect(invalid).toContain('shared.broken');
     expect(catalogue.get(SHARED_CATALOGUE, 'broken')).toBeUndefined();
     catalogue.stop();
-    await buckets.plugins.delete('shared.broken');
+    await buckets.tools.delete('shared.broken');
   });
 
   it('names that are not registry keys (wildcards, spaces, unicode) are refused before KV is touched', async () => {
-    const store = new ToolStore(buckets.plugins);
+    const store = new ToolStore(buckets.tools);
     for (const name of ['*', '>', 'a b', 'caf\u00e9', 'a..b', '']) {
       await expect(store.get(SHARED_CATALOGUE, name)).rejects.toThrow(InvalidRegistryNameError);
     }

@@ -1,6 +1,6 @@
 /**
- * Tool definitions (canonical form) in KV `mesh_plugins` (the bucket keeps the registry's first name:
- * renaming a bucket is a data migration), each owned by one account or by the shared
+ * Tool definitions (canonical form) in KV `mesh_tools` (`mesh_plugins` before: see
+ * ../registry/legacy-tool-bucket.ts), each owned by one account or by the shared
  * catalogue (see ../registry/registry-scope.ts), and a live in-memory catalogue of them kept current by a
  * KV watch, so a tool added through the management API (or a file) is usable by the next task without a
  * restart. An account's runs resolve a tool name in the account first, then in the shared catalogue.
@@ -33,7 +33,7 @@ export class ToolStore {
   private readonly bucket: DefinitionBucket<typeof ToolDefinition>;
 
   constructor(private readonly kv: KV) {
-    this.bucket = { kv, name: Buckets.PLUGINS, schema: ToolDefinition };
+    this.bucket = { kv, name: Buckets.TOOLS, schema: ToolDefinition };
   }
 
   async get(scope: RegistryScope, name: string): Promise<ToolDefinition | undefined> {
@@ -106,7 +106,7 @@ export class ToolStore {
         return;
       }
       try {
-        tools.set(entry.key, decodeJson(ToolDefinition, entry.value, `mesh_plugins/${entry.key}`));
+        tools.set(entry.key, decodeJson(ToolDefinition, entry.value, `mesh_tools/${entry.key}`));
       } catch (error) {
         tools.delete(entry.key);
         onInvalid?.(entry.key, error);

@@ -1,4 +1,4 @@
-// The one tool definition the mesh stores (KV `mesh_plugins`) and ships to executors, whatever format the tool
+// The one tool definition the mesh stores (KV `mesh_tools`) and ships to executors, whatever format the tool
 // came in. A discriminated union on `type`; MCP tools will join as one more member. Every member has a legal
 // OpenAI function `name`, a `description` and an object `parameters` schema: the part the model sees.
 // `origin` records the source format and its original id, so adapters can write the tool back exactly.

@@ -1,6 +1,6 @@
 /**
  * `POST /v1/admin/tools/import` (alias `/v1/admin/plugins/import`): an OpenAPI 3.0/3.1 or Swagger 2.0 document becomes one HTTP plugin per
- * operation in KV `mesh_plugins` (see ../plugin-import/), in the caller's registry scope. A plugin of the same name is replaced — an
+ * operation in KV `mesh_tools` (see ../plugin-import/), in the caller's registry scope. A plugin of the same name is replaced — an
  * import is how a changed API is brought up to date — and the answer says which existed; `dry_run`
  * answers the same without storing, plus the plugins themselves. Its body limit is its own (documents
  * are large); the management plane's check of the caller runs before the body is read.

@@ -1,5 +1,5 @@
 /**
- * Tool definitions in KV `mesh_plugins`, stored canonical: a body may be seed 000 plugin JSON, a seed
+ * Tool definitions in KV `mesh_tools`, stored canonical: a body may be seed 000 plugin JSON, a seed
  * 001 tool, a seed 003 `*.tool.json`, a seed 004 dynamic tool or the canonical form; its format is
  * recognised and converted. `GET /tools`, `GET|PUT|DELETE /tools/:name` (the canonical function
  * name), `POST /tools` (409 when a tool of that name exists). Writes answer `{format, tool}`. Every

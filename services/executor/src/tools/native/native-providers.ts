@@ -5,7 +5,7 @@
  * within the TTL, and deletes them when it stops; a crashed executor's announcements expire on their own.
  *
  * This is the only registry-like bucket an executor writes: the assembler mirrors the announced
- * definitions into the shared catalogue of `mesh_plugins` (executors may not write the registry), and
+ * definitions into the shared catalogue of `mesh_tools` (executors may not write the registry), and
  * this bucket says whether anybody can run a native tool right now. `nativeToolProviders` is what a
  * reader asks.
  */

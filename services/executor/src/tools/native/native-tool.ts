@@ -38,7 +38,7 @@ export interface NativeToolSpec<Input extends z.ZodObject> {
 /** A native tool as the registry holds it: its canonical definition and a runner for raw arguments. */
 export interface NativeToolImplementation {
   readonly className: string;
-  /** The canonical `NATIVE` definition mirrored into `mesh_plugins`. */
+  /** The canonical `NATIVE` definition mirrored into `mesh_tools`. */
   readonly definition: NativeTool;
   /** Parses `args` with the tool's input schema, then runs it. */
   run(args: Readonly<Record<string, unknown>>, ctx: NativeToolContext): Promise<ToolOutcome>;
