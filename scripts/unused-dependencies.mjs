@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Fails when a workspace package declares a runtime dependency that none of its sources names: a
+// Fails when a workspace package declares a dependency (runtime or dev; `@types/` aside) that none of its
+// sources or root config files names: a
 // dependency nothing uses still costs installs, audits and readers' attention. A dependency counts as
 // used when a source file names it in quotes, alone or with a subpath ('pkg' or 'pkg/sub'), which
 // covers imports, dynamic imports and names handed to `--import` or a loader.
@@ -26,12 +27,25 @@ for (const group of ['libs', 'services', 'tests']) {
     const dir = join(root, group, name);
     const manifest = join(dir, 'package.json');
     if (!existsSync(manifest)) continue;
-    const { name: packageName, dependencies = {} } = JSON.parse(readFileSync(manifest, 'utf8'));
+    const {
+      name: packageName,
+      dependencies = {},
+      devDependencies = {},
+    } = JSON.parse(readFileSync(manifest, 'utf8'));
+    const rootFiles = readdirSync(dir)
+      .filter((name) => SOURCE.test(name))
+      .map((name) => join(dir, name));
     const text = sourcesOf(join(dir, 'src'))
-      .concat(sourcesOf(join(dir, 'scripts')))
+      .concat(sourcesOf(join(dir, 'scripts')), rootFiles)
       .map((file) => readFileSync(file, 'utf8'))
       .join('\n');
-    for (const dependency of Object.keys(dependencies)) {
+    // Type packages are used by the compiler, not named by sources; a workspace package as a dev
+    // dependency orders the build (tests that start a service as a process need it built first).
+    const declared = [
+      ...Object.keys(dependencies),
+      ...Object.keys(devDependencies).filter((dependency) => !dependency.startsWith('@agentmesh/')),
+    ].filter((dependency) => !dependency.startsWith('@types/'));
+    for (const dependency of declared) {
       if (!new RegExp(`['"\`]${escape(dependency)}(/[^'"\`]*)?['"\`]`).test(text)) {
         unused.push(`${packageName}: ${dependency}`);
       }
