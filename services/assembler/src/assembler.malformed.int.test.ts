@@ -18,24 +18,17 @@ import {
   type RunningService,
   type Telemetry,
 } from '@agentmesh/runtime';
-import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
+import { CollectingMetricReader, startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { generateVaultKeyPair } from '@agentmesh/vault';
 import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import {
-  AggregationTemporality,
-  DataPointType,
-  InMemoryMetricExporter,
-  PeriodicExportingMetricReader,
-} from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AssemblerMetric } from './assembler-metrics.js';
 import { startAssembler } from './assembler-service.js';
 import { assemblerConfigSchema } from './config.js';
 
 const ACCOUNT = 'acct_malformed';
-const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
+const reader = new CollectingMetricReader();
 
 let nats: NatsServer;
 let telemetry: Telemetry;
@@ -77,19 +70,10 @@ afterAll(async () => {
 });
 
 async function malformedCount(reason: MalformedTaskReason): Promise<number> {
-  exporter.reset();
-  await reader.forceFlush();
-  for (const batch of exporter.getMetrics()) {
-    for (const scope of batch.scopeMetrics) {
-      for (const metric of scope.metrics) {
-        if (metric.descriptor.name !== AssemblerMetric.MALFORMED_TASKS) continue;
-        if (metric.dataPointType !== DataPointType.SUM) continue;
-        const point = metric.dataPoints.find((p) => p.attributes.reason === reason);
-        if (point) return point.value;
-      }
-    }
-  }
-  return 0;
+  const point = (await reader.points(AssemblerMetric.MALFORMED_TASKS)).find(
+    (p) => p.attributes.reason === reason,
+  );
+  return typeof point?.value === 'number' ? point.value : 0;
 }
 
 async function queued(traceId: string, accountId = ACCOUNT): Promise<void> {

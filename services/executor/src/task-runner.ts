@@ -168,7 +168,7 @@ export class TaskRunner {
     // Tracked before the cancel flag is read, so a cancel sent in between still reaches this attempt.
     const untrack = this.deps.running.add(accountId, traceId, abort);
     try {
-      return await this.#attempt(task, attempt, writer, abort, { span, metrics }, secrets);
+      return await this.#attempt(task, attempt, writer, abort, { span, metrics, untrack }, secrets);
     } finally {
       untrack();
       abort.dispose();
@@ -321,7 +321,7 @@ export class TaskRunner {
   async #finish(
     task: AssembledTask,
     attempt: number,
-    { span, metrics }: AttemptObservers,
+    { span, metrics, untrack }: AttemptObservers,
     emit: () => Promise<TaskEvent>,
     /** The status this attempt stored last, so the final one is written without reading first. */
     status: VersionedTaskStatus | undefined,
@@ -338,6 +338,9 @@ export class TaskRunner {
     }
     if (terminal.type === 'error') markFailed(span, terminal.data.code, terminal.data.message);
     metrics.ended(terminal.type === 'error' ? terminal.data.code : 'done');
+    // With its terminal event stored, a cancel can change nothing: stop hearing the task's status writes
+    // before writing the final one, which would only come back as an echo.
+    untrack?.();
     await this.#recordFinalStatus(task, attempt, terminal, status);
     this.deps.log.info(
       { attempt, outcome: terminal.type, ...(terminal.type === 'error' ? { code: terminal.data.code } : {}) },
@@ -410,6 +413,8 @@ export class TaskRunner {
 interface AttemptObservers {
   span: Span;
   metrics: TaskMetrics;
+  /** Stops tracking the attempt as running (idempotent); absent for attempts never tracked. */
+  untrack?: () => void;
 }
 
 /** The account the task runs for, as tools pass it on (seed 004's x-account-id / x-account-type). */
