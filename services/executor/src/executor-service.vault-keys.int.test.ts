@@ -53,8 +53,7 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-async function publishTaskSealedFor(keys: typeof newKey): Promise<string> {
-  const traceId = newTraceId();
+async function publishTaskSealedFor(keys: typeof newKey, traceId = newTraceId()): Promise<string> {
   const task = assembledTask({
     traceId,
     accountId: ACCOUNT,
@@ -125,5 +124,37 @@ describe('an executor that lacks the vault key a task was sealed for', () => {
       timeoutMs: 5_000,
       description: 'the status to say error',
     });
+  });
+
+  it('when such a task was cancelled, it ends CANCELLED at once instead of being handed around', async () => {
+    statuses = new TaskStatusStore((await openMeshBuckets(js, { only: ['tasks'] })).tasks);
+    const traceId = newTraceId();
+    await statuses.create({
+      trace_id: traceId,
+      account_id: ACCOUNT,
+      workflow_id: 'test_agent',
+      submitted_at: new Date().toISOString(),
+      status: 'queued',
+      attempt: 0,
+      updated_at: new Date().toISOString(),
+      cancel_requested_at: new Date().toISOString(),
+    });
+    executors.push(
+      await startInProcessExecutor({
+        natsUrl: nats.url,
+        vaultKeys: oldKey,
+        env: { MAX_DELIVER: '30', VAULT_KEY_HAND_BACK_MS: '60000' },
+      }),
+    );
+    await publishTaskSealedFor(newKey, traceId);
+
+    const events = await eventsOf(traceId);
+    expect(events.filter(isTerminalEvent)).toEqual([
+      expect.objectContaining({
+        type: 'error',
+        attempt: 1,
+        data: expect.objectContaining({ code: 'CANCELLED' }),
+      }),
+    ]);
   });
 });

@@ -21,6 +21,7 @@ import {
 } from '@agentmesh/bus';
 import {
   ErrorCode,
+  isFinalTaskStatus,
   MODEL_API_KEY_VAULT_ENTRY,
   type AssembledTask,
   type ClearVault,
@@ -148,7 +149,16 @@ export class TaskRunner {
     }
     const kid = task.runtime_config.vault.kid;
     if (!this.deps.keyring.has(kid)) {
-      // Checked before the status says `running`: the task is not this executor's to run.
+      // Checked before the status says `running`: the task is not this executor's to run. A cancelled
+      // one is ended here, though, rather than passed around until its deliveries are spent.
+      const current = await this.deps.statuses.get(accountId, traceId);
+      if (current?.cancel_requested_at !== undefined && !isFinalTaskStatus(current.status)) {
+        const outcome = failure(ErrorCode.CANCELLED, 'the task was cancelled before it started');
+        const emit = () => writer.emit(outcome.type, outcome.data);
+        return (await this.#finish(task, attempt, { span, metrics }, emit, undefined))
+          ? AttemptDisposition.ACK
+          : AttemptDisposition.ABANDON;
+      }
       if (attempt < this.deps.maxDeliver) {
         this.deps.log.warn({ attempt, kid }, 'handing the task back: no vault key with its key id here');
         return AttemptDisposition.HAND_BACK_LATER;
