@@ -7,7 +7,7 @@
  */
 import { LegacyBuckets } from '@agentmesh/protocol';
 import { Kvm, type KV } from '@nats-io/kv';
-import type { JetStreamClient } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient } from '@nats-io/jetstream';
 import { collect } from '../kv-keys.js';
 
 export interface LegacyToolBucketReport {
@@ -19,19 +19,14 @@ export interface LegacyToolBucketReport {
   kept: string[];
 }
 
-/** JetStream's "stream not found" (10059): the old bucket was never created here. */
-const STREAM_NOT_FOUND = 10059;
-
 export async function copyLegacyToolBucket(js: JetStreamClient, tools: KV): Promise<LegacyToolBucketReport> {
   const report: LegacyToolBucketReport = { found: false, copied: [], kept: [] };
   const legacy = await new Kvm(js).open(LegacyBuckets.PLUGINS);
   try {
     await legacy.status();
   } catch (error) {
-    if ((error as { api_error?: { err_code?: number } }).api_error?.err_code === STREAM_NOT_FOUND) {
-      return report;
-    }
-    if (error instanceof Error && /stream not found/i.test(error.message)) return report;
+    // The old bucket was never created here.
+    if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound) return report;
     throw error;
   }
   report.found = true;
