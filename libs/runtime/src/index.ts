@@ -2,6 +2,8 @@ export { baseConfigSchema, ConfigError, loadConfig } from './config.js';
 export type { BaseConfig } from './config.js';
 export { keyIdSchema, masterKeyListSchema, masterKeySchema, vaultPublicKeySchema } from './key-config.js';
 export { createLogger } from './logger.js';
+export { runCommand } from './command.js';
+export type { CommandContext, CommandDefinition } from './command.js';
 export { isSecretKey, REDACTED, redactSecrets, SECRET_KEYS } from './redaction.js';
 export type { Logger, LoggerOptions } from './logger.js';
 export { connectNats, defaultInboxPrefix, natsConnectionOptions } from './nats-connection.js';

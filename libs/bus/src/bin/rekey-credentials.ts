@@ -8,51 +8,34 @@
  *     NATS_URL=nats://127.0.0.1:4222 npm run rekey-credentials -w @agentmesh/bus
  */
 import { Buckets } from '@agentmesh/protocol';
-import { ConfigError, createLogger, loadConfig, natsConnectionOptions } from '@agentmesh/runtime';
+import { runCommand } from '@agentmesh/runtime';
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { rekeyCredentials } from '../stores/credential-rekey.js';
-import { rekeyCredentialsConfigSchema, type RekeyCredentialsConfig } from './rekey-credentials-config.js';
+import { rekeyCredentialsConfigSchema } from './rekey-credentials-config.js';
 
-const NAME = 'rekey-credentials';
-
-let config: RekeyCredentialsConfig;
-let options: ReturnType<typeof natsConnectionOptions>;
-try {
-  config = loadConfig(rekeyCredentialsConfigSchema);
-  options = natsConnectionOptions({ settings: config, name: NAME });
-} catch (error) {
-  process.stderr.write(`${NAME}: ${error instanceof ConfigError ? error.message : String(error)}\n`);
-  process.exit(1);
-}
-
-const log = createLogger({ service: NAME, level: config.LOG_LEVEL });
-let nc: NatsConnection | undefined;
-try {
-  // One attempt: an operator's run should fail visibly rather than wait forever for NATS.
-  nc = await connect({ ...options, waitOnFirstConnect: false, maxReconnectAttempts: 0 });
-  // Bound, never created: a missing bucket is a wrong NATS_URL or account, not an empty store.
-  const credentials = await new Kvm(jetstream(nc)).open(Buckets.CREDENTIALS);
-  const report = await rekeyCredentials(credentials, {
-    current: { kid: config.CREDENTIALS_MASTER_KEY_ID, key: config.CREDENTIALS_MASTER_KEY },
-    previous: config.CREDENTIALS_PREVIOUS_KEYS,
-  });
-  const clean = report.leftAsTheyWere.length === 0;
-  (clean ? log.info.bind(log) : log.warn.bind(log))(
-    {
-      rekeyed: report.rekeyed,
-      already_current: report.alreadyCurrent,
-      left_as_they_were: report.leftAsTheyWere,
-    },
-    clean
-      ? 'every stored credential is under the new master key'
-      : 'some stored credentials were left as they were; the services cannot decrypt them with the new key alone',
-  );
-  await nc.drain();
-  process.exit(clean ? 0 : 2);
-} catch (error) {
-  log.fatal({ err: error }, 're-encrypting the stored credentials failed');
-  await nc?.close().catch(() => undefined);
-  process.exit(1);
-}
+await runCommand({
+  name: 'rekey-credentials',
+  configSchema: rekeyCredentialsConfigSchema,
+  failure: 're-encrypting the stored credentials failed',
+  async run({ config, log, nc }) {
+    // Bound, never created: a missing bucket is a wrong NATS_URL or account, not an empty store.
+    const credentials = await new Kvm(jetstream(nc)).open(Buckets.CREDENTIALS);
+    const report = await rekeyCredentials(credentials, {
+      current: { kid: config.CREDENTIALS_MASTER_KEY_ID, key: config.CREDENTIALS_MASTER_KEY },
+      previous: config.CREDENTIALS_PREVIOUS_KEYS,
+    });
+    const clean = report.leftAsTheyWere.length === 0;
+    (clean ? log.info.bind(log) : log.warn.bind(log))(
+      {
+        rekeyed: report.rekeyed,
+        already_current: report.alreadyCurrent,
+        left_as_they_were: report.leftAsTheyWere,
+      },
+      clean
+        ? 'every stored credential is under the new master key'
+        : 'some stored credentials were left as they were; the services cannot decrypt them with the new key alone',
+    );
+    return clean ? 0 : 2;
+  },
+});
