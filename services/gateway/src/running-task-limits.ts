@@ -19,7 +19,8 @@
  * gateway starts at zero: tasks it accepted before the restart no longer count.
  */
 import { isFinalTaskStatus, type TaskStatusRecord } from '@agentmesh/protocol';
-import { CallerKind, type Caller } from './auth.js';
+import type { Caller } from './auth.js';
+import { callerLimits, scopeName } from './caller-limits.js';
 import { RateLimited } from './errors.js';
 
 export interface RunningTaskLimits {
@@ -85,16 +86,11 @@ export class RunningTaskLimiter {
 
   /** A slot for this submission, or the 429 of the first limit it would exceed (the per-key one first). */
   reserve(caller: Caller, accountId: string): RunningTaskSlot | RateLimited {
-    const { perAccount, perApiKey } = this.options.limits;
-    const checks: { counter: string; limit: number; scope: 'api_key' | 'account' }[] = [];
-    if (perApiKey > 0 && caller.kind === CallerKind.API_KEY && caller.keyDigest !== undefined) {
-      checks.push({ counter: `key:${caller.keyDigest}`, limit: perApiKey, scope: 'api_key' });
-    }
-    if (perAccount > 0) checks.push({ counter: `account:${accountId}`, limit: perAccount, scope: 'account' });
+    const checks = callerLimits(caller, accountId, this.options.limits);
     for (const check of checks) {
       if ((this.counts.get(check.counter) ?? 0) >= check.limit) {
         return new RateLimited(
-          `${check.limit} tasks are running for this ${check.scope === 'account' ? 'account' : 'API key'} already; retry when one has ended`,
+          `${check.limit} tasks are running for this ${scopeName(check.scope)} already; retry when one has ended`,
           RUNNING_LIMIT_RETRY_AFTER_SECONDS,
           {
             scope: check.scope,

@@ -7,7 +7,8 @@
  * The buckets live in this gateway's memory, so with N gateways behind a balancer an account may submit
  * N times the rate; configure rate / N per instance for a mesh-wide limit.
  */
-import { CallerKind, type Caller } from './auth.js';
+import type { Caller } from './auth.js';
+import { callerLimits, scopeName } from './caller-limits.js';
 import { RateLimited } from './errors.js';
 
 export interface SubmissionRates {
@@ -39,23 +40,19 @@ export class SubmissionRateLimiter {
    * that is empty (the per-key bucket first: it is the narrower one).
    */
   admit(caller: Caller, accountId: string): RateLimited | undefined {
-    const checks: { key: string; rate: number; scope: 'api_key' | 'account' }[] = [];
-    if (this.rates.perApiKey > 0 && caller.kind === CallerKind.API_KEY && caller.keyDigest !== undefined) {
-      checks.push({ key: `key:${caller.keyDigest}`, rate: this.rates.perApiKey, scope: 'api_key' });
-    }
-    if (this.rates.perAccount > 0) {
-      checks.push({ key: `account:${accountId}`, rate: this.rates.perAccount, scope: 'account' });
-    }
     const now = this.now();
-    const buckets = checks.map((check) => ({ check, bucket: this.refilled(check.key, check.rate, now) }));
+    const buckets = callerLimits(caller, accountId, this.rates).map((check) => ({
+      check,
+      bucket: this.refilled(check.counter, check.limit, now),
+    }));
     for (const { check, bucket } of buckets) {
       if (bucket.tokens < 1) {
-        const waitSeconds = Math.max(1, Math.ceil((1 - bucket.tokens) / check.rate));
+        const waitSeconds = Math.max(1, Math.ceil((1 - bucket.tokens) / check.limit));
         return new RateLimited(
-          `more than ${check.rate} tasks per second submitted for this ${check.scope === 'account' ? 'account' : 'API key'}; retry later`,
+          `more than ${check.limit} tasks per second submitted for this ${scopeName(check.scope)}; retry later`,
           waitSeconds,
           // Said in the body too: a NATS ingress reply has no Retry-After header.
-          { scope: check.scope, limit_per_second: check.rate, retry_after_seconds: waitSeconds },
+          { scope: check.scope, limit_per_second: check.limit, retry_after_seconds: waitSeconds },
         );
       }
     }
