@@ -19,6 +19,7 @@ import type { LiveEventFeed } from './live-event-feed.js';
 import type { RecallForwarder } from './recall-forwarding.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerManagementRoutes } from './routes/management.js';
+import { registerOpenAiRoutes } from './routes/openai-compatible.js';
 import { registerRecallRoutes } from './routes/recall.js';
 import { requestAuthenticator } from './routes/request-caller.js';
 import { registerTaskEventRoutes } from './routes/task-events-sse.js';
@@ -135,5 +136,18 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
     log,
   });
   registerRecallRoutes(app, { authenticate, forwarder: deps.recall });
+  registerOpenAiRoutes(app, {
+    authenticate,
+    submitter: deps.submitter,
+    canceller: deps.canceller,
+    agents: stores.agents,
+    statuses: stores.statuses,
+    js: deps.js,
+    liveEvents: deps.liveEvents,
+    slots,
+    heartbeatMs: settings.sseHeartbeatMs,
+    shutdown: shutdown.signal,
+    log,
+  });
   return app;
 }
