@@ -95,6 +95,7 @@ beforeAll(async () => {
   await adminFor(MESH_ACCOUNT, 'POST', '/agents', {
     workflow_id: 'lookup_agent',
     name: 'Company lookup',
+    system_prompt: 'You serve {{region}}.',
     model: { model_name: 'scripted', base_url: model.baseUrl },
     tools: ['lookup'],
   });
@@ -127,6 +128,8 @@ describe('the official openai client', () => {
         { role: 'user', content: 'When was ByteDance founded?' },
       ],
       user: 'u-openai',
+      // The façade's extension field, sent as an extra body field.
+      ...({ variables: { region: 'EMEA' } } as object),
     });
 
     expect(completion.object).toBe('chat.completion');
@@ -155,7 +158,9 @@ describe('the official openai client', () => {
     expect(api.requests.at(-1)?.query).toMatchObject({ q: 'ByteDance' });
     // The client's system message and user reached the model, behind nothing the client did not send.
     const toModel = messagesOf(model.requests.at(-1)?.body);
-    expect(toModel.map((message) => message.role)).toEqual(['system', 'user', 'assistant', 'tool']);
+    expect(toModel.map((message) => message.role)).toEqual(['system', 'system', 'user', 'assistant', 'tool']);
+    expect(toModel[0]?.content).toBe('You serve EMEA.');
+    expect(toModel[1]?.content).toBe('Answer in one sentence.');
     expect(await taskStatus(traceId)).toMatchObject({ status: 'done' });
   });
 
@@ -331,6 +336,8 @@ describe('the Vercel AI SDK OpenAI-compatible provider', () => {
       model: provider()('lookup_agent'),
       prompt: 'When was ByteDance founded?',
       maxRetries: 0,
+      // Provider options of the provider's name travel as extra body fields: the task's variables.
+      providerOptions: { agentmesh: { variables: { region: 'APAC' } } },
     });
 
     expect(result.text).toBe(ANSWER);
@@ -338,6 +345,7 @@ describe('the Vercel AI SDK OpenAI-compatible provider', () => {
     expect(result.usage.inputTokens).toBeGreaterThan(0);
     expect(result.usage.outputTokens).toBeGreaterThan(0);
     expect(result.reasoningText).toBe('The lookup said 2012.');
+    expect(messagesOf(model.requests.at(-1)?.body)[0]?.content).toBe('You serve APAC.');
   });
 
   it('streamText streams the answer of an agent that called a tool, then its usage', async () => {
