@@ -362,3 +362,32 @@ describe('GET /v1/models', () => {
     expect(one.body).toEqual(byKey.body.data[0]);
   });
 });
+
+describe('a stopping gateway', () => {
+  it('ends open completions without cancelling their tasks: 503 when not streamed, an error chunk when streamed', async () => {
+    const stopping = await startTestGateway(nats.url, { API_KEYS: `${ACME_KEY}=${ACCOUNT}` });
+    const open = async (stream: boolean) => {
+      const traceId = newTraceId();
+      const answered = call(stopping.url, 'POST', '/v1/chat/completions', {
+        body: { model: 'helper', messages: [{ role: 'user', content: 'x' }], trace_id: traceId, stream },
+        headers: bearer(ACME_KEY),
+      });
+      await runTask(traceId, [['message_chunk', { delta: 'started' }]]);
+      return { traceId, answered };
+    };
+    const plain = await open(false);
+    const streamed = await open(true);
+
+    await stopping.stop();
+    const [plainAnswer, streamedAnswer] = await Promise.all([plain.answered, streamed.answered]);
+
+    expect(plainAnswer.status).toBe(503);
+    expect(plainAnswer.body.error).toMatchObject({ code: 'service_unavailable', type: 'server_error' });
+    const data = dataLines(streamedAnswer.text);
+    expect(JSON.parse(data.at(-1)!)).toMatchObject({ error: { code: 'service_unavailable' } });
+    for (const { traceId } of [plain, streamed]) {
+      const status = await call(gw.url, 'GET', `/v1/tasks/${traceId}`, { headers: bearer(ACME_KEY) });
+      expect(status.body.cancel_requested_at).toBeUndefined();
+    }
+  });
+});
