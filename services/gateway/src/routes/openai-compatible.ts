@@ -10,7 +10,7 @@
  * answered in OpenAI's shape (`openai/openai-errors.ts`); a task's `error` event in the middle of a
  * stream is one `data: {"error": ...}` chunk, and the stream ends.
  */
-import { accountScope, type AgentStore, type TaskStatusStore } from '@agentmesh/bus';
+import { accountScope, type AgentStore, type ScopedAgent, type TaskStatusStore } from '@agentmesh/bus';
 import { httpStatusOf, WorkflowId, type TaskEvent } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
 import type { JetStreamClient } from '@nats-io/jetstream';
@@ -85,7 +85,12 @@ export function registerOpenAiRoutes(app: FastifyInstance, deps: OpenAiRouteDeps
     openai.get('/v1/models', async (request, reply) => {
       const target = await accountOf(deps, request);
       if (target instanceof OpenAiRefusal) return sendRefusal(reply, target);
-      const visible = await deps.agents.listVisible(accountScope(target.accountId));
+      let visible: ScopedAgent[];
+      try {
+        visible = await deps.agents.listVisible(accountScope(target.accountId));
+      } catch (error) {
+        return sendRefusal(reply, refusalOf(agentsUnavailable(error)));
+      }
       return reply.send({
         object: 'list',
         data: visible.map((scoped) => agentModel(scoped, target.accountId)),
@@ -137,14 +142,21 @@ async function accountOf(
   return { caller, accountId: account.accountId };
 }
 
-async function resolveAgent(deps: OpenAiRouteDeps, accountId: string, model: string) {
+async function resolveAgent(
+  deps: OpenAiRouteDeps,
+  accountId: string,
+  model: string,
+): Promise<ScopedAgent | OpenAiRefusal> {
   if (!WorkflowId.safeParse(model).success) return modelNotFound(model);
   try {
     return (await deps.agents.resolve(accountScope(accountId), model)) ?? modelNotFound(model);
   } catch (error) {
-    return refusalOf(new ServiceUnavailable('agents cannot be read right now; retry', { cause: error }));
+    return refusalOf(agentsUnavailable(error));
   }
 }
+
+const agentsUnavailable = (cause: unknown): Rejection =>
+  new ServiceUnavailable('agents cannot be read right now; retry', { cause });
 
 interface CompletionTarget {
   accountId: string;
