@@ -374,3 +374,9 @@ describe('the Vercel AI SDK OpenAI-compatible provider', () => {
     expect((error as Error).message).toContain('does not exist or you do not have access to it');
   });
 });
+
+it('no log line of any service holds the API keys the clients sent', () => {
+  const logged = JSON.stringify(mesh.logs());
+  expect(logged).toContain('chat completion ended');
+  expect(logged).not.toContain(mesh.apiKey);
+});
