@@ -16,7 +16,7 @@ export const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8080';
 
 export const USAGE = `Usage:
   agentmesh submit --workflow <id> --message <text> [--user <id>] [--idempotency-key <key>]
-                   [--trace-id <id>] [--follow] [--json]
+                   [--trace-id <id>] [--follow [--nats <url> [--nats-user <user>]]] [--json]
   agentmesh events <trace_id> [--after <seq>] [--json]
   agentmesh status <trace_id>
   agentmesh cancel <trace_id> [--reason <text>]
@@ -30,6 +30,11 @@ Connection (every command):
 A gateway that cannot be reached, a refused key and every error the gateway answers are one line
 \`error <CODE>: <message>\` on stderr (with --json: the error body {code, message, detail}).
 
+Following over NATS (submit --follow --nats <url>): the task's events are read from JetStream from its
+first event, so none is lost however early the task ends. NATS login: --nats-user (env
+AGENTMESH_NATS_USER), password in env AGENTMESH_NATS_PASSWORD, --nats-inbox-prefix (default
+_INBOX_<user>, the convention of infra/nats/accounts.conf).
+
 Following a task (submit --follow, events): the answer streams to stdout, tool calls and errors go
 to stderr; --json prints every event as one JSON line instead. Exit status: 0 when the task ends
 done, 1 on an error event or a failed request, 2 on bad usage.
@@ -39,6 +44,16 @@ done, 1 on an error event or a failed request, 2 on bad usage.
 export interface CliEnvironment {
   url?: string;
   apiKey?: string;
+  natsUser?: string;
+  natsPassword?: string;
+}
+
+/** Where and as whom to follow a task over NATS. */
+export interface NatsConnection {
+  url: string;
+  user?: string;
+  password?: string;
+  inboxPrefix?: string;
 }
 
 export interface Connection {
@@ -59,6 +74,7 @@ export type CliCommand =
       traceId?: string;
       follow: boolean;
       json: boolean;
+      nats?: NatsConnection;
     }
   | { name: 'events'; connection: Connection; traceId: string; afterSeq: number; json: boolean }
   | { name: 'status'; connection: Connection; traceId: string }
@@ -91,6 +107,9 @@ const COMMAND_OPTIONS = {
     'trace-id': { type: 'string' },
     follow: { type: 'boolean', short: 'f' },
     json: { type: 'boolean' },
+    nats: { type: 'string' },
+    'nats-user': { type: 'string' },
+    'nats-inbox-prefix': { type: 'string' },
   },
   events: { after: { type: 'string' }, json: { type: 'boolean' } },
   status: {},
@@ -129,9 +148,13 @@ export function parseCliArgs(argv: readonly string[], env: CliEnvironment): CliC
 
   if (name === 'submit') {
     if (parsed.positionals.length > 0) throw unexpected(parsed.positionals);
+    const nats = natsOf(values, env);
+    if (nats !== undefined && values.follow !== true)
+      throw new UsageError('--nats follows the task: add --follow');
     return {
       name,
       connection,
+      ...defined('nats', nats),
       workflowId: required(values, 'workflow'),
       message: required(values, 'message'),
       userId: optionalString(values, 'user') ?? DEFAULT_USER_ID,
@@ -197,6 +220,32 @@ function parseManagementAction(
     if (typeof value === 'string' && value.trim() === '') throw new UsageError(`--${option} needs a value`);
   }
   return { name: 'manage', connection, action, args, values, json: values.json === true };
+}
+
+function natsOf(
+  values: Record<string, string | boolean | undefined>,
+  env: CliEnvironment,
+): NatsConnection | undefined {
+  const url = optionalString(values, 'nats');
+  if (url === undefined) {
+    for (const option of ['nats-user', 'nats-inbox-prefix']) {
+      if (values[option] !== undefined) throw new UsageError(`--${option} goes with --nats <url>`);
+    }
+    return undefined;
+  }
+  if (!/^(nats|tls|wss?):\/\//.test(url) && url.includes('://')) {
+    throw new UsageError(`--nats must be a NATS URL (nats://host:port), got ${url}`);
+  }
+  const user = optionalString(values, 'nats-user') ?? nonEmpty(env.natsUser);
+  const inboxPrefix =
+    optionalString(values, 'nats-inbox-prefix') ??
+    (user === undefined ? undefined : `_INBOX_${user.replace(/[^A-Za-z0-9_]/g, '_')}`);
+  return {
+    url,
+    ...defined('user', user),
+    ...defined('password', nonEmpty(env.natsPassword)),
+    ...defined('inboxPrefix', inboxPrefix),
+  };
 }
 
 function connectionOf(values: Record<string, string | boolean | undefined>, env: CliEnvironment): Connection {

@@ -13,7 +13,12 @@ try {
     stdout: process.stdout,
     stderr: process.stderr,
     stdin: process.stdin,
-    env: { url: process.env.AGENTMESH_URL, apiKey: process.env.AGENTMESH_API_KEY },
+    env: {
+      url: process.env.AGENTMESH_URL,
+      apiKey: process.env.AGENTMESH_API_KEY,
+      natsUser: process.env.AGENTMESH_NATS_USER,
+      natsPassword: process.env.AGENTMESH_NATS_PASSWORD,
+    },
     signal: interrupt.signal,
     sharedTerminal: process.stdout.isTTY === true && process.stderr.isTTY === true,
   });

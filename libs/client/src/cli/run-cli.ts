@@ -16,6 +16,7 @@ import {
   type CliCommand,
   type CliEnvironment,
   type Connection,
+  type NatsConnection,
 } from './cli-args.js';
 import { EventPrinter, type CliStreams } from './event-printer.js';
 import { runManagementAction } from './run-management.js';
@@ -70,7 +71,7 @@ export async function runCli(argv: readonly string[], context: CliContext): Prom
 
 /** What to change when the cause is most likely the CLI's own configuration. */
 function hint(error: MeshClientError, connection: Connection, context: CliContext): void {
-  if (error instanceof MeshUnreachableError && !error.message.includes('event stream')) {
+  if (error instanceof MeshUnreachableError && error.message.startsWith('cannot reach the gateway')) {
     context.stderr.write(
       `hint: is the gateway running at ${new URL(connection.url).origin}? Set AGENTMESH_URL or pass --url (npm start's gateway is at http://127.0.0.1:8080)\n`,
     );
@@ -114,16 +115,8 @@ async function runCommand(
       return ExitCode.FAILED;
     }
     case 'submit': {
-      const reply = await client.submit(
-        {
-          workflow_id: command.workflowId,
-          user_id: command.userId,
-          messages: [{ role: 'user', content: command.message }],
-          ...(command.idempotencyKey === undefined ? {} : { idempotency_key: command.idempotencyKey }),
-          ...(command.traceId === undefined ? {} : { trace_id: command.traceId }),
-        },
-        { signal },
-      );
+      if (command.nats !== undefined) return submitAndFollowOverNats(command, command.nats, client, context);
+      const reply = await client.submit(submissionOf(command), { signal });
       if (!command.follow) {
         context.stdout.write(command.json ? `${JSON.stringify(reply)}\n` : `${reply.trace_id}\n`);
         return ExitCode.OK;
@@ -146,6 +139,80 @@ async function runCommand(
       return ExitCode.OK;
     }
   }
+}
+
+/**
+ * Connects to NATS first (a login that fails submits nothing), submits over HTTP, then follows the task
+ * from its first stored event on JetStream.
+ */
+async function submitAndFollowOverNats(
+  command: Extract<CliCommand, { name: 'submit' }>,
+  nats: NatsConnection,
+  client: MeshClient,
+  context: CliContext,
+): Promise<ExitCode> {
+  // Loaded only here: the HTTP commands load no NATS code.
+  const [{ connect }, { followTaskEventsOverNats }] = await Promise.all([
+    import('@nats-io/transport-node'),
+    import('../nats-task-events.js'),
+  ]);
+  let nc;
+  try {
+    nc = await connect({
+      servers: nats.url,
+      name: 'agentmesh-cli',
+      maxReconnectAttempts: 10,
+      ...(nats.user === undefined ? {} : { user: nats.user }),
+      ...(nats.password === undefined ? {} : { pass: nats.password }),
+      ...(nats.inboxPrefix === undefined ? {} : { inboxPrefix: nats.inboxPrefix }),
+    });
+  } catch (error) {
+    throw new MeshUnreachableError(
+      `cannot connect to NATS at ${natsServerName(nats.url)}: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
+  try {
+    const reply = await client.submit(submissionOf(command), { signal: context.signal });
+    if (!command.json) context.stderr.write(`trace_id ${reply.trace_id}\n`);
+    const printer = new EventPrinter(context, {
+      json: command.json,
+      sharedTerminal: context.sharedTerminal ?? false,
+    });
+    let terminal: TaskEvent | undefined;
+    const events = followTaskEventsOverNats(
+      nc,
+      { eventsSubject: reply.events_subject },
+      context.signal === undefined ? {} : { signal: context.signal },
+    );
+    for await (const event of events) {
+      printer.print(event);
+      terminal = event;
+    }
+    return terminal?.type === 'done' ? ExitCode.OK : ExitCode.FAILED;
+  } finally {
+    await nc.close();
+  }
+}
+
+/** A NATS URL for messages: host and port only, never credentials it may carry. */
+function natsServerName(url: string): string {
+  try {
+    const parsed = new URL(url.includes('://') ? url : `nats://${url}`);
+    return `${parsed.protocol}//${parsed.host}`;
+  } catch {
+    return '(the given URL)';
+  }
+}
+
+function submissionOf(command: Extract<CliCommand, { name: 'submit' }>) {
+  return {
+    workflow_id: command.workflowId,
+    user_id: command.userId,
+    messages: [{ role: 'user' as const, content: command.message }],
+    ...(command.idempotencyKey === undefined ? {} : { idempotency_key: command.idempotencyKey }),
+    ...(command.traceId === undefined ? {} : { trace_id: command.traceId }),
+  };
 }
 
 async function follow(
