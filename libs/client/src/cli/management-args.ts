@@ -19,16 +19,16 @@ const JSON_OPTION = { json: { type: 'boolean' } } as const satisfies Options;
 
 export const MANAGEMENT_ACTIONS = {
   'agents list': { positionals: [], options: JSON_OPTION },
-  'agents get': { positionals: ['workflow_id'], options: {} },
+  'agents get': { positionals: ['workflow_id'], options: JSON_OPTION },
   'agents put': { positionals: ['file'], options: JSON_OPTION },
-  'agents delete': { positionals: ['workflow_id'], options: {} },
+  'agents delete': { positionals: ['workflow_id'], options: JSON_OPTION },
   'tools list': {
     positionals: [],
     options: { ...JSON_OPTION, tag: { type: 'string' }, namespace: { type: 'string' } },
   },
-  'tools get': { positionals: ['name'], options: {} },
+  'tools get': { positionals: ['name'], options: JSON_OPTION },
   'tools put': { positionals: ['file'], options: JSON_OPTION },
-  'tools delete': { positionals: ['name'], options: {} },
+  'tools delete': { positionals: ['name'], options: JSON_OPTION },
   'tools import': {
     positionals: ['file_or_url'],
     options: {
@@ -45,14 +45,22 @@ export const MANAGEMENT_ACTIONS = {
     options: { ...JSON_OPTION, user: { type: 'string' } },
     needsAccount: true,
   },
-  'credentials put': { positionals: ['name'], options: { user: { type: 'string' } }, needsAccount: true },
-  'credentials delete': { positionals: ['name'], options: { user: { type: 'string' } }, needsAccount: true },
+  'credentials put': {
+    positionals: ['name'],
+    options: { ...JSON_OPTION, user: { type: 'string' } },
+    needsAccount: true,
+  },
+  'credentials delete': {
+    positionals: ['name'],
+    options: { ...JSON_OPTION, user: { type: 'string' } },
+    needsAccount: true,
+  },
   'keys create': {
     positionals: [],
     options: { ...JSON_OPTION, type: { type: 'string' }, label: { type: 'string' } },
     needsAccount: true,
   },
-  'keys revoke': { positionals: [], options: {}, needsAccount: true },
+  'keys revoke': { positionals: [], options: JSON_OPTION, needsAccount: true },
 } as const satisfies Record<string, ActionSpec>;
 
 export type ManagementActionName = keyof typeof MANAGEMENT_ACTIONS;
@@ -82,5 +90,6 @@ export const MANAGEMENT_USAGE = `Management (an admin key; --account <id> to man
   agentmesh --account <id> credentials delete <name> --user <id>
   agentmesh --account <id> keys create [--type <account type>] [--label <text>]  (prints the new key once)
   agentmesh --account <id> keys revoke                               (the key is read from stdin)
-  A file argument of "-" reads stdin. --json prints the gateway's answer as JSON.
+  A file argument of "-" reads stdin. --json (every management command) prints the gateway's answer as
+  JSON, and an error as its body {code, message, detail} on stderr.
 `;
