@@ -4,6 +4,9 @@
 
 export { MeshClient } from './mesh-client.js';
 export type { MeshClientOptions, CallOptions, EventsOptions, RunningTask } from './mesh-client.js';
+export type { TailOptions } from './account-event-stream.js';
+export { ManagementClient } from './management-client.js';
+export type { ToolImportOptions, ApiKeyRegistration } from './management-client.js';
 export type { GatewayHttpOptions } from './gateway-http.js';
 export { DEFAULT_RECONNECT_POLICY, DEFAULT_IDLE_TIMEOUT_MS } from './task-event-stream.js';
 export type { ReconnectPolicy, FollowEventsOptions } from './task-event-stream.js';

@@ -10,6 +10,7 @@ import {
   type TaskEvent,
 } from '@agentmesh/protocol';
 import { GatewayHttp, type GatewayHttpOptions } from './gateway-http.js';
+import { followAccountEvents, type TailOptions } from './account-event-stream.js';
 import { followTaskEvents, type FollowEventsOptions, type ReconnectPolicy } from './task-event-stream.js';
 
 export interface MeshClientOptions extends GatewayHttpOptions {
@@ -70,6 +71,17 @@ export class MeshClient {
       ...(this.options.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: this.options.idleTimeoutMs }),
       ...options,
       reconnect: { ...this.options.reconnect, ...options.reconnect },
+    });
+  }
+
+  /**
+   * Every event of the caller's account (or, for an admin, of `account`) from now on (`GET /v1/events`),
+   * across all its tasks, until the connection ends: then it throws MeshUnreachableError.
+   */
+  tail(options: TailOptions = {}): AsyncIterable<TaskEvent> {
+    return followAccountEvents(this.http, {
+      ...(this.options.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: this.options.idleTimeoutMs }),
+      ...options,
     });
   }
 

@@ -131,6 +131,18 @@ export {
 } from './gateway.js';
 export type { SubmitTaskRequestInput } from './gateway.js';
 
+export {
+  RegistryScopeLabel,
+  ScopedAgent,
+  AgentList,
+  ScopedTool,
+  ToolList,
+  ToolWriteReply,
+  CredentialNameList,
+  ApiKeyRegistrationReply,
+  ToolImportReply,
+} from './management.js';
+
 export { buildJsonSchemas, serialiseJsonSchema } from './json-schemas.js';
 export type { JsonSchemaDocument } from './json-schemas.js';
 

@@ -12,7 +12,8 @@
  * covers read the stream (see `task-event-follower.ts`). If the consumer stops for good, every buffer
  * is dropped (followers fall back to the stream) and the feed starts again where it stopped.
  *
- * Every terminal event it takes in is also told to `onTerminal`, whether or not anyone follows the task.
+ * Every terminal event it takes in is also told to `onTerminal`, whether or not anyone follows the task,
+ * and every event to the account's followers ({@link followAccount}: `GET /v1/events`).
  */
 import { randomBytes } from 'node:crypto';
 import { decodeJson } from '@agentmesh/bus';
@@ -84,8 +85,12 @@ const FEED_BATCH = 1_000;
 const FEED_PULL_EXPIRES_MS = 5_000;
 const RESTART_BACKOFF_MS = [250, 1_000, 5_000] as const;
 
+/** Told of each stored event of an account, as its SSE frame, in the order the stream stored them. */
+export type AccountEventListener = (frame: string) => void;
+
 export class LiveEventFeed {
   private readonly buffers = new Map<string, TaskEventBuffer>();
+  private readonly accountListeners = new Map<string, Set<AccountEventListener>>();
   /** Finished buffers in the order their terminal event came in (so also of their expiry). */
   private finished: TaskEventBuffer[] = [];
   private readonly limits: LiveEventFeedLimits;
@@ -146,6 +151,25 @@ export class LiveEventFeed {
     buffer.followers++;
     this.counters.followers++;
     return buffer;
+  }
+
+  /**
+   * Tells `listener` of every event of `accountId` the feed takes in from now on, across the feed's
+   * restarts (it starts again where it stopped, so none is skipped); answers how to stop.
+   */
+  followAccount(accountId: string, listener: AccountEventListener): () => void {
+    let listeners = this.accountListeners.get(accountId);
+    if (listeners === undefined) {
+      listeners = new Set();
+      this.accountListeners.set(accountId, listeners);
+    }
+    listeners.add(listener);
+    return () => {
+      listeners.delete(listener);
+      if (listeners.size === 0 && this.accountListeners.get(accountId) === listeners) {
+        this.accountListeners.delete(accountId);
+      }
+    };
   }
 
   release(buffer: TaskEventBuffer): void {
@@ -282,6 +306,8 @@ export class LiveEventFeed {
       return;
     }
     if (isTerminalEvent(event)) this.deps.onTerminal?.(task.accountId, task.traceId);
+    const frame = formatSseEvent(event);
+    for (const listener of this.accountListeners.get(task.accountId) ?? []) listener(frame);
     let buffer = this.buffers.get(subject);
     if (buffer === undefined) {
       buffer = new TaskEventBuffer(subject);
@@ -294,7 +320,7 @@ export class LiveEventFeed {
     this.heldBytes += buffer.append({
       seq: event.seq,
       terminal: isTerminalEvent(event),
-      frame: formatSseEvent(event),
+      frame,
     });
     if (buffer.finished && !wasFinished) {
       buffer.finishedAt = Date.now();

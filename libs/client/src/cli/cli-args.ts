@@ -4,20 +4,36 @@
  * environment values the entry point passes in.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import {
+  isManagementAction,
+  MANAGEMENT_ACTIONS,
+  MANAGEMENT_GROUPS,
+  MANAGEMENT_USAGE,
+  type ManagementAction,
+} from './management-args.js';
 
 export const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8080';
 
 export const USAGE = `Usage:
   agentmesh submit --workflow <id> --message <text> [--user <id>] [--idempotency-key <key>]
-                   [--trace-id <id>] [--follow] [--json]
+                   [--trace-id <id>] [--follow [--nats <url> [--nats-user <user>]]] [--json]
   agentmesh events <trace_id> [--after <seq>] [--json]
   agentmesh status <trace_id>
   agentmesh cancel <trace_id> [--reason <text>]
+  agentmesh tail [--json]          every event of the account's tasks, live, until Ctrl-C
 
+${MANAGEMENT_USAGE}
 Connection (every command):
   --url <url>        gateway address (env AGENTMESH_URL, default ${DEFAULT_GATEWAY_URL})
   --api-key <key>    API key, sent as a bearer token (env AGENTMESH_API_KEY; prefer the env)
   --account <id>     account to act for, with an admin key (sent as x-account-id)
+A gateway that cannot be reached, a refused key and every error the gateway answers are one line
+\`error <CODE>: <message>\` on stderr (with --json: the error body {code, message, detail}).
+
+Following over NATS (submit --follow --nats <url>): the task's events are read from JetStream from its
+first event, so none is lost however early the task ends. NATS login: --nats-user (env
+AGENTMESH_NATS_USER), password in env AGENTMESH_NATS_PASSWORD, --nats-inbox-prefix (default
+_INBOX_<user>, the convention of infra/nats/accounts.conf).
 
 Following a task (submit --follow, events): the answer streams to stdout, tool calls and errors go
 to stderr; --json prints every event as one JSON line instead. Exit status: 0 when the task ends
@@ -28,6 +44,16 @@ done, 1 on an error event or a failed request, 2 on bad usage.
 export interface CliEnvironment {
   url?: string;
   apiKey?: string;
+  natsUser?: string;
+  natsPassword?: string;
+}
+
+/** Where and as whom to follow a task over NATS. */
+export interface NatsConnection {
+  url: string;
+  user?: string;
+  password?: string;
+  inboxPrefix?: string;
 }
 
 export interface Connection {
@@ -48,10 +74,13 @@ export type CliCommand =
       traceId?: string;
       follow: boolean;
       json: boolean;
+      nats?: NatsConnection;
     }
   | { name: 'events'; connection: Connection; traceId: string; afterSeq: number; json: boolean }
   | { name: 'status'; connection: Connection; traceId: string }
-  | { name: 'cancel'; connection: Connection; traceId: string; reason?: string };
+  | { name: 'cancel'; connection: Connection; traceId: string; reason?: string }
+  | { name: 'tail'; connection: Connection; json: boolean }
+  | ({ name: 'manage'; connection: Connection } & ManagementAction);
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -78,10 +107,14 @@ const COMMAND_OPTIONS = {
     'trace-id': { type: 'string' },
     follow: { type: 'boolean', short: 'f' },
     json: { type: 'boolean' },
+    nats: { type: 'string' },
+    'nats-user': { type: 'string' },
+    'nats-inbox-prefix': { type: 'string' },
   },
   events: { after: { type: 'string' }, json: { type: 'boolean' } },
   status: {},
   cancel: { reason: { type: 'string' } },
+  tail: { json: { type: 'boolean' } },
 } as const satisfies Record<string, Options>;
 
 type CommandName = keyof typeof COMMAND_OPTIONS;
@@ -92,6 +125,10 @@ export function parseCliArgs(argv: readonly string[], env: CliEnvironment): CliC
   const { name, rest } = splitCommand(argv);
   if (name === undefined) throw new UsageError('no command given');
   if (name === 'help' || name === '--help' || name === '-h') return { name: 'help' };
+  if (isManagementAction(name)) return parseManagementAction(name, rest, env);
+  if (MANAGEMENT_GROUPS.has(name.split(' ')[0] ?? '')) {
+    throw new UsageError(`unknown command ${JSON.stringify(name)}; see the Management commands below`);
+  }
   if (!isCommandName(name)) throw new UsageError(`unknown command ${JSON.stringify(name)}`);
 
   let parsed;
@@ -111,9 +148,13 @@ export function parseCliArgs(argv: readonly string[], env: CliEnvironment): CliC
 
   if (name === 'submit') {
     if (parsed.positionals.length > 0) throw unexpected(parsed.positionals);
+    const nats = natsOf(values, env);
+    if (nats !== undefined && values.follow !== true)
+      throw new UsageError('--nats follows the task: add --follow');
     return {
       name,
       connection,
+      ...defined('nats', nats),
       workflowId: required(values, 'workflow'),
       message: required(values, 'message'),
       userId: optionalString(values, 'user') ?? DEFAULT_USER_ID,
@@ -122,6 +163,10 @@ export function parseCliArgs(argv: readonly string[], env: CliEnvironment): CliC
       follow: values.follow === true,
       json: values.json === true,
     };
+  }
+  if (name === 'tail') {
+    if (parsed.positionals.length > 0) throw unexpected(parsed.positionals);
+    return { name, connection, json: values.json === true };
   }
   const traceId = onePositional(parsed.positionals, 'trace_id');
   if (name === 'events') {
@@ -135,6 +180,72 @@ export function parseCliArgs(argv: readonly string[], env: CliEnvironment): CliC
   }
   if (name === 'status') return { name, connection, traceId };
   return { name, connection, traceId, ...defined('reason', optionalString(values, 'reason')) };
+}
+
+function parseManagementAction(
+  action: ManagementAction['action'],
+  rest: readonly string[],
+  env: CliEnvironment,
+): CliCommand {
+  const spec = MANAGEMENT_ACTIONS[action];
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...rest],
+      options: { ...CONNECTION_OPTIONS, ...spec.options },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  const values = parsed.values as Record<string, string | boolean | string[] | undefined>;
+  if (values.help === true) return { name: 'help' };
+  const connection = connectionOf(values as Record<string, string | boolean | undefined>, env);
+  const names: readonly string[] = spec.positionals;
+  if (parsed.positionals.length > names.length) throw unexpected(parsed.positionals.slice(names.length));
+  const args: Record<string, string> = {};
+  names.forEach((positional, index) => {
+    const value = parsed.positionals[index];
+    if (value === undefined || value === '') throw new UsageError(`${action}: missing <${positional}>`);
+    args[positional] = value;
+  });
+  if ('needsAccount' in spec && spec.needsAccount && connection.account === undefined) {
+    throw new UsageError(
+      `${action} needs --account <id>: the account whose ${action.split(' ')[0]} to manage`,
+    );
+  }
+  if ('user' in spec.options) required(values as Record<string, string | boolean | undefined>, 'user');
+  for (const [option, value] of Object.entries(values)) {
+    if (typeof value === 'string' && value.trim() === '') throw new UsageError(`--${option} needs a value`);
+  }
+  return { name: 'manage', connection, action, args, values, json: values.json === true };
+}
+
+function natsOf(
+  values: Record<string, string | boolean | undefined>,
+  env: CliEnvironment,
+): NatsConnection | undefined {
+  const url = optionalString(values, 'nats');
+  if (url === undefined) {
+    for (const option of ['nats-user', 'nats-inbox-prefix']) {
+      if (values[option] !== undefined) throw new UsageError(`--${option} goes with --nats <url>`);
+    }
+    return undefined;
+  }
+  if (!/^(nats|tls|wss?):\/\//.test(url) && url.includes('://')) {
+    throw new UsageError(`--nats must be a NATS URL (nats://host:port), got ${url}`);
+  }
+  const user = optionalString(values, 'nats-user') ?? nonEmpty(env.natsUser);
+  const inboxPrefix =
+    optionalString(values, 'nats-inbox-prefix') ??
+    (user === undefined ? undefined : `_INBOX_${user.replace(/[^A-Za-z0-9_]/g, '_')}`);
+  return {
+    url,
+    ...defined('user', user),
+    ...defined('password', nonEmpty(env.natsPassword)),
+    ...defined('inboxPrefix', inboxPrefix),
+  };
 }
 
 function connectionOf(values: Record<string, string | boolean | undefined>, env: CliEnvironment): Connection {
@@ -213,5 +324,14 @@ function splitCommand(argv: readonly string[]): { name: string | undefined; rest
     leading.push(...argv.slice(i, i + (takesValue ? 2 : 1)));
     i += takesValue ? 2 : 1;
   }
-  return { name: argv[i], rest: [...leading, ...argv.slice(i + 1)] };
+  const name = argv[i];
+  // A management command is a group and an action: `agents list`.
+  if (name !== undefined && MANAGEMENT_GROUPS.has(name)) {
+    const action = argv[i + 1];
+    if (action === undefined || action.startsWith('-')) {
+      throw new UsageError(`${name} needs an action (see the Management commands below)`);
+    }
+    return { name: `${name} ${action}`, rest: [...leading, ...argv.slice(i + 2)] };
+  }
+  return { name, rest: [...leading, ...argv.slice(i + 1)] };
 }

@@ -5,8 +5,10 @@
  * body). The API key is never printed: messages name the gateway by its origin only.
  */
 import { TaskStatus, type TaskEvent, type TaskStatusRecord } from '@agentmesh/protocol';
-import { MeshApiError, MeshClientError } from '../errors.js';
+import { MeshApiError, MeshClientError, MeshUnreachableError } from '../errors.js';
+import { ManagementClient } from '../management-client.js';
 import { MeshClient } from '../mesh-client.js';
+import { CliInputError, type CliInputSources } from './cli-input.js';
 import {
   parseCliArgs,
   USAGE,
@@ -14,20 +16,21 @@ import {
   type CliCommand,
   type CliEnvironment,
   type Connection,
+  type NatsConnection,
 } from './cli-args.js';
 import { EventPrinter, type CliStreams } from './event-printer.js';
+import { runManagementAction } from './run-management.js';
+import { printTailEvent } from './tail-printer.js';
 
 export const ExitCode = { OK: 0, FAILED: 1, USAGE: 2, INTERRUPTED: 130 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
-export interface CliContext extends CliStreams {
+export interface CliContext extends CliStreams, CliInputSources {
   env: CliEnvironment;
   /** Aborted on Ctrl-C. */
   signal?: AbortSignal;
   /** stdout and stderr are the same terminal. */
   sharedTerminal?: boolean;
-  /** For tests: the fetch the client uses. */
-  fetch?: typeof fetch;
 }
 
 export async function runCli(argv: readonly string[], context: CliContext): Promise<ExitCode> {
@@ -51,19 +54,43 @@ export async function runCli(argv: readonly string[], context: CliContext): Prom
       context.stderr.write('agentmesh: interrupted\n');
       return ExitCode.INTERRUPTED;
     }
+    if (error instanceof CliInputError) {
+      context.stderr.write(
+        json
+          ? `${JSON.stringify({ code: 'INVALID_REQUEST', message: error.message })}\n`
+          : `agentmesh: ${error.message}\n`,
+      );
+      return ExitCode.FAILED;
+    }
     if (!(error instanceof MeshClientError)) throw error;
     reportError(error, json, context);
+    if (!json) hint(error, command.connection, context);
     return ExitCode.FAILED;
   }
 }
 
-function clientFor(connection: Connection, context: CliContext): MeshClient {
-  return new MeshClient({
+/** What to change when the cause is most likely the CLI's own configuration. */
+function hint(error: MeshClientError, connection: Connection, context: CliContext): void {
+  if (error instanceof MeshUnreachableError && error.message.startsWith('cannot reach the gateway')) {
+    context.stderr.write(
+      `hint: is the gateway running at ${new URL(connection.url).origin}? Set AGENTMESH_URL or pass --url (npm start's gateway is at http://127.0.0.1:8080)\n`,
+    );
+  } else if (error instanceof MeshApiError && error.status === 401 && connection.apiKey === undefined) {
+    context.stderr.write('hint: no API key given: set AGENTMESH_API_KEY (or pass --api-key)\n');
+  }
+}
+
+function httpOptions(connection: Connection, context: CliContext) {
+  return {
     baseUrl: connection.url,
     ...(connection.apiKey === undefined ? {} : { apiKey: connection.apiKey }),
     ...(connection.account === undefined ? {} : { headers: { 'x-account-id': connection.account } }),
     ...(context.fetch === undefined ? {} : { fetch: context.fetch }),
-  });
+  };
+}
+
+function clientFor(connection: Connection, context: CliContext): MeshClient {
+  return new MeshClient(httpOptions(connection, context));
 }
 
 async function runCommand(
@@ -73,17 +100,23 @@ async function runCommand(
 ): Promise<ExitCode> {
   const signal = context.signal;
   switch (command.name) {
+    case 'manage':
+      await runManagementAction(command, new ManagementClient(httpOptions(command.connection, context)), {
+        ...context,
+        ...(command.connection.account === undefined ? {} : { account: command.connection.account }),
+      });
+      return ExitCode.OK;
+    case 'tail': {
+      const onOpen = (): unknown =>
+        command.json || context.stderr.write("following the account's events; Ctrl-C to stop\n");
+      for await (const event of client.tail({ signal, onOpen }))
+        printTailEvent(event, command.json, context.stdout);
+      // The iteration only ends by throwing (the stream ended or broke off, or Ctrl-C).
+      return ExitCode.FAILED;
+    }
     case 'submit': {
-      const reply = await client.submit(
-        {
-          workflow_id: command.workflowId,
-          user_id: command.userId,
-          messages: [{ role: 'user', content: command.message }],
-          ...(command.idempotencyKey === undefined ? {} : { idempotency_key: command.idempotencyKey }),
-          ...(command.traceId === undefined ? {} : { trace_id: command.traceId }),
-        },
-        { signal },
-      );
+      if (command.nats !== undefined) return submitAndFollowOverNats(command, command.nats, client, context);
+      const reply = await client.submit(submissionOf(command), { signal });
       if (!command.follow) {
         context.stdout.write(command.json ? `${JSON.stringify(reply)}\n` : `${reply.trace_id}\n`);
         return ExitCode.OK;
@@ -106,6 +139,80 @@ async function runCommand(
       return ExitCode.OK;
     }
   }
+}
+
+/**
+ * Connects to NATS first (a login that fails submits nothing), submits over HTTP, then follows the task
+ * from its first stored event on JetStream.
+ */
+async function submitAndFollowOverNats(
+  command: Extract<CliCommand, { name: 'submit' }>,
+  nats: NatsConnection,
+  client: MeshClient,
+  context: CliContext,
+): Promise<ExitCode> {
+  // Loaded only here: the HTTP commands load no NATS code.
+  const [{ connect }, { followTaskEventsOverNats }] = await Promise.all([
+    import('@nats-io/transport-node'),
+    import('../nats-task-events.js'),
+  ]);
+  let nc;
+  try {
+    nc = await connect({
+      servers: nats.url,
+      name: 'agentmesh-cli',
+      maxReconnectAttempts: 10,
+      ...(nats.user === undefined ? {} : { user: nats.user }),
+      ...(nats.password === undefined ? {} : { pass: nats.password }),
+      ...(nats.inboxPrefix === undefined ? {} : { inboxPrefix: nats.inboxPrefix }),
+    });
+  } catch (error) {
+    throw new MeshUnreachableError(
+      `cannot connect to NATS at ${natsServerName(nats.url)}: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
+  try {
+    const reply = await client.submit(submissionOf(command), { signal: context.signal });
+    if (!command.json) context.stderr.write(`trace_id ${reply.trace_id}\n`);
+    const printer = new EventPrinter(context, {
+      json: command.json,
+      sharedTerminal: context.sharedTerminal ?? false,
+    });
+    let terminal: TaskEvent | undefined;
+    const events = followTaskEventsOverNats(
+      nc,
+      { eventsSubject: reply.events_subject },
+      context.signal === undefined ? {} : { signal: context.signal },
+    );
+    for await (const event of events) {
+      printer.print(event);
+      terminal = event;
+    }
+    return terminal?.type === 'done' ? ExitCode.OK : ExitCode.FAILED;
+  } finally {
+    await nc.close();
+  }
+}
+
+/** A NATS URL for messages: host and port only, never credentials it may carry. */
+function natsServerName(url: string): string {
+  try {
+    const parsed = new URL(url.includes('://') ? url : `nats://${url}`);
+    return `${parsed.protocol}//${parsed.host}`;
+  } catch {
+    return '(the given URL)';
+  }
+}
+
+function submissionOf(command: Extract<CliCommand, { name: 'submit' }>) {
+  return {
+    workflow_id: command.workflowId,
+    user_id: command.userId,
+    messages: [{ role: 'user' as const, content: command.message }],
+    ...(command.idempotencyKey === undefined ? {} : { idempotency_key: command.idempotencyKey }),
+    ...(command.traceId === undefined ? {} : { trace_id: command.traceId }),
+  };
 }
 
 async function follow(

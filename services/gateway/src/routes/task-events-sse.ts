@@ -20,6 +20,7 @@ import type { LiveEventFeed } from '../live-event-feed.js';
 import { writeSseStream } from '../sse-stream.js';
 import { followTaskEventFrames } from '../task-event-follower.js';
 import { ownedTaskStatus, taskRequestTarget } from '../task-lookup.js';
+import { registerAccountEventRoutes } from './account-events-sse.js';
 import type { AuthenticateRequest } from './request-caller.js';
 
 export interface TaskEventRouteDeps {
@@ -42,6 +43,7 @@ interface EventsRequest {
 }
 
 export function registerTaskEventRoutes(app: FastifyInstance, deps: TaskEventRouteDeps): void {
+  registerAccountEventRoutes(app, deps);
   app.get<EventsRequest>('/v1/tasks/:trace_id/events', async (request, reply) => {
     const target = await taskRequestTarget(deps.authenticate, request);
     if (target instanceof Rejection) return sendRejection(reply, target);

@@ -1,0 +1,95 @@
+/**
+ * The management commands of `agentmesh` (`agents`, `tools`, `credentials`, `keys`): each a group word
+ * and an action (`agents list`), with its positional arguments and options. Parsed into one
+ * {@link ManagementAction}; the connection options are the CLI's own (see cli-args.ts).
+ */
+import type { ParseArgsConfig } from 'node:util';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+interface ActionSpec {
+  /** Names of the positional arguments, in order; all required. */
+  positionals: readonly string[];
+  options: Options;
+  /** The action acts on the account named with --account (credentials, API keys). */
+  needsAccount?: boolean;
+}
+
+const JSON_OPTION = { json: { type: 'boolean' } } as const satisfies Options;
+
+export const MANAGEMENT_ACTIONS = {
+  'agents list': { positionals: [], options: JSON_OPTION },
+  'agents get': { positionals: ['workflow_id'], options: JSON_OPTION },
+  'agents put': { positionals: ['file'], options: JSON_OPTION },
+  'agents delete': { positionals: ['workflow_id'], options: JSON_OPTION },
+  'tools list': {
+    positionals: [],
+    options: { ...JSON_OPTION, tag: { type: 'string' }, namespace: { type: 'string' } },
+  },
+  'tools get': { positionals: ['name'], options: JSON_OPTION },
+  'tools put': { positionals: ['file'], options: JSON_OPTION },
+  'tools delete': { positionals: ['name'], options: JSON_OPTION },
+  'tools import': {
+    positionals: ['file_or_url'],
+    options: {
+      ...JSON_OPTION,
+      'base-url': { type: 'string' },
+      operation: { type: 'string', multiple: true },
+      'name-prefix': { type: 'string' },
+      'credential-prefix': { type: 'string' },
+      'dry-run': { type: 'boolean' },
+    },
+  },
+  'credentials list': {
+    positionals: [],
+    options: { ...JSON_OPTION, user: { type: 'string' } },
+    needsAccount: true,
+  },
+  'credentials put': {
+    positionals: ['name'],
+    options: { ...JSON_OPTION, user: { type: 'string' } },
+    needsAccount: true,
+  },
+  'credentials delete': {
+    positionals: ['name'],
+    options: { ...JSON_OPTION, user: { type: 'string' } },
+    needsAccount: true,
+  },
+  'keys create': {
+    positionals: [],
+    options: { ...JSON_OPTION, type: { type: 'string' }, label: { type: 'string' } },
+    needsAccount: true,
+  },
+  'keys revoke': { positionals: [], options: JSON_OPTION, needsAccount: true },
+} as const satisfies Record<string, ActionSpec>;
+
+export type ManagementActionName = keyof typeof MANAGEMENT_ACTIONS;
+
+export const MANAGEMENT_GROUPS = new Set(
+  Object.keys(MANAGEMENT_ACTIONS).map((name) => name.split(' ')[0] as string),
+);
+
+export const isManagementAction = (name: string): name is ManagementActionName =>
+  Object.hasOwn(MANAGEMENT_ACTIONS, name);
+
+/** One management command, its positionals by name and its option values as parsed. */
+export interface ManagementAction {
+  action: ManagementActionName;
+  args: Readonly<Record<string, string>>;
+  values: Readonly<Record<string, string | boolean | string[] | undefined>>;
+  json: boolean;
+}
+
+export const MANAGEMENT_USAGE = `Management (an admin key; --account <id> to manage that account, none for the shared catalogue):
+  agentmesh agents list | get <workflow_id> | put <file.json> | delete <workflow_id>
+  agentmesh tools list [--tag <t>] [--namespace <ns>] | get <name> | put <file.json> | delete <name>
+  agentmesh tools import <file|url> [--base-url <url>] [--operation <id>]... [--name-prefix <p>]
+                         [--credential-prefix <p>] [--dry-run]
+  agentmesh --account <id> credentials list --user <id>
+  agentmesh --account <id> credentials put <name> --user <id>      (the value is read from stdin)
+  agentmesh --account <id> credentials delete <name> --user <id>
+  agentmesh --account <id> keys create [--type <account type>] [--label <text>]  (prints the new key once)
+  agentmesh --account <id> keys revoke                               (the key is read from stdin)
+  A file argument of "-" reads stdin. --json (every management command) prints the gateway's answer as
+  JSON, and an error as its body {code, message, detail} on stderr.
+`;

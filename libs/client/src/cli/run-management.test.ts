@@ -1,0 +1,163 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  closedPort,
+  sendJson,
+  startStandInGateway,
+  type StandInGateway,
+} from '../__fixtures__/stand-in-gateway.js';
+import { DEFAULT_GATEWAY_URL, parseCliArgs, USAGE } from './cli-args.js';
+import { ExitCode, runCli } from './run-cli.js';
+
+const ADMIN_KEY = 'am_admin_canary_key_5521';
+const SECRET = 'credential-canary-value-9e1d';
+const AGENT = { workflow_id: 'cli_agent', model: { model_name: 'm', base_url: 'http://127.0.0.1:9' } };
+
+let gateway: StandInGateway;
+let dir: string;
+
+beforeEach(async () => {
+  gateway = await startStandInGateway();
+  dir = await mkdtemp(join(tmpdir(), 'agentmesh-cli-'));
+});
+afterEach(async () => {
+  await gateway.stop();
+});
+
+async function cli(
+  argv: string[],
+  options: { env?: { url?: string; apiKey?: string }; stdin?: string } = {},
+) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(argv, {
+    env: options.env ?? { url: gateway.url, apiKey: ADMIN_KEY },
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+    ...(options.stdin === undefined ? {} : { stdin: Readable.from([options.stdin]) }),
+  });
+  return { code, stdout, stderr };
+}
+
+describe('agentmesh configuration and errors', () => {
+  it('without --url or AGENTMESH_URL it talks to npm start’s gateway, http://127.0.0.1:8080', () => {
+    const command = parseCliArgs(['status', 'x'], {});
+    expect(DEFAULT_GATEWAY_URL).toBe('http://127.0.0.1:8080');
+    expect(command).toMatchObject({ connection: { url: DEFAULT_GATEWAY_URL } });
+    expect(parseCliArgs(['tail'], { url: 'http://127.0.0.1:9999', apiKey: 'k' })).toMatchObject({
+      connection: { url: 'http://127.0.0.1:9999', apiKey: 'k' },
+    });
+  });
+
+  it('when the gateway cannot be reached, it prints one error line and a hint naming AGENTMESH_URL, no stack trace, and exits 1', async () => {
+    const url = `http://127.0.0.1:${await closedPort()}`;
+
+    const { code, stdout, stderr } = await cli(['agents', 'list'], { env: { url, apiKey: ADMIN_KEY } });
+
+    expect(code).toBe(ExitCode.FAILED);
+    expect(stdout).toBe('');
+    const lines = stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(new RegExp(`^error SERVICE_UNAVAILABLE: cannot reach the gateway at ${url}`));
+    expect(lines[1]).toContain('AGENTMESH_URL');
+    expect(stderr).not.toContain('    at ');
+  });
+
+  it('when no API key is set and the gateway answers 401, it says to set AGENTMESH_API_KEY', async () => {
+    gateway.handle((_request, response) =>
+      sendJson(response, 401, { code: 'UNAUTHORIZED', message: 'missing API key' }),
+    );
+
+    const { code, stderr } = await cli(['tools', 'list'], { env: { url: gateway.url } });
+
+    expect(code).toBe(ExitCode.FAILED);
+    expect(stderr).toBe(
+      'error UNAUTHORIZED: missing API key\nhint: no API key given: set AGENTMESH_API_KEY (or pass --api-key)\n',
+    );
+    expect(gateway.requests[0]!.headers.authorization).toBeUndefined();
+  });
+
+  it.each([
+    ['a group without an action', ['agents']],
+    ['an unknown action', ['agents', 'launch']],
+    ['agents get without its workflow id', ['agents', 'get']],
+    ['credentials without --account', ['credentials', 'list', '--user', 'u1']],
+    ['credentials without --user', ['--account', 'acme', 'credentials', 'list']],
+    ['keys create without --account', ['keys', 'create']],
+  ])('when given %s, it exits 2 with the usage text and sends nothing', async (_case, argv) => {
+    const { code, stderr } = await cli(argv);
+
+    expect(code).toBe(ExitCode.USAGE);
+    expect(stderr).toContain(USAGE);
+    expect(gateway.requests).toHaveLength(0);
+  });
+});
+
+describe('agentmesh management commands', () => {
+  it('agents put <file> PUTs the definition under its workflow id, and --json prints the stored agent', async () => {
+    const file = join(dir, 'agent.json');
+    await writeFile(file, JSON.stringify(AGENT));
+    gateway.handle((request, response) => sendJson(response, 201, JSON.parse(request.body)));
+
+    const { code, stdout } = await cli(['agents', 'put', file, '--json']);
+
+    expect(code).toBe(ExitCode.OK);
+    expect(gateway.requests[0]).toMatchObject({ method: 'PUT', path: '/v1/admin/agents/cli_agent' });
+    expect(JSON.parse(gateway.requests[0]!.body)).toEqual(AGENT);
+    expect(JSON.parse(stdout)).toMatchObject({ workflow_id: 'cli_agent', max_steps: expect.any(Number) });
+  });
+
+  it('a definition file that is not JSON is one clear line and nothing is sent', async () => {
+    const file = join(dir, 'broken.json');
+    await writeFile(file, '{ not json');
+
+    const missing = await cli(['tools', 'put', join(dir, 'absent.json')]);
+    const broken = await cli(['tools', 'put', file]);
+
+    expect(missing).toMatchObject({
+      code: ExitCode.FAILED,
+      stderr: expect.stringMatching(/^agentmesh: cannot read .*absent\.json \(ENOENT\)\n$/),
+    });
+    expect(broken.code).toBe(ExitCode.FAILED);
+    expect(broken.stderr).toMatch(/^agentmesh: .*broken\.json is not JSON/);
+    expect(gateway.requests).toHaveLength(0);
+  });
+
+  it('credentials put reads the value from stdin, sends it only in the body, and never prints it', async () => {
+    gateway.handle((_request, response) => void response.writeHead(204).end());
+
+    const { code, stdout, stderr } = await cli(
+      ['--account', 'acme', 'credentials', 'put', 'QCC_KEY', '--user', 'u1'],
+      { stdin: `${SECRET}\n` },
+    );
+
+    expect(code).toBe(ExitCode.OK);
+    expect(gateway.requests[0]).toMatchObject({
+      method: 'PUT',
+      path: '/v1/admin/accounts/acme/users/u1/credentials/QCC_KEY',
+    });
+    expect(gateway.requests[0]!.headers['x-account-id']).toBe('acme');
+    expect(JSON.parse(gateway.requests[0]!.body)).toEqual({ value: SECRET });
+    expect(stdout + stderr).not.toContain(SECRET);
+  });
+
+  it('keys create prints the generated key alone on stdout, and keys revoke reads the key from stdin', async () => {
+    const generated = 'am_generated_key_0123456789abcdef';
+    gateway.handle((request, response) =>
+      request.path.endsWith('/revoke')
+        ? void response.writeHead(204).end()
+        : sendJson(response, 201, { account_id: 'acme', account_type: 'user', api_key: generated }),
+    );
+
+    const created = await cli(['--account', 'acme', 'keys', 'create', '--label', 'ci']);
+    const revoked = await cli(['--account', 'acme', 'keys', 'revoke'], { stdin: generated });
+
+    expect(created).toMatchObject({ code: ExitCode.OK, stdout: `${generated}\n` });
+    expect(JSON.parse(gateway.requests[0]!.body)).toEqual({ account_id: 'acme', label: 'ci' });
+    expect(revoked.code).toBe(ExitCode.OK);
+    expect(JSON.parse(gateway.requests[1]!.body)).toEqual({ api_key: generated });
+  });
+});

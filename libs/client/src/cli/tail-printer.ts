@@ -1,0 +1,37 @@
+/**
+ * How `agentmesh tail` shows an account's events: their tasks interleave, so each event is one line on
+ * stdout naming its task (`<trace_id> <seq> <type> <summary>`), never a bare stream of answer text;
+ * `--json` prints each event as one JSON line instead.
+ */
+import type { TaskEvent } from '@agentmesh/protocol';
+import type { TextSink } from './event-printer.js';
+
+const SUMMARY_LENGTH = 160;
+
+export function printTailEvent(event: TaskEvent, json: boolean, stdout: TextSink): void {
+  stdout.write(
+    json ? `${JSON.stringify(event)}\n` : `${event.trace_id} ${event.seq} ${event.type} ${summary(event)}\n`,
+  );
+}
+
+function summary(event: TaskEvent): string {
+  switch (event.type) {
+    case 'message_chunk':
+      return clip(JSON.stringify(event.data.delta));
+    case 'tool_thinking':
+      return '';
+    case 'tool_start':
+      return clip(`${event.data.tool} ${JSON.stringify(event.data.arguments)}`);
+    case 'tool_result':
+      return event.data.ok
+        ? `${event.data.tool} ok (${event.data.duration_ms} ms)`
+        : `${event.data.tool} failed ${event.data.error.code} (${event.data.duration_ms} ms)`;
+    case 'done':
+      return clip(JSON.stringify(event.data.message));
+    case 'error':
+      return clip(`${event.data.code}: ${event.data.message}`);
+  }
+}
+
+const clip = (text: string): string =>
+  text.length > SUMMARY_LENGTH ? `${text.slice(0, SUMMARY_LENGTH)}…` : text;

@@ -1,0 +1,48 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { sendJson, startStandInGateway, type StandInGateway } from './__fixtures__/stand-in-gateway.js';
+import { MeshProtocolError } from './errors.js';
+import { ManagementClient } from './management-client.js';
+
+let gateway: StandInGateway;
+let management: ManagementClient;
+
+beforeEach(async () => {
+  gateway = await startStandInGateway();
+  management = new ManagementClient({ baseUrl: gateway.url, apiKey: 'admin' });
+});
+afterEach(async () => {
+  await gateway.stop();
+});
+
+describe('ManagementClient', () => {
+  it('putTool refuses a definition of no known format before sending anything', async () => {
+    const error = await management.putTool({ what: 'is this' }).catch((caught: unknown) => caught);
+
+    expect(error).toBeInstanceOf(MeshProtocolError);
+    expect(gateway.requests).toHaveLength(0);
+  });
+
+  it('a list answer that breaks the contract (an agent without its scope) is a MeshProtocolError naming the field', async () => {
+    gateway.handle((_request, response) =>
+      sendJson(response, 200, {
+        agents: [{ workflow_id: 'a', model: { model_name: 'm', base_url: 'http://127.0.0.1:1' } }],
+      }),
+    );
+
+    const error = await management.listAgents().catch((caught: unknown) => caught);
+
+    expect(error).toBeInstanceOf(MeshProtocolError);
+    expect((error as Error).message).toContain('scope');
+  });
+
+  it('names in paths are percent-encoded, so a name cannot reach another route', async () => {
+    gateway.handle((_request, response) => void response.writeHead(204).end());
+
+    await management.deleteCredential('acme', 'u/1', 'A B');
+
+    expect(gateway.requests[0]).toMatchObject({
+      method: 'DELETE',
+      path: '/v1/admin/accounts/acme/users/u%2F1/credentials/A%20B',
+    });
+  });
+});

@@ -1,0 +1,215 @@
+/**
+ * The gateway's management plane (`/v1/admin`) as a caller sees it: agents, tools (one by one in any
+ * format the gateway recognises, or imported from an OpenAPI document), users' credentials (write-only:
+ * names can be listed, values never read back) and API keys (registered and revoked: the gateway keeps
+ * only digests, so it cannot list them). Needs an admin key, or a trusted caller naming its account;
+ * an admin naming an account (`x-account-id`, the `headers` option) manages that account only.
+ * Every answer is validated against the protocol's schema.
+ */
+import {
+  AgentDefinition,
+  AgentList,
+  ApiKeyRegistrationReply,
+  CredentialNameList,
+  importToolDefinition,
+  ScopedAgent,
+  ScopedTool,
+  ToolImportReply,
+  ToolList,
+  ToolWriteReply,
+  type AgentDefinitionInput,
+} from '@agentmesh/protocol';
+import { MeshProtocolError } from './errors.js';
+import { GatewayHttp, type GatewayHttpOptions } from './gateway-http.js';
+import type { CallOptions } from './mesh-client.js';
+
+const ADMIN = 'v1/admin';
+
+/** How an OpenAPI document becomes tools (`POST /v1/admin/tools/import`); see the gateway's README. */
+export interface ToolImportOptions extends CallOptions {
+  /** operationIds or `METHOD /path`; every operation when absent. */
+  operations?: string[];
+  /** Replaces the document's servers. */
+  baseUrl?: string;
+  namePrefix?: string;
+  credentialPrefix?: string;
+  /** Answer what would be imported, store nothing. */
+  dryRun?: boolean;
+}
+
+export interface ApiKeyRegistration {
+  accountId: string;
+  accountType?: string;
+  label?: string;
+  /** Bring your own key (24+ characters); the gateway generates one when absent. */
+  apiKey?: string;
+}
+
+export class ManagementClient {
+  private readonly http: GatewayHttp;
+
+  constructor(options: GatewayHttpOptions) {
+    this.http = new GatewayHttp(options);
+  }
+
+  async listAgents(options: CallOptions = {}): Promise<ScopedAgent[]> {
+    const response = await this.http.send('GET', `${ADMIN}/agents`, { signal: options.signal });
+    return (await this.http.json(response, AgentList, 'the agent list')).agents;
+  }
+
+  async getAgent(workflowId: string, options: CallOptions = {}): Promise<ScopedAgent> {
+    const response = await this.http.send('GET', adminPath('agents', workflowId), { signal: options.signal });
+    return this.http.json(response, ScopedAgent, `agent ${workflowId}`);
+  }
+
+  /** Creates or replaces the agent (in the caller's account, or the shared catalogue for an admin naming none). */
+  async putAgent(agent: AgentDefinitionInput, options: CallOptions = {}): Promise<AgentDefinition> {
+    const response = await this.http.send('PUT', adminPath('agents', agent.workflow_id), {
+      body: agent,
+      signal: options.signal,
+    });
+    return this.http.json(response, AgentDefinition, `the reply to storing agent ${agent.workflow_id}`);
+  }
+
+  async deleteAgent(workflowId: string, options: CallOptions = {}): Promise<void> {
+    await this.noContent(
+      'DELETE',
+      adminPath('agents', workflowId),
+      undefined,
+      options,
+      `deleting agent ${workflowId}`,
+    );
+  }
+
+  /** `tag` and `namespace` filter by seed 003 tags and by the namespace of the tool's id. */
+  async listTools(options: CallOptions & { tag?: string; namespace?: string } = {}): Promise<ScopedTool[]> {
+    const query = new URLSearchParams();
+    if (options.tag !== undefined) query.set('tag', options.tag);
+    if (options.namespace !== undefined) query.set('namespace', options.namespace);
+    const search = query.size > 0 ? `?${query}` : '';
+    const response = await this.http.send('GET', `${ADMIN}/tools${search}`, { signal: options.signal });
+    return (await this.http.json(response, ToolList, 'the tool list')).tools;
+  }
+
+  async getTool(name: string, options: CallOptions = {}): Promise<ScopedTool> {
+    const response = await this.http.send('GET', adminPath('tools', name), { signal: options.signal });
+    return this.http.json(response, ScopedTool, `tool ${name}`);
+  }
+
+  /**
+   * Creates or replaces a tool from a definition in any format the gateway takes (seed 000 plugin JSON, a
+   * raw `sys_ai_plugin` row, a seed 001 tool, a seed 003 `*.tool.json`, a seed 004 dynamic tool, canonical).
+   * Its name is read here with the protocol's importer, so a definition the gateway would refuse for its
+   * format fails before anything is sent.
+   */
+  async putTool(definition: unknown, options: CallOptions = {}): Promise<ToolWriteReply> {
+    const imported = importToolDefinition(definition);
+    if (!imported.success) {
+      throw imported.error === undefined
+        ? new MeshProtocolError('not a tool definition of any format the gateway recognises')
+        : MeshProtocolError.fromZod(`the tool definition (read as ${imported.format})`, imported.error);
+    }
+    const name = imported.tool.name;
+    const response = await this.http.send('PUT', adminPath('tools', name), {
+      body: definition,
+      signal: options.signal,
+    });
+    return this.http.json(response, ToolWriteReply, `the reply to storing tool ${name}`);
+  }
+
+  async deleteTool(name: string, options: CallOptions = {}): Promise<void> {
+    await this.noContent('DELETE', adminPath('tools', name), undefined, options, `deleting tool ${name}`);
+  }
+
+  /** One HTTP tool per operation of an OpenAPI 3.0/3.1 or Swagger 2.0 document (an object, or JSON/YAML text). */
+  async importOpenApi(document: string | object, options: ToolImportOptions = {}): Promise<ToolImportReply> {
+    const response = await this.http.send('POST', `${ADMIN}/tools/import`, {
+      body: {
+        document,
+        ...(options.operations === undefined ? {} : { operations: options.operations }),
+        ...(options.baseUrl === undefined ? {} : { base_url: options.baseUrl }),
+        ...(options.namePrefix === undefined ? {} : { name_prefix: options.namePrefix }),
+        ...(options.credentialPrefix === undefined ? {} : { credential_prefix: options.credentialPrefix }),
+        ...(options.dryRun === undefined ? {} : { dry_run: options.dryRun }),
+      },
+      signal: options.signal,
+    });
+    return this.http.json(response, ToolImportReply, 'the reply to the OpenAPI import');
+  }
+
+  /** The names of a user's credentials (values are write-only). */
+  async listCredentials(accountId: string, userId: string, options: CallOptions = {}): Promise<string[]> {
+    const response = await this.http.send('GET', credentialsPath(accountId, userId), {
+      signal: options.signal,
+    });
+    return (await this.http.json(response, CredentialNameList, 'the credential names')).names;
+  }
+
+  /** Stores a credential, encrypted at rest; the gateway never answers or logs its value. */
+  async putCredential(
+    accountId: string,
+    userId: string,
+    name: string,
+    value: string,
+    options: CallOptions = {},
+  ): Promise<void> {
+    const path = `${credentialsPath(accountId, userId)}/${encodeURIComponent(name)}`;
+    await this.noContent('PUT', path, { value }, options, `storing credential ${name}`);
+  }
+
+  async deleteCredential(
+    accountId: string,
+    userId: string,
+    name: string,
+    options: CallOptions = {},
+  ): Promise<void> {
+    const path = `${credentialsPath(accountId, userId)}/${encodeURIComponent(name)}`;
+    await this.noContent('DELETE', path, undefined, options, `deleting credential ${name}`);
+  }
+
+  /** Registers an API key for an account; a generated key is in the answer's `api_key`, this once. */
+  async createApiKey(
+    registration: ApiKeyRegistration,
+    options: CallOptions = {},
+  ): Promise<ApiKeyRegistrationReply> {
+    const response = await this.http.send('POST', `${ADMIN}/api-keys`, {
+      body: {
+        account_id: registration.accountId,
+        ...(registration.accountType === undefined ? {} : { account_type: registration.accountType }),
+        ...(registration.label === undefined ? {} : { label: registration.label }),
+        ...(registration.apiKey === undefined ? {} : { api_key: registration.apiKey }),
+      },
+      signal: options.signal,
+    });
+    return this.http.json(response, ApiKeyRegistrationReply, 'the reply to registering an API key');
+  }
+
+  async revokeApiKey(apiKey: string, options: CallOptions = {}): Promise<void> {
+    await this.noContent(
+      'POST',
+      `${ADMIN}/api-keys/revoke`,
+      { api_key: apiKey },
+      options,
+      'revoking an API key',
+    );
+  }
+
+  private async noContent(
+    method: string,
+    path: string,
+    body: unknown,
+    options: CallOptions,
+    what: string,
+  ): Promise<void> {
+    const response = await this.http.send(method, path, {
+      ...(body === undefined ? {} : { body }),
+      signal: options.signal,
+    });
+    if (!response.ok) throw await this.http.failure(response, what);
+    await response.body?.cancel();
+  }
+}
+
+const adminPath = (kind: string, name: string): string => `${ADMIN}/${kind}/${encodeURIComponent(name)}`;
+const credentialsPath = (accountId: string, userId: string): string =>
+  `${ADMIN}/accounts/${encodeURIComponent(accountId)}/users/${encodeURIComponent(userId)}/credentials`;

@@ -1,0 +1,132 @@
+import { ensureMeshStreams, TaskEventWriter } from '@agentmesh/bus';
+import { Streams, taskEventsSubject, type TaskEvent } from '@agentmesh/protocol';
+import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { followTaskEventsOverNats } from './nats-task-events.js';
+
+let nats: NatsServer;
+let nc: NatsConnection;
+let js: JetStreamClient;
+let jsm: JetStreamManager;
+let traceCounter = 0;
+const nextTrace = (): string => (++traceCounter).toString(16).padStart(32, 'c');
+const ACCOUNT = 'acme';
+
+beforeAll(async () => {
+  nats = await startNats();
+  nc = await connect({ servers: nats.url });
+  js = jetstream(nc);
+  jsm = await jetstreamManager(nc);
+  await ensureMeshStreams(jsm);
+});
+afterAll(async () => {
+  await nc?.close();
+  await nats?.stop();
+});
+
+const done = {
+  message: 'ByteDance was founded in 2012.',
+  steps: 1,
+  usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+  duration_ms: 5,
+};
+
+/** Writes a whole task as an executor does: chunks, a tool call, then `done`. */
+async function runTask(traceId: string): Promise<TaskEvent[]> {
+  const writer = await TaskEventWriter.open(js, jsm, { accountId: ACCOUNT, traceId, attempt: 1 });
+  return [
+    await writer.emit('message_chunk', { delta: 'Byte' }),
+    await writer.emit('tool_start', { call_id: 'c1', tool: 'search', arguments: { q: 'ByteDance' } }),
+    await writer.emit('tool_result', { call_id: 'c1', tool: 'search', ok: true, result: {}, duration_ms: 1 }),
+    await writer.emit('message_chunk', { delta: 'Dance' }),
+    await writer.emit('done', done),
+  ];
+}
+
+async function collect(iterable: AsyncIterable<TaskEvent>): Promise<TaskEvent[]> {
+  const events: TaskEvent[] = [];
+  for await (const event of iterable) events.push(event);
+  return events;
+}
+
+async function consumersOnEvents(): Promise<number> {
+  return (await jsm.streams.info(Streams.EVENTS.name)).state.consumer_count;
+}
+
+describe('following a task over NATS (JetStream ordered consumer)', () => {
+  it('a task that finished before the follower attached still yields every event, in order, once, and the follow ends', async () => {
+    const traceId = nextTrace();
+    const written = await runTask(traceId);
+
+    const followed = await collect(
+      followTaskEventsOverNats(nc, { eventsSubject: taskEventsSubject(ACCOUNT, traceId) }),
+    );
+
+    expect(followed).toEqual(written);
+  });
+
+  it('a follower attached before the task starts gets the events live, and ends after the terminal event', async () => {
+    const traceId = nextTrace();
+    const following = collect(followTaskEventsOverNats(nc, { accountId: ACCOUNT, traceId }));
+
+    const written = await runTask(traceId);
+
+    expect(await following).toEqual(written);
+  });
+
+  it('a publish JetStream refused (a stale attempt fenced off) reaches a core subscriber but never the follower', async () => {
+    const traceId = nextTrace();
+    const subject = taskEventsSubject(ACCOUNT, traceId);
+    const core = nc.subscribe(subject);
+    const writer = await TaskEventWriter.open(js, jsm, { accountId: ACCOUNT, traceId, attempt: 2 });
+    const first = await writer.emit('message_chunk', { delta: 'from the live attempt' });
+    const stale: TaskEvent = {
+      trace_id: traceId,
+      seq: 2,
+      ts: new Date().toISOString(),
+      attempt: 1,
+      type: 'error',
+      data: { code: 'INTERNAL', message: 'from a stale attempt', retryable: false },
+    };
+    // The stale attempt expects the task's subject to be empty: JetStream refuses it.
+    await expect(
+      js.publish(subject, JSON.stringify(stale), { expect: { lastSubjectSequence: 0 } }),
+    ).rejects.toThrow();
+    const last = await writer.emit('done', done);
+
+    const coreSeen: TaskEvent[] = [];
+    for await (const message of core) {
+      coreSeen.push(message.json<TaskEvent>());
+      if (coreSeen.length === 3) break;
+    }
+    const followed = await collect(followTaskEventsOverNats(nc, { accountId: ACCOUNT, traceId }));
+
+    expect(coreSeen.map((event) => event.attempt)).toEqual([2, 1, 2]);
+    expect(followed).toEqual([first, last]);
+  });
+
+  it('resuming after a seq yields only the later events, and a stopped follow deletes its consumer', async () => {
+    const traceId = nextTrace();
+    const written = await runTask(traceId);
+    const before = await consumersOnEvents();
+
+    const later = await collect(
+      followTaskEventsOverNats(nc, { accountId: ACCOUNT, traceId }, { afterSeq: 3 }),
+    );
+    const stop = new AbortController();
+    const unfinished = nextTrace();
+    const iterator = followTaskEventsOverNats(
+      nc,
+      { accountId: ACCOUNT, traceId: unfinished },
+      { signal: stop.signal },
+    );
+    const waiting = iterator.next();
+    stop.abort(new Error('enough'));
+
+    expect(later).toEqual(written.slice(3));
+    await expect(waiting).rejects.toThrow('enough');
+    await waitFor(async () => (await consumersOnEvents()) === before, { timeoutMs: 10_000 });
+  });
+});

@@ -1,0 +1,115 @@
+/**
+ * Following a task's events over NATS without losing any: a JetStream ordered consumer on MESH_EVENTS,
+ * filtered on the task's subject (`mesh.events.<account>.<trace_id>`) and delivering from the task's
+ * first stored event. Where a core subscription made after the submit misses what the task published
+ * before it (demo tasks end 40 ms after the reply), the consumer replays what is stored and then goes
+ * on live, so it may be attached before the submit, right after it, or long after the task finished.
+ * Only stored events reach it: a publish JetStream refused (a stale attempt fenced off) or dropped as
+ * a duplicate never does. Events are validated against the protocol; seq only grows (an event at or
+ * below the last one yielded is skipped); the iteration ends after the terminal event.
+ *
+ * The NATS user needs the JetStream API on MESH_EVENTS for a consumer filtered on the task's subject
+ * (create, info, next, delete) and its own inbox: see the package README.
+ */
+import {
+  isTerminalEvent,
+  parseEventsSubject,
+  Streams,
+  TaskEvent,
+  taskEventsSubject,
+} from '@agentmesh/protocol';
+import { DeliverPolicy, jetstream } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { MeshProtocolError, MeshUnreachableError } from './errors.js';
+
+/**
+ * How long one pull waits for events; nats.js also paces its recovery after a reconnect by it (as the
+ * mesh's own readers do, 5 s rather than nats.js's 30 s).
+ */
+const PULL_EXPIRES_MS = 5_000;
+
+/** Which task: its events subject (the submit reply's `events_subject`), or its account and trace id. */
+export type NatsTaskRef = { eventsSubject: string } | { accountId: string; traceId: string };
+
+export interface NatsTaskEventsOptions {
+  /** Only events with a greater seq are yielded (resume). */
+  afterSeq?: number;
+  /** Stops following: the iteration throws the signal's reason. */
+  signal?: AbortSignal;
+}
+
+export async function* followTaskEventsOverNats(
+  nc: NatsConnection,
+  task: NatsTaskRef,
+  options: NatsTaskEventsOptions = {},
+): AsyncGenerator<TaskEvent, void, undefined> {
+  const { subject, traceId } = subjectOf(task);
+  const { signal } = options;
+  signal?.throwIfAborted();
+  let lastSeq = options.afterSeq ?? 0;
+  const js = jetstream(nc);
+  let consumer;
+  let messages;
+  try {
+    consumer = await js.consumers.get(Streams.EVENTS.name, {
+      filter_subjects: subject,
+      deliver_policy: DeliverPolicy.All,
+    });
+    messages = await consumer.consume({ expires: PULL_EXPIRES_MS });
+  } catch (error) {
+    throw new MeshUnreachableError(
+      `cannot read the events of task ${traceId} from JetStream (${Streams.EVENTS.name})`,
+      {
+        cause: error,
+      },
+    );
+  }
+  const stop = (): void => void messages.close();
+  signal?.addEventListener('abort', stop, { once: true });
+  if (signal?.aborted) stop();
+  try {
+    for await (const message of messages) {
+      const event = parseEvent(message.data, `${subject}#${message.seq}`);
+      if (event.trace_id !== traceId) {
+        throw new MeshProtocolError(`event ${subject}#${message.seq} belongs to task ${event.trace_id}`);
+      }
+      if (event.seq <= lastSeq) continue;
+      lastSeq = event.seq;
+      yield event;
+      if (isTerminalEvent(event)) return;
+    }
+    signal?.throwIfAborted();
+    throw new MeshUnreachableError(
+      `the JetStream consumer of task ${traceId} stopped before its terminal event`,
+    );
+  } finally {
+    signal?.removeEventListener('abort', stop);
+    // Not awaited: closing waits for the pending pull. The server-side consumer is deleted too, or it
+    // would linger until its inactivity threshold.
+    const done = consumer;
+    void messages.close().then(() => done.delete().catch(() => undefined));
+  }
+}
+
+function subjectOf(task: NatsTaskRef): { subject: string; traceId: string } {
+  if ('eventsSubject' in task) {
+    const parsed = parseEventsSubject(task.eventsSubject);
+    if (parsed === undefined) {
+      throw new MeshProtocolError(`${JSON.stringify(task.eventsSubject)} is not a task's events subject`);
+    }
+    return { subject: task.eventsSubject, traceId: parsed.traceId };
+  }
+  return { subject: taskEventsSubject(task.accountId, task.traceId), traceId: task.traceId };
+}
+
+function parseEvent(data: Uint8Array, what: string): TaskEvent {
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder().decode(data)) as unknown;
+  } catch (error) {
+    throw new MeshProtocolError(`event ${what} is not JSON`, undefined, { cause: error });
+  }
+  const parsed = TaskEvent.safeParse(json);
+  if (!parsed.success) throw MeshProtocolError.fromZod(`event ${what}`, parsed.error);
+  return parsed.data;
+}
