@@ -4,7 +4,7 @@
  * by the assembler and executors, and a cancel request that a task not yet started honours.
  * Updates are compare-and-set on the entry's revision, so concurrent writers never lose a change.
  */
-import { taskKey, TaskStatusRecord } from '@agentmesh/protocol';
+import { AccountId, taskKey, TaskStatusRecord } from '@agentmesh/protocol';
 import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { TaskStatusContentionError, TaskStatusWriteError } from '../errors.js';
@@ -20,6 +20,21 @@ export interface VersionedTaskStatus {
 
 export class TaskStatusStore {
   constructor(private readonly kv: KV) {}
+
+  /**
+   * The account's `limit` most recently written task records, newest first. Keys arrive in the order of
+   * their last write, so only the last `limit` are kept while the account's keys stream past: memory
+   * stays bounded by `limit`, and only those records are read.
+   */
+  async listRecent(accountId: string, limit: number): Promise<TaskStatusRecord[]> {
+    const recent: string[] = [];
+    for await (const key of await this.kv.keys(`${AccountId.parse(accountId)}.*`)) {
+      recent.push(key);
+      if (recent.length > limit) recent.shift();
+    }
+    const records = await Promise.all(recent.map(async (key) => (await this.read(key))?.record));
+    return records.filter((record): record is TaskStatusRecord => record?.account_id === accountId).reverse();
+  }
 
   async get(accountId: string, traceId: string): Promise<TaskStatusRecord | undefined> {
     return (await this.read(taskKey(accountId, traceId)))?.record;
