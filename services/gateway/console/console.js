@@ -63,6 +63,11 @@ async function loadTasks() {
   try {
     const { tasks } = await api('GET', '/v1/tasks?limit=20');
     $('tasks').replaceChildren(...tasks.map(taskRow));
+    // The list may have been read before the task on view reached the status it shows.
+    if (view.traceId && view.finished) {
+      const cell = document.querySelector(`#tasks tr[data-trace-id="${view.traceId}"] .status`);
+      if (cell) cell.textContent = view.status;
+    }
   } catch (error) {
     notice(`Tasks could not be loaded: ${error.message}`);
   }

@@ -47,6 +47,8 @@ export class TaskView {
     this.renewals = 0;
     this.byId('task-id').textContent = traceId;
     this.byId('answer').textContent = '';
+    this.byId('task-error').hidden = true;
+    this.byId('task-error').textContent = '';
     this.byId('tool-calls').replaceChildren();
     this.byId('timeline').replaceChildren();
     this.setStatus('connecting');
@@ -63,6 +65,7 @@ export class TaskView {
   }
 
   setStatus(status) {
+    this.status = status;
     this.byId('task-status').textContent = status;
     this.onStatus?.(this.traceId, status);
   }
@@ -131,8 +134,9 @@ export class TaskView {
         this.finish('done');
         break;
       case 'error': {
-        const line = element('p', `Error ${event.data.code}: ${event.data.message}`, 'error');
-        this.byId('answer').after(line);
+        const line = this.byId('task-error');
+        line.textContent = `Error ${event.data.code}: ${event.data.message}`;
+        line.hidden = false;
         this.finish('error');
         break;
       }

@@ -9,6 +9,7 @@ import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { TaskStatusContentionError, TaskStatusWriteError } from '../errors.js';
 import { decodeJson, encodeJson } from '../json.js';
+import { lastDistinctKeys } from './recent-keys.js';
 
 const MAX_CAS_ATTEMPTS = 10;
 
@@ -23,15 +24,11 @@ export class TaskStatusStore {
 
   /**
    * The account's `limit` most recently written task records, newest first. Keys arrive in the order of
-   * their last write, so only the last `limit` are kept while the account's keys stream past: memory
-   * stays bounded by `limit`, and only those records are read.
+   * their last write, so only the last `limit` are kept while the account's keys stream past
+   * ({@link lastDistinctKeys}): memory stays bounded by `limit`, and only those records are read.
    */
   async listRecent(accountId: string, limit: number): Promise<TaskStatusRecord[]> {
-    const recent: string[] = [];
-    for await (const key of await this.kv.keys(`${AccountId.parse(accountId)}.*`)) {
-      recent.push(key);
-      if (recent.length > limit) recent.shift();
-    }
+    const recent = await lastDistinctKeys(await this.kv.keys(`${AccountId.parse(accountId)}.*`), limit);
     const records = await Promise.all(recent.map(async (key) => (await this.read(key))?.record));
     return records.filter((record): record is TaskStatusRecord => record?.account_id === accountId).reverse();
   }
