@@ -222,6 +222,14 @@ describe('stream tokens', () => {
     }
   });
 
+  it('when the token is given twice, the answer is 400, not a failure', async () => {
+    const task = await submit();
+    const token = encodeURIComponent(task.stream_token!);
+    const res = await call(gw.url, 'GET', `/v1/tasks/${task.trace_id}/events?token=${token}&token=${token}`);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'INVALID_REQUEST' });
+  });
+
   it('when a token opens a stream, it is never written to a log line', async () => {
     const task = await submit();
     await finishTask('acme', task.trace_id);

@@ -42,7 +42,7 @@ export interface TaskEventRouteDeps {
 
 interface EventsRequest {
   Params: { trace_id: string };
-  Querystring: { last_event_id?: string; token?: string };
+  Querystring: { last_event_id?: string; token?: string | string[] };
 }
 
 export function registerTaskEventRoutes(app: FastifyInstance, deps: TaskEventRouteDeps): void {
@@ -116,8 +116,9 @@ async function eventStreamTarget(
   deps: TaskEventRouteDeps,
   request: FastifyRequest<EventsRequest>,
 ): Promise<{ accountId: string; traceId: string; streamCaller: string } | Rejection> {
-  const { token } = request.query;
+  const { token } = request.query as { token?: unknown };
   if (token !== undefined) {
+    if (typeof token !== 'string') return new InvalidRequest('token must be given once');
     if (deps.streamTokens === undefined) return new InvalidRequest('stream tokens are not accepted here');
     const granted = streamTokenTarget(deps.streamTokens, token, request.params.trace_id);
     if (granted instanceof Rejection) return granted;
