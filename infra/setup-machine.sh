@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # Prepares a machine for agentmesh development and CI. Source it: `source infra/setup-machine.sh`.
 #   1. Node >= 22 (installs the `node@24` npm package into a cache folder when the system node is older)
-#   2. nats-server and the Docker engine from Debian's packages when missing
+#   2. nats-server, the Docker engine and chromium (the web console's browser test) from Debian's
+#      packages when missing
 #   3. starts dockerd (host networking only) when `docker info` fails
 #   4. builds a local NATS image from the nats-server binary and exports AGENTMESH_NATS_IMAGE
 #   5. exports the testcontainers settings for a registry-less, loopback-only machine
@@ -32,13 +33,15 @@ fi
 _am_node_ok || { _am_log "could not get Node >= 22.12"; return 1 2>/dev/null || exit 1; }
 _am_log "node $(node --version), npm $(npm --version 2>/dev/null)"
 
-# 2. nats-server and docker; the script sandbox's tools (unshare, pivot_root, setpriv, prlimit; ip)
+# 2. nats-server and docker; the script sandbox's tools (unshare, pivot_root, setpriv, prlimit; ip);
+#    chromium, which tests/mesh drives headless to test the web console
 _am_packages=()
 command -v nats-server >/dev/null 2>&1 || _am_packages+=(nats-server)
 command -v dockerd >/dev/null 2>&1 || _am_packages+=(docker.io)
 { command -v unshare && command -v pivot_root && command -v setpriv && command -v prlimit; } >/dev/null 2>&1 ||
   _am_packages+=(util-linux)
 command -v ip >/dev/null 2>&1 || _am_packages+=(iproute2)
+[ -x /usr/bin/chromium ] || _am_packages+=(chromium)
 if [ "${#_am_packages[@]}" -gt 0 ]; then
   _am_log "installing ${_am_packages[*]} from Debian's packages"
   _am_sudo apt-get update >&2

@@ -140,6 +140,8 @@ describe('MeshClient.events', () => {
     const seen = await collect(client.events(TRACE_ID));
 
     expect(seen.map((event) => event.type)).toEqual(['error']);
+    // The frame said so the way the gateway names it now.
+    expect(sseFrame(errorEvent(1, 'LLM_ERROR', 'x'))).toContain('event: task_error\n');
     expect(gateway.requests).toHaveLength(1);
     await connectionClosed(gateway.requests[0]!);
   });
@@ -189,6 +191,29 @@ describe('MeshClient.events', () => {
       retryable: false,
       message: `no task ${TRACE_ID}`,
     });
+  });
+
+  it('when a gateway of before the task_error name sends an error event as `event: error`, the iteration still yields it and ends', async () => {
+    const old = errorEvent(2, 'LLM_ERROR', 'model refused');
+    gateway.handle((_request, response) =>
+      sendSse(
+        response,
+        sseFrame(chunkEvent(1, 'a')) + `id: 2\nevent: error\ndata: ${JSON.stringify(old)}\n\n`,
+      ),
+    );
+
+    const seen = await collect(client.events(TRACE_ID));
+
+    expect(seen.map((event) => event.type)).toEqual(['message_chunk', 'error']);
+  });
+
+  it('when an event is named for another type than its data says, events throws MeshProtocolError', async () => {
+    const chunk = chunkEvent(1, 'a');
+    gateway.handle((_request, response) =>
+      sendSse(response, `id: 1\nevent: done\ndata: ${JSON.stringify(chunk)}\n\n`),
+    );
+
+    await expect(collect(client.events(TRACE_ID))).rejects.toThrow(/named done.*message_chunk/);
   });
 
   it('when an event does not match the TaskEvent schema, events throws MeshProtocolError naming the field', async () => {

@@ -1,6 +1,7 @@
 /**
  * Following a task's events over the gateway's SSE endpoint (`GET /v1/tasks/:id/events`) as an async
- * iterable. Each event is validated against the protocol's TaskEvent. The iteration ends after the
+ * iterable. Each event is validated against the protocol's TaskEvent, and its SSE name against its type
+ * (`task_error` for errors; the older `error` is accepted too). The iteration ends after the
  * terminal event (`done`/`error`) or when the gateway answers 204 (nothing more to send). A stream
  * that breaks off, ends early or goes silent past the idle timeout is reopened with `Last-Event-ID` =
  * the last seq seen, with exponential backoff; events at or below that seq are skipped, so none is
@@ -9,7 +10,7 @@
  * iteration with a MeshApiError carrying the final status.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { isTerminalEvent, TaskEvent, TraceIdInput } from '@agentmesh/protocol';
+import { isSseEventNameOf, isTerminalEvent, TaskEvent, TraceIdInput } from '@agentmesh/protocol';
 import { MeshClientError, MeshProtocolError, MeshUnreachableError } from './errors.js';
 import type { GatewayHttp } from './gateway-http.js';
 import { SseLimitError, SseParser, type SseMessage } from '@agentmesh/sse';
@@ -145,6 +146,13 @@ function parseEvent(message: SseMessage, what: string, expectedTraceId: string |
   const parsed = TaskEvent.safeParse(json);
   if (!parsed.success)
     throw MeshProtocolError.fromZod(`${what}: event ${message.id ?? '(no id)'}`, parsed.error);
+  // SSE's default name, `message`, is a frame without a name; a name must fit the data's type (the
+  // wire name, `task_error` for errors, or the type itself, as older gateways named errors).
+  if (message.event !== 'message' && !isSseEventNameOf(message.event, parsed.data.type)) {
+    throw new MeshProtocolError(
+      `${what}: event ${parsed.data.seq} is named ${message.event} but is a ${parsed.data.type} event`,
+    );
+  }
   if (expectedTraceId !== undefined && parsed.data.trace_id !== expectedTraceId) {
     throw new MeshProtocolError(`${what}: event ${parsed.data.seq} belongs to task ${parsed.data.trace_id}`);
   }

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { ChatMessage } from './chat.js';
 import { IdempotencyKey, IsoDateTime, UserIdInput, WorkflowId } from './ids.js';
 import { ClearTaskPayload } from './task.js';
+import { TaskStatusRecord } from './task-status.js';
 import { TraceId, TraceIdInput } from './trace-id.js';
 import { JsonObject } from './tools/json-schema.js';
 
@@ -39,5 +40,36 @@ export const SubmitTaskReply = z.object({
   events_subject: z.string().min(1),
   /** Where to follow the events over SSE (absolute, or relative to the gateway). */
   events_url: z.string().min(1),
+  /**
+   * A short-lived token that opens this task's event stream, and nothing else, as `?token=` on
+   * `events_url`: for browsers, whose EventSource cannot send an API key. Given to HTTP callers only.
+   */
+  stream_token: z.string().min(1).optional(),
 });
 export type SubmitTaskReply = z.infer<typeof SubmitTaskReply>;
+
+/** `POST /v1/tasks/{id}/stream-token`: a token for `?token=` on the task's event stream. */
+export const StreamTokenReply = z.object({
+  trace_id: TraceId,
+  stream_token: z.string().min(1),
+  expires_at: IsoDateTime,
+  /** The event stream, relative to the gateway, with the token in its query. */
+  events_url: z.string().min(1),
+});
+export type StreamTokenReply = z.infer<typeof StreamTokenReply>;
+
+/** `GET /v1/tasks?limit=`: the caller's account's most recently updated tasks, newest first. */
+export const TaskListReply = z.object({ tasks: z.array(TaskStatusRecord) });
+export type TaskListReply = z.infer<typeof TaskListReply>;
+
+/** `GET /v1/agents`: the agents a task of the caller's account may name (its own, then the shared ones). */
+export const AgentListReply = z.object({
+  agents: z.array(
+    z.object({
+      workflow_id: WorkflowId,
+      name: z.string().optional(),
+      description: z.string().optional(),
+    }),
+  ),
+});
+export type AgentListReply = z.infer<typeof AgentListReply>;

@@ -93,6 +93,7 @@ export {
 export { ErrorEvent, ToolThinkingData, ToolStartData, ToolResultData, MessageChunkData } from './events.js';
 export { DoneData, ErrorData, ToolError, TokenUsage } from './events.js';
 export type { EventData, TerminalEvent, TerminalEventType } from './events.js';
+export { isSseEventNameOf, SseEventName, sseEventName } from './sse-event-names.js';
 
 export {
   TaskStatus,
@@ -126,6 +127,9 @@ export type { AgentDefinitionInput } from './agent.js';
 export {
   SubmitTaskRequest,
   SubmitTaskReply,
+  StreamTokenReply,
+  TaskListReply,
+  AgentListReply,
   PreAssembledTaskRequest,
   isPreAssembledSubmission,
 } from './gateway.js';

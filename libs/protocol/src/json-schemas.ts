@@ -6,7 +6,14 @@ import { AgentDefinition } from './agent.js';
 import { CancelSignal } from './control.js';
 import { ErrorBody } from './errors.js';
 import { TaskEvent } from './events.js';
-import { PreAssembledTaskRequest, SubmitTaskReply, SubmitTaskRequest } from './gateway.js';
+import {
+  AgentListReply,
+  PreAssembledTaskRequest,
+  StreamTokenReply,
+  SubmitTaskReply,
+  SubmitTaskRequest,
+  TaskListReply,
+} from './gateway.js';
 import { ActionRecallRequest, ActionRecallResponse, RecallRequest } from './recall.js';
 import { AssembledTask, ClearTaskPayload, ReceivedTask } from './task.js';
 import { TaskStatusRecord } from './task-status.js';
@@ -34,6 +41,24 @@ const ENTRIES: Readonly<Record<string, SchemaEntry>> = {
     title: 'SubmitTaskReply',
     description: 'Answer to an accepted submission (HTTP 202 or NATS reply).',
     schema: SubmitTaskReply,
+    io: 'output',
+  },
+  'stream-token-reply.json': {
+    title: 'StreamTokenReply',
+    description: "POST /v1/tasks/{id}/stream-token: a short-lived token opening one task's event stream.",
+    schema: StreamTokenReply,
+    io: 'output',
+  },
+  'task-list-reply.json': {
+    title: 'TaskListReply',
+    description: "GET /v1/tasks: the account's most recently updated tasks, newest first.",
+    schema: TaskListReply,
+    io: 'output',
+  },
+  'agent-list-reply.json': {
+    title: 'AgentListReply',
+    description: 'GET /v1/agents: the agents a task of the account may name.',
+    schema: AgentListReply,
     io: 'output',
   },
   'pre-assembled-task-request.json': {

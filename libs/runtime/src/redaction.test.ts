@@ -48,3 +48,19 @@ describe('redactSecrets', () => {
     expect(redactSecrets(loop)).toEqual({ name: 'x', self: '[…]' });
   });
 });
+
+describe('redactSecrets on URLs', () => {
+  it('when a URL with a stream token or key in its query is logged, the values are withheld and the rest kept', () => {
+    const logged = redactSecrets({
+      url: '/v1/tasks/abc/events?token=eyJhIjoiYWNtZSJ9.c2lnbmF0dXJl&last_event_id=3',
+      nested: { target: 'https://h.example/x?api_key=k-123#frag', other: 'a=b&token=t2' },
+      plain: 'no query here',
+    });
+    expect(logged).toEqual({
+      url: '/v1/tasks/abc/events?token=[redacted]&last_event_id=3',
+      nested: { target: 'https://h.example/x?api_key=[redacted]#frag', other: 'a=b&token=[redacted]' },
+      plain: 'no query here',
+    });
+    expect(JSON.stringify(logged)).not.toContain('c2lnbmF0dXJl');
+  });
+});

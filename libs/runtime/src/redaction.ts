@@ -48,8 +48,23 @@ export function isSecretKey(key: string): boolean {
 
 const MAX_DEPTH = 12;
 
-/** Returns a copy of `value` with every secret-named property's value replaced by {@link REDACTED}. */
+/**
+ * Query parameters that carry a credential in a URL (a stream token on an SSE URL, an API key some
+ * clients put in the query): a logged URL keeps its path and drops their values.
+ */
+const SECRET_QUERY_PARAMETER = /([?&](?:token|access_token|api_key|apikey|key)=)[^&#\s"']*/gi;
+
+/** `text` with the values of credential-carrying query parameters replaced by {@link REDACTED}. */
+export function redactSecretQueryParameters(text: string): string {
+  return text.includes('=') ? text.replace(SECRET_QUERY_PARAMETER, `$1${REDACTED}`) : text;
+}
+
+/**
+ * Returns a copy of `value` with every secret-named property's value replaced by {@link REDACTED}, and
+ * credential query parameters taken out of strings (URLs) at any depth.
+ */
 export function redactSecrets(value: unknown, depth = 0, seen = new WeakSet<object>()): unknown {
+  if (typeof value === 'string') return redactSecretQueryParameters(value);
   if (value === null || typeof value !== 'object') return value;
   if (value instanceof Error) return value; // pino's err serializer handles errors
   if (seen.has(value) || depth > MAX_DEPTH) return '[…]';

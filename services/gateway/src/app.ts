@@ -1,6 +1,7 @@
 /**
  * The gateway's HTTP application, built from its dependencies so tests can run it in-process: the
- * inference plane (tasks, SSE events), seed 004's recall endpoints, the management plane, probes, and
+ * inference plane (tasks, SSE events), seed 004's recall endpoints, the management plane, probes, what
+ * browsers need (CORS, stream tokens, task and agent lists, the web console at /console), and
  * one error body for every rejection, down to what Node's HTTP parser refuses. JSON bodies are read
  * with a depth limit. Requests are logged and metered as method, route pattern, status and duration —
  * never bodies, headers or the URL with its ids.
@@ -17,6 +18,8 @@ import { errorReplyOptions, installErrorReplies } from './http-error-replies.js'
 import { installJsonBodyParser } from './json-body.js';
 import type { LiveEventFeed } from './live-event-feed.js';
 import type { RecallForwarder } from './recall-forwarding.js';
+import { installCors } from './cors.js';
+import { registerBrowserAccessRoutes } from './routes/browser-access.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerManagementRoutes } from './routes/management.js';
 import { registerOpenAiRoutes } from './routes/openai-compatible.js';
@@ -24,6 +27,7 @@ import { registerRecallRoutes } from './routes/recall.js';
 import { requestAuthenticator } from './routes/request-caller.js';
 import { registerTaskEventRoutes } from './routes/task-events-sse.js';
 import { registerTaskRoutes } from './routes/tasks.js';
+import type { StreamTokens } from './stream-tokens.js';
 import type { TaskCanceller } from './task-cancellation.js';
 import type { TaskSubmitter } from './task-submission.js';
 
@@ -46,6 +50,10 @@ export interface GatewayAppSettings {
   sseMaxStreamsPerCaller: number;
   /** HTTP callers without an API key are trusted internal callers (TRUST_ACCOUNT_HEADERS). */
   trustAccountHeaders: boolean;
+  /** Origins allowed to call cross-origin (CORS_ALLOWED_ORIGINS); empty: no CORS. */
+  corsAllowedOrigins: ReadonlySet<string>;
+  /** Serve the web console at /console (CONSOLE_ENABLED). */
+  consoleEnabled: boolean;
 }
 
 export interface GatewayAppDeps {
@@ -62,6 +70,8 @@ export interface GatewayAppDeps {
   /** Seed 004's recall endpoints ask the recall service through it. */
   recall: RecallForwarder;
   metrics: GatewayMetrics;
+  /** Issues and checks stream tokens (`?token=` on a task's event stream). */
+  streamTokens: StreamTokens;
   settings: GatewayAppSettings;
 }
 
@@ -73,6 +83,7 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
   app.addHook('preClose', async () => shutdown.abort());
   installErrorReplies(app, log, { bodyLimitBytes: settings.bodyLimitBytes, closing: shutdown.signal });
   installJsonBodyParser(app);
+  installCors(app, settings.corsAllowedOrigins);
 
   app.addHook('onResponse', async (request, reply) => {
     log.info(
@@ -114,6 +125,7 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
     submitter: deps.submitter,
     canceller: deps.canceller,
     statuses: stores.statuses,
+    streamTokens: deps.streamTokens,
   });
   registerTaskEventRoutes(app, {
     authenticate,
@@ -123,6 +135,7 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
     liveEvents: deps.liveEvents,
     heartbeatMs: settings.sseHeartbeatMs,
     slots,
+    streamTokens: deps.streamTokens,
     shutdown: shutdown.signal,
     log,
   });
@@ -148,6 +161,13 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
     heartbeatMs: settings.sseHeartbeatMs,
     shutdown: shutdown.signal,
     log,
+  });
+  registerBrowserAccessRoutes(app, {
+    authenticate,
+    statuses: stores.statuses,
+    agents: stores.agents,
+    streamTokens: deps.streamTokens,
+    consoleEnabled: settings.consoleEnabled,
   });
   return app;
 }

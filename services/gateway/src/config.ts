@@ -217,6 +217,41 @@ export const gatewayConfigSchema = baseConfigSchema.extend({
     .describe(
       "How long the live feed keeps a finished task's events after its terminal event, for followers that connect just after it ended",
     ),
+  CORS_ALLOWED_ORIGINS: z
+    .string()
+    .transform((value, ctx) => {
+      const origins = new Set<string>();
+      for (const entry of entries(value)) {
+        // An origin is scheme://host[:port], exactly as a browser sends it in `Origin`.
+        let parsed: URL | undefined;
+        try {
+          parsed = new URL(entry);
+        } catch {
+          parsed = undefined;
+        }
+        if (parsed === undefined || parsed.origin !== entry) {
+          ctx.addIssue({ code: 'custom', message: `"${entry}" is not an origin (scheme://host[:port])` });
+        } else origins.add(entry);
+      }
+      return origins;
+    })
+    .optional()
+    .describe(
+      'Browser origins allowed to call the HTTP API cross-origin (CORS), comma-separated, each `scheme://host[:port]`. Unset: no CORS headers at all (same-origin pages, such as /console, need none)',
+    ),
+  STREAM_TOKEN_TTL_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(24 * 60 * 60 * 1000)
+    .default(10 * 60 * 1000)
+    .describe(
+      "How long a stream token (`?token=` on one task's event stream, for browsers' EventSource) opens the stream after it is issued; signed with a key derived from CREDENTIALS_MASTER_KEY, so every gateway sharing it accepts it",
+    ),
+  CONSOLE_ENABLED: z
+    .stringbool()
+    .default(true)
+    .describe('Serve the web console (static pages calling the HTTP API with an API key) at /console'),
   VAULT_KEY_ID: z.string().min(1).max(128).describe("Key id of the executors' vault key pair"),
   VAULT_PUBLIC_KEY: vaultPublicKeySchema.describe(
     "The executors' X25519 public key (base64url): pre-assembled vaults are sealed for it",

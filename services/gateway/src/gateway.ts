@@ -29,6 +29,7 @@ import { GatewayMetrics } from './gateway-metrics.js';
 import { LiveEventFeed } from './live-event-feed.js';
 import { startNatsIngress } from './nats-ingress.js';
 import { RecallForwarder } from './recall-forwarding.js';
+import { StreamTokens, streamTokenKey } from './stream-tokens.js';
 import { TaskCanceller } from './task-cancellation.js';
 import { TaskSubmitter } from './task-submission.js';
 import { RunningTaskLimiter } from './running-task-limits.js';
@@ -188,6 +189,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     liveEvents,
     recall: new RecallForwarder({ nc, timeoutMs: config.RECALL_TIMEOUT_MS, log }),
     metrics,
+    streamTokens: new StreamTokens(streamTokenKey(config.CREDENTIALS_MASTER_KEY), config.STREAM_TOKEN_TTL_MS),
     settings: {
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
       pluginImportBodyLimitBytes: config.PLUGIN_IMPORT_BODY_LIMIT_BYTES,
@@ -195,6 +197,8 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
       sseMaxStreams: config.SSE_MAX_STREAMS,
       sseMaxStreamsPerCaller: config.SSE_MAX_STREAMS_PER_CALLER,
       trustAccountHeaders: config.TRUST_ACCOUNT_HEADERS,
+      corsAllowedOrigins: config.CORS_ALLOWED_ORIGINS ?? new Set(),
+      consoleEnabled: config.CONSOLE_ENABLED,
     },
   });
 

@@ -1,6 +1,6 @@
 import { connect as connectTcp } from 'node:net';
 import { encodeJson, EventStreamConflictError, TaskEventWriter } from '@agentmesh/bus';
-import { Streams, taskEventsSubject, taskKey, type TaskEvent } from '@agentmesh/protocol';
+import { sseEventName, Streams, taskEventsSubject, taskKey, type TaskEvent } from '@agentmesh/protocol';
 import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import {
   jetstream,
@@ -83,7 +83,7 @@ const framesOf = (events: TaskEvent[]): SseFrame[] =>
   events.map((event) => ({
     kind: 'event',
     id: String(event.seq),
-    event: event.type,
+    event: sseEventName(event.type),
     data: JSON.stringify(event),
   }));
 

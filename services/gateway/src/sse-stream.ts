@@ -1,12 +1,13 @@
 /**
- * Writing a task's events to an HTTP response as Server-Sent Events: `id:` = seq, `event:` = type,
- * `data:` = the event JSON; a `: ping` comment after every idle heartbeat interval; the response
+ * Writing a task's events to an HTTP response as Server-Sent Events: `id:` = seq, `event:` = the
+ * type's SSE name (the type, but `task_error` for `error`, which EventSource keeps for itself:
+ * {@link sseEventName}), `data:` = the event JSON; a `: ping` comment after every idle heartbeat interval; the response
  * ends after the terminal event. Writes respect backpressure, so a slow client holds at most one
  * event in memory.
  */
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
-import type { TaskEvent } from '@agentmesh/protocol';
+import { sseEventName, type TaskEvent } from '@agentmesh/protocol';
 
 export const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -17,7 +18,7 @@ export const SSE_HEADERS = {
 } as const;
 
 export function formatSseEvent(event: TaskEvent): string {
-  return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+  return `id: ${event.seq}\nevent: ${sseEventName(event.type)}\ndata: ${JSON.stringify(event)}\n\n`;
 }
 
 export const SSE_HEARTBEAT = ': ping\n\n';

@@ -1,4 +1,4 @@
-import { Streams, taskEventsSubject, type TaskEvent } from '@agentmesh/protocol';
+import { sseEventName, Streams, taskEventsSubject, type TaskEvent } from '@agentmesh/protocol';
 import { TaskEventWriter } from '@agentmesh/bus';
 import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
@@ -108,7 +108,7 @@ describe('task events over SSE', () => {
       written.map((event) => ({
         kind: 'event',
         id: String(event.seq),
-        event: event.type,
+        event: sseEventName(event.type),
         data: JSON.stringify(event),
       })),
     );
@@ -131,7 +131,14 @@ describe('task events over SSE', () => {
     await events.emit('message_chunk', { delta: 'three' });
     expect(await nextEvent(sse)).toMatchObject({ id: '3', event: 'message_chunk' });
     await events.emit('error', { code: 'CANCELLED', message: 'cancelled', retryable: false });
-    expect(await remainingEvents(sse)).toEqual([expect.objectContaining({ id: '4', event: 'error' })]);
+    // Named task_error on the wire: EventSource keeps `error` for its own connection failures.
+    expect(await remainingEvents(sse)).toEqual([
+      expect.objectContaining({
+        id: '4',
+        event: 'task_error',
+        data: expect.stringContaining('"type":"error"'),
+      }),
+    ]);
   });
 
   it('?last_event_id= resumes like the header, so a reconnect gets exactly the rest', async () => {

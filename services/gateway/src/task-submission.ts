@@ -63,6 +63,8 @@ export interface TaskSubmitterOptions {
 
 export interface AcceptedTask {
   reply: SubmitTaskReply;
+  /** The account the task runs for. */
+  accountId: string;
   /** True when this submission repeated an earlier one and nothing was published. */
   duplicate: boolean;
 }
@@ -192,7 +194,7 @@ export class TaskSubmitter {
       },
       'task accepted',
     );
-    return { reply: this.replyFor(accountId, traceId), duplicate: false };
+    return { reply: this.replyFor(accountId, traceId), accountId, duplicate: false };
   }
 
   /** A repeat of a task this account submitted before: the first task's reply, published again if it may be lost. */
@@ -212,7 +214,7 @@ export class TaskSubmitter {
       { account_id: accountId, duplicate: true, republished },
       'task submission repeated',
     );
-    return { reply: this.replyFor(accountId, traceId), duplicate: true };
+    return { reply: this.replyFor(accountId, traceId), accountId, duplicate: true };
   }
 
   /**

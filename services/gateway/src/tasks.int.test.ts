@@ -83,6 +83,7 @@ describe('submitting a task', () => {
       trace_id: traceId,
       events_subject: taskEventsSubject('acme', traceId),
       events_url: `/v1/tasks/${traceId}/events`,
+      stream_token: expect.any(String),
     });
 
     const { task, headers } = await lastStoredTask('acme');

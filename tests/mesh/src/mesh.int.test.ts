@@ -3,7 +3,7 @@
  * on a real NATS server, a scripted model and a recording API standing in for the plugin's upstream.
  */
 import { readFileSync } from 'node:fs';
-import { Buckets, newTraceId, Streams, type TaskEvent } from '@agentmesh/protocol';
+import { Buckets, newTraceId, SseEventName, Streams, type TaskEvent } from '@agentmesh/protocol';
 import {
   startRecordingApi,
   startScriptedModel,
@@ -166,12 +166,13 @@ describe('the mesh end to end', () => {
               },
             }),
         });
-        for (const type of ['tool_thinking', 'tool_start', 'tool_result', 'message_chunk', 'done', 'error']) {
+        // The documented SSE names: the mesh's error is `task_error` (EventSource keeps `error`).
+        for (const type of Object.values(SseEventName)) {
           source.addEventListener(type, (message) => {
             const event = JSON.parse(message.data) as TaskEvent;
             expect(message.lastEventId).toBe(String(event.seq));
             events.push(event);
-            if (type === 'done' || type === 'error') resolve({ events, source });
+            if (type === 'done' || type === 'task_error') resolve({ events, source });
           });
         }
         source.onerror = () => {

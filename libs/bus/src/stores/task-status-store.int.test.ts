@@ -79,3 +79,21 @@ describe('task status store, when KV refuses a write for a reason other than a c
     expect(final?.record).toMatchObject({ status: 'running', attempt: 2 });
   });
 });
+
+describe('task status store, listing an account’s recent tasks', () => {
+  it('when an account has more tasks than asked for, it gets its most recently written ones, newest first, and none of another account', async () => {
+    const kv = await new Kvm(jetstream(nc)).create(`tasks_list_${Date.now()}`);
+    const store = new TaskStatusStore(kv);
+    const ids = ['a', 'b', 'c', 'd'].map((digit) => digit.repeat(32));
+    for (const id of ids) expect(await store.create(record(id))).toBe(true);
+    expect(await store.create(record('e'.repeat(32), { account_id: 'other' }))).toBe(true);
+    // Writing the oldest task again makes it the most recent.
+    await store.update('acme', ids[0]!, (current) => ({ ...current!, status: 'running', attempt: 1 }));
+
+    const listed = await store.listRecent('acme', 3);
+
+    expect(listed.map((task) => task.trace_id)).toEqual([ids[0], ids[3], ids[2]]);
+    expect(listed[0]).toMatchObject({ status: 'running' });
+    expect(await store.listRecent('nobody', 3)).toEqual([]);
+  });
+});

@@ -4,11 +4,12 @@
  * by the assembler and executors, and a cancel request that a task not yet started honours.
  * Updates are compare-and-set on the entry's revision, so concurrent writers never lose a change.
  */
-import { taskKey, TaskStatusRecord } from '@agentmesh/protocol';
+import { AccountId, taskKey, TaskStatusRecord } from '@agentmesh/protocol';
 import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { TaskStatusContentionError, TaskStatusWriteError } from '../errors.js';
 import { decodeJson, encodeJson } from '../json.js';
+import { lastDistinctKeys } from './recent-keys.js';
 
 const MAX_CAS_ATTEMPTS = 10;
 
@@ -20,6 +21,17 @@ export interface VersionedTaskStatus {
 
 export class TaskStatusStore {
   constructor(private readonly kv: KV) {}
+
+  /**
+   * The account's `limit` most recently written task records, newest first. Keys arrive in the order of
+   * their last write, so only the last `limit` are kept while the account's keys stream past
+   * ({@link lastDistinctKeys}): memory stays bounded by `limit`, and only those records are read.
+   */
+  async listRecent(accountId: string, limit: number): Promise<TaskStatusRecord[]> {
+    const recent = await lastDistinctKeys(await this.kv.keys(`${AccountId.parse(accountId)}.*`), limit);
+    const records = await Promise.all(recent.map(async (key) => (await this.read(key))?.record));
+    return records.filter((record): record is TaskStatusRecord => record?.account_id === accountId).reverse();
+  }
 
   async get(accountId: string, traceId: string): Promise<TaskStatusRecord | undefined> {
     return (await this.read(taskKey(accountId, traceId)))?.record;

@@ -6,7 +6,7 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { TaskEvent } from '@agentmesh/protocol';
+import { sseEventName, type TaskEvent } from '@agentmesh/protocol';
 
 export interface RecordedRequest {
   method: string;
@@ -105,7 +105,7 @@ export const errorEvent = (seq: number, code: 'LLM_ERROR' | 'CANCELLED', message
 
 /** One event as the gateway's sse-stream writes it. */
 export const sseFrame = (event: TaskEvent): string =>
-  `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+  `id: ${event.seq}\nevent: ${sseEventName(event.type)}\ndata: ${JSON.stringify(event)}\n\n`;
 
 export const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',

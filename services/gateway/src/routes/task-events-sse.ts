@@ -1,6 +1,7 @@
 /**
  * `GET /v1/tasks/:trace_id/events`: the task's events as Server-Sent Events, replayed from the start
  * or resumed after `Last-Event-ID` (header, or `?last_event_id=` for clients that cannot set headers),
+ * opened with the caller's API key or with a stream token for this task (`?token=`, for EventSource),
  * then followed live until the terminal event — from the gateway's live feed when it holds what the
  * client needs, from JetStream otherwise ({@link followTaskEventFrames}). A client that disconnects
  * stops its reader; one that resumes after the last event of a finished task gets 204 No Content
@@ -18,6 +19,7 @@ import { EventsExpired, InvalidRequest, Rejection, sendRejection, ServiceUnavail
 import { eventStreamCaller, type EventStreamSlots } from '../event-stream-slots.js';
 import type { LiveEventFeed } from '../live-event-feed.js';
 import { writeSseStream } from '../sse-stream.js';
+import { streamTokenTarget, type StreamTokens } from '../stream-tokens.js';
 import { followTaskEventFrames } from '../task-event-follower.js';
 import { ownedTaskStatus, taskRequestTarget } from '../task-lookup.js';
 import { registerAccountEventRoutes } from './account-events-sse.js';
@@ -32,6 +34,8 @@ export interface TaskEventRouteDeps {
   liveEvents: LiveEventFeed | undefined;
   heartbeatMs: number;
   slots: EventStreamSlots;
+  /** Checks `?token=`; undefined: only API keys open a stream. */
+  streamTokens: StreamTokens | undefined;
   /** Aborted when the gateway stops: open streams end so the server can close. */
   shutdown: AbortSignal;
   log: Logger;
@@ -39,15 +43,15 @@ export interface TaskEventRouteDeps {
 
 interface EventsRequest {
   Params: { trace_id: string };
-  Querystring: { last_event_id?: string };
+  Querystring: { last_event_id?: string; token?: string | string[] };
 }
 
 export function registerTaskEventRoutes(app: FastifyInstance, deps: TaskEventRouteDeps): void {
   registerAccountEventRoutes(app, deps);
   app.get<EventsRequest>('/v1/tasks/:trace_id/events', async (request, reply) => {
-    const target = await taskRequestTarget(deps.authenticate, request);
+    const target = await eventStreamTarget(deps, request);
     if (target instanceof Rejection) return sendRejection(reply, target);
-    const { caller, accountId, traceId } = target;
+    const { accountId, traceId, streamCaller } = target;
     const afterSeq = lastEventId(request);
     if (afterSeq instanceof Rejection) return sendRejection(reply, afterSeq);
     const record = await ownedTaskStatus(deps.statuses, traceId, accountId);
@@ -66,7 +70,7 @@ export function registerTaskEventRoutes(app: FastifyInstance, deps: TaskEventRou
     const expired = await eventsExpired(deps, accountId, traceId, record);
     if (expired instanceof Rejection) return sendRejection(reply, expired);
 
-    const slot = deps.slots.take(eventStreamCaller(caller, accountId));
+    const slot = deps.slots.take(streamCaller);
     if (slot instanceof Rejection) return sendRejection(reply, slot);
     const clientGone = new AbortController();
     try {
@@ -103,6 +107,28 @@ export function registerTaskEventRoutes(app: FastifyInstance, deps: TaskEventRou
       'event stream ended',
     );
   });
+}
+
+/**
+ * The task a request may follow and whom its stream counts against: from `?token=` (a stream token,
+ * for EventSource, which cannot send an API key; it counts against the token's account) or from the
+ * caller's key.
+ */
+async function eventStreamTarget(
+  deps: TaskEventRouteDeps,
+  request: FastifyRequest<EventsRequest>,
+): Promise<{ accountId: string; traceId: string; streamCaller: string } | Rejection> {
+  const { token } = request.query as { token?: unknown };
+  if (token !== undefined) {
+    if (typeof token !== 'string') return new InvalidRequest('token must be given once');
+    if (deps.streamTokens === undefined) return new InvalidRequest('stream tokens are not accepted here');
+    const granted = streamTokenTarget(deps.streamTokens, token, request.params.trace_id);
+    if (granted instanceof Rejection) return granted;
+    return { ...granted, streamCaller: `account:${granted.accountId}` };
+  }
+  const target = await taskRequestTarget(deps.authenticate, request);
+  if (target instanceof Rejection) return target;
+  return { ...target, streamCaller: eventStreamCaller(target.caller, target.accountId) };
 }
 
 function lastEventId(request: FastifyRequest<EventsRequest>): number | Rejection {

@@ -1,11 +1,13 @@
 /**
- * The inference plane: `POST /v1/tasks` (and seed 002's alias `POST /v1/run_workflow`) submits a task,
+ * The inference plane: `POST /v1/tasks` (and seed 002's alias `POST /v1/run_workflow`) submits a task
+ * (the reply carries a `stream_token` for the task's event stream),
  * `GET /v1/tasks/:trace_id` reads its status, `POST /v1/tasks/:trace_id/cancel` cancels it.
  */
 import type { TaskStatusStore } from '@agentmesh/bus';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { InvalidRequest, Rejection, sendRejection } from '../errors.js';
+import type { StreamTokens } from '../stream-tokens.js';
 import type { TaskCanceller } from '../task-cancellation.js';
 import { ownedTaskStatus, taskRequestTarget } from '../task-lookup.js';
 import type { TaskSubmitter } from '../task-submission.js';
@@ -16,6 +18,8 @@ export interface TaskRouteDeps {
   submitter: TaskSubmitter;
   canceller: TaskCanceller;
   statuses: TaskStatusStore;
+  /** Issues the reply's `stream_token`; undefined: replies carry none. */
+  streamTokens?: StreamTokens;
 }
 
 interface TraceParams {
@@ -31,7 +35,8 @@ export function registerTaskRoutes(app: FastifyInstance, deps: TaskRouteDeps): v
       if (caller instanceof Rejection) return sendRejection(reply, caller);
       const outcome = await deps.submitter.submit(request.body, caller);
       if (outcome instanceof Rejection) return sendRejection(reply, outcome);
-      return reply.code(202).send(outcome.reply);
+      const token = deps.streamTokens?.issue(outcome.accountId, outcome.reply.trace_id);
+      return reply.code(202).send(token ? { ...outcome.reply, stream_token: token.token } : outcome.reply);
     });
   }
 

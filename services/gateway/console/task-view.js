@@ -1,0 +1,188 @@
+/* global document, EventSource, URLSearchParams */
+// Following one task in the console: its events over EventSource (with a stream token, since
+// EventSource cannot send the API key), rendered as the streaming answer, the tool calls (arguments,
+// result, duration) and a timeline. The mesh's error event arrives as `task_error`: EventSource fires its
+// own `error` for connection trouble.
+
+/** SSE names of the gateway's events (services/gateway/README.md, "Event names"). */
+export const EVENT_NAMES = [
+  'tool_thinking',
+  'tool_start',
+  'tool_result',
+  'message_chunk',
+  'done',
+  'task_error',
+];
+
+const element = (tag, text, className) => {
+  const node = document.createElement(tag);
+  if (text !== undefined) node.textContent = text;
+  if (className) node.className = className;
+  return node;
+};
+
+const pretty = (value) => (typeof value === 'string' ? value : JSON.stringify(value, null, 2));
+
+export class TaskView {
+  constructor(root, { onStatus, onNotice }) {
+    this.root = root;
+    this.onStatus = onStatus;
+    this.onNotice = onNotice;
+    this.source = undefined;
+  }
+
+  /**
+   * Shows `traceId`'s events from the start. `streamToken()` answers a fresh token (the first call may
+   * answer the one the submit reply carried); it is asked again when a reconnect is refused because the
+   * token expired, and the stream resumes after the last event shown.
+   */
+  follow(traceId, streamToken) {
+    this.close();
+    this.traceId = traceId;
+    this.lastSeq = 0;
+    this.started = undefined;
+    this.calls = new Map();
+    this.finished = false;
+    this.streamToken = streamToken;
+    this.renewals = 0;
+    this.byId('task-id').textContent = traceId;
+    this.byId('answer').textContent = '';
+    this.byId('task-error').hidden = true;
+    this.byId('task-error').textContent = '';
+    this.byId('tool-calls').replaceChildren();
+    this.byId('timeline').replaceChildren();
+    this.setStatus('connecting');
+    void this.open();
+  }
+
+  close() {
+    this.source?.close();
+    this.source = undefined;
+  }
+
+  byId(id) {
+    return this.root.querySelector(`#${id}`);
+  }
+
+  setStatus(status) {
+    this.status = status;
+    this.byId('task-status').textContent = status;
+    this.onStatus?.(this.traceId, status);
+  }
+
+  async open() {
+    const traceId = this.traceId;
+    let token;
+    try {
+      token = await this.streamToken();
+    } catch (error) {
+      this.setStatus('unavailable');
+      this.onNotice(`Cannot open the task's events: ${error.message}`);
+      return;
+    }
+    if (traceId !== this.traceId) return;
+    const query = new URLSearchParams({ token });
+    if (this.lastSeq > 0) query.set('last_event_id', String(this.lastSeq));
+    const source = new EventSource(`/v1/tasks/${encodeURIComponent(traceId)}/events?${query}`);
+    this.source = source;
+    for (const name of EVENT_NAMES) {
+      source.addEventListener(name, (message) => {
+        if (source !== this.source) return;
+        this.take(JSON.parse(message.data));
+      });
+    }
+    source.addEventListener('open', () => {
+      if (!this.finished) this.setStatus('running');
+    });
+    // EventSource's own error: the connection failed or dropped. It reconnects by itself (sending
+    // Last-Event-ID) unless the gateway refused, e.g. with 401 once the token has expired: then a new
+    // token resumes the stream, a few times at most.
+    source.addEventListener('error', () => {
+      if (source !== this.source || this.finished) return;
+      if (source.readyState !== EventSource.CLOSED) return;
+      this.close();
+      if (this.renewals >= 3) {
+        this.setStatus('disconnected');
+        this.onNotice('The event stream was refused; reopen the task to try again.');
+        return;
+      }
+      this.renewals += 1;
+      void this.open();
+    });
+  }
+
+  take(event) {
+    if (event.seq <= this.lastSeq) return;
+    this.lastSeq = event.seq;
+    this.renewals = 0;
+    const at = Date.parse(event.ts);
+    this.started ??= at;
+    this.timeline(event, at - this.started);
+    switch (event.type) {
+      case 'message_chunk':
+        this.byId('answer').append(event.data.delta);
+        break;
+      case 'tool_start':
+        this.toolStart(event.data);
+        break;
+      case 'tool_result':
+        this.toolResult(event.data);
+        break;
+      case 'done':
+        // The final answer is authoritative (a reconnect could have skipped deltas of an older attempt).
+        this.byId('answer').textContent = event.data.message;
+        this.finish('done');
+        break;
+      case 'error': {
+        const line = this.byId('task-error');
+        line.textContent = `Error ${event.data.code}: ${event.data.message}`;
+        line.hidden = false;
+        this.finish('error');
+        break;
+      }
+    }
+  }
+
+  finish(status) {
+    this.finished = true;
+    this.close();
+    this.setStatus(status);
+  }
+
+  timeline(event, offsetMs) {
+    const detail =
+      event.type === 'tool_start' || event.type === 'tool_result'
+        ? ` ${event.data.tool}`
+        : event.type === 'message_chunk' || event.type === 'tool_thinking'
+          ? ` (${event.data.delta.length} chars)`
+          : event.type === 'error'
+            ? ` ${event.data.code}`
+            : '';
+    const item = element('li', `+${offsetMs} ms  #${event.seq} ${event.type}${detail}`);
+    this.byId('timeline').append(item);
+  }
+
+  toolStart({ call_id, tool, arguments: args }) {
+    const item = element('li');
+    item.dataset.callId = call_id;
+    item.append(element('strong', tool), element('span', ' running…', 'state'));
+    item.append(element('div', 'Arguments'), element('pre', pretty(args)));
+    this.calls.set(call_id, item);
+    this.byId('tool-calls').append(item);
+  }
+
+  toolResult(data) {
+    let item = this.calls.get(data.call_id);
+    if (!item) {
+      this.toolStart({ call_id: data.call_id, tool: data.tool, arguments: '(not seen)' });
+      item = this.calls.get(data.call_id);
+    }
+    const state = item.querySelector('.state');
+    state.textContent = data.ok ? ` ok in ${data.duration_ms} ms` : ` failed in ${data.duration_ms} ms`;
+    state.className = `state ${data.ok ? 'ok' : 'failed'}`;
+    item.append(
+      element('div', data.ok ? 'Result' : 'Error'),
+      element('pre', pretty(data.ok ? data.result : data.error)),
+    );
+  }
+}

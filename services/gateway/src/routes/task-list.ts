@@ -1,0 +1,75 @@
+/**
+ * What a caller needs to start and find tasks without the management plane (the web console uses both):
+ * `GET /v1/agents`, the agents a task of its account may name — ids, names and descriptions only, never
+ * prompts, models or tools —, and `GET /v1/tasks?limit=`, its account's most recently written task
+ * records, newest first (at most {@link MAX_TASK_LIST}).
+ */
+import { accountScope, type AgentStore, type TaskStatusStore } from '@agentmesh/bus';
+import type { AgentListReply, TaskListReply } from '@agentmesh/protocol';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { requireAccount, type AccountCaller } from '../auth.js';
+import { InvalidRequest, Rejection, sendRejection, ServiceUnavailable } from '../errors.js';
+import type { AuthenticateRequest } from './request-caller.js';
+
+export const MAX_TASK_LIST = 100;
+const DEFAULT_TASK_LIST = 20;
+
+export interface TaskListRouteDeps {
+  authenticate: AuthenticateRequest;
+  statuses: TaskStatusStore;
+  agents: AgentStore;
+}
+
+const TaskListQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(MAX_TASK_LIST).default(DEFAULT_TASK_LIST),
+});
+
+async function accountCaller(
+  authenticate: AuthenticateRequest,
+  request: FastifyRequest,
+): Promise<AccountCaller | Rejection> {
+  const caller = await authenticate(request);
+  return caller instanceof Rejection ? caller : requireAccount(caller);
+}
+
+export function registerTaskListRoutes(app: FastifyInstance, deps: TaskListRouteDeps): void {
+  app.get('/v1/tasks', async (request, reply) => {
+    const caller = await accountCaller(deps.authenticate, request);
+    if (caller instanceof Rejection) return sendRejection(reply, caller);
+    const query = TaskListQuery.safeParse(request.query ?? {});
+    if (!query.success) return sendRejection(reply, InvalidRequest.fromZod(query.error));
+    try {
+      const body: TaskListReply = {
+        tasks: await deps.statuses.listRecent(caller.accountId, query.data.limit),
+      };
+      return reply.send(body);
+    } catch (error) {
+      return sendRejection(
+        reply,
+        new ServiceUnavailable('tasks cannot be listed right now; retry', { cause: error }),
+      );
+    }
+  });
+
+  app.get('/v1/agents', async (request, reply) => {
+    const caller = await accountCaller(deps.authenticate, request);
+    if (caller instanceof Rejection) return sendRejection(reply, caller);
+    try {
+      const visible = await deps.agents.listVisible(accountScope(caller.accountId));
+      const body: AgentListReply = {
+        agents: visible.map(({ agent }) => ({
+          workflow_id: agent.workflow_id,
+          ...(agent.name !== undefined ? { name: agent.name } : {}),
+          ...(agent.description !== undefined ? { description: agent.description } : {}),
+        })),
+      };
+      return reply.send(body);
+    } catch (error) {
+      return sendRejection(
+        reply,
+        new ServiceUnavailable('agents cannot be listed right now; retry', { cause: error }),
+      );
+    }
+  });
+}

@@ -1,0 +1,235 @@
+/**
+ * The web console in a real browser (Debian's chromium, headless, driven by playwright-core) against a
+ * real mesh: gateway, assembler and executor as processes on NATS, a scripted model that calls a tool
+ * whose upstream is a recording API. The console runs a task and shows its answer and tool call, then
+ * replays it from the recent-tasks list. Screenshots land in tests/mesh/.artifacts/.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  startRecordingApi,
+  startScriptedModel,
+  type RecordingApi,
+  type ScriptedModel,
+} from '@agentmesh/testkit';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { admin } from './mesh-client.js';
+import { MESH_ACCOUNT, startMesh, type Mesh } from './mesh-harness.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const HAVE_CHROMIUM = existsSync(CHROMIUM);
+if (!HAVE_CHROMIUM) {
+  console.warn(
+    `console browser test skipped: no chromium at ${CHROMIUM} (install Debian's chromium, e.g. source infra/setup-machine.sh, or set CHROMIUM_PATH)`,
+  );
+}
+const ARTIFACTS = fileURLToPath(new URL('../.artifacts/', import.meta.url));
+const ANSWER = 'ByteDance was founded in 2012 in Beijing.';
+const seedPlugin = JSON.parse(
+  readFileSync(
+    new URL('../../../libs/protocol/src/__fixtures__/seeds/000-s2-plugin.json', import.meta.url),
+    'utf8',
+  ),
+) as Record<string, unknown>;
+
+type Message = { role: string };
+const lastRole = (request: { body: unknown }): string =>
+  ((request.body as { messages?: Message[] } | undefined)?.messages ?? []).at(-1)?.role ?? 'none';
+
+let mesh: Mesh;
+let model: ScriptedModel;
+/** A model that wants a key the agent does not send: its tasks end with an error event. */
+let lockedModel: ScriptedModel;
+let api: RecordingApi;
+let context: BrowserContext;
+let page: Page;
+let profile: string;
+/** What the page reported: console errors, failed requests, CSP violations. */
+const pageProblems: string[] = [];
+
+describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
+  beforeAll(async () => {
+    api = await startRecordingApi({
+      routes: [
+        {
+          method: 'GET',
+          path: '/ECIV4/Search',
+          reply: { status: 200, body: { Status: '200', Result: [{ Name: 'ByteDance', StartDate: '2012' }] } },
+        },
+      ],
+    });
+    model = await startScriptedModel({
+      respond: (request) =>
+        lastRole(request) === 'tool'
+          ? { content: ANSWER, chunkSize: 6 }
+          : { toolCalls: [{ name: 'search_company_basic', arguments: { keyword: 'ByteDance' } }] },
+    });
+    lockedModel = await startScriptedModel({ apiKey: 'not-given-to-the-agent', script: [] });
+    mesh = await startMesh();
+    for (const name of ['QCC_KEY', 'QCC_SECRET']) {
+      await admin(mesh, 'PUT', `/accounts/${MESH_ACCOUNT}/users/console/credentials/${name}`, {
+        value: `canary-${name.toLowerCase()}`,
+      });
+    }
+    await admin(mesh, 'POST', '/plugins', {
+      ...seedPlugin,
+      execution: { ...(seedPlugin.execution as object), base_url: `${api.url}/ECIV4/Search` },
+    });
+    await admin(mesh, 'PUT', `/agents/company_agent`, {
+      workflow_id: 'company_agent',
+      name: 'Company lookup',
+      system_prompt: 'You look up companies.',
+      model: { model_name: 'scripted', base_url: model.baseUrl },
+      tools: ['search_company_basic'],
+    });
+    await admin(mesh, 'PUT', `/agents/locked_agent`, {
+      workflow_id: 'locked_agent',
+      model: { model_name: 'scripted', base_url: lockedModel.baseUrl },
+    });
+
+    mkdirSync(ARTIFACTS, { recursive: true });
+    profile = mkdtempSync(join(tmpdir(), 'agentmesh-chromium-'));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      viewport: { width: 1280, height: 900 },
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.on('console', (message) => {
+      if (message.type() === 'error') pageProblems.push(`console: ${message.text()}`);
+    });
+    page.on('response', (response) => {
+      if (response.status() >= 400) pageProblems.push(`${response.status()} ${response.url()}`);
+    });
+    page.on('pageerror', (error) => pageProblems.push(`page error: ${error.message}`));
+    page.on('requestfailed', (request) => {
+      // An EventSource the console closes after the terminal event is aborted on purpose.
+      if (!request.url().includes('/events?')) pageProblems.push(`request failed: ${request.url()}`);
+    });
+  }, 240_000);
+
+  afterAll(async () => {
+    await context?.close();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+    await mesh?.stop();
+    await model?.stop();
+    await lockedModel?.stop();
+    await api?.stop();
+  });
+
+  it('when a user enters a key, picks an agent and sends a message from the keyboard, the console shows the streamed answer, the tool call with its arguments, result and duration, and a timeline', async () => {
+    await page.goto(`${mesh.gatewayUrl}/console`);
+    await page.getByLabel('API key', { exact: true }).fill(mesh.apiKey);
+    await page.getByRole('button', { name: 'Use key' }).click();
+    const agent = page.getByLabel('Agent', { exact: true });
+    await expect
+      .poll(() => agent.locator('option').allTextContents())
+      .toContain('Company lookup (company_agent)');
+    await agent.selectOption('company_agent');
+    const message = page.getByLabel('Message', { exact: true });
+    await message.fill('When was ByteDance founded?');
+    await message.press('Control+Enter');
+
+    await page.locator('#task-status', { hasText: /^done$/ }).waitFor({ timeout: 30_000 });
+    await page.screenshot({ path: join(ARTIFACTS, 'console-task.png'), fullPage: true });
+
+    expect(await page.locator('#answer').textContent()).toBe(ANSWER);
+    expect(await page.locator('#answer').getAttribute('aria-live')).toBe('polite');
+    const call = page.locator('#tool-calls > li');
+    await expect.poll(() => call.count()).toBe(1);
+    const callText = (await call.textContent()) ?? '';
+    expect(callText).toContain('search_company_basic');
+    expect(callText).toMatch(/ok in \d+ ms/);
+    expect(callText).toContain('"keyword": "ByteDance"');
+    expect(callText).toContain('ByteDance');
+    expect(callText).toContain('2012');
+    const timeline = (await page.locator('#timeline > li').allTextContents()).join('\n');
+    expect(timeline).toMatch(/#1 tool_start search_company_basic/);
+    expect(timeline).toMatch(/tool_result search_company_basic/);
+    expect(timeline).toMatch(/message_chunk/);
+    expect(timeline).toMatch(/done$/);
+    // The upstream got the model's arguments.
+    expect(api.requests.some((request) => JSON.stringify(request.query).includes('ByteDance'))).toBe(true);
+    // The key stays in this tab's sessionStorage, not in the page's form.
+    expect(await page.getByLabel('API key', { exact: true }).inputValue()).toBe('');
+    expect(await page.evaluate(() => sessionStorage.getItem('agentmesh.apiKey'))).toBe(mesh.apiKey);
+    expect(pageProblems).toEqual([]);
+  });
+
+  it('when the user opens the task from the recent-tasks list, its events are replayed into the same views', async () => {
+    await page.getByRole('button', { name: 'Reload tasks' }).click();
+    const row = page.locator('#tasks tr').first();
+    await expect.poll(async () => (await row.textContent()) ?? '').toMatch(/company_agent.*done/);
+    const traceId = await row.getAttribute('data-trace-id');
+    // Clear the views first, so what shows after the click can only come from the replay.
+    // (Page code as text: this package is type-checked without the DOM's types.)
+    await page.evaluate(
+      "document.querySelector('#answer').textContent = ''; document.querySelector('#tool-calls').replaceChildren()",
+    );
+    // Keyboard again: focus the row's button and press Enter.
+    await row.getByRole('button', { name: `Open task ${traceId}` }).focus();
+    await page.keyboard.press('Enter');
+
+    await page.locator('#task-status', { hasText: /^done$/ }).waitFor({ timeout: 15_000 });
+    expect(await page.locator('#task-id').textContent()).toBe(traceId);
+    expect(await page.locator('#answer').textContent()).toBe(ANSWER);
+    expect(await page.locator('#tool-calls > li').count()).toBe(1);
+    await page.screenshot({ path: join(ARTIFACTS, 'console-replay.png'), fullPage: true });
+    expect(pageProblems).toEqual([]);
+  });
+
+  it("when a task ends with the mesh's error event (task_error on the wire), the console shows the error and stops, rather than taking it for a dropped connection", async () => {
+    await page.getByLabel('Agent', { exact: true }).selectOption('locked_agent');
+    const message = page.getByLabel('Message', { exact: true });
+    await message.fill('Anyone there?');
+    await page.getByRole('button', { name: 'Send' }).click();
+
+    await page.locator('#task-status', { hasText: /^error$/ }).waitFor({ timeout: 30_000 });
+    const errorLine = page.getByRole('alert');
+    expect((await errorLine.textContent()) ?? '').toMatch(/^Error [A-Z_]+: /);
+    const traceId = (await page.locator('#task-id').textContent()) ?? '';
+    await expect
+      .poll(async () => page.locator(`#tasks tr[data-trace-id="${traceId}"] .status`).textContent())
+      .toBe('error');
+    expect((await page.locator('#timeline > li').allTextContents()).at(-1)).toMatch(/#\d+ error [A-Z_]+$/);
+    await page.screenshot({ path: join(ARTIFACTS, 'console-error.png'), fullPage: true });
+    // A 401 from the model is the model's refusal, not the page's: no request of the page failed.
+    expect(pageProblems).toEqual([]);
+
+    // Opening the finished task again shows its answer and no leftover error.
+    await page.locator('#tasks tr', { hasText: 'company_agent' }).first().getByRole('button').click();
+    await page.locator('#task-status', { hasText: /^done$/ }).waitFor({ timeout: 15_000 });
+    expect(await page.locator('#answer').textContent()).toBe(ANSWER);
+    expect(await errorLine.count()).toBe(0);
+  });
+
+  it('when the console page loads, its Content-Security-Policy forbids inline scripts and other origins', async () => {
+    const response = await page.request.get(`${mesh.gatewayUrl}/console/`);
+    const csp = response.headers()['content-security-policy'] ?? '';
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("connect-src 'self'");
+    expect(csp).not.toContain('unsafe-inline');
+    // An inline script injected into the page does not run.
+    // An allowed inline script runs while it is inserted, so the check right after is the answer.
+    const ran = await page.evaluate(`(() => {
+      const script = document.createElement('script');
+      script.textContent = 'window.__inlineRan = true';
+      document.body.append(script);
+      return window.__inlineRan === true;
+    })()`);
+    expect(ran).toBe(false);
+  });
+});
