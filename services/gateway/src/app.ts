@@ -19,6 +19,7 @@ import type { LiveEventFeed } from './live-event-feed.js';
 import type { RecallForwarder } from './recall-forwarding.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerManagementRoutes } from './routes/management.js';
+import { registerMcpRoutes } from './routes/mcp.js';
 import { registerRecallRoutes } from './routes/recall.js';
 import { requestAuthenticator } from './routes/request-caller.js';
 import { registerTaskEventRoutes } from './routes/task-events-sse.js';
@@ -45,6 +46,8 @@ export interface GatewayAppSettings {
   sseMaxStreamsPerCaller: number;
   /** HTTP callers without an API key are trusted internal callers (TRUST_ACCOUNT_HEADERS). */
   trustAccountHeaders: boolean;
+  /** MCP sessions (`/mcp`): MCP_MAX_SESSIONS, MCP_MAX_SESSIONS_PER_CALLER, MCP_SESSION_IDLE_MS. */
+  mcpSessions: { maxSessions: number; maxSessionsPerCaller: number; idleMs: number };
 }
 
 export interface GatewayAppDeps {
@@ -135,5 +138,18 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
     log,
   });
   registerRecallRoutes(app, { authenticate, forwarder: deps.recall });
+  registerMcpRoutes(app, {
+    authenticate,
+    agents: stores.agents,
+    submitter: deps.submitter,
+    canceller: deps.canceller,
+    statuses: stores.statuses,
+    js: deps.js,
+    liveEvents: deps.liveEvents,
+    slots,
+    stopping: shutdown.signal,
+    sessions: settings.mcpSessions,
+    log,
+  });
   return app;
 }

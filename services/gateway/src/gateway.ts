@@ -195,6 +195,11 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
       sseMaxStreams: config.SSE_MAX_STREAMS,
       sseMaxStreamsPerCaller: config.SSE_MAX_STREAMS_PER_CALLER,
       trustAccountHeaders: config.TRUST_ACCOUNT_HEADERS,
+      mcpSessions: {
+        maxSessions: config.MCP_MAX_SESSIONS,
+        maxSessionsPerCaller: config.MCP_MAX_SESSIONS_PER_CALLER,
+        idleMs: config.MCP_SESSION_IDLE_MS,
+      },
     },
   });
 
