@@ -53,7 +53,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): Mcp
       const use = sessions.use(sessionId, owner);
       if (use === undefined) return sendRejection(reply, unknownSession());
       try {
-        await serve(use.session.transport, request, reply, caller, owner);
+        await serve(use.session.transport, request, reply, caller, owner, deps);
       } finally {
         use.release();
       }
@@ -86,7 +86,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): Mcp
     };
     try {
       await server.connect(transport);
-      await serve(transport, request, reply, caller, owner);
+      await serve(transport, request, reply, caller, owner, deps);
     } finally {
       initializing?.release();
       if (transport.sessionId === undefined) {
@@ -107,7 +107,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): Mcp
     if (use === undefined) return sendRejection(reply, unknownSession());
     try {
       // The transport answers and closes the session; its onclose takes it out of the table.
-      await serve(use.session.transport, request, reply, caller, owner);
+      await serve(use.session.transport, request, reply, caller, owner, deps);
     } finally {
       use.release();
     }
@@ -156,12 +156,27 @@ async function serve(
   reply: FastifyReply,
   caller: AccountCaller,
   owner: string,
+  deps: McpRouteDeps,
 ): Promise<void> {
   const disconnected = new AbortController();
   const closed = once(reply.raw, 'close').then(() => disconnected.abort());
   const raw = request.raw as IncomingMessage & { auth?: AuthInfo };
   raw.auth = requestAuthInfo({ caller, disconnected: disconnected.signal }, owner);
   reply.hijack();
+  const socket = reply.raw.socket;
   await transport.handleRequest(raw, reply.raw, request.body);
   await closed;
+  // Hijacked, the connection is not Fastify's to close: a stopping gateway would wait on it while idle.
+  if (deps.stopping.aborted) socket?.destroySoon();
+  // Hijacked replies skip the request log; this is the request's line.
+  deps.log.info(
+    {
+      method: request.method,
+      route: MCP_PATH,
+      status: reply.raw.statusCode,
+      duration_ms: Math.round(reply.elapsedTime),
+      client_gone: !reply.raw.writableFinished,
+    },
+    'mcp request ended',
+  );
 }

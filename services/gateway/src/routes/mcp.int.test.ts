@@ -1,0 +1,185 @@
+/**
+ * `/mcp` of a real gateway (in-process, real NATS) with the SDK's MCP client: what the gateway decides
+ * on its own, without an executor (submitted tasks stay queued): session caps, the key header, GET, and
+ * the gateway stopping during a call. The whole-mesh behaviour (progress, answers, cancel) is in
+ * tests/mesh/src/mcp-server.int.test.ts.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { LATEST_PROTOCOL_VERSION, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, call, startTestGateway, type TestGateway } from '../__fixtures__/gateway-harness.js';
+
+const ACME_KEY = 'acme-key-mcp-6f1e2d3c4b5a6978';
+const ADMIN_KEY = 'admin-key-mcp-99aa88bb77cc66dd';
+const ENV = {
+  API_KEYS: `${ACME_KEY}=acme`,
+  ADMIN_API_KEYS: ADMIN_KEY,
+  MCP_MAX_SESSIONS_PER_CALLER: '2',
+};
+
+let nats: NatsServer;
+let gw: TestGateway;
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  nats = await startNats();
+  gw = await startTestGateway(nats.url, ENV);
+  const put = await call(gw.url, 'PUT', '/v1/admin/agents/queued_agent', {
+    headers: { ...bearer(ADMIN_KEY), 'x-account-id': 'acme' },
+    body: { workflow_id: 'queued_agent', model: { model_name: 'm', base_url: 'http://127.0.0.1:9/v1' } },
+  });
+  expect(put.status).toBe(201);
+});
+
+afterAll(async () => {
+  await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
+  await gw?.stop();
+  await nats?.stop();
+});
+
+async function connectMcp(url: string, headers: Record<string, string> = bearer(ACME_KEY)): Promise<Client> {
+  const client = new Client({ name: 'gateway-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', url), { requestInit: { headers } }));
+  clients.push(client);
+  return client;
+}
+
+const initialize = {
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: {
+    protocolVersion: LATEST_PROTOCOL_VERSION,
+    capabilities: {},
+    clientInfo: { name: 't', version: '1' },
+  },
+};
+const mcpHeaders = { ...bearer(ACME_KEY), accept: 'application/json, text/event-stream' };
+
+/** Starts a call whose task stays queued (no executor runs here); resolves once the task is queued. */
+async function callInFlight(client: Client): Promise<{ traceId: string; settled: Promise<unknown> }> {
+  const progress: Progress[] = [];
+  const settled = client
+    .callTool({ name: 'run_queued_agent', arguments: { message: 'hi' } }, undefined, {
+      onprogress: (update) => progress.push(update),
+    })
+    .catch((error: unknown) => error);
+  const traceId = await waitFor(() => /^task ([0-9a-f]{32}) queued$/.exec(progress[0]?.message ?? '')?.[1], {
+    description: 'the task to be queued',
+  });
+  return { traceId, settled };
+}
+
+describe('/mcp on one gateway', () => {
+  it('the key may come in x-api-key too, and GET /mcp (no server stream) is 405 with the gateway error body', async () => {
+    const client = await connectMcp(gw.url, { 'x-api-key': ACME_KEY });
+
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['run_queued_agent']);
+    const get = await call(gw.url, 'GET', '/mcp', { headers: mcpHeaders });
+    expect(get.status).toBe(405);
+    expect(get.headers.allow).toBe('POST, DELETE');
+    expect(get.body).toMatchObject({ code: 'INVALID_REQUEST' });
+  });
+
+  it('a caller at its session cap: an idle session is closed for a new one, and with every one busy initialize is 429 RATE_LIMITED', async () => {
+    await Promise.all(clients.splice(0).map((client) => client.close()));
+    const idle = await connectMcp(gw.url);
+    const busy = await connectMcp(gw.url);
+    const inFlight = [await callInFlight(busy)];
+
+    // The cap is 2: the idle session makes room and is gone.
+    const third = await connectMcp(gw.url);
+    await expect(idle.listTools()).rejects.toMatchObject({ code: 404 });
+    inFlight.push(await callInFlight(third));
+
+    const refused = await call(gw.url, 'POST', '/mcp', { headers: mcpHeaders, body: initialize });
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after']).toBe('5');
+    expect(refused.body).toMatchObject({ code: 'RATE_LIMITED', detail: { scope: 'caller', limit: 2 } });
+
+    // Closing a busy client's connection ends its call, and its session becomes idle (and evictable).
+    await busy.close();
+    await waitFor(
+      async () =>
+        (await call(gw.url, 'POST', '/mcp', { headers: mcpHeaders, body: initialize })).status === 200,
+      {
+        description: 'a session to become free',
+      },
+    );
+    expect(await inFlight[0]!.settled).toBeInstanceOf(Error);
+  });
+
+  it("when the gateway stops during an MCP call, the call's task is cancelled", async () => {
+    const doomed = await startTestGateway(nats.url, ENV);
+    const client = await connectMcp(doomed.url);
+    const { traceId, settled } = await callInFlight(client);
+
+    await doomed.stop();
+
+    // The answer still goes out on the closing connection: the call ended CANCELLED.
+    expect(await settled).toMatchObject({
+      isError: true,
+      structuredContent: { trace_id: traceId, error: { code: 'CANCELLED' } },
+    });
+    const status = await call(gw.url, 'GET', `/v1/tasks/${traceId}`, { headers: bearer(ACME_KEY) });
+    expect(status.body).toMatchObject({
+      trace_id: traceId,
+      status: 'queued',
+      cancel_requested_at: expect.any(String),
+    });
+  });
+});
+
+describe('a call cancelled with notifications/cancelled', () => {
+  it('ends its response stream (MCP sends no answer to it) and cancels its task', async () => {
+    const client = await connectMcp(gw.url);
+    const sessionId = (client.transport as StreamableHTTPClientTransport).sessionId!;
+    const headers = {
+      ...mcpHeaders,
+      'content-type': 'application/json',
+      'mcp-session-id': sessionId,
+      'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
+    };
+    const response = await fetch(new URL('/mcp', gw.url), {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 41,
+        method: 'tools/call',
+        params: { name: 'run_queued_agent', arguments: { message: 'hi' }, _meta: { progressToken: 'p' } },
+      }),
+    });
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let received = '';
+    let traceId: string | undefined;
+    while (traceId === undefined) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the stream ended early: ${received}`);
+      received += value;
+      traceId = /task ([0-9a-f]{32}) queued/.exec(received)?.[1];
+    }
+
+    const cancel = await call(gw.url, 'POST', '/mcp', {
+      headers,
+      body: {
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: 41, reason: 'enough' },
+      },
+    });
+    expect(cancel.status).toBe(202);
+
+    // The stream ends without a result for request 41.
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      received += value;
+    }
+    expect(received).not.toContain('"result"');
+    const status = await call(gw.url, 'GET', `/v1/tasks/${traceId}`, { headers: bearer(ACME_KEY) });
+    expect(status.body).toMatchObject({ status: 'queued', cancel_requested_at: expect.any(String) });
+  });
+});
