@@ -13,7 +13,7 @@ import type { Logger } from '@agentmesh/runtime';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { McpError, ErrorCode as McpErrorCode, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { AccountCaller } from '../auth.js';
-import { Rejection } from '../errors.js';
+import { InvalidRequest, Rejection } from '../errors.js';
 import { eventStreamCaller, type EventStreamSlots } from '../event-stream-slots.js';
 import type { LiveEventFeed } from '../live-event-feed.js';
 import type { TaskCanceller } from '../task-cancellation.js';
@@ -61,13 +61,7 @@ export async function runAgentCall(deps: AgentCallDeps, call: AgentCall): Promis
   const agent = await agentOfTool(deps.agents, caller.accountId, call.toolName);
   if (agent === undefined) throw new McpError(McpErrorCode.InvalidParams, `Unknown tool: ${call.toolName}`);
   const args = AgentToolArguments.safeParse(call.arguments ?? {});
-  if (!args.success) {
-    return failed(undefined, {
-      code: ErrorCode.INVALID_REQUEST,
-      message: `arguments: ${args.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ')}`,
-      retryable: false,
-    });
-  }
+  if (!args.success) return rejected(undefined, InvalidRequest.fromZod(args.error, 'arguments'));
 
   const slot = deps.slots.take(eventStreamCaller(caller, caller.accountId));
   if (slot instanceof Rejection) return rejected(undefined, slot);

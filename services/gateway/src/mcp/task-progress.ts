@@ -35,8 +35,10 @@ function cut(text: string): string {
  * gateway's own, made from events already validated, so the data line is the event's JSON.
  */
 export function eventOfFrame(frame: string): TaskEvent {
-  const start = frame.indexOf('\ndata: ');
+  const start = frame.indexOf(DATA_LINE);
   if (start < 0) throw new Error('an event frame without a data line');
-  const end = frame.indexOf('\n', start + 7);
-  return JSON.parse(frame.slice(start + 7, end < 0 ? undefined : end)) as TaskEvent;
+  const end = frame.indexOf('\n', start + DATA_LINE.length);
+  return JSON.parse(frame.slice(start + DATA_LINE.length, end < 0 ? undefined : end)) as TaskEvent;
 }
+
+const DATA_LINE = '\ndata: ';

@@ -13,8 +13,9 @@ import { bearer, call, startTestGateway, type TestGateway } from '../__fixtures_
 
 const ACME_KEY = 'acme-key-mcp-6f1e2d3c4b5a6978';
 const ADMIN_KEY = 'admin-key-mcp-99aa88bb77cc66dd';
+const LONGCO_KEY = 'longco-key-mcp-0a1b2c3d4e5f6071';
 const ENV = {
-  API_KEYS: `${ACME_KEY}=acme`,
+  API_KEYS: `${ACME_KEY}=acme,${LONGCO_KEY}=longco`,
   ADMIN_API_KEYS: ADMIN_KEY,
   MCP_MAX_SESSIONS_PER_CALLER: '2',
 };
@@ -181,5 +182,76 @@ describe('a call cancelled with notifications/cancelled', () => {
     expect(received).not.toContain('"result"');
     const status = await call(gw.url, 'GET', `/v1/tasks/${traceId}`, { headers: bearer(ACME_KEY) });
     expect(status.body).toMatchObject({ status: 'queued', cancel_requested_at: expect.any(String) });
+  });
+});
+
+describe('a call the gateway refuses', () => {
+  it('arguments that do not fit the input schema are an isError result with INVALID_REQUEST, and nothing is submitted', async () => {
+    const client = await connectMcp(gw.url);
+
+    const result = await client.callTool({ name: 'run_queued_agent', arguments: { message: '', extra: 1 } });
+
+    expect(result).toMatchObject({
+      isError: true,
+      structuredContent: { error: { code: 'INVALID_REQUEST' } },
+    });
+    expect((result.content as Array<{ text: string }>)[0]!.text).toMatch(/^INVALID_REQUEST: arguments: /);
+    expect(result.structuredContent).not.toHaveProperty('trace_id');
+  });
+
+  it.each([
+    [
+      'the running-task cap of the API key',
+      { MAX_RUNNING_TASKS_PER_API_KEY: '1' },
+      { scope: 'api_key', limit_running: 1 },
+    ],
+    [
+      'the event stream cap of the caller',
+      { SSE_MAX_STREAMS_PER_CALLER: '1' },
+      { scope: 'caller', limit: 1 },
+    ],
+  ])('a call beyond %s is an isError result with RATE_LIMITED and its detail', async (_what, env, detail) => {
+    const limited = await startTestGateway(nats.url, { ...ENV, ...env });
+    try {
+      const client = await connectMcp(limited.url);
+      await callInFlight(client);
+
+      const result = await client.callTool({ name: 'run_queued_agent', arguments: { message: 'one more' } });
+
+      expect(result).toMatchObject({
+        isError: true,
+        structuredContent: { error: { code: 'RATE_LIMITED', detail } },
+      });
+      await client.close();
+    } finally {
+      await limited.stop();
+    }
+  });
+});
+
+describe('an agent whose workflow id is too long for run_<id>', () => {
+  it('is listed under its cut and digested name, and calling that name runs it', async () => {
+    const workflowId = `${'long'.repeat(30)}.agent`;
+    // POST: the path of a PUT would be longer than the router reads.
+    const put = await call(gw.url, 'POST', '/v1/admin/agents', {
+      headers: { ...bearer(ADMIN_KEY), 'x-account-id': 'longco' },
+      body: { workflow_id: workflowId, model: { model_name: 'm', base_url: 'http://127.0.0.1:9/v1' } },
+    });
+    expect(put.status).toBe(201);
+    const client = await connectMcp(gw.url, bearer(LONGCO_KEY));
+
+    const [tool] = (await client.listTools()).tools;
+    expect(tool!.name).toMatch(/^run_(long){27}lon_[0-9a-f]{12}$/);
+    expect(tool!.name).toHaveLength(128);
+    const progress: Progress[] = [];
+    void client
+      .callTool({ name: tool!.name, arguments: { message: 'hi' } }, undefined, {
+        onprogress: (update) => progress.push(update),
+      })
+      .catch(() => undefined);
+    const traceId = await waitFor(() => /^task ([0-9a-f]{32}) queued$/.exec(progress[0]?.message ?? '')?.[1]);
+
+    const status = await call(gw.url, 'GET', `/v1/tasks/${traceId}`, { headers: bearer(LONGCO_KEY) });
+    expect(status.body).toMatchObject({ workflow_id: workflowId, account_id: 'longco' });
   });
 });
