@@ -3,9 +3,10 @@
  * same validation, rate limits, running-task caps and trace id), its events are followed the way an SSE
  * stream follows them (the live feed, or JetStream), each one the caller would watch goes out as MCP
  * progress when the client asked for progress, and the terminal event becomes the result: the answer as
- * text, or `isError` with the error's code and message. The task lives as long as the call: when the
- * call is cancelled (`notifications/cancelled`), its connection closes, or the gateway stops, the task is
- * cancelled as `POST /v1/tasks/:trace_id/cancel` would, since nobody is left to receive its answer.
+ * text, or `isError` with the error's code and message. When the caller ends the call before its task
+ * (`notifications/cancelled`, or its connection closes), the task is cancelled as
+ * `POST /v1/tasks/:trace_id/cancel` would, since nobody is left to receive its answer. A gateway stopping
+ * under the call cancels nothing (as for every other route): the call answers where the task runs on.
  */
 import { TaskEventsExpiredError, type AgentStore, type TaskStatusStore } from '@agentmesh/bus';
 import { ErrorCode, isTerminalEvent, type TerminalEvent } from '@agentmesh/protocol';
@@ -120,7 +121,8 @@ async function followToResult(
 
   if (terminal === undefined) {
     // The follower only ends early when told to stop.
-    return calledOff.aborted ? cancelTask(deps, call, traceId) : unfollowable(traceId);
+    if (!calledOff.aborted) return unfollowable(traceId);
+    return call.stopping.aborted ? leftRunning(deps, traceId) : cancelTask(deps, call, traceId);
   }
   deps.log.info({ trace_id: traceId, outcome: terminal.type }, 'mcp agent call ended');
   if (terminal.type === 'done') {
@@ -132,13 +134,11 @@ async function followToResult(
   return failed(traceId, terminal.data);
 }
 
-/** The call ended before its task: the task is cancelled, since nobody is left to receive its answer. */
+/** The caller ended the call before its task: the task is cancelled, since nobody is left to receive its answer. */
 async function cancelTask(deps: AgentCallDeps, call: AgentCall, traceId: string): Promise<CallToolResult> {
   const reason = call.cancelled.aborted
     ? 'the MCP client cancelled the call'
-    : call.disconnected.aborted
-      ? "the MCP call's connection closed"
-      : 'the gateway stopped during the MCP call';
+    : "the MCP call's connection closed";
   const cancelled = await deps.canceller
     .cancel(traceId, call.caller.accountId, reason)
     .catch((error: unknown) => {
@@ -155,6 +155,20 @@ async function cancelTask(deps: AgentCallDeps, call: AgentCall, traceId: string)
     'mcp agent call cancelled its task',
   );
   return failed(traceId, { code: ErrorCode.CANCELLED, message: reason, retryable: false });
+}
+
+/**
+ * The gateway stops under the call: the task is left running, as the rest of the gateway leaves tasks
+ * (a rolling restart cancels nothing); the caller learns where to find it.
+ */
+function leftRunning(deps: AgentCallDeps, traceId: string): CallToolResult {
+  deps.log.info({ trace_id: traceId }, 'mcp agent call ended by the gateway stopping; its task runs on');
+  return failed(traceId, {
+    code: ErrorCode.SERVICE_UNAVAILABLE,
+    message: `the gateway stopped during the call; task ${traceId} runs on: see GET /v1/tasks/${traceId}`,
+    // Calling again would run the task a second time.
+    retryable: false,
+  });
 }
 
 function unfollowable(traceId: string): CallToolResult {
