@@ -23,6 +23,7 @@ import { registerBrowserAccessRoutes } from './routes/browser-access.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerManagementRoutes } from './routes/management.js';
 import { registerOpenAiRoutes } from './routes/openai-compatible.js';
+import { registerMcpRoutes } from './routes/mcp.js';
 import { registerRecallRoutes } from './routes/recall.js';
 import { requestAuthenticator } from './routes/request-caller.js';
 import { registerTaskEventRoutes } from './routes/task-events-sse.js';
@@ -54,6 +55,8 @@ export interface GatewayAppSettings {
   corsAllowedOrigins: ReadonlySet<string>;
   /** Serve the web console at /console (CONSOLE_ENABLED). */
   consoleEnabled: boolean;
+  /** MCP sessions (`/mcp`): MCP_MAX_SESSIONS, MCP_MAX_SESSIONS_PER_CALLER, MCP_SESSION_IDLE_MS. */
+  mcpSessions: { maxSessions: number; maxSessionsPerCaller: number; idleMs: number };
 }
 
 export interface GatewayAppDeps {
@@ -160,6 +163,20 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
     slots,
     heartbeatMs: settings.sseHeartbeatMs,
     shutdown: shutdown.signal,
+    log,
+  });
+  registerMcpRoutes(app, {
+    authenticate,
+    agents: stores.agents,
+    submitter: deps.submitter,
+    canceller: deps.canceller,
+    statuses: stores.statuses,
+    js: deps.js,
+    liveEvents: deps.liveEvents,
+    slots,
+    stopping: shutdown.signal,
+    sessions: settings.mcpSessions,
+    allowedOrigins: settings.corsAllowedOrigins,
     log,
   });
   registerBrowserAccessRoutes(app, {

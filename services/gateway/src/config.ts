@@ -252,6 +252,30 @@ export const gatewayConfigSchema = baseConfigSchema.extend({
     .stringbool()
     .default(true)
     .describe('Serve the web console (static pages calling the HTTP API with an API key) at /console'),
+  MCP_MAX_SESSIONS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1000)
+    .describe(
+      'MCP sessions (`/mcp`) one gateway instance keeps at once; beyond it the least recently used idle session is closed, and when none is idle a new one gets 429 RATE_LIMITED with Retry-After',
+    ),
+  MCP_MAX_SESSIONS_PER_CALLER: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(20)
+    .describe(
+      'MCP sessions one caller (an API key; an admin or trusted caller per account) keeps at once on one instance; beyond it its least recently used idle session is closed, and when none is idle: 429 RATE_LIMITED',
+    ),
+  MCP_SESSION_IDLE_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(600_000)
+    .describe(
+      'How long an MCP session with no request in flight is kept; after it the session is closed and its client must initialize again',
+    ),
   VAULT_KEY_ID: z.string().min(1).max(128).describe("Key id of the executors' vault key pair"),
   VAULT_PUBLIC_KEY: vaultPublicKeySchema.describe(
     "The executors' X25519 public key (base64url): pre-assembled vaults are sealed for it",

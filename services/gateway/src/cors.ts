@@ -20,10 +20,12 @@ const ALLOWED_REQUEST_HEADERS = [
   'last-event-id',
   'x-account-id',
   'x-account-type',
+  'mcp-session-id',
+  'mcp-protocol-version',
 ].join(', ');
 const ALLOWED_METHODS = 'GET, POST, PUT, DELETE, OPTIONS';
 /** Response headers a page may read beyond the CORS-safelisted ones. */
-export const EXPOSED_HEADERS = 'Retry-After';
+export const EXPOSED_HEADERS = 'Retry-After, Mcp-Session-Id';
 const PREFLIGHT_MAX_AGE_S = '600';
 
 export function installCors(app: FastifyInstance, allowedOrigins: ReadonlySet<string>): void {

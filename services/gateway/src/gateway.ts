@@ -199,6 +199,11 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
       trustAccountHeaders: config.TRUST_ACCOUNT_HEADERS,
       corsAllowedOrigins: config.CORS_ALLOWED_ORIGINS ?? new Set(),
       consoleEnabled: config.CONSOLE_ENABLED,
+      mcpSessions: {
+        maxSessions: config.MCP_MAX_SESSIONS,
+        maxSessionsPerCaller: config.MCP_MAX_SESSIONS_PER_CALLER,
+        idleMs: config.MCP_SESSION_IDLE_MS,
+      },
     },
   });
 

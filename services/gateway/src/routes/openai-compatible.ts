@@ -36,7 +36,7 @@ import {
   OpenAiRefusal,
   refusalOf,
 } from '../openai/openai-errors.js';
-import { followTaskEventObjects } from '../openai/task-events.js';
+import { followTaskEventObjects } from '../task-event-objects.js';
 import { writeSseStream } from '../sse-stream.js';
 import type { TaskCanceller } from '../task-cancellation.js';
 import type { TaskSubmitter } from '../task-submission.js';

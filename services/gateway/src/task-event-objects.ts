@@ -1,11 +1,11 @@
 /**
- * A task's events as objects for the OpenAI-compatible façade, from the same follower the SSE endpoint
+ * A task's events as objects for the OpenAI-compatible façade and the MCP server, from the same follower the SSE endpoint
  * uses (the gateway's live feed, or JetStream when the feed does not cover the task): each event once,
  * in `seq` order, ending after the terminal event. The follower hands out SSE frames formatted once for
  * every reader of a task; the event is the frame's one `data:` line.
  */
 import type { TaskEvent } from '@agentmesh/protocol';
-import { followTaskEventFrames, type FollowTaskEventFramesOptions } from '../task-event-follower.js';
+import { followTaskEventFrames, type FollowTaskEventFramesOptions } from './task-event-follower.js';
 
 export async function* followTaskEventObjects(
   options: FollowTaskEventFramesOptions,

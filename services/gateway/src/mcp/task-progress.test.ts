@@ -1,0 +1,62 @@
+import type { TaskEvent } from '@agentmesh/protocol';
+import { describe, expect, it } from 'vitest';
+import { formatSseEvent } from '../sse-stream.js';
+import { eventOfFrame } from '../task-event-objects.js';
+import { MAX_PROGRESS_MESSAGE_CHARS, progressMessage } from './task-progress.js';
+
+const envelope = { trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', ts: '2026-01-01T00:00:00.000Z', attempt: 1 };
+
+describe('task events as MCP progress', () => {
+  it('tool calls, tool results and answer pieces are progress; reasoning and the terminal event are not', () => {
+    const events: TaskEvent[] = [
+      { ...envelope, seq: 1, type: 'tool_thinking', data: { delta: 'hmm' } },
+      { ...envelope, seq: 2, type: 'tool_start', data: { call_id: 'c1', tool: 'lookup', arguments: {} } },
+      {
+        ...envelope,
+        seq: 3,
+        type: 'tool_result',
+        data: {
+          call_id: 'c1',
+          tool: 'lookup',
+          ok: false,
+          error: { code: 'TOOL_TIMEOUT', message: 'slow' },
+          duration_ms: 9,
+        },
+      },
+      {
+        ...envelope,
+        seq: 4,
+        type: 'message_chunk',
+        data: { delta: 'x'.repeat(MAX_PROGRESS_MESSAGE_CHARS + 10) },
+      },
+      {
+        ...envelope,
+        seq: 5,
+        type: 'done',
+        data: {
+          message: 'x',
+          steps: 1,
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+          duration_ms: 1,
+        },
+      },
+    ];
+
+    const messages = events.map(progressMessage);
+
+    expect(messages.slice(0, 3)).toEqual([undefined, 'calling lookup', 'lookup failed: TOOL_TIMEOUT']);
+    expect(messages[3]).toHaveLength(MAX_PROGRESS_MESSAGE_CHARS);
+    expect(messages[4]).toBeUndefined();
+  });
+
+  it('the event of a frame the follower yields is the event formatted into it', () => {
+    const event: TaskEvent = {
+      ...envelope,
+      seq: 7,
+      type: 'message_chunk',
+      data: { delta: 'line one\nline two: "quoted"' },
+    };
+
+    expect(eventOfFrame(formatSseEvent(event))).toEqual(event);
+  });
+});

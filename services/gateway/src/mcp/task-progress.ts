@@ -1,0 +1,31 @@
+/**
+ * A task's events as MCP progress: each event the caller would want to watch (a tool call starting or
+ * answering, a piece of the answer) becomes one `notifications/progress` message, numbered by the
+ * event's `seq`, so the progress counter strictly increases as MCP requires and says how far the task
+ * is. Reasoning deltas and the terminal event are not progress: the terminal event is the call's result.
+ */
+import { EventType, type TaskEvent } from '@agentmesh/protocol';
+
+/** Longest message of one progress notification; an answer piece beyond it is cut (the result has it whole). */
+export const MAX_PROGRESS_MESSAGE_CHARS = 500;
+
+export function progressMessage(event: TaskEvent): string | undefined {
+  switch (event.type) {
+    case EventType.TOOL_START:
+      return `calling ${event.data.tool}`;
+    case EventType.TOOL_RESULT:
+      return event.data.ok
+        ? `${event.data.tool} answered (${event.data.duration_ms} ms)`
+        : `${event.data.tool} failed: ${event.data.error.code}`;
+    case EventType.MESSAGE_CHUNK:
+      return cut(event.data.delta);
+    default:
+      return undefined;
+  }
+}
+
+function cut(text: string): string {
+  return text.length <= MAX_PROGRESS_MESSAGE_CHARS
+    ? text
+    : `${text.slice(0, MAX_PROGRESS_MESSAGE_CHARS - 1)}…`;
+}
