@@ -19,9 +19,10 @@
 // Nothing outlives it (start-mesh/process-tree.mjs): every process is in its process group and stops
 // when it stops, on Ctrl-C or SIGTERM, when any service exits (a line names it), and when it is killed.
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sayError, StartError } from './start-mesh/output.mjs';
+import { say, sayError, StartError } from './start-mesh/output.mjs';
 import { natsSource } from './start-mesh/nats-source.mjs';
 import { assertPortsFree, portClaim } from './start-mesh/ports.mjs';
 import { supportedNode } from './start-mesh/supported-node.mjs';
@@ -46,6 +47,32 @@ function runUnder(node) {
   });
 }
 
+/**
+ * The `agentmesh` CLI the printed example runs through npx: on a fresh clone `npm install` ran before
+ * its file was built, so npm did not link it; `npm rebuild` links it now.
+ */
+async function linkCli(tree) {
+  if (existsSync(join(root, 'node_modules', '.bin', 'agentmesh'))) return;
+  if (!existsSync(join(root, 'libs', 'client', 'dist', 'cli', 'main.js'))) return;
+  const npm = process.env.npm_execpath
+    ? { command: process.execPath, args: [process.env.npm_execpath] }
+    : { command: 'npm', args: [] };
+  const rebuild = tree.spawnProcess(
+    'npm rebuild',
+    npm.command,
+    [...npm.args, 'rebuild', '--ignore-scripts', '@agentmesh/client'],
+    { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
+    { oneShot: true },
+  );
+  const [code] = await tree.exitOf(rebuild);
+  if (tree.isStopping()) throw new tree.StoppingError('stopping');
+  if (code === 0) say('linked the agentmesh CLI (npx agentmesh)');
+  else
+    say(
+      'could not link the agentmesh CLI: run it as `node libs/client/dist/cli/main.js` instead of `npx agentmesh`',
+    );
+}
+
 async function runHere(source) {
   const tree = await import('./start-mesh/process-tree.mjs');
   tree.stopOnSignalsAndErrors();
@@ -56,7 +83,7 @@ async function runHere(source) {
   }
   try {
     if (!args.includes('--no-build')) {
-      process.stdout.write('[mesh] building the packages (turbo run build)\n');
+      say('building the packages (turbo run build)');
       const build = tree.spawnProcess(
         'the build',
         join(root, 'node_modules', '.bin', 'turbo'),
@@ -69,6 +96,7 @@ async function runHere(source) {
       if (code !== 0)
         throw new StartError(`the build failed (${signal ?? `exit ${code}`}); see its output above`);
     }
+    await linkCli(tree);
     const { runMesh } = await import('./start-mesh/mesh.mjs');
     await runMesh({ root, natsSource: source });
   } catch (error) {

@@ -8,10 +8,18 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import {
+  existsSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer, type Server } from 'node:net';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findFreePort, waitFor } from '@agentmesh/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -115,6 +123,7 @@ async function ready(run: Run): Promise<void> {
 
 interface TreeProcess {
   pid: number;
+  ppid: number;
   cmdline: string;
 }
 
@@ -125,12 +134,12 @@ function treeOf(run: Run): TreeProcess[] {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const [state, , pgid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const [state, ppid, pgid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       if (state === 'Z') continue; // exited, only not yet reaped
       const environ = readFileSync(`/proc/${entry}/environ`, 'utf8');
       if (Number(pgid) === run.child.pid || environ.includes(`${MARKER}=${run.marker}\0`)) {
         const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
-        found.push({ pid: Number(entry), cmdline });
+        found.push({ pid: Number(entry), ppid: Number(ppid), cmdline });
       }
     } catch {
       // gone meanwhile
@@ -193,9 +202,25 @@ describe('npm start stops with nothing left behind', () => {
     expect(run.output()).toContain('[mesh] stopped');
   });
 
-  it('when the start script gets SIGTERM, it stops the services and NATS and exits 0', async () => {
-    const run = await start({ via: 'node' });
-    await ready(run);
+  it('when the start script gets SIGTERM, it stops the services and NATS and exits 0 (and it linked the CLI it prints)', async () => {
+    // As on a fresh clone, where `npm install` ran before the CLI was built and could not link it.
+    const cliLink = join(root, 'node_modules', '.bin', 'agentmesh');
+    const target = '../@agentmesh/client/dist/cli/main.js';
+    rmSync(cliLink, { force: true });
+    let run: Run;
+    let linked: string | undefined;
+    try {
+      run = await start({ via: 'node' });
+      await ready(run);
+      linked = readlinkSync(cliLink);
+    } finally {
+      if (linked === undefined) {
+        rmSync(cliLink, { force: true });
+        symlinkSync(target, cliLink);
+      }
+    }
+    expect(linked).toBe(target);
+    expect(run.output()).toContain('[mesh] linked the agentmesh CLI (npx agentmesh)');
     expectFullTree(run);
     run.child.kill('SIGTERM');
     const [code] = await run.exit;
@@ -307,6 +332,21 @@ describe.skipIf(!hasOldNode)(`on a Node.js older than 22.12 first on PATH (${old
     process.kill(run.child.pid!, 'SIGINT');
     await run.exit;
     await expectNothingLeft(run);
+  });
+
+  it('when the start script on the old Node is killed (SIGKILL), the mesh it runs on Node 24 stops by itself', async () => {
+    const run = await start({ via: 'npm', pathFirst: dirname(OLD_NODE) });
+    await ready(run);
+    expectFullTree(run);
+    const scripts = treeOf(run).filter(({ cmdline }) => /scripts\/start-mesh\.mjs/.test(cmdline));
+    // npm's child, on the old Node; the other one is its child on Node 24.
+    const launcher = scripts.find(({ ppid }) => ppid === run.child.pid);
+    expect(scripts).toHaveLength(2);
+    expect(realpathSync(`/proc/${launcher!.pid}/exe`)).toBe(realpathSync(OLD_NODE));
+    process.kill(launcher!.pid, 'SIGKILL');
+    await run.exit;
+    await expectNothingLeft(run);
+    expect(run.output()).toContain('[mesh] error: the start script that launched this one is gone');
   });
 
   it.each(Object.entries(SERVICE_ENTRIES))(
