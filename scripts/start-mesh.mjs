@@ -106,6 +106,9 @@ async function runHere(source) {
 }
 
 try {
+  if (!existsSync(join(root, 'node_modules', '.bin', 'turbo'))) {
+    throw new StartError('the dependencies are not installed: run `npm install` first, then `npm start`');
+  }
   const host = process.env.HTTP_HOST || '127.0.0.1';
   await assertPortsFree([
     portClaim('HTTP_PORT', 8080, host, 'the gateway'),
