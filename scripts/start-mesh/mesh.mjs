@@ -193,7 +193,7 @@ async function waitForGateway(url, timeoutMs) {
   for (;;) {
     if (isStopping()) throw new StoppingError('stopping');
     try {
-      if ((await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) })).ok) return;
+      if ((await fetch(`${url}/readyz`, { signal: globalThis.AbortSignal.timeout(2_000) })).ok) return;
     } catch {
       // not listening yet
     }
