@@ -15,7 +15,8 @@
 // gateway with an admin key generated for this run (printed) and no unauthenticated caller
 // (TRUST_ACCOUNT_HEADERS stays off unless you set it). Without MODEL_BASE_URL also a clearly labelled
 // DEMO model (the test kit's scripted OpenAI-compatible server, not an LLM), a demo company-lookup API,
-// a demo agent and plugin; then it prints how to submit a task (curl, the agentmesh CLI) and watch it.
+// a demo agent and plugin; then it prints how to submit a task (curl, the agentmesh CLI, which it links
+// into node_modules/.bin when npm install ran before the CLI was built) and watch it.
 // Nothing outlives it (start-mesh/process-tree.mjs): every process is in its process group and stops
 // when it stops, on Ctrl-C or SIGTERM, when any service exits (a line names it), and when it is killed.
 import { spawn } from 'node:child_process';
@@ -37,6 +38,10 @@ function runUnder(node) {
     stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
     // Its build and anything it starts find the same Node first on PATH.
     env: { ...process.env, PATH: `${dirname(node)}:${process.env.PATH ?? ''}` },
+  });
+  child.once('error', (error) => {
+    sayError(`could not run the mesh on ${node}: ${error.message}`);
+    process.exit(1);
   });
   for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
   child.once('exit', (code, signal) => {

@@ -54,7 +54,11 @@ function installFromApt() {
   };
   const status = run(['update', '-q']) === 0 ? run(['install', '-y', '-q', 'nats-server']) : 'failed';
   const path = findExecutable('nats-server', SBIN);
-  if (status !== 0 || !path) return { reason: `apt-get install nats-server failed (exit ${status})` };
+  if (status !== 0) return { reason: `apt-get install nats-server failed (exit ${status})` };
+  if (!path)
+    return {
+      reason: `apt-get installed nats-server, but no nats-server binary is on PATH or in ${SBIN.join(', ')}`,
+    };
   say(`installed ${path}`);
   return { path };
 }
