@@ -329,6 +329,9 @@ describe.skipIf(!hasOldNode)(`on a Node.js older than 22.12 first on PATH (${old
     const events = await (await fetch(`${run.gatewayUrl}/v1/tasks/${trace_id}/events`, { headers })).text();
     expect(events).toMatch(/event: done/);
     expect(events).toContain('ByteDance Ltd.');
+    // The demo credential is no word of the answer, so nothing of it is redacted.
+    expect(events).toContain('[DEMO MODEL]');
+    expect(events).not.toContain('REDACTED');
     process.kill(run.child.pid!, 'SIGINT');
     await run.exit;
     await expectNothingLeft(run);
