@@ -4,7 +4,15 @@
 // then how to use it. Every process it starts belongs to process-tree.mjs, which stops them all.
 import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -60,13 +68,36 @@ function serverVersion(output) {
   return match ? [Number(match[1]), Number(match[2])] : undefined;
 }
 
+const NATS_DIR_PREFIX = 'agentmesh-nats-';
+const OWNER_FILE = 'start-mesh.pid';
+
+/**
+ * Removes the NATS directories (config and JetStream store) of earlier runs that were killed before
+ * they could remove their own: those whose start script is no longer running.
+ */
+function removeOrphanedNatsDirs() {
+  for (const name of readdirSync(tmpdir()).filter((entry) => entry.startsWith(NATS_DIR_PREFIX))) {
+    const dir = join(tmpdir(), name);
+    let owner;
+    try {
+      owner = Number(readFileSync(join(dir, OWNER_FILE), 'utf8'));
+      process.kill(owner, 0);
+    } catch (error) {
+      // ESRCH: its start script is gone. No owner file: not ours to judge; EPERM: someone else's, alive.
+      if (owner && error?.code === 'ESRCH') rmSync(dir, { recursive: true, force: true });
+    }
+  }
+}
+
 /**
  * A config directory for this run: infra/nats/accounts.conf, the JetStream durability include the
  * server understands (`sync_interval: always` needs 2.12+), and a server config on `port` with the
  * store under the directory.
  */
 function writeNatsConfig(root, port, version) {
-  const dir = mkdtempSync(join(tmpdir(), 'agentmesh-nats-'));
+  removeOrphanedNatsDirs();
+  const dir = mkdtempSync(join(tmpdir(), NATS_DIR_PREFIX));
+  writeFileSync(join(dir, OWNER_FILE), `${process.pid}\n`);
   finallyOnStop(() => rmSync(dir, { recursive: true, force: true }));
   const infra = join(root, 'infra', 'nats');
   copyFileSync(join(infra, 'accounts.conf'), join(dir, 'accounts.conf'));

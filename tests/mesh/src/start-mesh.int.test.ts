@@ -239,13 +239,23 @@ describe('npm start stops with nothing left behind', () => {
     await expectNothingLeft(run);
   });
 
-  it('when the start script is killed (SIGKILL), its services and NATS notice and stop by themselves', async () => {
+  it('when the start script is killed (SIGKILL), its services and NATS notice and stop by themselves, and the next run removes its NATS directory', async () => {
     const run = await start({ via: 'node' });
     await ready(run);
     expectFullTree(run);
+    const natsDir = /JetStream store in (\S+)\)/.exec(run.output())?.[1];
+    expect(natsDir && existsSync(natsDir)).toBe(true);
     run.child.kill('SIGKILL');
     await run.exit;
     await expectNothingLeft(run);
+    // Killed, it could not remove its NATS config and store; the next run does.
+    expect(existsSync(natsDir!)).toBe(true);
+    const next = await start({ via: 'node' });
+    await ready(next);
+    expect(existsSync(natsDir!)).toBe(false);
+    next.child.kill('SIGTERM');
+    await next.exit;
+    await expectNothingLeft(next);
   });
 });
 
