@@ -4,6 +4,8 @@
  * back (SSE). It also answers seed 004's recall endpoints (through the recall service over NATS) and serves
  * the management plane (agents, plugins and OpenAPI plugin import, credentials, API keys).
  */
+// First, so that a too-old Node.js stops with one clear line before any dependency loads.
+import '@agentmesh/runtime/supported-node';
 import { runService } from '@agentmesh/runtime';
 import { gatewayConfigSchema } from './config.js';
 import { startGateway } from './gateway.js';

@@ -5,6 +5,8 @@
  * services wait for what is missing). Idempotent: existing resources keep their settings.
  *   NATS_URL=nats://127.0.0.1:4222 NATS_USER=provisioner NATS_PASSWORD=... node services/gateway/dist/provision.js
  */
+// First, so that a too-old Node.js stops with one clear line before any dependency loads.
+import '@agentmesh/runtime/supported-node';
 import { provisionMeshResources } from '@agentmesh/bus';
 import { runCommand } from '@agentmesh/runtime';
 import { jetstream } from '@nats-io/jetstream';

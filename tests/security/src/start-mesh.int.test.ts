@@ -30,7 +30,8 @@ beforeAll(async () => {
     'MODEL_BASE_URL',
   ])
     delete env[name];
-  child = spawn(process.execPath, [script], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // --no-build: the test pipeline built the services already.
+  child = spawn(process.execPath, [script, '--no-build'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   await waitFor(() => output.includes('press Ctrl-C to stop'), {
