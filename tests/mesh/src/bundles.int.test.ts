@@ -48,6 +48,7 @@ let nats: NatsServer;
 let model: ScriptedModel;
 let ontology: RecordingApi;
 let toolbox: RecordingApi;
+let collector: RecordingApi;
 const started: ServiceProcess[] = [];
 const services = {} as Record<Service, ServiceProcess>;
 let provisioning: ServiceProcess;
@@ -88,6 +89,14 @@ const login = (user: InfraNatsUser) => ({
   NATS_USER: user,
   NATS_PASSWORD: passwords[user],
   LOG_LEVEL: 'info',
+});
+
+/** Spans exported over OTLP/HTTP protobuf (compose's protocol) to the recording collector, promptly. */
+const telemetry = (service: Service) => ({
+  OTEL_SERVICE_NAME: service,
+  OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+  OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+  OTEL_BSP_SCHEDULE_DELAY: '100',
 });
 
 async function admin(method: string, path: string, body?: unknown): Promise<Response> {
@@ -189,6 +198,9 @@ beforeAll(async () => {
       },
     ],
   });
+  collector = await startRecordingApi({
+    routes: [{ method: 'POST', path: '/v1/traces', reply: { status: 200, body: '' } }],
+  });
   model = await startScriptedModel({ respond: scriptedAgent });
 
   passwords = generateInfraPasswords();
@@ -216,6 +228,7 @@ beforeAll(async () => {
   const [gateway, assembler, executor, recall] = await Promise.all([
     start(bundleEntry('gateway'), {
       ...login('gateway'),
+      ...telemetry('gateway'),
       ...credentialKeys,
       ...sealKeys,
       HTTP_HOST: '127.0.0.1',
@@ -225,12 +238,14 @@ beforeAll(async () => {
     }),
     start(bundleEntry('assembler'), {
       ...login('assembler'),
+      ...telemetry('assembler'),
       ...credentialKeys,
       ...sealKeys,
       TOOLS_DIR: toolsDir,
     }),
     start(bundleEntry('executor'), {
       ...login('executor'),
+      ...telemetry('executor'),
       VAULT_PRIVATE_KEYS: `${vaultKeys.kid}:${vaultKeys.privateKey}`,
       OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost',
       MODEL_ALLOW_HOSTS: '127.0.0.1',
@@ -239,6 +254,7 @@ beforeAll(async () => {
     }),
     start(bundleEntry('recall'), {
       ...login('recall'),
+      ...telemetry('recall'),
       ONTOLOGY_QUERY_URL: ontology.url,
       OPERATOR_INTEGRATION_URL: toolbox.url,
     }),
@@ -254,7 +270,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.allSettled(started.map((service) => service.stop('SIGTERM')));
   await nats?.stop();
-  await Promise.allSettled([model?.stop(), ontology?.stop(), toolbox?.stop()]);
+  await Promise.allSettled([model?.stop(), ontology?.stop(), toolbox?.stop(), collector?.stop()]);
   if (work) await rm(work, { recursive: true, force: true });
 });
 
@@ -329,6 +345,19 @@ describe('the production bundles', () => {
       .map((event) => (event.data as { delta?: string }).delta ?? '')
       .join('');
     expect(answer).toBe('Bundled and done.');
+  });
+
+  it('each bundle exports its spans over OTLP (http/protobuf) to the collector', async () => {
+    const exported = () => collector.requests.map((request) => request.bodyText).join('\n');
+    for (const service of SERVICES) {
+      // The resource's `service.name` attribute, as protobuf lays it out: key, two tags and lengths, value.
+      const resource = new RegExp(`service\\.name[^]{2,6}${service}`);
+      await waitFor(() => resource.test(exported()), {
+        timeoutMs: 20_000,
+        description: `spans of ${service} at the collector`,
+      });
+    }
+    expect(collector.requests.every((request) => request.path === '/v1/traces')).toBe(true);
   });
 
   it("rekey-credentials in the gateway's bundle re-encrypts the stored credentials under a new master key", async () => {
