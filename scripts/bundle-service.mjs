@@ -11,7 +11,7 @@
 // paths a module computes from its own location (`../package.json` from dist/) still resolve:
 //   package.json        name, version, "type": "module"; no dependencies
 //   dist/<name>.mjs     one per entry (`node dist/index.mjs`), plus shared chunks and source maps
-//   assets/<path>       files the libraries open by `new URL('<relative>', import.meta.url)` (the
+//   assets/<package>/<path>  files our modules open by `new URL('<relative>', import.meta.url)` (the
 //                       script runner's sandbox init, ...), moved here and the reference rewritten
 //   <asset>             each asset folder/file of the package that exists (a console's static files)
 // Afterwards every relative `new URL(…, import.meta.url)` and `createRequire(import.meta.url)(…)` left in
@@ -46,7 +46,19 @@ const banner = [
 
 const FILE_REFERENCE = /new URL\(\s*(['"`])(\.\.?\/[^'"`]+)\1\s*,\s*import\.meta\.url\s*\)/g;
 
-/** Moves files our own modules open relative to themselves into assets/ and points the code there. */
+/** The folder of the package.json nearest above `file`, and that package's name. */
+function owningPackage(file) {
+  for (let dir = dirname(file); dir !== dirname(dir); dir = dirname(dir)) {
+    const manifestPath = join(dir, 'package.json');
+    if (existsSync(manifestPath)) return { dir, name: JSON.parse(readFileSync(manifestPath, 'utf8')).name };
+  }
+  throw new Error(`${file} belongs to no package`);
+}
+
+/**
+ * Moves the files our own modules open relative to themselves into assets/<package name>/<path in the
+ * package> and points the code there. A reference must stay inside its module's package.
+ */
 const relocateFileReferences = {
   name: 'relocate-file-references',
   setup(esbuild) {
@@ -54,19 +66,27 @@ const relocateFileReferences = {
       if (args.path.split(sep).includes('node_modules')) return undefined;
       const source = readFileSync(args.path, 'utf8');
       if (!source.includes('import.meta.url')) return undefined;
+      const owner = owningPackage(args.path);
       const errors = [];
       const contents = source.replace(FILE_REFERENCE, (whole, quote, reference) => {
         const target = resolve(dirname(args.path), reference);
-        if (!existsSync(target)) {
-          errors.push({ text: `${reference} (${relative(root, target)}) does not exist` });
+        const inPackage = relative(owner.dir, target);
+        const problem =
+          inPackage === '' || inPackage.startsWith('..')
+            ? `is not a file or folder inside ${owner.name}`
+            : existsSync(target)
+              ? undefined
+              : 'does not exist';
+        if (problem) {
+          errors.push({ text: `${reference} (${relative(root, target)}) ${problem}` });
           return whole;
         }
-        const inRepo = relative(root, target);
-        const asset = join(outDir, 'assets', inRepo);
+        const assetPath = [...owner.name.split('/'), ...inPackage.split(sep)].filter(Boolean).join('/');
+        const asset = join(outDir, 'assets', ...assetPath.split('/'));
         mkdirSync(dirname(asset), { recursive: true });
         cpSync(target, asset, { recursive: true });
         const suffix = reference.endsWith('/') ? '/' : '';
-        return `new URL('../assets/${inRepo.split(sep).join('/')}${suffix}', import.meta.url)`;
+        return `new URL('../assets/${assetPath}${suffix}', import.meta.url)`;
       });
       return { contents, loader: 'js', errors };
     });
@@ -135,5 +155,5 @@ process.stdout.write(
     .map((name) => `dist/${name}.mjs`)
     .join(
       ', ',
-    )} in ${relative(serviceDir, outDir) || '.'} (${(bytes / 1e6).toFixed(1)} MB, ${Date.now() - started} ms)\n`,
+    )} in ${relative(serviceDir, outDir).startsWith('..') ? outDir : relative(serviceDir, outDir)} (${(bytes / 1e6).toFixed(1)} MB, ${Date.now() - started} ms)\n`,
 );
