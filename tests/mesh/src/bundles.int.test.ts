@@ -375,4 +375,9 @@ describe('the production bundles', () => {
     );
     expect(report?.rekeyed).toBeGreaterThanOrEqual(1);
   });
+
+  it('each bundle stops on SIGTERM (what `docker stop` sends) with exit code 0', async () => {
+    const codes = await Promise.all(SERVICES.map((service) => services[service].stop('SIGTERM')));
+    expect(codes).toEqual([0, 0, 0, 0]);
+  });
 });
