@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '**/.turbo/**', '**/coverage/**'] },
+  { ignores: ['**/dist/**', '**/bundle/**', '**/node_modules/**', '**/.turbo/**', '**/coverage/**'] },
   js.configs.recommended,
   {
     files: ['**/*.mjs', '**/*.js'],

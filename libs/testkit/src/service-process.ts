@@ -1,13 +1,17 @@
 /**
- * Runs a service's real entry point as a child process (TypeScript through tsx), reads its JSON log
- * lines, and stops it with a signal — so tests see start-up and shutdown exactly as production does.
+ * Runs a service's real entry point as a child process (TypeScript through tsx; a JavaScript file, such
+ * as a production bundle, with plain `node`), reads its JSON log lines, and stops it with a signal — so
+ * tests see start-up and shutdown exactly as production does.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 
 export interface ServiceProcessOptions {
-  /** Absolute path of the service's entry module (e.g. `services/gateway/src/index.ts`). */
+  /**
+   * Absolute path of the service's entry module: `.ts` runs through tsx (e.g. `services/gateway/src/index.ts`),
+   * anything else with plain `node` (e.g. `services/gateway/bundle/dist/index.mjs`).
+   */
   entry: string;
   /** Environment of the child on top of PATH and HOME (nothing else of the parent leaks in). */
   env?: Record<string, string>;
@@ -32,7 +36,8 @@ export interface ServiceProcess {
 }
 
 export async function startServiceProcess(options: ServiceProcessOptions): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', options.entry], {
+  const loader = options.entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const child = spawn(process.execPath, [...loader, options.entry], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
