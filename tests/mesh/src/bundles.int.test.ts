@@ -284,6 +284,12 @@ describe('the production bundles', () => {
     expect(health.status).toBe(200);
     const ready = await fetch(`${gatewayUrl}/readyz`);
     expect(ready.status).toBe(200);
+    // The console's files travel in the bundle's assets.
+    const consolePage = await fetch(`${gatewayUrl}/console`);
+    expect(consolePage.status).toBe(200);
+    expect(await consolePage.text()).toContain('console.js');
+    const consoleScript = await fetch(`${gatewayUrl}/console/console.js`);
+    expect(consoleScript.status).toBe(200);
   });
 
   it("the provisioning in the gateway's bundle created the streams and buckets as the provisioner user", () => {
