@@ -88,6 +88,9 @@ export async function runService<S extends z.ZodType<BaseConfig>>(
     reportRefusals(nc, log);
     if (stopping) return;
     running = await definition.start({ config, log, nc });
+    // "ready" means the server knows the service's subscriptions: a subscribe is only queued on the
+    // socket, and a request sent the moment readiness is seen would otherwise find no responder.
+    await nc.flush();
   } catch (error) {
     log.fatal({ err: error }, 'start-up failed');
     process.exit(1);
