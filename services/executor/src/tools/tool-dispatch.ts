@@ -13,7 +13,13 @@
  * a native tool that quotes one: the model reads `[REDACTED]` in its place. (A new secret an API hands
  * out, one that is not in the vault, is not known to be one and is passed on.)
  */
-import { ErrorCode, type ClearVault, type NativeTool, type ScriptTool } from '@agentmesh/protocol';
+import {
+  ErrorCode,
+  type ClearVault,
+  type McpTool,
+  type NativeTool,
+  type ScriptTool,
+} from '@agentmesh/protocol';
 import type { ToolExecutor } from '../agent-loop.js';
 import type { NativeToolRegistry, ScriptTools } from './native/index.js';
 import { SecretScrubber } from '../secrets/index.js';
@@ -73,6 +79,8 @@ function runTool(runners: ToolRunners, task: TaskToolContext, secrets: SecretScr
       case 'SCRIPT':
         if (runners.scripts === undefined) return scriptsUnavailable(tool);
         return runners.scripts.runTool(tool, args, { signal });
+      case 'MCP':
+        return mcpUnavailable(tool);
     }
   };
 }
@@ -101,5 +109,15 @@ function scriptsUnavailable(tool: ScriptTool) {
     ErrorCode.NOT_FOUND,
     `script tool ${tool.name} is unavailable (this executor has no scripts directory); answer without it`,
     { tool_id: tool.tool_id },
+  );
+}
+
+function mcpUnavailable(tool: McpTool) {
+  return toolFailure(
+    ErrorCode.NOT_FOUND,
+    `MCP tool ${tool.name} is unavailable on this executor; answer without it`,
+    {
+      server: tool.server,
+    },
   );
 }
