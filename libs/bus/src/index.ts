@@ -39,6 +39,7 @@ export type { TaskEventWriterOptions } from './task-event-writer.js';
 export { expiredTaskEvents, followTaskEvents, storedTaskEventCount } from './task-event-reader.js';
 export type { FollowTaskEventsOptions } from './task-event-reader.js';
 export { AgentStore } from './stores/agent-store.js';
+export { McpServerStore, type ScopedMcpServer } from './stores/mcp-server-store.js';
 export type { ScopedAgent } from './stores/agent-store.js';
 export { ApiKeyGrant, ApiKeyStore } from './stores/api-key-store.js';
 export { CredentialStore } from './stores/credential-store.js';
