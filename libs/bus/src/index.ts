@@ -70,7 +70,12 @@ export {
 export type { RegistryScope } from './registry/registry-scope.js';
 export { scopedRegistryView } from './registry/scoped-registry-view.js';
 export type { RegistryBucket } from './registry/scoped-registry-view.js';
-export { LiveDefinitions, startLiveAgents, startLiveTools } from './registry/live-definitions.js';
+export {
+  LiveDefinitions,
+  startLiveAgents,
+  startLiveMcpServers,
+  startLiveTools,
+} from './registry/live-definitions.js';
 export type { LiveDefinitionsOptions } from './registry/live-definitions.js';
 export { migrateLegacyRegistryEntries } from './registry/legacy-registry-migration.js';
 export { copyLegacyToolBucket } from './registry/legacy-tool-bucket.js';

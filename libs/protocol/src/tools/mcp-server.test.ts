@@ -29,10 +29,13 @@ describe('McpServerDefinition', () => {
       tool_prefix: 'gh_',
     });
     expect(mcpServerCredentials(definition)).toEqual(['GITHUB_TOKEN', 'ORG']);
-    expect(mcpServerConnection(definition)).toEqual({
-      name: 'github',
-      transport: http,
-      auth: definition.auth,
+    const { name, transport, auth, tool_filter, tool_prefix } = definition;
+    expect(mcpServerConnection({ ...definition, description: 'GitHub issues' })).toEqual({
+      name,
+      transport,
+      auth,
+      tool_filter,
+      tool_prefix,
     });
   });
 

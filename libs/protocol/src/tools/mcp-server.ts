@@ -76,59 +76,48 @@ export const McpToolFilter = z.strictObject({
 });
 export type McpToolFilter = z.infer<typeof McpToolFilter>;
 
-/** What a task carries of a server (`runtime_config.mcp_servers`): enough to connect, bound into the vault. */
+const serverFields = {
+  name: McpServerName,
+  transport: McpTransport,
+  auth: McpAuthConfig.optional(),
+  tool_filter: McpToolFilter.optional(),
+  /** Put before each tool's name (`github_` + `create_issue`); the result is made a legal function name. */
+  tool_prefix: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{0,32}$/)
+    .optional(),
+  /** How long an executor keeps the server's tool list, in ms; its configured default when absent. */
+  list_ttl_ms: z.int().positive().optional(),
+};
+
+const authFitsTransport = (server: { auth?: McpAuthConfig | undefined; transport: McpTransport }) =>
+  server.auth === undefined || (server.auth.type === 'env') === (server.transport.type === 'stdio');
+const AUTH_FITS_TRANSPORT = {
+  message:
+    'stdio servers take credentials as environment variables (auth type "env"), HTTP servers in headers',
+  path: ['auth'],
+};
+
+/**
+ * What a task carries of a server (`runtime_config.mcp_servers`): how to connect, which credentials, which
+ * tools and under which names. All of it is bound into the task's vault, like every tool URL.
+ */
 export const McpServerConnection = z
-  .strictObject({
-    name: McpServerName,
-    transport: McpTransport,
-    auth: McpAuthConfig.optional(),
-  })
-  .refine(
-    (server) =>
-      server.auth === undefined || (server.auth.type === 'env') === (server.transport.type === 'stdio'),
-    {
-      message:
-        'stdio servers take credentials as environment variables (auth type "env"), HTTP servers in headers',
-      path: ['auth'],
-    },
-  );
+  .strictObject(serverFields)
+  .refine(authFitsTransport, AUTH_FITS_TRANSPORT);
 export type McpServerConnection = z.infer<typeof McpServerConnection>;
 
 /** A registry definition (`PUT /v1/admin/mcp-servers/{name}`). */
 export const McpServerDefinition = z
-  .strictObject({
-    name: McpServerName,
-    description: z.string().optional(),
-    transport: McpTransport,
-    auth: McpAuthConfig.optional(),
-    tool_filter: McpToolFilter.optional(),
-    /** Put before each tool's name (`github_` + `create_issue`); the result is made a legal function name. */
-    tool_prefix: z
-      .string()
-      .regex(/^[A-Za-z0-9_-]{0,32}$/)
-      .optional(),
-    /** How long the assembler keeps the server's tool list, in ms; its configured default when absent. */
-    list_ttl_ms: z.int().positive().optional(),
-  })
-  .refine(
-    (server) =>
-      server.auth === undefined || (server.auth.type === 'env') === (server.transport.type === 'stdio'),
-    {
-      message:
-        'stdio servers take credentials as environment variables (auth type "env"), HTTP servers in headers',
-      path: ['auth'],
-    },
-  );
+  .strictObject({ ...serverFields, description: z.string().optional() })
+  .refine(authFitsTransport, AUTH_FITS_TRANSPORT);
 export type McpServerDefinition = z.infer<typeof McpServerDefinition>;
 export type McpServerDefinitionInput = z.input<typeof McpServerDefinition>;
 
 /** The connection part of a definition, as a task carries it. */
 export function mcpServerConnection(definition: McpServerDefinition): McpServerConnection {
-  return {
-    name: definition.name,
-    transport: definition.transport,
-    ...(definition.auth === undefined ? {} : { auth: definition.auth }),
-  };
+  const { description: _description, ...connection } = definition;
+  return connection;
 }
 
 /** Every vault entry the server's auth reads, in order of first use. */
