@@ -1,0 +1,91 @@
+/**
+ * An MCP `tools/call` result as the model and the task's events get it. Text content is the answer;
+ * `structuredContent` is kept as it is; images, audio and resources are passed as references (their kind,
+ * MIME type, size and SHA-256, a resource's URI), never as inlined blobs: base64 in the conversation costs
+ * the model's context and the event stream's size, and tells the model nothing it can read. `isError` is a
+ * failed result (TOOL_ERROR) carrying the server's text.
+ */
+import { createHash } from 'node:crypto';
+import { ErrorCode } from '@agentmesh/protocol';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { toolFailure, toolSuccess, type ToolOutcome } from '../tool-outcome.js';
+
+/** Where a reference points: the call that produced the content and its index in the result. */
+export interface McpResultOrigin {
+  readonly server: string;
+  readonly tool: string;
+  readonly callId: string;
+}
+
+export type McpContentReference =
+  | {
+      type: 'image' | 'audio';
+      ref: string;
+      mime_type: string;
+      size_bytes: number;
+      sha256: string;
+    }
+  | { type: 'resource_link'; uri: string; name?: string; mime_type?: string }
+  | { type: 'resource'; ref: string; uri: string; mime_type?: string; size_bytes: number };
+
+export function mcpOutcome(result: CallToolResult, origin: McpResultOrigin): ToolOutcome {
+  const texts: string[] = [];
+  const references: McpContentReference[] = [];
+  result.content.forEach((part, index) => {
+    const ref = `mcp://${origin.server}/${origin.tool}/${origin.callId}/${index}`;
+    switch (part.type) {
+      case 'text':
+        texts.push(part.text);
+        return;
+      case 'image':
+      case 'audio': {
+        const bytes = Buffer.from(part.data, 'base64');
+        references.push({
+          type: part.type,
+          ref,
+          mime_type: part.mimeType,
+          size_bytes: bytes.length,
+          sha256: createHash('sha256').update(bytes).digest('hex'),
+        });
+        return;
+      }
+      case 'resource_link':
+        references.push({
+          type: 'resource_link',
+          uri: part.uri,
+          name: part.name,
+          ...(part.mimeType === undefined ? {} : { mime_type: part.mimeType }),
+        });
+        return;
+      case 'resource': {
+        const { resource } = part;
+        const size =
+          'text' in resource ? Buffer.byteLength(resource.text) : Buffer.from(resource.blob, 'base64').length;
+        references.push({
+          type: 'resource',
+          ref,
+          uri: resource.uri,
+          ...(resource.mimeType === undefined ? {} : { mime_type: resource.mimeType }),
+          size_bytes: size,
+        });
+        return;
+      }
+    }
+  });
+  const text = texts.join('\n');
+  if (result.isError === true) {
+    const said = text === '' ? 'no message' : text;
+    return toolFailure(
+      ErrorCode.TOOL_ERROR,
+      `${origin.tool} failed: ${said}`,
+      references.length === 0 ? undefined : { references },
+    );
+  }
+  const structured = result.structuredContent;
+  if (structured === undefined && references.length === 0) return toolSuccess(text);
+  return toolSuccess({
+    ...(text === '' ? {} : { text }),
+    ...(structured === undefined ? {} : { structured_content: structured }),
+    ...(references.length === 0 ? {} : { references }),
+  });
+}
