@@ -3,6 +3,8 @@
 // puts it (`runtime_config.mcp_servers`) with the server's token in the sealed vault.
 import { followTaskEvents } from '@agentmesh/bus';
 import {
+  Buckets,
+  NativeProviderAnnouncement,
   cancelSubject,
   isTerminalEvent,
   MODEL_API_KEY_VAULT_ENTRY,
@@ -11,12 +13,14 @@ import {
   type AssembledTask,
   type CancelSignal,
   type McpServerConnection,
+  type NativeTool,
   type TaskEvent,
   type ToolDefinition,
 } from '@agentmesh/protocol';
 import type { RunningService } from '@agentmesh/runtime';
 import {
   startMcpServer,
+  startRecallStandIn,
   startRecordingApi,
   startScriptedModel,
   waitFor,
@@ -25,11 +29,13 @@ import {
   type McpTestServer,
   type ModelStep,
   type NatsServer,
+  type RecallStandIn,
   type RecordingApi,
   type ScriptedModel,
 } from '@agentmesh/testkit';
 import { generateVaultKeyPair } from '@agentmesh/vault';
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordWire, startInProcessExecutor } from './__fixtures__/in-process-executor.js';
@@ -46,6 +52,7 @@ let js: JetStreamClient;
 let model: ScriptedModel;
 let mcp: McpTestServer;
 let api: RecordingApi;
+let recall: RecallStandIn;
 let executor: RunningService;
 let wire: { subject: string; text: string }[];
 const behaviours = new Map<string, (request: ChatCompletionRequest) => ModelStep>();
@@ -86,11 +93,26 @@ beforeAll(async () => {
   api = await startRecordingApi({
     routes: [{ method: 'GET', path: '/search', reply: { body: { hits: [] } } }],
   });
+  // Recall answering an action whose source is the kit's MCP server (seed 004 phase 3).
+  recall = await startRecallStandIn(client, () => ({
+    body: {
+      _dynamic_tools: [
+        {
+          name: 'echo_for_patient',
+          description: 'Echo for the recalled patient',
+          parameters: { type: 'object', properties: {} },
+          mcp: { server: 'kit', tool_name: 'echo' },
+          fixed_arguments: { text: 'patient p-7' },
+        },
+      ],
+    },
+  }));
   executor = await startInProcessExecutor({ natsUrl: nats.url, vaultKeys, env: { LLM_MAX_RETRIES: '0' } });
 });
 
 afterAll(async () => {
   await executor?.stop();
+  await recall?.stop();
   await client?.drain();
   await Promise.all([model?.stop(), mcp?.stop(), api?.stop()]);
   await nats?.stop();
@@ -129,6 +151,17 @@ async function runTask(user: string, options: TaskOptions = {}): Promise<TaskEve
   }
   if (!events.some(isTerminalEvent)) throw new Error(`no terminal event: ${JSON.stringify(events)}`);
   return events;
+}
+
+/** A native tool's definition as the executor announces it in mesh_native_providers. */
+async function announcedTool(name: string): Promise<NativeTool> {
+  const providers = await new Kvm(js).open(Buckets.NATIVE_PROVIDERS);
+  for await (const key of await providers.keys()) {
+    const announcement = NativeProviderAnnouncement.parse((await providers.get(key))?.json());
+    const tool = announcement.tools.find((candidate) => candidate.name === name);
+    if (tool !== undefined) return tool;
+  }
+  throw new Error(`${name} is not announced`);
 }
 
 /** One tool call, then an answer that quotes the tool's result. */
@@ -309,5 +342,78 @@ describe('an agent whose tools come from an MCP server over Streamable HTTP', ()
       ],
     });
     expect(events.at(-1)).toMatchObject({ type: 'error', data: { code: 'FORBIDDEN' } });
+  });
+});
+
+describe('a recalled MCP action', () => {
+  it('runs as a dynamic tool on the task’s MCP server, with the action’s fixed arguments', async () => {
+    const recallActions = await announcedTool('recall_actions');
+    const seen: string[][] = [];
+    behaviours.set('recall and run the patient action', (request) => {
+      seen.push(offeredTools(request));
+      switch (toolResultsSoFar(request)) {
+        case 0:
+          return {
+            toolCalls: [
+              {
+                id: 'call_recall',
+                name: 'recall_actions',
+                arguments: { kn_id: 'kn', at_id: 'at', unique_identity: { patient_id: 'p-7' } },
+              },
+            ],
+          };
+        case 1:
+          return { toolCalls: [{ id: 'call_action', name: 'echo_for_patient', arguments: {} }] };
+        default:
+          return { content: 'action ran' };
+      }
+    });
+    const callsBefore = mcp.calls.length;
+    const events = await runTask('recall and run the patient action', {
+      tools: [recallActions],
+      servers: [{ ...kitServer(), tool_filter: { allow: [] } }],
+    });
+
+    // The server offers none of its tools directly (allow: []); the recalled action joins after recall.
+    expect(seen[0]).toEqual(['recall_actions']);
+    expect(seen[1]).toEqual(['recall_actions', 'echo_for_patient']);
+    expect(eventsOf(events, 'tool_result').map((event) => event.data)).toEqual([
+      expect.objectContaining({ call_id: 'call_recall', ok: true }),
+      expect.objectContaining({ call_id: 'call_action', ok: true, result: 'echo: patient p-7' }),
+    ]);
+    const call = mcp.calls.slice(callsBefore).find((recorded) => recorded.tool === 'echo');
+    expect(call?.arguments).toEqual({ text: 'patient p-7' });
+    expect(call?.headers.authorization).toBe(`Bearer ${MCP_TOKEN}`);
+    expect(events.at(-1)).toMatchObject({ type: 'done', data: { message: 'action ran' } });
+  });
+
+  it('a recalled action naming a server the agent does not bind fails as NOT_FOUND and nothing is called', async () => {
+    const recallActions = await announcedTool('recall_actions');
+    behaviours.set('recall onto an unbound server', (request) => {
+      switch (toolResultsSoFar(request)) {
+        case 0:
+          return {
+            toolCalls: [
+              {
+                id: 'call_recall',
+                name: 'recall_actions',
+                arguments: { kn_id: 'kn', at_id: 'at', unique_identity: { patient_id: 'p-7' } },
+              },
+            ],
+          };
+        case 1:
+          return { toolCalls: [{ id: 'call_action', name: 'echo_for_patient', arguments: {} }] };
+        default:
+          return { content: 'could not run it' };
+      }
+    });
+    const callsBefore = mcp.calls.length;
+    const events = await runTask('recall onto an unbound server', { tools: [recallActions], servers: [] });
+    expect(eventsOf(events, 'tool_result').at(-1)?.data).toMatchObject({
+      call_id: 'call_action',
+      ok: false,
+      error: { code: 'NOT_FOUND', detail: { server: 'kit' } },
+    });
+    expect(mcp.calls.length).toBe(callsBefore);
   });
 });
