@@ -21,7 +21,7 @@ import {
 } from './native/index.js';
 import type { ToolRunners } from './tool-dispatch.js';
 import { DynamicToolRunner, HttpToolRunner } from './index.js';
-import { McpConnections, McpToolRunner } from './mcp/index.js';
+import { McpConnections, McpToolRunner, sandboxStdioLauncher } from './mcp/index.js';
 
 const MIB = 1024 * 1024;
 
@@ -46,6 +46,7 @@ export function createToolRunners(config: ExecutorConfig, nc: NatsConnection): E
     transports: {
       guard: http.client.transport.guard,
       dispatcher: http.client.transport.dispatcher,
+      ...(scripts === undefined ? {} : { stdio: sandboxStdioLauncher(scripts.runner) }),
     },
     listTtlMs: config.MCP_TOOL_LIST_TTL_MS,
     idleMs: config.MCP_CONNECTION_IDLE_MS,

@@ -18,3 +18,4 @@ export {
   type McpStdioLauncher,
   type McpTransportDeps,
 } from './mcp-transports.js';
+export { sandboxStdioLauncher, StdioSandboxTransport } from './stdio-sandbox-transport.js';
