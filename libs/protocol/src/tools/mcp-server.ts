@@ -8,7 +8,8 @@
 // or, for stdio, onto the process's environment (`env`). The assembler seals exactly those entries into the
 // task's vault; the executor sends them to that server only.
 import { z } from 'zod';
-import { ApiKeyAuth, AuthMapping, BasicAuth, BearerAuth, CredentialName } from './http-auth.js';
+import type { AuthMapping } from './http-auth.js';
+import { ApiKeyAuth, BasicAuth, BearerAuth, CredentialName } from './http-auth.js';
 import { HttpUrl } from './http-request.js';
 import { toFunctionName } from './function-name.js';
 
