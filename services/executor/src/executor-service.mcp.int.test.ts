@@ -330,6 +330,22 @@ describe('an agent whose tools come from an MCP server over Streamable HTTP', ()
     );
   });
 
+  it('a server on the legacy HTTP+SSE transport works the same, with its token', async () => {
+    behaviours.set('echo over sse', callOnce('sse_echo', { text: 'legacy' }));
+    const callsBefore = mcp.calls.length;
+    const events = await runTask('echo over sse', {
+      servers: [
+        { ...kitServer(), name: 'kit_sse', transport: { type: 'sse', url: mcp.sseUrl }, tool_prefix: 'sse_' },
+      ],
+    });
+    expect(eventsOf(events, 'tool_result').map((event) => event.data)).toEqual([
+      expect.objectContaining({ call_id: 'call_1', tool: 'sse_echo', ok: true, result: 'echo: legacy' }),
+    ]);
+    expect(mcp.calls.slice(callsBefore).map((call) => call.headers.authorization)).toEqual([
+      `Bearer ${MCP_TOKEN}`,
+    ]);
+  });
+
   it('an MCP server URL the SSRF guard denies (cloud metadata) ends the task FORBIDDEN before any request', async () => {
     behaviours.set('use the metadata server', callOnce('meta_echo', { text: 'x' }));
     const events = await runTask('use the metadata server', {

@@ -1,4 +1,5 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -109,6 +110,26 @@ describe('startMcpServer (Streamable HTTP)', () => {
     await expect(httpClient(server.url)).rejects.toThrow();
     const client = await httpClient(server.url, { authorization: 'Bearer tok-1' });
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+  });
+});
+
+describe('startMcpServer (legacy HTTP+SSE)', () => {
+  it('when a client connects over SSE with its token, it lists the tools and a call is recorded with the headers', async () => {
+    server = await startMcpServer({ bearerToken: 'tok-sse' });
+    const client = new Client({ name: 'testkit-test', version: '1.0.0' });
+    const headers = { authorization: 'Bearer tok-sse' };
+    await client.connect(
+      new SSEClientTransport(new URL(server.sseUrl), {
+        requestInit: { headers },
+        eventSourceInit: {
+          fetch: (url, init) => fetch(url, { ...init, headers: { ...init?.headers, ...headers } }),
+        },
+      }),
+    );
+    clients.push(client);
+    const echo = await client.callTool({ name: 'echo', arguments: { text: 'over sse' } });
+    expect(echo.content).toEqual([{ type: 'text', text: 'echo: over sse' }]);
+    expect(server.calls.at(-1)?.headers.authorization).toBe('Bearer tok-sse');
   });
 });
 

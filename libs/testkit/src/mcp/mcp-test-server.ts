@@ -1,6 +1,6 @@
 /**
  * A real MCP server for tests, written with the official SDK and served over Streamable HTTP on 127.0.0.1
- * (a random port; path `/mcp`). Every HTTP request is recorded with its headers and JSON-RPC method, every
+ * (a random port; path `/mcp`), and over the legacy HTTP+SSE transport (`GET /sse`, `POST /messages`). Every HTTP request is recorded with its headers and JSON-RPC method, every
  * tool call with its arguments and the headers it came with, so a test can tell which credential reached the
  * server. One SDK server per session (the SDK binds a server to one transport); `changeTools()` adds
  * `late_tool` to every session, which makes the SDK send `notifications/tools/list_changed`.
@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { startLoopbackServer } from '../http/loopback-server.js';
 import { recordRequest, type HeaderMap } from '../http/recorded-request.js';
@@ -33,8 +34,10 @@ export interface McpTestServerOptions {
 }
 
 export interface McpTestServer {
-  /** `http://127.0.0.1:<port>/mcp` */
+  /** `http://127.0.0.1:<port>/mcp` (Streamable HTTP) */
   url: string;
+  /** `http://127.0.0.1:<port>/sse` (the legacy HTTP+SSE transport) */
+  sseUrl: string;
   origin: string;
   requests: RecordedMcpHttpRequest[];
   calls: RecordedMcpToolCall[];
@@ -63,13 +66,18 @@ export async function startMcpServer(options: McpTestServerOptions = {}): Promis
     ) => calls.push({ tool, arguments: args, headers: definedHeaders(headers) }),
     onCancelled: (tool: string) => cancelledCalls.push(tool),
   };
-  const newSession = (): StreamableHTTPServerTransport => {
+  const newServer = (): McpServer => {
     const server = new McpServer(
       { name: 'agentmesh-testkit', version: '1.0.0' },
       { capabilities: { tools: { listChanged: true } } },
     );
     registerMcpTestTools(server, hooks);
     if (toolsChanged) registerLateTool(server, hooks);
+    return server;
+  };
+  const sseSessions = new Map<string, { transport: SSEServerTransport; server: McpServer }>();
+  const newSession = (): StreamableHTTPServerTransport => {
+    const server = newServer();
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
@@ -95,6 +103,31 @@ export async function startMcpServer(options: McpTestServerOptions = {}): Promis
       return;
     }
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (url.pathname === '/sse' && req.method === 'GET') {
+      const server = newServer();
+      const transport = new SSEServerTransport('/messages', res);
+      sseSessions.set(transport.sessionId, { transport, server });
+      sessionCount += 1;
+      transport.onclose = () => sseSessions.delete(transport.sessionId);
+      await server.connect(transport);
+      return;
+    }
+    if (url.pathname === '/messages' && req.method === 'POST') {
+      const recorded = await recordRequest(req);
+      const messages = Array.isArray(recorded.body) ? recorded.body : [recorded.body];
+      requests.push({
+        method: 'POST',
+        rpcMethods: messages.map((message) => String((message as { method?: unknown } | null)?.method ?? '')),
+        headers,
+      });
+      const session = sseSessions.get(url.searchParams.get('sessionId') ?? '');
+      if (session === undefined) {
+        res.writeHead(404).end('unknown session');
+        return;
+      }
+      await session.transport.handlePostMessage(req, res, recorded.body);
+      return;
+    }
     if (url.pathname !== '/mcp') {
       res.writeHead(404).end();
       return;
@@ -135,6 +168,7 @@ export async function startMcpServer(options: McpTestServerOptions = {}): Promis
 
   return {
     url: `${http.origin}/mcp`,
+    sseUrl: `${http.origin}/sse`,
     origin: http.origin,
     requests,
     calls,
@@ -143,10 +177,12 @@ export async function startMcpServer(options: McpTestServerOptions = {}): Promis
     changeTools: () => {
       if (toolsChanged) return;
       toolsChanged = true;
-      for (const { server } of sessions.values()) registerLateTool(server, hooks);
+      for (const { server } of [...sessions.values(), ...sseSessions.values()])
+        registerLateTool(server, hooks);
     },
     stop: async () => {
       for (const { transport } of sessions.values()) await transport.close().catch(() => undefined);
+      for (const { transport } of sseSessions.values()) await transport.close().catch(() => undefined);
       await http.stop();
     },
   };
