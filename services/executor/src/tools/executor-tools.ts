@@ -53,7 +53,11 @@ export function createToolRunners(config: ExecutorConfig, nc: NatsConnection): E
     maxSessions: config.MCP_MAX_CONNECTIONS,
     connectTimeoutMs: config.TOOL_TIMEOUT_MS,
   });
-  const mcp = new McpToolRunner({ connections, defaultTimeoutMs: config.TOOL_TIMEOUT_MS });
+  const mcp = new McpToolRunner({
+    connections,
+    defaultTimeoutMs: config.TOOL_TIMEOUT_MS,
+    maxResultBytes: config.TOOL_RESULT_MAX_BYTES,
+  });
   return {
     runners: { http, dynamic, native, mcp, ...(scripts === undefined ? {} : { scripts }) },
     async close() {

@@ -3,11 +3,14 @@
  * `structuredContent` is kept as it is; images, audio and resources are passed as references (their kind,
  * MIME type, size and SHA-256, a resource's URI), never as inlined blobs: base64 in the conversation costs
  * the model's context and the event stream's size, and tells the model nothing it can read. `isError` is a
- * failed result (TOOL_ERROR) carrying the server's text.
+ * failed result (TOOL_ERROR) carrying the server's text. Text past `maxBytes` (TOOL_RESULT_MAX_BYTES) is cut
+ * off and marked, and structured content larger than that is replaced by its size: a server does not get to
+ * flood the model's context or the task's events.
  */
 import { createHash } from 'node:crypto';
 import { ErrorCode } from '@agentmesh/protocol';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { truncationMarker } from '../http/response-reader.js';
 import { toolFailure, toolSuccess, type ToolOutcome } from '../tool-outcome.js';
 
 /** Where a reference points: the call that produced the content and its index in the result. */
@@ -28,7 +31,7 @@ export type McpContentReference =
   | { type: 'resource_link'; uri: string; name?: string; mime_type?: string }
   | { type: 'resource'; ref: string; uri: string; mime_type?: string; size_bytes: number };
 
-export function mcpOutcome(result: CallToolResult, origin: McpResultOrigin): ToolOutcome {
+export function mcpOutcome(result: CallToolResult, origin: McpResultOrigin, maxBytes: number): ToolOutcome {
   const texts: string[] = [];
   const references: McpContentReference[] = [];
   result.content.forEach((part, index) => {
@@ -72,7 +75,9 @@ export function mcpOutcome(result: CallToolResult, origin: McpResultOrigin): Too
       }
     }
   });
-  const text = texts.join('\n');
+  const joined = texts.join('\n');
+  const textTruncated = Buffer.byteLength(joined) > maxBytes;
+  const text = textTruncated ? cutToBytes(joined, maxBytes) + truncationMarker(maxBytes) : joined;
   if (result.isError === true) {
     const said = text === '' ? 'no message' : text;
     return toolFailure(
@@ -81,11 +86,30 @@ export function mcpOutcome(result: CallToolResult, origin: McpResultOrigin): Too
       references.length === 0 ? undefined : { references },
     );
   }
-  const structured = result.structuredContent;
-  if (structured === undefined && references.length === 0) return toolSuccess(text);
-  return toolSuccess({
-    ...(text === '' ? {} : { text }),
-    ...(structured === undefined ? {} : { structured_content: structured }),
-    ...(references.length === 0 ? {} : { references }),
-  });
+  const structured = boundedStructure(result.structuredContent, maxBytes);
+  if (structured === undefined && references.length === 0) return toolSuccess(text, textTruncated);
+  return toolSuccess(
+    {
+      ...(text === '' ? {} : { text }),
+      ...(structured === undefined ? {} : { structured_content: structured.value }),
+      ...(references.length === 0 ? {} : { references }),
+    },
+    textTruncated || structured?.truncated === true,
+  );
+}
+
+function boundedStructure(
+  structured: Record<string, unknown> | undefined,
+  maxBytes: number,
+): { value: unknown; truncated: boolean } | undefined {
+  if (structured === undefined) return undefined;
+  const size = Buffer.byteLength(JSON.stringify(structured));
+  if (size <= maxBytes) return { value: structured, truncated: false };
+  return { value: { truncated: true, size_bytes: size, limit_bytes: maxBytes }, truncated: true };
+}
+
+/** The longest prefix of `text` within `maxBytes` of UTF-8, never splitting a character. */
+function cutToBytes(text: string, maxBytes: number): string {
+  const bytes = Buffer.from(text, 'utf8').subarray(0, maxBytes);
+  return new TextDecoder('utf-8', { fatal: false }).decode(bytes).replace(/\uFFFD$/, '');
 }

@@ -57,6 +57,8 @@ export interface McpToolRunnerOptions {
   readonly connections: McpConnections;
   /** Budget of a call whose tool sets no timeout (renewed by each progress notification). */
   readonly defaultTimeoutMs: number;
+  /** Bytes of a result's text (and of its structured content) kept; the rest is cut off and marked. */
+  readonly maxResultBytes: number;
 }
 
 /** The servers' tools, and the ones left out because their name was taken. */
@@ -129,11 +131,11 @@ export class McpToolRunner {
       if (!('content' in result) || !Array.isArray(result.content)) {
         return toolFailure(ErrorCode.TOOL_ERROR, `${tool.tool_name} answered no content`);
       }
-      return mcpOutcome(result as Parameters<typeof mcpOutcome>[0], {
-        server: server.name,
-        tool: tool.tool_name,
-        callId: ctx.callId,
-      });
+      return mcpOutcome(
+        result as Parameters<typeof mcpOutcome>[0],
+        { server: server.name, tool: tool.tool_name, callId: ctx.callId },
+        this.options.maxResultBytes,
+      );
     } catch (error) {
       if (ctx.signal.aborted) {
         return toolFailure(ErrorCode.CANCELLED, `the call to ${tool.name} was cancelled`);
