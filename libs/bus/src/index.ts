@@ -39,6 +39,7 @@ export type { TaskEventWriterOptions } from './task-event-writer.js';
 export { expiredTaskEvents, followTaskEvents, storedTaskEventCount } from './task-event-reader.js';
 export type { FollowTaskEventsOptions } from './task-event-reader.js';
 export { AgentStore } from './stores/agent-store.js';
+export { McpServerStore, type ScopedMcpServer } from './stores/mcp-server-store.js';
 export type { ScopedAgent } from './stores/agent-store.js';
 export { ApiKeyGrant, ApiKeyStore } from './stores/api-key-store.js';
 export { CredentialStore } from './stores/credential-store.js';
@@ -69,7 +70,12 @@ export {
 export type { RegistryScope } from './registry/registry-scope.js';
 export { scopedRegistryView } from './registry/scoped-registry-view.js';
 export type { RegistryBucket } from './registry/scoped-registry-view.js';
-export { LiveDefinitions, startLiveAgents, startLiveTools } from './registry/live-definitions.js';
+export {
+  LiveDefinitions,
+  startLiveAgents,
+  startLiveMcpServers,
+  startLiveTools,
+} from './registry/live-definitions.js';
 export type { LiveDefinitionsOptions } from './registry/live-definitions.js';
 export { migrateLegacyRegistryEntries } from './registry/legacy-registry-migration.js';
 export { copyLegacyToolBucket } from './registry/legacy-tool-bucket.js';

@@ -168,6 +168,7 @@ export interface MeshBuckets {
   tasks: KV;
   idempotency: KV;
   apiKeys: KV;
+  mcpServers: KV;
 }
 export type MeshBucketName = keyof MeshBuckets;
 
@@ -184,6 +185,7 @@ function meshBucketSettings(options: MeshResourceOptions): Record<MeshBucketName
     tasks: [Buckets.TASKS, { ttl: options.taskRetentionMs ?? DEFAULT_TASK_RETENTION_MS }],
     idempotency: [Buckets.IDEMPOTENCY, { ttl: options.idempotencyTtlMs ?? DAY_MS }],
     apiKeys: [Buckets.API_KEYS, {}],
+    mcpServers: [Buckets.MCP_SERVERS, { history: 5 }],
   };
 }
 
@@ -194,6 +196,7 @@ const ALL_MESH_BUCKETS: readonly MeshBucketName[] = [
   'tasks',
   'idempotency',
   'apiKeys',
+  'mcpServers',
 ];
 
 /**

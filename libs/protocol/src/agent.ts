@@ -5,6 +5,7 @@ import { WorkflowId } from './ids.js';
 import { DEFAULT_MAX_STEPS, DEFAULT_MODEL_PROVIDER, DynamicToolSources, ToolProtocol } from './task.js';
 import { CredentialName } from './tools/http-auth.js';
 import { HttpUrl } from './tools/http-request.js';
+import { McpServerName } from './tools/mcp-server.js';
 
 /** Strict: a key in clear must be refused, not silently dropped or stored in KV. */
 export const AgentModel = z.strictObject({
@@ -34,6 +35,11 @@ export const AgentDefinition = z.object({
    * `recall_actions` always may. A third-party API answering with `_dynamic_tools` adds nothing otherwise.
    */
   dynamic_tool_sources: DynamicToolSources.optional(),
+  /**
+   * Bound MCP servers, by registry name: their tools (as `tools/list` answers, filtered and prefixed by the
+   * definition) join the agent's tools, and recalled MCP actions may call them.
+   */
+  mcp_servers: z.array(McpServerName).max(32).optional(),
   max_steps: z.int().min(1).max(1000).default(DEFAULT_MAX_STEPS),
   /** Wall-clock budget of one run (see TaskLimits.deadline_ms). */
   deadline_ms: z.int().positive().optional(),

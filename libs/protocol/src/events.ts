@@ -11,6 +11,8 @@ export const EventType = {
   TOOL_THINKING: 'tool_thinking',
   TOOL_START: 'tool_start',
   TOOL_RESULT: 'tool_result',
+  /** A running tool's progress (MCP `notifications/progress`), between its tool_start and tool_result. */
+  TOOL_PROGRESS: 'tool_progress',
   MESSAGE_CHUNK: 'message_chunk',
   DONE: 'done',
   ERROR: 'error',
@@ -59,6 +61,19 @@ export const ToolResultData = z.discriminatedUnion('ok', [
   }),
 ]);
 
+/**
+ * Its own type rather than `tool_thinking`: tool_thinking carries the model's reasoning text, while progress
+ * belongs to one tool call and has numbers a client can draw (MCP's `progress`/`total`).
+ */
+export const ToolProgressData = z.object({
+  call_id: z.string().min(1),
+  tool: z.string().min(1),
+  /** Increases with each notification of a call; in the tool's own unit. */
+  progress: z.number(),
+  total: z.number().optional(),
+  message: z.string().optional(),
+});
+
 export const MessageChunkData = z.object({ delta: z.string() });
 
 export const TokenUsage = z.object({
@@ -106,6 +121,11 @@ export const ToolResultEvent = z.object({
   type: z.literal(EventType.TOOL_RESULT),
   data: ToolResultData,
 });
+export const ToolProgressEvent = z.object({
+  ...envelope,
+  type: z.literal(EventType.TOOL_PROGRESS),
+  data: ToolProgressData,
+});
 export const MessageChunkEvent = z.object({
   ...envelope,
   type: z.literal(EventType.MESSAGE_CHUNK),
@@ -118,6 +138,7 @@ export const TaskEvent = z.discriminatedUnion('type', [
   ToolThinkingEvent,
   ToolStartEvent,
   ToolResultEvent,
+  ToolProgressEvent,
   MessageChunkEvent,
   DoneEvent,
   ErrorEvent,
@@ -126,6 +147,7 @@ export type TaskEvent = z.infer<typeof TaskEvent>;
 export type ToolThinkingEvent = z.infer<typeof ToolThinkingEvent>;
 export type ToolStartEvent = z.infer<typeof ToolStartEvent>;
 export type ToolResultEvent = z.infer<typeof ToolResultEvent>;
+export type ToolProgressEvent = z.infer<typeof ToolProgressEvent>;
 export type MessageChunkEvent = z.infer<typeof MessageChunkEvent>;
 export type DoneEvent = z.infer<typeof DoneEvent>;
 export type ErrorEvent = z.infer<typeof ErrorEvent>;

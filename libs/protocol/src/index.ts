@@ -54,7 +54,7 @@ export {
   AssembledModelConfig,
 } from './task.js';
 export { TaskLimits, ClearRuntimeConfig, ClearTaskPayload, AssembledRuntimeConfig } from './task.js';
-export { DynamicToolSources } from './task.js';
+export { DynamicToolSources, McpServerConnections } from './task.js';
 export {
   ReceivedTask,
   AssembledTask,
@@ -87,9 +87,11 @@ export {
   ToolThinkingEvent,
   ToolStartEvent,
   ToolResultEvent,
+  ToolProgressEvent,
   MessageChunkEvent,
   DoneEvent,
 } from './events.js';
+export { ToolProgressData } from './events.js';
 export { ErrorEvent, ToolThinkingData, ToolStartData, ToolResultData, MessageChunkData } from './events.js';
 export { DoneData, ErrorData, ToolError, TokenUsage } from './events.js';
 export type { EventData, TerminalEvent, TerminalEventType } from './events.js';
@@ -191,7 +193,31 @@ export { DynamicTool, FixedParams } from './tools/dynamic-tool.js';
 export type { DynamicToolInput } from './tools/dynamic-tool.js';
 export { ToolDefinition, ToolType, ToolFormat, ToolOrigin } from './tools/canonical.js';
 export { HttpTool, HttpToolExecution, NativeTool, ScriptTool, ScriptHandler } from './tools/canonical.js';
-export { ScriptSecurityContext, ScriptExample, DynamicToolDefinition } from './tools/canonical.js';
+export { ScriptSecurityContext, ScriptExample, DynamicToolDefinition, McpTool } from './tools/canonical.js';
+export {
+  McpServerName,
+  McpTransportType,
+  McpHttpTransport,
+  McpStdioTransport,
+  McpTransport,
+  McpEnvAuth,
+  McpAuthConfig,
+  McpToolFilter,
+  McpServerConnection,
+  McpServerDefinition,
+  mcpServerConnection,
+  mcpServerCredentials,
+  mcpToolAllowed,
+  mcpFunctionName,
+} from './tools/mcp-server.js';
+export type { McpServerDefinitionInput } from './tools/mcp-server.js';
+export {
+  DynamicMcpTool,
+  RecalledTool,
+  isDynamicMcpTool,
+  fromDynamicMcpTool,
+} from './tools/mcp-dynamic-tool.js';
+export type { DynamicMcpToolInput } from './tools/mcp-dynamic-tool.js';
 export { fromHttpPlugin, toHttpPlugin, fromPayloadTool, toPayloadTool } from './tools/adapters.js';
 export { fromToolJson, toToolJson, fromDynamicTool, toDynamicTool } from './tools/adapters.js';
 export { detectToolFormat, importToolDefinition, SYS_AI_PLUGIN_ROW } from './tools/import.js';

@@ -50,6 +50,7 @@ describe('NATS names', () => {
       'mesh_api_keys',
       'mesh_credentials',
       'mesh_idempotency',
+      'mesh_mcp_servers',
       'mesh_native_providers',
       'mesh_recall_actions',
       'mesh_recall_tools',

@@ -92,6 +92,8 @@ export const Buckets = {
    * after a TTL unless the executor renews them, and are deleted when it stops.
    */
   NATIVE_PROVIDERS: 'mesh_native_providers',
+  /** MCP server definitions, owned like agents and tools (`acct.<account>.<name>` / `shared.<name>`). */
+  MCP_SERVERS: 'mesh_mcp_servers',
 } as const;
 export type Bucket = (typeof Buckets)[keyof typeof Buckets];
 

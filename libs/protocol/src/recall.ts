@@ -3,7 +3,7 @@
 // `_dynamic_tools`. Upstream responses are loose: they carry more than we read, and must not break us for it.
 import { z } from 'zod';
 import { ErrorBody } from './errors.js';
-import { DynamicTool } from './tools/dynamic-tool.js';
+import { RecalledTool } from './tools/mcp-dynamic-tool.js';
 import { JsonObject } from './tools/json-schema.js';
 
 /** An object's primary key as name → value, e.g. `{ "disease_id": "disease_000001" }`. */
@@ -85,7 +85,7 @@ export type IdentityFailure = z.infer<typeof IdentityFailure>;
  * identities failed also lists those under `failures`, beside the tools of the others.
  */
 export const ActionRecallResponse = z.object({
-  _dynamic_tools: z.array(DynamicTool),
+  _dynamic_tools: z.array(RecalledTool),
   failures: z.array(IdentityFailure).optional(),
 });
 export type ActionRecallResponse = z.infer<typeof ActionRecallResponse>;
@@ -102,7 +102,7 @@ export type ActionQueryRequest = z.infer<typeof ActionQueryRequest>;
 
 export const ActionSourceType = {
   TOOL: 'tool',
-  /** Reserved by seed 004 for a later version; answered with UNSUPPORTED_ACTION_TYPE. */
+  /** Seed 004 phase 3: the actions run as a tool of an MCP server (`mcp_server`, `tool_name`). */
   MCP: 'mcp',
 } as const;
 
@@ -111,6 +111,9 @@ export const ActionSource = z.looseObject({
   type: z.string().min(1),
   box_id: z.string().min(1).optional(),
   tool_id: z.string().min(1).optional(),
+  /** `mcp` sources: the registry name of the MCP server and the tool on it. */
+  mcp_server: z.string().min(1).optional(),
+  tool_name: z.string().min(1).optional(),
 });
 export type ActionSource = z.infer<typeof ActionSource>;
 

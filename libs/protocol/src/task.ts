@@ -17,6 +17,7 @@ import { ToolDefinition } from './tools/canonical.js';
 import { FunctionName } from './tools/function-name.js';
 import { HttpUrl } from './tools/http-request.js';
 import { JsonObject } from './tools/json-schema.js';
+import { McpServerConnection } from './tools/mcp-server.js';
 import { PayloadTool } from './tools/payload-tool.js';
 import { ClearVault, RESERVED_VAULT_ENTRY_PREFIX, SealedVault } from './vault.js';
 
@@ -144,10 +145,14 @@ export const ClearTaskPayload = z.object({
 export type ClearTaskPayload = z.infer<typeof ClearTaskPayload>;
 export type ClearTaskPayloadInput = z.input<typeof ClearTaskPayload>;
 
+/** The MCP servers a task may call (its MCP tools' and recalled MCP actions' `server`), one per name. */
+export const McpServerConnections = z.array(McpServerConnection).max(32).superRefine(uniqueToolNames);
+
 export const AssembledRuntimeConfig = z.strictObject({
   model: AssembledModelConfig,
   tools: CanonicalTools,
   dynamic_tool_sources: DynamicToolSources.optional(),
+  mcp_servers: McpServerConnections.optional(),
   vault: SealedVault,
 });
 export type AssembledRuntimeConfig = z.infer<typeof AssembledRuntimeConfig>;

@@ -5,6 +5,8 @@ export type {
   ScriptExecutionError,
   ScriptExecutionParams,
   ScriptExecutionResult,
+  ScriptSession,
+  ScriptSessionParams,
 } from './script-runner.js';
 export {
   DependencyError,

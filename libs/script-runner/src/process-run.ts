@@ -162,7 +162,7 @@ export function runProcess(request: ProcessRequest): Promise<ProcessOutcome> {
   });
 }
 
-function childrenOf(pid: number): number[] {
+export function childrenOf(pid: number): number[] {
   try {
     const text = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8');
     return text
@@ -174,7 +174,7 @@ function childrenOf(pid: number): number[] {
   }
 }
 
-function killProcess(pid: number): void {
+export function killProcess(pid: number): void {
   try {
     process.kill(pid, 'SIGKILL');
   } catch (error) {
@@ -183,7 +183,7 @@ function killProcess(pid: number): void {
 }
 
 /** Resolves once no process of the group exists (or after a bound, when one is stuck in the kernel). */
-async function waitForGroupExit(pgid: number | undefined): Promise<void> {
+export async function waitForGroupExit(pgid: number | undefined): Promise<void> {
   if (pgid === undefined) return;
   const deadline = Date.now() + GROUP_EXIT_WAIT_MS;
   while (Date.now() < deadline) {
@@ -198,7 +198,7 @@ async function waitForGroupExit(pgid: number | undefined): Promise<void> {
 }
 
 /** Keeps the first `limit` bytes; counts what it drops. */
-class BoundedBuffer {
+export class BoundedBuffer {
   private readonly chunks: Buffer[] = [];
   private size = 0;
   dropped = 0;

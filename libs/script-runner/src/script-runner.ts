@@ -4,6 +4,7 @@
  * `ScriptExecutionResult`. Expected failures come back as results; only bugs throw.
  */
 import { realpath } from 'node:fs/promises';
+import type { Readable, Writable } from 'node:stream';
 import type { ScriptLanguage, ToolJsonSecurityContext } from '@agentmesh/protocol';
 import { DependencyEnvironments, type BuildStep, type StepOutcome } from './dependency-env.js';
 import { startEgressProxy, type EgressProxy } from './egress-proxy.js';
@@ -26,7 +27,14 @@ import { entryPointArgs } from './entry-point.js';
 import { jailScriptPath } from './path-jail.js';
 import { resolvePolicy, type ResolvedPolicy, type ScriptRunnerPolicy } from './policy.js';
 import { runProcess, type ProcessOutcome } from './process-run.js';
-import { buildInvocation, sandboxExit, type ProcessLimits, type SandboxExit } from './sandbox.js';
+import { startProcessSession, type ProcessSession } from './process-session.js';
+import {
+  buildInvocation,
+  sandboxExit,
+  type Invocation,
+  type ProcessLimits,
+  type SandboxExit,
+} from './sandbox.js';
 import { planRoot, PROXY_PORT, SANDBOX_HOME } from './sandbox-root.js';
 import { createScratch } from './scratch.js';
 
@@ -53,6 +61,32 @@ export interface ScriptExecutionParams {
   readonly outputSchema?: object;
   /** Called with the pid (= process group id) of the sandbox's first process. */
   readonly onSpawn?: (pid: number) => void;
+}
+
+/** A script started as a long-lived process with its stdin and stdout open (`ScriptRunner.start`). */
+export interface ScriptSessionParams {
+  readonly toolId: string;
+  /** Relative to the policy's `baseDir`. */
+  readonly scriptPath: string;
+  readonly language: ScriptLanguage;
+  /** Arguments after the script. */
+  readonly args?: readonly string[];
+  /** As for a run: added to the allow-listed host variables; loader variables are refused. */
+  readonly env?: Readonly<Record<string, string>>;
+  readonly securityContext?: ToolJsonSecurityContext;
+}
+
+export interface ScriptSession {
+  readonly stdin: Writable;
+  readonly stdout: Readable;
+  /** The runner's notes (grants, refusals) for this session. */
+  readonly logs: readonly string[];
+  /** What the process wrote to stderr so far (bounded). */
+  stderr(): string;
+  /** Resolves when the process and every process it started are gone, and the sandbox is removed. */
+  readonly exited: Promise<{ exitCode: number | null; signal: string | null }>;
+  /** Kills the process with everything it started; resolves as `exited` does. */
+  stop(): Promise<{ exitCode: number | null; signal: string | null }>;
 }
 
 export interface ScriptExecutionError {
@@ -111,6 +145,12 @@ interface SandboxedRun {
 }
 
 const LANGUAGES: readonly ScriptLanguage[] = ['python', 'nodejs', 'bun'];
+
+function checkScriptParams(params: { toolId: unknown; language: unknown }): void {
+  if (typeof params.toolId !== 'string' || params.toolId === '') throw new InputError('toolId must be given');
+  if (!LANGUAGES.includes(params.language as ScriptLanguage))
+    throw new InputError(`unknown script language "${String(params.language)}"`);
+}
 const BUILD_OUTPUT_BYTES = 1024 * 1024;
 const EXCERPT_CHARS = 2_000;
 
@@ -165,15 +205,68 @@ export class ScriptRunner {
   }
 
   private async execute(params: ScriptExecutionParams, logs: string[]): Promise<Record<string, unknown>> {
-    const { language } = params;
-    if (typeof params.toolId !== 'string' || params.toolId === '')
-      throw new InputError('toolId must be given');
-    if (!LANGUAGES.includes(language)) throw new InputError(`unknown script language "${String(language)}"`);
     const timeoutMs = params.timeoutMs ?? this.policy.defaultTimeoutMs;
+    checkScriptParams(params);
     if (!Number.isInteger(timeoutMs) || timeoutMs <= 0)
       throw new InputError('timeoutMs must be a positive integer');
     const stdin = this.encodeInput(params.inputData);
+    const { host, plan } = await this.prepareScript(params, logs, []);
+    const { outcome, exit } = await this.runSandboxed(host, {
+      ...plan,
+      stdin,
+      timeoutMs,
+      maxStdoutBytes: this.policy.maxOutputBytes,
+      logs,
+      ...(params.onSpawn === undefined ? {} : { onSpawn: params.onSpawn }),
+    });
+    if (outcome.stderr !== '') logs.push(`stderr: ${describeStderr(outcome)}`);
+    const output = this.interpret(outcome, exit, timeoutMs);
+    if (params.outputSchema !== undefined) checkOutput(params.outputSchema, output);
+    return output;
+  }
 
+  /**
+   * Starts the script as a long-lived process in the sandbox, under the same rules as a run (path jail,
+   * grants, namespaces, rlimits, environment, network through the proxy), with its stdin and stdout left
+   * open for a protocol spoken over them (an MCP stdio server). No time limit: it lives until `stop()` or
+   * until it exits (the CPU rlimit still applies); its scratch directory and proxy go when it ends.
+   */
+  async start(params: ScriptSessionParams): Promise<ScriptSession> {
+    checkScriptParams(params);
+    const logs: string[] = [];
+    const { host, plan } = await this.prepareScript(params, logs, params.args ?? []);
+    const sandbox = await this.enterSandbox(host, { ...plan, logs });
+    let session: ProcessSession;
+    try {
+      session = startProcessSession({ ...sandbox.invocation, maxStderrBytes: this.policy.maxStderrBytes });
+    } catch (error) {
+      await sandbox.release();
+      throw error;
+    }
+    const exited = session.exited.finally(() => sandbox.release());
+    return {
+      stdin: session.stdin,
+      stdout: session.stdout,
+      logs,
+      stderr: session.stderr,
+      exited,
+      stop: () => {
+        void session.stop();
+        return exited;
+      },
+    };
+  }
+
+  /** Everything of a script's sandboxed command but its input and bounds: the checks, grants and argv. */
+  private async prepareScript(
+    params: ScriptExecutionParams | ScriptSessionParams,
+    logs: string[],
+    args: readonly string[],
+  ): Promise<{
+    host: HostReport;
+    plan: Omit<SandboxedRun, 'stdin' | 'timeoutMs' | 'maxStdoutBytes' | 'logs'>;
+  }> {
+    const { language } = params;
     const host = await this.host();
     if (host.isolationUnavailable !== undefined) {
       if (this.policy.requireIsolation) throw new SecurityError(host.isolationUnavailable);
@@ -196,13 +289,14 @@ export class ScriptRunner {
     if (environment !== undefined) logs.push(environment.log);
 
     const command = environment?.interpreter ?? interpreter.command;
+    const entryPoint = 'entryPoint' in params ? params.entryPoint : undefined;
     const argv =
-      params.entryPoint !== undefined
-        ? [command, ...entryPointArgs(language, script.path, params.entryPoint)]
+      entryPoint !== undefined
+        ? [command, ...entryPointArgs(language, script.path, entryPoint)]
         : language === 'bun'
-          ? [command, 'run', script.path]
-          : [command, script.path];
-    const { outcome, exit } = await this.runSandboxed(host, {
+          ? [command, 'run', script.path, ...args]
+          : [command, script.path, ...args];
+    const plan = {
       argv,
       cwd: script.dir,
       scriptDir: script.dir,
@@ -218,16 +312,8 @@ export class ScriptRunner {
           : egressDecision(this.policy.allowNetworkHosts, grants.networkHosts),
       limits: this.scriptLimits(language),
       declaredEnv: params.env,
-      stdin,
-      timeoutMs,
-      maxStdoutBytes: this.policy.maxOutputBytes,
-      logs,
-      ...(params.onSpawn === undefined ? {} : { onSpawn: params.onSpawn }),
-    });
-    if (outcome.stderr !== '') logs.push(`stderr: ${describeStderr(outcome)}`);
-    const output = this.interpret(outcome, exit, timeoutMs);
-    if (params.outputSchema !== undefined) checkOutput(params.outputSchema, output);
-    return output;
+    };
+    return { host, plan };
   }
 
   private encodeInput(inputData: Record<string, unknown> | undefined): Buffer {
@@ -298,6 +384,27 @@ export class ScriptRunner {
   }
 
   private async runSandboxed(host: HostReport, run: SandboxedRun): Promise<StepOutcome> {
+    const sandbox = await this.enterSandbox(host, run);
+    try {
+      const outcome = await runProcess({
+        ...sandbox.invocation,
+        stdin: run.stdin,
+        timeoutMs: run.timeoutMs,
+        maxStdoutBytes: run.maxStdoutBytes,
+        maxStderrBytes: this.policy.maxStderrBytes,
+        ...(run.onSpawn === undefined ? {} : { onSpawn: run.onSpawn }),
+      });
+      return { outcome, exit: sandboxExit(outcome, sandbox.namespaces) };
+    } finally {
+      await sandbox.release();
+    }
+  }
+
+  /** The run's scratch, root plan and proxy, and the command that starts it in them; `release` removes them. */
+  private async enterSandbox(
+    host: HostReport,
+    run: Omit<SandboxedRun, 'stdin' | 'timeoutMs' | 'maxStdoutBytes'>,
+  ): Promise<{ invocation: Invocation; namespaces: boolean; release(): Promise<void> }> {
     const sandboxUser = host.sandbox.root ? this.policy.sandboxUser : undefined;
     const namespaces = host.sandbox.namespaces;
     // Without namespaces there is no relay into the run and nothing to filter: the script shares the
@@ -318,6 +425,10 @@ export class ScriptRunner {
     env(SANDBOX_HOME);
     const scratch = await createScratch(this.policy.cacheDir, sandboxUser);
     let proxy: EgressProxy | undefined;
+    const release = async () => {
+      await proxy?.close();
+      await scratch.remove();
+    };
     try {
       if (!namespaces && !(await isReachableBy(scratch.home, sandboxUser, 'execute'))) {
         throw new SecurityError(
@@ -346,18 +457,10 @@ export class ScriptRunner {
         env: env(namespaces ? SANDBOX_HOME : scratch.home),
         ...(root === undefined ? {} : { root }),
       });
-      const outcome = await runProcess({
-        ...invocation,
-        stdin: run.stdin,
-        timeoutMs: run.timeoutMs,
-        maxStdoutBytes: run.maxStdoutBytes,
-        maxStderrBytes: this.policy.maxStderrBytes,
-        ...(run.onSpawn === undefined ? {} : { onSpawn: run.onSpawn }),
-      });
-      return { outcome, exit: sandboxExit(outcome, namespaces) };
-    } finally {
-      await proxy?.close();
-      await scratch.remove();
+      return { invocation, namespaces, release };
+    } catch (error) {
+      await release();
+      throw error;
     }
   }
 

@@ -1,7 +1,8 @@
 /**
  * @agentmesh/testkit — real servers for integration tests: NATS (one server or a JetStream cluster)
  * through testcontainers, a scripted OpenAI-compatible model, a recording HTTP API, a metric reader
- * collecting on demand, a stand-in for the recall service, and bounded waiting. Nothing here is a mock: every server listens on 127.0.0.1.
+ * collecting on demand, a stand-in for the recall service, an MCP server written with the official SDK
+ * (Streamable HTTP and a stdio script), and bounded waiting. Nothing here is a mock: every server listens on 127.0.0.1.
  */
 export { waitFor, WaitForTimeoutError, type WaitForOptions } from './wait-for.js';
 export { findFreePort, findFreePorts } from './free-ports.js';
@@ -82,3 +83,13 @@ export {
   type ServiceProcess,
   type ServiceProcessOptions,
 } from './service-process.js';
+
+export {
+  startMcpServer,
+  type McpTestServer,
+  type McpTestServerOptions,
+  type RecordedMcpHttpRequest,
+  type RecordedMcpToolCall,
+} from './mcp/mcp-test-server.js';
+export { MCP_STDIO_SERVER_SCRIPT } from './mcp/mcp-stdio-script.js';
+export { MCP_TEST_IMAGE_BASE64, MCP_TEST_RESOURCE_URI } from './mcp/mcp-test-tools.js';

@@ -13,6 +13,7 @@ import {
   scopedRegistryView,
   SHARED_CATALOGUE,
   startLiveAgents,
+  startLiveMcpServers,
   startLiveTools,
   TaskStatusStore,
   type MirrorEvent,
@@ -31,7 +32,7 @@ import { CancelRequests } from './cancel-requests.js';
 import { credentialKeys, type AssemblerConfig } from './config.js';
 import { followNativeProviders } from './native-tool-mirror.js';
 import { ReceivedTaskConsumer } from './received-task-consumer.js';
-import { agentLookup, toolLookup } from './registry-lookups.js';
+import { agentLookup, mcpServerLookup, toolLookup } from './registry-lookups.js';
 import { watchToolDirectory, type ToolDirectoryWatch } from './tool-directory-watcher.js';
 import { syncToolFiles } from './tool-file-sync.js';
 import { logToolFileSync } from './tool-file-sync-log.js';
@@ -55,7 +56,7 @@ export async function startAssembler({
     {
       replicas: config.NATS_REPLICAS,
       taskRetentionMs: config.TASK_RETENTION_MS,
-      only: ['agents', 'tools', 'credentials', 'tasks'],
+      only: ['agents', 'tools', 'credentials', 'tasks', 'mcpServers'],
     },
     wait,
   );
@@ -106,6 +107,12 @@ export async function startAssembler({
       onLookup: metrics.lookupsOf(LookupRegistry.TOOLS),
     });
     sources.push(tools);
+    const mcpServers = await startLiveMcpServers(buckets.mcpServers, {
+      maxEntries: config.TOOL_CACHE_MAX_ENTRIES,
+      connection: nc,
+      onEvent: logMirrorEvent(log, 'mcp_servers'),
+    });
+    sources.push(mcpServers);
     const credentials = await LiveCredentials.start({
       kv: buckets.credentials,
       keys: credentialKeys(config),
@@ -132,6 +139,7 @@ export async function startAssembler({
       sources: {
         agents: agentLookup(agents),
         tools: toolLookup(tools),
+        mcpServers: mcpServerLookup(mcpServers),
         credentials,
         sealFor: { kid: config.VAULT_KEY_ID, publicKey: config.VAULT_PUBLIC_KEY },
       },
@@ -163,7 +171,7 @@ export async function startAssembler({
 }
 
 /** Logs a mirror's state changes (never a value: the events carry none). */
-function logMirrorEvent(log: Logger, mirror: 'agents' | 'tools' | 'credentials') {
+function logMirrorEvent(log: Logger, mirror: 'agents' | 'tools' | 'mcp_servers' | 'credentials') {
   return (event: MirrorEvent): void => {
     switch (event.type) {
       case 'live':

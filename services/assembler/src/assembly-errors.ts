@@ -48,6 +48,18 @@ export class BoundToolUnavailableError extends AssemblyError {
   }
 }
 
+/** The agent binds MCP servers that neither its account nor the shared catalogue defines. */
+export class McpServerUnavailableError extends AssemblyError {
+  override readonly name = 'McpServerUnavailableError';
+  readonly code = ErrorCode.NOT_FOUND;
+  readonly detail: { workflow_id: string; missing_mcp_servers: string[] };
+
+  constructor(workflowId: string, missing: string[]) {
+    super(`agent "${workflowId}" is bound to MCP servers that are not defined: ${missing.join(', ')}`);
+    this.detail = { workflow_id: workflowId, missing_mcp_servers: missing };
+  }
+}
+
 /** The user has not stored credentials that the agent's tools or model need. Names only, never values. */
 export class CredentialsMissingError extends AssemblyError {
   override readonly name = 'CredentialsMissingError';

@@ -1,11 +1,11 @@
 /**
- * The agent and tool lookups assembly uses, over the registry mirrors kept live by KV watches (see
+ * The agent, tool and MCP server lookups assembly uses, over the registry mirrors kept live by KV watches (see
  * `LiveDefinitions` of @agentmesh/bus): the task's account first, then the shared catalogue; a name the
  * mirror lacks is read from KV before it counts as unknown.
  */
 import type { RegistryScope } from '@agentmesh/bus';
-import type { AgentDefinition, ToolDefinition } from '@agentmesh/protocol';
-import type { AgentLookup, ToolLookup } from './task-assembler.js';
+import type { AgentDefinition, McpServerDefinition, ToolDefinition } from '@agentmesh/protocol';
+import type { AgentLookup, McpServerLookup, ToolLookup } from './task-assembler.js';
 
 interface Definitions<T> {
   resolve(from: RegistryScope, name: string): Promise<{ found: T } | undefined>;
@@ -24,6 +24,14 @@ export function toolLookup(tools: Definitions<ToolDefinition>): ToolLookup {
   return {
     async resolve(from, name) {
       return (await tools.resolve(from, name))?.found;
+    },
+  };
+}
+
+export function mcpServerLookup(servers: Definitions<McpServerDefinition>): McpServerLookup {
+  return {
+    async resolve(from, name) {
+      return (await servers.resolve(from, name))?.found;
     },
   };
 }

@@ -4,7 +4,9 @@ import {
   MODEL_API_KEY_VAULT_ENTRY,
   ReceivedTask,
   TaskLimits,
+  McpServerDefinition,
   type AgentDefinitionInput,
+  type McpServerDefinitionInput,
   type ToolDefinition,
 } from '@agentmesh/protocol';
 import { generateVaultKeyPair, openTaskVault, sealVault, VaultTamperedError } from '@agentmesh/vault';
@@ -26,15 +28,18 @@ const keyring = new Map([[executorKey.kid, executorKey.privateKey]]);
 interface World {
   agents?: AgentDefinitionInput[];
   tools?: ToolDefinition[];
+  mcpServers?: McpServerDefinitionInput[];
   /** Credentials of USER in ACCOUNT. */
   credentials?: Record<string, string>;
 }
 
 /** Sources over plain data: the assembler's logic without NATS (the stores are covered by the int tests). */
-function sources({ agents = [], tools = [], credentials = {} }: World): AssemblySources {
+function sources({ agents = [], tools = [], mcpServers = [], credentials = {} }: World): AssemblySources {
   const agentMap = new Map(agents.map((agent) => [agent.workflow_id, AgentDefinition.parse(agent)]));
   const toolMap = new Map(tools.map((tool) => [tool.name, tool]));
+  const serverMap = new Map(mcpServers.map((server) => [server.name, McpServerDefinition.parse(server)]));
   return {
+    mcpServers: { resolve: async (_account, name) => serverMap.get(name) },
     agents: {
       resolve: async (_account, id) => {
         const agent = agentMap.get(id);
@@ -167,6 +172,78 @@ describe('assembling a task from the registry', () => {
       'search_company_basic',
       'get_weather',
     ]);
+  });
+});
+
+describe('agents binding MCP servers', () => {
+  const github: McpServerDefinitionInput = {
+    name: 'github',
+    description: 'GitHub issues',
+    transport: { type: 'streamable-http', url: 'https://mcp.example.com/mcp' },
+    auth: { type: 'bearer', token_source: 'GITHUB_TOKEN' },
+    tool_filter: { allow: ['create_issue'] },
+    tool_prefix: 'gh_',
+  };
+  const mcpAgent = { ...qichachaAgent(), workflow_id: 'mcp_agent', tools: [], mcp_servers: ['github'] };
+
+  it('the task carries the bound server (connection, filter, prefix) and its credential only inside the vault', async () => {
+    const world: World = {
+      ...fullWorld,
+      agents: [mcpAgent],
+      mcpServers: [github],
+      credentials: { ...fullWorld.credentials, GITHUB_TOKEN: 'canary-github-token-1' },
+    };
+    const result = assembled(await assembleTask(receivedTask('mcp_agent'), sources(world)));
+    expect(result.runtime_config.mcp_servers).toEqual([
+      {
+        name: 'github',
+        transport: github.transport,
+        auth: github.auth,
+        tool_filter: github.tool_filter,
+        tool_prefix: 'gh_',
+      },
+    ]);
+    expect(openTaskVault(result, keyring)).toEqual({
+      GITHUB_TOKEN: 'canary-github-token-1',
+      [MODEL_API_KEY_VAULT_ENTRY]: CANARY.MODEL_KEY,
+    });
+    expect(JSON.stringify(result)).not.toContain('canary-github-token-1');
+  });
+
+  it('when the server is pointed elsewhere after sealing, the vault no longer opens', async () => {
+    const world: World = {
+      ...fullWorld,
+      agents: [mcpAgent],
+      mcpServers: [github],
+      credentials: { ...fullWorld.credentials, GITHUB_TOKEN: 't' },
+    };
+    const result = assembled(await assembleTask(receivedTask('mcp_agent'), sources(world)));
+    const [server] = result.runtime_config.mcp_servers ?? [];
+    if (server === undefined) throw new Error('no server in the task');
+    const moved = {
+      ...result,
+      runtime_config: {
+        ...result.runtime_config,
+        mcp_servers: [
+          { ...server, transport: { type: 'streamable-http' as const, url: 'https://evil.example/mcp' } },
+        ],
+      },
+    };
+    expect(() => openTaskVault(moved, keyring)).toThrow(VaultTamperedError);
+  });
+
+  it('when the user lacks the server’s credential, the task fails with CREDENTIALS_MISSING naming it', async () => {
+    const world: World = { ...fullWorld, agents: [mcpAgent], mcpServers: [github] };
+    const failure = failed(await assembleTask(receivedTask('mcp_agent'), sources(world)));
+    expect(failure.code).toBe('CREDENTIALS_MISSING');
+    expect(failure.detail).toEqual({ missing: ['GITHUB_TOKEN'] });
+  });
+
+  it('when the bound server is not defined, the task fails with NOT_FOUND naming it', async () => {
+    const world: World = { ...fullWorld, agents: [mcpAgent] };
+    const failure = failed(await assembleTask(receivedTask('mcp_agent'), sources(world)));
+    expect(failure.code).toBe('NOT_FOUND');
+    expect(failure.detail).toEqual({ workflow_id: 'mcp_agent', missing_mcp_servers: ['github'] });
   });
 });
 

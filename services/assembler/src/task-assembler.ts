@@ -15,11 +15,15 @@ import {
   AssembledTask,
   BoundTask,
   MODEL_API_KEY_VAULT_ENTRY,
+  mcpServerConnection,
+  mcpServerCredentials,
   requiredCredentials,
   TaskLimits,
   type AgentDefinition,
   type AssembledRuntimeConfig,
   type ChatMessage,
+  type McpServerConnection,
+  type McpServerDefinition,
   type ReceivedTask,
   type ToolDefinition,
 } from '@agentmesh/protocol';
@@ -29,6 +33,7 @@ import {
   AgentNotFoundError,
   BoundToolUnavailableError,
   CredentialsMissingError,
+  McpServerUnavailableError,
   type AssemblyError,
 } from './assembly-errors.js';
 
@@ -42,6 +47,11 @@ export interface ToolLookup {
   resolve(from: RegistryScope, name: string): Promise<ToolDefinition | undefined>;
 }
 
+/** Finds the MCP server an account's agent binds: the account's own definition, else the shared one. */
+export interface McpServerLookup {
+  resolve(from: RegistryScope, name: string): Promise<McpServerDefinition | undefined>;
+}
+
 export interface CredentialResolver {
   resolve(
     accountId: string,
@@ -53,6 +63,8 @@ export interface CredentialResolver {
 export interface AssemblySources {
   agents: AgentLookup;
   tools: ToolLookup;
+  /** Absent: agents binding MCP servers fail assembly (NOT_FOUND). */
+  mcpServers?: McpServerLookup;
   credentials: CredentialResolver;
   /** The executors' vault key the task is sealed for. */
   sealFor: SealFor;
@@ -73,15 +85,17 @@ export async function assembleTask(
 
   const bound = await bindTools(scope, agent, sources.tools);
   if (!bound.ok) return bound;
+  const servers = await bindMcpServers(scope, agent, sources.mcpServers);
+  if (!servers.ok) return servers;
 
-  const names = credentialNames(agent, bound.tools);
+  const names = credentialNames(agent, bound.tools, servers.servers);
   const resolved = await sources.credentials.resolve(meta.account_id, meta.user_id, names);
   if (resolved.missing.length > 0)
     return { ok: false, failure: new CredentialsMissingError(resolved.missing) };
 
   return {
     ok: true,
-    task: buildAssembledTask(received, agent, bound.tools, resolved.values, sources.sealFor),
+    task: buildAssembledTask(received, agent, bound.tools, resolved.values, sources.sealFor, servers.servers),
   };
 }
 
@@ -113,13 +127,40 @@ export async function bindTools(
   return { ok: true, tools: found.map(({ tool }) => tool as ToolDefinition) };
 }
 
+/**
+ * The MCP servers the agent binds, resolved in the task's account then the shared catalogue, as the task
+ * carries them. Their tools are listed by the executor that runs the task (see the executor's `tools/mcp/`):
+ * it holds the SSRF guard and the script sandbox, so the assembler, which can read every account's
+ * credentials, never connects to a URL or starts a command an account defined.
+ */
+export async function bindMcpServers(
+  scope: RegistryScope,
+  agent: AgentDefinition,
+  lookup: McpServerLookup | undefined,
+): Promise<{ ok: true; servers: McpServerConnection[] } | { ok: false; failure: McpServerUnavailableError }> {
+  const names = [...new Set(agent.mcp_servers ?? [])];
+  if (names.length === 0) return { ok: true, servers: [] };
+  const found = await Promise.all(
+    names.map(async (name) => ({ name, server: await lookup?.resolve(scope, name) })),
+  );
+  const missing = found.filter(({ server }) => server === undefined).map(({ name }) => name);
+  if (missing.length > 0) {
+    return { ok: false, failure: new McpServerUnavailableError(agent.workflow_id, missing) };
+  }
+  return { ok: true, servers: found.map(({ server }) => mcpServerConnection(server as McpServerDefinition)) };
+}
+
 function isDisabled(tool: ToolDefinition): boolean {
   return tool.type === 'HTTP' && tool.status === 'disabled';
 }
 
-/** Every credential the task needs: each bound tool's required credentials and the model's key. */
-export function credentialNames(agent: AgentDefinition, tools: readonly ToolDefinition[]): string[] {
-  const names = new Set(tools.flatMap((tool) => requiredCredentials(tool)));
+/** Every credential the task needs: each bound tool's and MCP server's, and the model's key. */
+export function credentialNames(
+  agent: AgentDefinition,
+  tools: readonly ToolDefinition[],
+  servers: readonly McpServerConnection[] = [],
+): string[] {
+  const names = new Set([...toolCredentialNames(tools, servers)]);
   if (agent.model.api_key_credential) names.add(agent.model.api_key_credential);
   return [...names].sort();
 }
@@ -130,10 +171,11 @@ export function buildAssembledTask(
   tools: ToolDefinition[],
   credentials: Readonly<Record<string, string>>,
   sealFor: SealFor,
+  mcpServers: readonly McpServerConnection[] = [],
 ): AssembledTask {
   const { task_meta: meta } = received;
   const { api_key_credential: modelKeyName, ...model } = agent.model;
-  const toolCredentials = new Set(tools.flatMap((tool) => requiredCredentials(tool)));
+  const toolCredentials = toolCredentialNames(tools, mcpServers);
   const vault: Record<string, string> = {};
   for (const name of toolCredentials) {
     const value = credentials[name];
@@ -151,10 +193,22 @@ export function buildAssembledTask(
       model: AssembledModelConfig.parse(model),
       tools,
       ...(agent.dynamic_tool_sources?.length ? { dynamic_tool_sources: agent.dynamic_tool_sources } : {}),
+      ...(mcpServers.length > 0 ? { mcp_servers: mcpServers } : {}),
     },
     limits: TaskLimits.parse({ max_steps: agent.max_steps, deadline_ms: agent.deadline_ms }),
   });
   return sealTask(bound, vault, sealFor);
+}
+
+/** The vault entries the tools and MCP servers read (each server's go to that server only). */
+function toolCredentialNames(
+  tools: readonly ToolDefinition[],
+  servers: readonly McpServerConnection[],
+): Set<string> {
+  return new Set([
+    ...tools.flatMap((tool) => requiredCredentials(tool)),
+    ...servers.flatMap((server) => mcpServerCredentials(server)),
+  ]);
 }
 
 function withSystemPrompt(prompt: string | undefined, messages: ChatMessage[]): ChatMessage[] {

@@ -1,8 +1,8 @@
 /**
  * The LLM tool-calling loop of one task attempt. Each step is one streamed model call: text deltas
  * become `message_chunk` events and reasoning deltas `tool_thinking`; when the model asks for tools,
- * every call is announced (`tool_start`), all of them run concurrently, each reports its `tool_result`
- * as it finishes, and their answers join the conversation in the order the model made the calls. Dynamic
+ * every call is announced (`tool_start`), all of them run concurrently, a running call may report
+ * `tool_progress` (MCP progress notifications), each reports its `tool_result` as it finishes, and their answers join the conversation in the order the model made the calls. Dynamic
  * tools (seed 004) that a tool result carries in `_dynamic_tools` join the tools the model is offered from
  * the next step on (see tools/task-tools.ts). The loop ends when the model answers without tool calls (`done`),
  * or with an `error` outcome.
@@ -40,6 +40,8 @@ export interface ToolExecutionContext {
   readonly callId: string;
   /** Aborted when the task is cancelled or runs out of time. */
   readonly signal: AbortSignal;
+  /** Reports the running call's progress (MCP progress notifications); becomes a `tool_progress` event. */
+  readonly onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
 }
 
 /** Runs a tool whose arguments are already validated. Expected failures are outcomes, not exceptions. */
@@ -49,7 +51,7 @@ export type ToolExecutor = (
   ctx: ToolExecutionContext,
 ) => Promise<ToolOutcome>;
 
-type ProgressType = 'tool_thinking' | 'tool_start' | 'tool_result' | 'message_chunk';
+type ProgressType = 'tool_thinking' | 'tool_start' | 'tool_progress' | 'tool_result' | 'message_chunk';
 export type ProgressEvent = { [T in ProgressType]: { type: T; data: EventData<T> } }[ProgressType];
 
 export type LoopOutcome =
@@ -231,12 +233,23 @@ function executeTool(
   return inSpan(name, options, async (span) => {
     const ended = deps.metrics?.toolCall(tool.name);
     let outcome: ToolOutcome;
+    // Progress belongs between the call's tool_start and its tool_result: nothing after the result.
+    let running = true;
+    const onProgress: ToolExecutionContext['onProgress'] = (progress) => {
+      if (running) {
+        deps.emit({
+          type: 'tool_progress',
+          data: { call_id: call.callId, tool: call.toolName, ...progress },
+        });
+      }
+    };
     try {
-      outcome = await deps.executeTool(tool, args, { callId: call.callId, signal });
+      outcome = await deps.executeTool(tool, args, { callId: call.callId, signal, onProgress });
     } catch (error) {
       deps.onToolCrash?.(error, tool);
       outcome = toolFailure(ErrorCode.INTERNAL, `the tool ${tool.name} failed unexpectedly`);
     }
+    running = false;
     if (!outcome.ok) markFailed(span, outcome.error.code);
     ended?.(outcome.ok ? undefined : outcome.error.code);
     return outcome;

@@ -135,6 +135,19 @@ export const executorConfigSchema = baseConfigSchema
     MODEL_ALLOW_HOSTS: CommaList.describe(
       "Comma-separated hosts, IPs or CIDRs a task's model base_url may reach although private, loopback or link-local (the model endpoint's own SSRF allow-list, same syntax as OUTBOUND_ALLOW_HOSTS and separate from it), e.g. 127.0.0.1 for a model server on this machine",
     ),
+    MCP_TOOL_LIST_TTL_MS: positiveInt()
+      .default(300_000)
+      .describe(
+        "How long an MCP server's tool list is reused before it is listed again, unless the server's definition sets list_ttl_ms; a tools/list_changed notification refreshes it at once",
+      ),
+    MCP_CONNECTION_IDLE_MS: positiveInt()
+      .default(300_000)
+      .describe(
+        'An MCP server connection unused this long is closed (connections are kept per account and reused)',
+      ),
+    MCP_MAX_CONNECTIONS: positiveInt()
+      .default(256)
+      .describe('MCP server connections kept open at once; the least recently used is closed beyond it'),
     RECALL_TIMEOUT_MS: positiveInt()
       .default(10_000)
       .describe("How long the recall_actions tool waits for the recall service's answer"),

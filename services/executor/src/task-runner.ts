@@ -25,7 +25,9 @@ import {
   MODEL_API_KEY_VAULT_ENTRY,
   type AssembledTask,
   type ClearVault,
+  type McpServerConnection,
   type TaskEvent,
+  type ToolDefinition,
   type TaskStatusRecord,
 } from '@agentmesh/protocol';
 import { injectTraceContext, taskParentContext, type Logger } from '@agentmesh/runtime';
@@ -44,6 +46,7 @@ import { derivedSecrets, OpenSecrets, SecretScrubber } from './secrets/index.js'
 import { TaskEventSink, type DeltaCoalescing } from './task-event-sink.js';
 import { toolExecutor, type ToolRunners } from './tools/tool-dispatch.js';
 import type { TaskAccount, TaskContextValues } from './tools/index.js';
+import { ToolCallError } from './tools/tool-errors.js';
 
 /** What the consumer does with the task's message once the attempt is over. */
 export const AttemptDisposition = {
@@ -265,6 +268,13 @@ export class TaskRunner {
     signal: AbortSignal,
     metrics: TaskMetrics,
   ): Promise<LoopOutcome> {
+    const mcpServers = task.runtime_config.mcp_servers ?? [];
+    let tools = task.runtime_config.tools;
+    if (mcpServers.length > 0) {
+      const listed = await this.#mcpTools(task, mcpServers, { vault, secrets });
+      if ('failure' in listed) return listed.failure;
+      tools = [...tools, ...listed.tools];
+    }
     const model = task.runtime_config.model;
     const apiKey = vault[MODEL_API_KEY_VAULT_ENTRY];
     const chatClient = this.deps.createModel({
@@ -275,9 +285,7 @@ export class TaskRunner {
     // Models without native function calling speak seed 003's <ACTION>/<OBSERVATION>; the adapter
     // keeps the loop (and so the event stream) the same as with function calling.
     const client =
-      model.tool_protocol === 'xml'
-        ? new XmlToolProtocolModel(chatClient, { tools: task.runtime_config.tools })
-        : chatClient;
+      model.tool_protocol === 'xml' ? new XmlToolProtocolModel(chatClient, { tools }) : chatClient;
     const agentTask: AgentTask = {
       conversationId: task.task_meta.trace_id,
       model: {
@@ -286,7 +294,7 @@ export class TaskRunner {
         ...(model.max_tokens === undefined ? {} : { max_tokens: model.max_tokens }),
       },
       messages: renderVariables(task.input.messages, task.input.variables),
-      tools: task.runtime_config.tools,
+      tools,
       maxSteps: task.limits.max_steps,
       ...(task.runtime_config.dynamic_tool_sources === undefined
         ? {}
@@ -302,6 +310,7 @@ export class TaskRunner {
             account: accountOf(task),
             secrets,
             context: toolContextOf(task),
+            mcpServers,
           }),
           emit: sink.emit,
           backpressure: sink.backpressure,
@@ -321,6 +330,47 @@ export class TaskRunner {
     } catch (error) {
       this.deps.log.error({ err: error }, 'agent loop failed');
       return failure(ErrorCode.INTERNAL, 'the executor failed while running the task');
+    }
+  }
+
+  /**
+   * The tools of the task's MCP servers (listed by this executor: through its SSRF guard, stdio ones in the
+   * sandbox), after the assembled ones. A server that cannot be listed ends the task: the agent was bound
+   * to it, and running without its tools would answer something else than what was asked.
+   */
+  async #mcpTools(
+    task: AssembledTask,
+    servers: readonly McpServerConnection[],
+    { vault, secrets }: { vault: ClearVault; secrets: SecretScrubber },
+  ): Promise<{ tools: ToolDefinition[] } | { failure: LoopOutcome }> {
+    const runner = this.deps.tools.mcp;
+    if (runner === undefined) {
+      return { failure: failure(ErrorCode.SERVICE_UNAVAILABLE, 'this executor cannot run MCP tools') };
+    }
+    try {
+      const taken = task.runtime_config.tools.map((tool) => tool.name);
+      const listed = await runner.toolsOf(
+        { servers, vault, account: task.task_meta.account_id, scrubber: secrets },
+        taken,
+      );
+      if (listed.skipped.length > 0) {
+        this.deps.log.warn({ skipped: listed.skipped }, 'MCP tools left out: their names were taken');
+      }
+      return { tools: listed.tools };
+    } catch (error) {
+      const coded = error instanceof ToolCallError ? error : undefined;
+      const message = secrets.scrub(error instanceof Error ? error.message : String(error));
+      this.deps.log.warn({ err: error }, 'listing the MCP servers of the task failed');
+      return {
+        failure: {
+          type: 'error',
+          data: {
+            code: coded?.code ?? ErrorCode.SERVICE_UNAVAILABLE,
+            message,
+            retryable: coded?.retryable ?? true,
+          },
+        },
+      };
     }
   }
 

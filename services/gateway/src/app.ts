@@ -6,7 +6,14 @@
  * with a depth limit. Requests are logged and metered as method, route pattern, status and duration —
  * never bodies, headers or the URL with its ids.
  */
-import type { AgentStore, ApiKeyStore, CredentialStore, ToolStore, TaskStatusStore } from '@agentmesh/bus';
+import type {
+  AgentStore,
+  ApiKeyStore,
+  CredentialStore,
+  McpServerStore,
+  ToolStore,
+  TaskStatusStore,
+} from '@agentmesh/bus';
 import type { Logger } from '@agentmesh/runtime';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -35,6 +42,7 @@ import type { TaskSubmitter } from './task-submission.js';
 export interface GatewayStores {
   agents: AgentStore;
   plugins: ToolStore;
+  mcpServers: McpServerStore;
   credentials: CredentialStore;
   statuses: TaskStatusStore;
   apiKeys: ApiKeyStore;
@@ -146,6 +154,7 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
     authenticate,
     agents: stores.agents,
     plugins: stores.plugins,
+    mcpServers: stores.mcpServers,
     credentials: stores.credentials,
     apiKeys: stores.apiKeys,
     pluginImportBodyLimitBytes: settings.pluginImportBodyLimitBytes,

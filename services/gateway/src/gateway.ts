@@ -7,6 +7,7 @@ import { hkdfSync } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import {
   AgentStore,
+  McpServerStore,
   ApiKeyStore,
   CredentialStore,
   ensureMeshStreams,
@@ -176,6 +177,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     stores: {
       agents: new AgentStore(buckets.agents),
       plugins: new ToolStore(buckets.tools),
+      mcpServers: new McpServerStore(buckets.mcpServers),
       credentials: new CredentialStore(buckets.credentials, {
         current: { kid: config.CREDENTIALS_MASTER_KEY_ID, key: config.CREDENTIALS_MASTER_KEY },
         ...(config.CREDENTIALS_PREVIOUS_KEYS ? { previous: config.CREDENTIALS_PREVIOUS_KEYS } : {}),

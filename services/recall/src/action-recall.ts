@@ -2,7 +2,7 @@
  * Seed 004 §2.2/§4 and phase 3, the recall itself, per identity: action query (cached per account, network,
  * action type and identity) → the action type's `condition` (action-condition.ts) → action source check →
  * tool detail and its conversion (cached per box, tool and conversion options) → `_dynamic_tools` by the
- * deployment's conversion rules. Expected failures are thrown as the seed's coded errors (recall-errors.ts).
+ * deployment's conversion rules; an `mcp` action source answers MCP dynamic tools instead (mcp-actions.ts). Expected failures are thrown as the seed's coded errors (recall-errors.ts).
  */
 import type { ConversionOptions } from '@agentmesh/openapi';
 import {
@@ -11,8 +11,8 @@ import {
   recallIdentities,
   type Action,
   type ActionQueryResponse,
-  type DynamicTool,
   type IdentityFailure,
+  type RecalledTool,
   type RecallRequest,
   type UniqueIdentity,
 } from '@agentmesh/protocol';
@@ -22,6 +22,7 @@ import { CacheSource, type LayeredCache } from './cache/layered-cache.js';
 import { conversionOptions, type ConversionRules } from './conversion-rules.js';
 import { convertTool, type ConvertedTool } from './converted-tool.js';
 import { dynamicToolsFor } from './dynamic-tools.js';
+import { mcpDynamicToolsFor, mcpTargetOf } from './mcp-actions.js';
 import {
   EveryIdentityFailedError,
   InvalidRecallRequestError,
@@ -66,7 +67,7 @@ export interface RecallOutcome {
 }
 
 interface IdentityRecall {
-  tools: DynamicTool[];
+  tools: RecalledTool[];
   sources: RecallSources;
 }
 
@@ -108,7 +109,7 @@ export class ActionRecall {
         (error: unknown) => ({ ok: false as const, error }),
       ),
     );
-    const tools = new Map<string, DynamicTool>();
+    const tools = new Map<string, RecalledTool>();
     const failures: IdentityFailure[] = [];
     let sources: RecallSources | undefined;
     settled.forEach((outcome, index) => {
@@ -141,6 +142,12 @@ export class ActionRecall {
     const answer = await this.#actions(query);
     const actions = offeredActions(answer.value, identity, account, request.at_id);
     if (actions.length === 0) return { tools: [], sources: { actions: answer.source, tool: undefined } };
+    const source = answer.value.action_source;
+    if (source?.type === ActionSourceType.MCP) {
+      // No tool detail to fetch: the executor lists the server's tools itself.
+      const tools = mcpDynamicToolsFor(mcpTargetOf(source), actions, plural, answer.value.action_type?.name);
+      return { tools, sources: { actions: answer.source, tool: undefined } };
+    }
     const ref = toolOf(answer.value, query);
     const tool = await this.#tool(ref, account);
     const tools = dynamicToolsFor(

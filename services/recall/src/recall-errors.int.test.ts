@@ -200,7 +200,7 @@ describe('connection refused → 502 SERVICE_UNAVAILABLE', () => {
 });
 
 describe('the other rows of seed §6', () => {
-  it('when the action source is mcp, the answer is 400 UNSUPPORTED_ACTION_TYPE with the seed’s error body, and no tool is fetched', async () => {
+  it('when the action source is mcp without a server and tool name (the seed’s example), the answer is 400 UNSUPPORTED_ACTION_TYPE with the seed’s error body, and no tool is fetched', async () => {
     const seedBody = seedFixture<{ code: string; detail: { action_source: object } }>(
       '004-s6.2-error-body.json',
     );
@@ -209,10 +209,24 @@ describe('the other rows of seed §6', () => {
     expect(error.status).toBe(400);
     expect(error.body).toEqual({
       code: seedBody.code,
-      message: 'only action sources of type=tool are supported',
+      message: 'an mcp action source names its mcp_server and tool_name',
       detail: seedBody.detail,
     });
     expect(s.toolCalls()).toBe(0);
+  });
+
+  it('when the action source is of another type, the answer is 400 UNSUPPORTED_ACTION_TYPE', async () => {
+    const source = { type: 'grpc', box_id: 'b', tool_id: 't' };
+    const s = scenario('grpc', {
+      actions: { body: { actions: [{ parameters: {} }], action_source: source } },
+    });
+    const error = expectError(await askRecall(harness.client, s.request));
+    expect(error.status).toBe(400);
+    expect(error.body).toEqual({
+      code: 'UNSUPPORTED_ACTION_TYPE',
+      message: 'only action sources of type=tool or type=mcp are supported',
+      detail: { action_source: source },
+    });
   });
 
   it('when the object has no actions, the answer is 200 with an empty _dynamic_tools, and no tool is fetched', async () => {

@@ -92,8 +92,8 @@ export class UpstreamUnavailableError extends RecallError {
 export class UnsupportedActionTypeError extends RecallError {
   readonly code = ErrorCode.UNSUPPORTED_ACTION_TYPE;
 
-  constructor(actionSource: unknown) {
-    super('only action sources of type=tool are supported', { action_source: actionSource });
+  constructor(actionSource: unknown, message = 'only action sources of type=tool or type=mcp are supported') {
+    super(message, { action_source: actionSource });
   }
 }
 

@@ -8,6 +8,7 @@ import {
   ACCOUNT,
   askRecall,
   expectError,
+  expectMcpTools,
   expectTools,
   requestsTo,
   serveActions,
@@ -261,6 +262,62 @@ describe('identities per request', () => {
     );
     expect(answer._dynamic_tools).toEqual([]);
     expect(requestsTo(harness.ontology, actionsPath)).toHaveLength(50);
+  });
+});
+
+describe('mcp action sources (seed 004 phase 3)', () => {
+  it('an object whose actions run on an MCP server is answered with an MCP dynamic tool: server, tool name, fixed arguments; no tool box call', async () => {
+    const ids = uniqueIds('mcp-source');
+    const toolPath = serveTool(harness.toolBox, ids.boxId, ids.toolId, { body: {} });
+    serveActions(harness.ontology, ids.knId, ids.atId, {
+      body: {
+        action_type: { name: 'Look a patient up' },
+        actions: [{ parameters: { patient_id: 'p-7' }, dynamic_params: { fields: null } }],
+        action_source: { type: 'mcp', mcp_server: 'crm', tool_name: 'lookup_patient' },
+      },
+    });
+    const [tool, ...more] = expectMcpTools(
+      await askRecall(harness.client, {
+        kn_id: ids.knId,
+        at_id: ids.atId,
+        unique_identity: { patient_id: 'p-7' },
+      }),
+    );
+    expect(more).toEqual([]);
+    expect(tool).toEqual({
+      name: 'lookup_patient',
+      description: 'Look a patient up',
+      parameters: { type: 'object', properties: { fields: {} } },
+      mcp: { server: 'crm', tool_name: 'lookup_patient' },
+      fixed_arguments: { patient_id: 'p-7' },
+    });
+    expect(requestsTo(harness.toolBox, toolPath)).toHaveLength(0);
+  });
+
+  it('several identities on an MCP source answer one tool per distinct action, each with its action id', async () => {
+    const ids = uniqueIds('mcp-source-plural');
+    serveActions(harness.ontology, ids.knId, ids.atId, (request) => ({
+      body: {
+        actions: [{ parameters: askedIdentity(request) }],
+        action_source: { type: 'mcp', mcp_server: 'crm', tool_name: 'lookup_patient' },
+      },
+    }));
+    const tools = expectMcpTools(
+      await askRecall(harness.client, {
+        kn_id: ids.knId,
+        at_id: ids.atId,
+        unique_identities: [{ patient_id: 'a' }, { patient_id: 'b' }],
+      }),
+    );
+    expect(
+      tools
+        .map((tool) => tool.fixed_arguments)
+        .sort((x, y) => String(x.patient_id).localeCompare(String(y.patient_id))),
+    ).toEqual([{ patient_id: 'a' }, { patient_id: 'b' }]);
+    for (const tool of tools) {
+      expect(tool.name).toMatch(new RegExp(`^lookup_patient_${tool.action_id}$`));
+      expect(tool.mcp).toEqual({ server: 'crm', tool_name: 'lookup_patient' });
+    }
   });
 });
 

@@ -10,7 +10,7 @@
  * changed or deleted takes effect once the watch delivers the change, which on a healthy connection is
  * before any task submitted after the change was acknowledged reaches here.
  */
-import { AgentDefinition, Buckets, ToolDefinition } from '@agentmesh/protocol';
+import { AgentDefinition, Buckets, McpServerDefinition, ToolDefinition } from '@agentmesh/protocol';
 import type { KV } from '@nats-io/kv';
 import type { z } from 'zod';
 import { decodeJson } from '../json.js';
@@ -98,6 +98,14 @@ export function startLiveTools(
   options: LiveDefinitionsOptions,
 ): Promise<LiveDefinitions<typeof ToolDefinition>> {
   return LiveDefinitions.start({ kv, name: Buckets.TOOLS, schema: ToolDefinition }, options);
+}
+
+/** MCP server definitions (`mesh_mcp_servers`) as tasks resolve the servers their agent binds. */
+export function startLiveMcpServers(
+  kv: KV,
+  options: LiveDefinitionsOptions,
+): Promise<LiveDefinitions<typeof McpServerDefinition>> {
+  return LiveDefinitions.start({ kv, name: Buckets.MCP_SERVERS, schema: McpServerDefinition }, options);
 }
 
 /** Definitions are shared by every task that resolves them: none may change one for the others. */

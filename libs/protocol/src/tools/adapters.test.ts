@@ -14,6 +14,7 @@ import {
 } from './adapters.js';
 import { ToolDefinition, type HttpTool } from './canonical.js';
 import { isFunctionName } from './function-name.js';
+import { DynamicTool } from './dynamic-tool.js';
 import { HttpPlugin } from './http-plugin.js';
 import { ToolJson } from './tool-json.js';
 
@@ -154,7 +155,7 @@ describe('seed 004 _dynamic_tools ⇄ canonical', () => {
     (file) => {
       const original = loadFixture(file) as { _dynamic_tools: unknown[] };
       const parsed = ActionRecallResponse.parse(original);
-      const canonical = parsed._dynamic_tools.map(fromDynamicTool);
+      const canonical = parsed._dynamic_tools.map((tool) => fromDynamicTool(DynamicTool.parse(tool)));
       for (const tool of canonical) expect(ToolDefinition.parse(tool)).toStrictEqual(tool);
       expect({ _dynamic_tools: canonical.map(toDynamicTool) }).toStrictEqual(original);
     },
@@ -162,8 +163,9 @@ describe('seed 004 _dynamic_tools ⇄ canonical', () => {
 
   it("the appendix's Chinese tool name gets a legal, stable function name and is restored exactly", () => {
     const parsed = ActionRecallResponse.parse(loadFixture('004-s11.1-response.json'));
-    const [tool] = parsed._dynamic_tools;
-    if (tool === undefined) throw new Error('fixture lost its tool');
+    const [recalled] = parsed._dynamic_tools;
+    if (recalled === undefined) throw new Error('fixture lost its tool');
+    const tool = DynamicTool.parse(recalled);
     const first = fromDynamicTool(tool);
     const second = fromDynamicTool(tool);
     expect(isFunctionName(first.name)).toBe(true);

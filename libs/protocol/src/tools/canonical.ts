@@ -1,5 +1,5 @@
 // The one tool definition the mesh stores (KV `mesh_tools`) and ships to executors, whatever format the tool
-// came in. A discriminated union on `type`; MCP tools will join as one more member. Every member has a legal
+// came in. A discriminated union on `type`. Every member has a legal
 // OpenAI function `name`, a `description` and an object `parameters` schema: the part the model sees.
 // `origin` records the source format and its original id, so adapters can write the tool back exactly.
 import { z } from 'zod';
@@ -15,6 +15,7 @@ import {
 import { FixedParams } from './dynamic-tool.js';
 import { FunctionName } from './function-name.js';
 import { JsonObject, JsonSchema, JsonSchemaObject } from './json-schema.js';
+import { McpServerName } from './mcp-server.js';
 import { PluginStatus } from './http-plugin.js';
 import { ScriptLanguage } from './tool-json.js';
 
@@ -23,6 +24,7 @@ export const ToolType = {
   NATIVE: 'NATIVE',
   SCRIPT: 'SCRIPT',
   DYNAMIC: 'DYNAMIC',
+  MCP: 'MCP',
 } as const;
 export type ToolType = (typeof ToolType)[keyof typeof ToolType];
 
@@ -39,6 +41,8 @@ export const ToolFormat = {
   NATIVE: 'native',
   /** Imported from an OpenAPI operation. */
   OPENAPI: 'openapi',
+  /** Listed by an MCP server (`tools/list`). */
+  MCP: 'mcp',
 } as const;
 export type ToolFormat = (typeof ToolFormat)[keyof typeof ToolFormat];
 
@@ -151,10 +155,29 @@ export const DynamicToolDefinition = z.object({
 });
 export type DynamicToolDefinition = z.infer<typeof DynamicToolDefinition>;
 
+/**
+ * A tool of an MCP server, called with `tools/call`. `server` names one of the task's
+ * `runtime_config.mcp_servers` (how to connect, which credentials); `parameters` is the tool's MCP
+ * `inputSchema` (less the fixed arguments of a recalled action).
+ */
+export const McpTool = z.object({
+  type: z.literal(ToolType.MCP),
+  ...ToolCommon,
+  server: McpServerName,
+  /** The tool's name on the server (`name` is the prefixed, legal function name the model sees). */
+  tool_name: z.string().min(1),
+  /** Arguments a recalled action fixed; they win over the model's. */
+  fixed_arguments: JsonObject.optional(),
+  action_id: z.string().min(1).optional(),
+  timeout_ms: z.int().positive().optional(),
+});
+export type McpTool = z.infer<typeof McpTool>;
+
 export const ToolDefinition = z.discriminatedUnion('type', [
   HttpTool,
   NativeTool,
   ScriptTool,
   DynamicToolDefinition,
+  McpTool,
 ]);
 export type ToolDefinition = z.infer<typeof ToolDefinition>;

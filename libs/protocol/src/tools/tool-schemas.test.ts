@@ -223,8 +223,12 @@ describe('canonical ToolDefinition', () => {
     ).toEqual(['name']);
   });
 
-  it('rejects an unknown type at type (MCP is not defined yet)', () => {
-    expect(rejectionPaths(ToolDefinition, { ...base, type: 'MCP' })).toEqual(['type']);
+  it('rejects an unknown type at type', () => {
+    expect(rejectionPaths(ToolDefinition, { ...base, type: 'GRPC' })).toEqual(['type']);
+  });
+
+  it('when an MCP tool lacks its server and tool name, the rejection names both', () => {
+    expect(rejectionPaths(ToolDefinition, { ...base, type: 'MCP' }).sort()).toEqual(['server', 'tool_name']);
   });
 
   it('rejects an argument location outside path|query|header|cookie|body', () => {

@@ -4,6 +4,7 @@ import {
   BoundTask,
   type ClearVault,
   type HttpTool,
+  type McpServerConnection,
   type ToolDefinition,
 } from '@agentmesh/protocol';
 import { sealTask, type SealFor } from '@agentmesh/vault';
@@ -37,6 +38,8 @@ export interface AssembledTaskOptions {
   /** `user-1` by default. */
   userId?: string;
   tools?: ToolDefinition[];
+  /** The MCP servers the task may call (`runtime_config.mcp_servers`). */
+  mcpServers?: McpServerConnection[];
   maxSteps?: number;
   deadlineMs?: number;
   /** Seed 001 `input.variables`; none by default. */
@@ -70,6 +73,7 @@ export function assembledTask(options: AssembledTaskOptions): AssembledTask {
         tool_protocol: 'native',
       },
       tools: options.tools ?? [],
+      ...(options.mcpServers === undefined ? {} : { mcp_servers: options.mcpServers }),
     },
     limits: {
       max_steps: options.maxSteps ?? 5,

@@ -1,7 +1,8 @@
 /**
  * The executor's tool runners, built once from its configuration and shared by every task: the guarded
- * HTTP client (HTTP plugins and dynamic tools send through the same one), the script sandbox (when a
- * scripts directory is configured) and the native tools. Also announces the native tools as provided by
+ * HTTP client (HTTP plugins, dynamic tools and MCP servers send through the same one), the script sandbox
+ * (when a scripts directory is configured; it also starts stdio MCP servers), the MCP sessions and the
+ * native tools. Also announces the native tools as provided by
  * this instance for as long as it runs; the announcements carry their definitions, which the assembler
  * mirrors into the registry (executors may not write it).
  */
@@ -20,6 +21,7 @@ import {
 } from './native/index.js';
 import type { ToolRunners } from './tool-dispatch.js';
 import { DynamicToolRunner, HttpToolRunner } from './index.js';
+import { McpConnections, McpToolRunner, sandboxStdioLauncher } from './mcp/index.js';
 
 const MIB = 1024 * 1024;
 
@@ -38,9 +40,28 @@ export function createToolRunners(config: ExecutorConfig, nc: NatsConnection): E
   const scripts = config.SCRIPTS_DIR === undefined ? undefined : scriptTools(config, config.SCRIPTS_DIR);
   const native = new NativeToolRegistry([recallActionsTool({ nc, timeoutMs: config.RECALL_TIMEOUT_MS })]);
   if (scripts !== undefined) native.add(executeScriptTool(scripts));
+  // MCP servers are reached through the HTTP tools' guard and pinned-DNS agent, and stdio ones through the
+  // script sandbox when this executor has one.
+  const connections = new McpConnections({
+    transports: {
+      guard: http.client.transport.guard,
+      dispatcher: http.client.transport.dispatcher,
+      ...(scripts === undefined ? {} : { stdio: sandboxStdioLauncher(scripts.runner) }),
+    },
+    listTtlMs: config.MCP_TOOL_LIST_TTL_MS,
+    idleMs: config.MCP_CONNECTION_IDLE_MS,
+    maxSessions: config.MCP_MAX_CONNECTIONS,
+    connectTimeoutMs: config.TOOL_TIMEOUT_MS,
+  });
+  const mcp = new McpToolRunner({
+    connections,
+    defaultTimeoutMs: config.TOOL_TIMEOUT_MS,
+    maxResultBytes: config.TOOL_RESULT_MAX_BYTES,
+  });
   return {
-    runners: { http, dynamic, native, ...(scripts === undefined ? {} : { scripts }) },
+    runners: { http, dynamic, native, mcp, ...(scripts === undefined ? {} : { scripts }) },
     async close() {
+      await connections.close();
       await dynamic.close();
       await http.close();
     },

@@ -8,6 +8,9 @@
  * from a third party, and a third party must not be able to hand the model new callable tools: its
  * `_dynamic_tools` entries are all rejected and reported.
  *
+ * A `_dynamic_tools` entry is a tool box tool (`api_url`) or a recalled MCP action (`mcp: {server,
+ * tool_name}`), which runs on one of the task's own MCP servers (see tools/mcp/).
+ *
  * Rules: a dynamic tool replaces an earlier dynamic tool of the same name (never two of one name); it
  * never replaces a tool the task was assembled with (the agent's configuration is not the tool results'
  * to change); entries that are not seed 004 tools, and tools past the model's limit, are rejected and
@@ -15,13 +18,15 @@
  */
 import {
   describeZodError,
+  DynamicMcpTool,
   DynamicTool,
+  fromDynamicMcpTool,
   fromDynamicTool,
   toModelTool,
-  type DynamicToolDefinition,
   type ModelTool,
   type ToolDefinition,
 } from '@agentmesh/protocol';
+import type { z } from 'zod';
 import { RECALL_ACTIONS_CLASS } from './native/recall-actions.js';
 
 /** OpenAI's limit on the functions of one request. */
@@ -40,7 +45,7 @@ export interface DynamicToolsChange {
 
 export class TaskToolSet {
   readonly #bound: ReadonlyMap<string, ToolDefinition>;
-  readonly #dynamic = new Map<string, DynamicToolDefinition>();
+  readonly #dynamic = new Map<string, ToolDefinition>();
   readonly #sources: ReadonlySet<string>;
   #modelTools: ModelTool[] | undefined;
 
@@ -94,7 +99,7 @@ export class TaskToolSet {
       return change;
     }
     entries.forEach((entry, index) => {
-      const parsed = DynamicTool.safeParse(entry);
+      const parsed = parseRecalled(entry);
       if (!parsed.success) {
         change.rejected.push({
           index,
@@ -103,7 +108,7 @@ export class TaskToolSet {
         });
         return;
       }
-      const tool = fromDynamicTool(parsed.data);
+      const tool = parsed.tool;
       if (this.#bound.has(tool.name)) {
         change.rejected.push({ index, name: tool.name, reason: 'the task already has a tool of that name' });
       } else if (this.#dynamic.has(tool.name)) {
@@ -128,7 +133,7 @@ export class TaskToolSet {
 /**
  * What the model and the task's events see of a result carrying `_dynamic_tools`: each tool as the model
  * calls it (its function name, description and parameters). Where and how a call is sent (`api_url`,
- * `fixed_params`, `original_schema`) stays with the executor: fixed parameters may hold account data or
+ * `fixed_params`, `original_schema`, an MCP tool's server and `fixed_arguments`) stays with the executor: fixed parameters may hold account data or
  * credentials meant for the tool box only. Entries that are not dynamic tools are shown as rejected.
  * Any other result is returned as it is.
  */
@@ -136,12 +141,28 @@ export function shownToolResult(result: unknown): unknown {
   const entries = dynamicToolEntries(result);
   if (entries === undefined) return result;
   const shown = entries.map((entry) => {
-    const parsed = DynamicTool.safeParse(entry);
+    const parsed = parseRecalled(entry);
     if (!parsed.success) return { ...nameOf(entry), rejected: 'not a usable dynamic tool' };
-    const { name, description, parameters, action_id: actionId } = fromDynamicTool(parsed.data);
+    const { name, description, parameters } = parsed.tool;
+    const actionId = 'action_id' in parsed.tool ? parsed.tool.action_id : undefined;
     return { name, description, parameters, ...(actionId === undefined ? {} : { action_id: actionId }) };
   });
   return { ...(result as Record<string, unknown>), [DYNAMIC_TOOLS_FIELD]: shown };
+}
+
+/**
+ * A tool box tool (seed 004) or, when it names an MCP server (`mcp`), a recalled MCP action, as the task runs
+ * it; the error is that of the form the entry claims to be.
+ */
+function parseRecalled(
+  entry: unknown,
+): { success: true; tool: ToolDefinition } | { success: false; error: z.ZodError } {
+  if (typeof entry === 'object' && entry !== null && 'mcp' in entry) {
+    const parsed = DynamicMcpTool.safeParse(entry);
+    return parsed.success ? { success: true, tool: fromDynamicMcpTool(parsed.data) } : parsed;
+  }
+  const parsed = DynamicTool.safeParse(entry);
+  return parsed.success ? { success: true, tool: fromDynamicTool(parsed.data) } : parsed;
 }
 
 function dynamicToolEntries(result: unknown): unknown[] | undefined {

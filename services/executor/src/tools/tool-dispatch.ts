@@ -2,7 +2,7 @@
  * Sends each tool call to the runner for its tool type: HTTP tools run blind from their definition (seed
  * 000) with the task's opened vault; dynamic tools (seed 004) go to the tool box proxy with the task's
  * account; native tools (seed 002) run in this executor's code; script tools (seed 003) in the sandboxed
- * script runner. A tool this executor cannot run is a tool error the model can answer around, never a
+ * script runner; MCP tools on the task's MCP servers (`tools/call`). A tool this executor cannot run is a tool error the model can answer around, never a
  * failed task.
  *
  * Every outcome, of every tool type, comes back with the task's secrets scrubbed out, before the model or
@@ -13,9 +13,17 @@
  * a native tool that quotes one: the model reads `[REDACTED]` in its place. (A new secret an API hands
  * out, one that is not in the vault, is not known to be one and is passed on.)
  */
-import { ErrorCode, type ClearVault, type NativeTool, type ScriptTool } from '@agentmesh/protocol';
+import {
+  ErrorCode,
+  type ClearVault,
+  type McpServerConnection,
+  type McpTool,
+  type NativeTool,
+  type ScriptTool,
+} from '@agentmesh/protocol';
 import type { ToolExecutor } from '../agent-loop.js';
 import type { NativeToolRegistry, ScriptTools } from './native/index.js';
+import type { McpToolRunner } from './mcp/index.js';
 import { SecretScrubber } from '../secrets/index.js';
 import {
   toolFailure,
@@ -32,6 +40,8 @@ export interface ToolRunners {
   readonly native: NativeToolRegistry;
   /** Absent when this executor has no scripts directory. */
   readonly scripts?: ScriptTools;
+  /** Absent: MCP tools are unavailable here. */
+  readonly mcp?: McpToolRunner;
 }
 
 /** What the tools of one task get from the task. */
@@ -45,6 +55,8 @@ export interface TaskToolContext {
   readonly secrets?: SecretScrubber;
   /** The task's user, account, trace and variables, for HTTP tools' `context_params`; none when absent. */
   readonly context?: TaskContextValues;
+  /** The MCP servers the task was assembled with (`runtime_config.mcp_servers`); the only ones it may call. */
+  readonly mcpServers?: readonly McpServerConnection[];
 }
 
 export function toolExecutor(runners: ToolRunners, task: TaskToolContext): ToolExecutor {
@@ -54,7 +66,7 @@ export function toolExecutor(runners: ToolRunners, task: TaskToolContext): ToolE
 }
 
 function runTool(runners: ToolRunners, task: TaskToolContext, secrets: SecretScrubber): ToolExecutor {
-  return async (tool, args, { callId, signal }) => {
+  return async (tool, args, { callId, signal, onProgress }) => {
     switch (tool.type) {
       case 'HTTP':
         return runners.http.run(tool, args, {
@@ -73,6 +85,17 @@ function runTool(runners: ToolRunners, task: TaskToolContext, secrets: SecretScr
       case 'SCRIPT':
         if (runners.scripts === undefined) return scriptsUnavailable(tool);
         return runners.scripts.runTool(tool, args, { signal });
+      case 'MCP':
+        if (runners.mcp === undefined) return mcpUnavailable(tool);
+        return runners.mcp.run(tool, args, {
+          servers: task.mcpServers ?? [],
+          vault: task.vault,
+          account: task.account.id,
+          scrubber: secrets,
+          callId,
+          signal,
+          ...(onProgress === undefined ? {} : { onProgress }),
+        });
     }
   };
 }
@@ -101,5 +124,15 @@ function scriptsUnavailable(tool: ScriptTool) {
     ErrorCode.NOT_FOUND,
     `script tool ${tool.name} is unavailable (this executor has no scripts directory); answer without it`,
     { tool_id: tool.tool_id },
+  );
+}
+
+function mcpUnavailable(tool: McpTool) {
+  return toolFailure(
+    ErrorCode.NOT_FOUND,
+    `MCP tool ${tool.name} is unavailable on this executor; answer without it`,
+    {
+      server: tool.server,
+    },
   );
 }

@@ -91,3 +91,13 @@ export class UpstreamRequestError extends ToolCallError {
 export class OAuth2TokenError extends ToolCallError {
   readonly code = ErrorCode.TOOL_ERROR;
 }
+
+/** An MCP server could not be connected to, listed or called (the exchange broke off, or it answered an error). */
+export class McpServerError extends ToolCallError {
+  readonly code = ErrorCode.SERVICE_UNAVAILABLE;
+}
+
+/** A tool names an MCP server the task was not assembled with (recall may only name the agent's servers). */
+export class McpServerNotBoundError extends ToolCallError {
+  readonly code = ErrorCode.NOT_FOUND;
+}

@@ -1,6 +1,7 @@
 /**
  * The management plane (seed 002: management REST kept apart from inference), under `/v1/admin`:
- * agents, plugins (one by one, or imported from an OpenAPI document), users' credentials and API keys.
+ * agents, plugins (one by one, or imported from an OpenAPI document), MCP servers, users' credentials and
+ * API keys.
  * Only admin keys and trusted internal callers get in; the check runs before the body is read.
  *
  * Tenancy: a caller naming an account (`x-account-id`, required of trusted callers) manages that account
@@ -14,6 +15,7 @@ import {
   type AgentStore,
   type ApiKeyStore,
   type CredentialStore,
+  type McpServerStore,
   type ToolStore,
   type RegistryScope,
 } from '@agentmesh/bus';
@@ -24,6 +26,7 @@ import { Forbidden, Rejection, sendRejection } from '../errors.js';
 import { registerAgentRoutes } from './admin-agents.js';
 import { registerApiKeyRoutes } from './admin-api-keys.js';
 import { registerCredentialRoutes } from './admin-credentials.js';
+import { registerMcpServerRoutes } from './admin-mcp-servers.js';
 import { registerPluginImportRoute } from './admin-plugin-import.js';
 import { registerToolRoutes } from './admin-plugins.js';
 import type { AuthenticateRequest } from './request-caller.js';
@@ -34,6 +37,7 @@ export interface ManagementRouteDeps {
   authenticate: AuthenticateRequest;
   agents: AgentStore;
   plugins: ToolStore;
+  mcpServers: McpServerStore;
   credentials: CredentialStore;
   apiKeys: ApiKeyStore;
   /** Body limit of the OpenAPI plugin import (documents are larger than other bodies). */
@@ -86,6 +90,7 @@ export function registerManagementRoutes(app: FastifyInstance, deps: ManagementR
         bodyLimitBytes: deps.pluginImportBodyLimitBytes,
         log: deps.log,
       });
+      registerMcpServerRoutes(admin, deps.mcpServers);
       registerCredentialRoutes(admin, deps.credentials);
       registerApiKeyRoutes(admin, deps.apiKeys);
     },

@@ -4,8 +4,8 @@
  * (with their log lines kept), an in-memory span exporter, a metric reader, and a client that asks `mesh.recall.actions`
  * and reads the answer or the service error.
  */
-import type { ActionRecallResponse, ErrorBody } from '@agentmesh/protocol';
-import { Subjects } from '@agentmesh/protocol';
+import type { ActionRecallResponse, DynamicMcpTool, DynamicTool, ErrorBody } from '@agentmesh/protocol';
+import { isDynamicMcpTool, Subjects } from '@agentmesh/protocol';
 import {
   createLogger,
   injectTraceContext,
@@ -165,10 +165,27 @@ export async function askRecall(
   return { kind: 'tools', body: reply.json<ActionRecallResponse>() };
 }
 
-export function expectTools(reply: RecallReply): ActionRecallResponse {
+/** The answer's tools, all tool box tools (`api_url`); an MCP tool among them fails the test. */
+export function expectTools(
+  reply: RecallReply,
+): Omit<ActionRecallResponse, '_dynamic_tools'> & { _dynamic_tools: DynamicTool[] } {
   if (reply.kind !== 'tools')
     throw new Error(`expected tools, got ${reply.status} ${JSON.stringify(reply.body)}`);
-  return reply.body;
+  const tools = reply.body._dynamic_tools.map((tool) => {
+    if (isDynamicMcpTool(tool)) throw new Error(`expected tool box tools, got the MCP tool ${tool.name}`);
+    return tool;
+  });
+  return { ...reply.body, _dynamic_tools: tools };
+}
+
+/** The answer's tools, all MCP tools. */
+export function expectMcpTools(reply: RecallReply): DynamicMcpTool[] {
+  if (reply.kind !== 'tools')
+    throw new Error(`expected tools, got ${reply.status} ${JSON.stringify(reply.body)}`);
+  return reply.body._dynamic_tools.map((tool) => {
+    if (!isDynamicMcpTool(tool)) throw new Error(`expected MCP tools, got the tool box tool ${tool.name}`);
+    return tool;
+  });
 }
 
 export function expectError(reply: RecallReply): Extract<RecallReply, { kind: 'error' }> {

@@ -78,6 +78,11 @@ export class ScriptTools {
     this.#capabilities = new Set(options.capabilities ?? []);
   }
 
+  /** The sandbox these tools run in; stdio MCP servers are started in it too. */
+  get runner(): ScriptRunner {
+    return this.options.runner;
+  }
+
   /**
    * The generic call: the seed's `{success, outputData, logs}` on success (the generic tool's declared
    * output is the whole result).
