@@ -9,6 +9,7 @@ export const SseEventName = {
   [EventType.TOOL_THINKING]: 'tool_thinking',
   [EventType.TOOL_START]: 'tool_start',
   [EventType.TOOL_RESULT]: 'tool_result',
+  [EventType.TOOL_PROGRESS]: 'tool_progress',
   [EventType.MESSAGE_CHUNK]: 'message_chunk',
   [EventType.DONE]: 'done',
   [EventType.ERROR]: 'task_error',

@@ -9,6 +9,7 @@ export const EVENT_NAMES = [
   'tool_thinking',
   'tool_start',
   'tool_result',
+  'tool_progress',
   'message_chunk',
   'done',
   'task_error',
@@ -128,6 +129,9 @@ export class TaskView {
       case 'tool_result':
         this.toolResult(event.data);
         break;
+      case 'tool_progress':
+        this.toolProgress(event.data);
+        break;
       case 'done':
         // The final answer is authoritative (a reconnect could have skipped deltas of an older attempt).
         this.byId('answer').textContent = event.data.message;
@@ -151,7 +155,7 @@ export class TaskView {
 
   timeline(event, offsetMs) {
     const detail =
-      event.type === 'tool_start' || event.type === 'tool_result'
+      event.type === 'tool_start' || event.type === 'tool_result' || event.type === 'tool_progress'
         ? ` ${event.data.tool}`
         : event.type === 'message_chunk' || event.type === 'tool_thinking'
           ? ` (${event.data.delta.length} chars)`
@@ -169,6 +173,14 @@ export class TaskView {
     item.append(element('div', 'Arguments'), element('pre', pretty(args)));
     this.calls.set(call_id, item);
     this.byId('tool-calls').append(item);
+  }
+
+  /** A running call's latest progress (MCP tools), in place of "running…". */
+  toolProgress({ call_id, progress, total, message }) {
+    const state = this.calls.get(call_id)?.querySelector('.state');
+    if (state === null || state === undefined) return;
+    const amount = total === undefined ? `${progress}` : `${progress}/${total}`;
+    state.textContent = ` running… ${amount}${message ? ` ${message}` : ''}`;
   }
 
   toolResult(data) {

@@ -57,6 +57,9 @@ export class EventPrinter {
         this.endLine();
         this.streams.stderr.write(`error ${event.data.code}: ${event.data.message}\n`);
         return;
+      case 'tool_progress':
+        this.note(`[tool] ${event.data.tool} ${progressOf(event.data)}`);
+        return;
       case 'tool_thinking':
         return;
     }
@@ -79,4 +82,10 @@ export class EventPrinter {
 function preview(value: unknown): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
   return text.length > ARGUMENTS_PREVIEW_LENGTH ? `${text.slice(0, ARGUMENTS_PREVIEW_LENGTH)}…` : text;
+}
+
+/** A tool's progress as `3/10 message` (MCP tools report it while they run). */
+export function progressOf(data: { progress: number; total?: number; message?: string }): string {
+  const amount = data.total === undefined ? `${data.progress}` : `${data.progress}/${data.total}`;
+  return data.message === undefined ? amount : `${amount} ${data.message}`;
 }

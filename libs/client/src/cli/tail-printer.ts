@@ -4,7 +4,7 @@
  * `--json` prints each event as one JSON line instead.
  */
 import type { TaskEvent } from '@agentmesh/protocol';
-import type { TextSink } from './event-printer.js';
+import { progressOf, type TextSink } from './event-printer.js';
 
 const SUMMARY_LENGTH = 160;
 
@@ -26,6 +26,8 @@ function summary(event: TaskEvent): string {
       return event.data.ok
         ? `${event.data.tool} ok (${event.data.duration_ms} ms)`
         : `${event.data.tool} failed ${event.data.error.code} (${event.data.duration_ms} ms)`;
+    case 'tool_progress':
+      return clip(`${event.data.tool} ${progressOf(event.data)}`);
     case 'done':
       return clip(JSON.stringify(event.data.message));
     case 'error':

@@ -49,6 +49,17 @@ describe('task events as MCP progress', () => {
     expect(messages[4]).toBeUndefined();
   });
 
+  it("a tool's own progress (an MCP tool of the agent) is progress too, with its message or its number", () => {
+    const progress = (data: { progress: number; message?: string }): TaskEvent => ({
+      ...envelope,
+      seq: 2,
+      type: 'tool_progress',
+      data: { call_id: 'c1', tool: 'report', ...data },
+    });
+    expect(progressMessage(progress({ progress: 3, message: 'page 3' }))).toBe('report: page 3');
+    expect(progressMessage(progress({ progress: 4 }))).toBe('report: 4');
+  });
+
   it('the event of a frame the follower yields is the event formatted into it', () => {
     const event: TaskEvent = {
       ...envelope,

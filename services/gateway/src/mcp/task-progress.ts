@@ -17,6 +17,8 @@ export function progressMessage(event: TaskEvent): string | undefined {
       return event.data.ok
         ? `${event.data.tool} answered (${event.data.duration_ms} ms)`
         : `${event.data.tool} failed: ${event.data.error.code}`;
+    case EventType.TOOL_PROGRESS:
+      return cut(`${event.data.tool}: ${event.data.message ?? event.data.progress}`);
     case EventType.MESSAGE_CHUNK:
       return cut(event.data.delta);
     default:
