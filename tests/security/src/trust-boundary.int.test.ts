@@ -467,8 +467,9 @@ describe('a tenant user', () => {
     expect(tenant.violations).toEqual([]);
   });
 
-  it("cannot create a consumer on another account's events, nor an unfiltered one, nor list consumers", async () => {
-    const jsm = await jetstreamManager((await mesh.connectAs('tenant-acme')).nc, { checkAPI: false });
+  it("cannot create a consumer on another account's events, nor an unfiltered one, nor list, read or pull consumers, nor read the stream's info", async () => {
+    const tenant = await mesh.connectAs('tenant-acme');
+    const jsm = await jetstreamManager(tenant.nc, { checkAPI: false });
     const events = Streams.EVENTS.name;
     const pull = { ack_policy: AckPolicy.None };
     await expectPublishRefused(
@@ -485,6 +486,17 @@ describe('a tenant user', () => {
       `$JS.API.CONSUMER.CREATE.${events}.spy`,
     );
     await expectPublishRefused(jsm.consumers.list(events).next(), `$JS.API.CONSUMER.LIST.${events}`);
+    // Consumers are named by one token, so pulls and info cannot be confined to its own: none at all.
+    await expectPublishRefused(jsm.consumers.info(events, 'any'), `$JS.API.CONSUMER.INFO.${events}.any`);
+    await expectPublishRefused(
+      tenant.nc.request(`$JS.API.CONSUMER.MSG.NEXT.${events}.any`, '{"batch":1}', { timeout: 5_000 }),
+      `$JS.API.CONSUMER.MSG.NEXT.${events}.any`,
+    );
+    // Stream info would list every account's task subjects (subjects_filter).
+    await expectPublishRefused(
+      jsm.streams.info(events, { subjects_filter: '>' }),
+      `$JS.API.STREAM.INFO.${events}`,
+    );
     await expectPublishRefused(
       jsm.consumers.add(Streams.TASKS.name, { ...pull, name: 'spy', filter_subject: 'mesh.tasks.>' }),
       `$JS.API.CONSUMER.CREATE.${Streams.TASKS.name}.spy.mesh.tasks.>`,
