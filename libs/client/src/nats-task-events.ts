@@ -86,9 +86,10 @@ export async function* followTaskEventsOverNats(
     );
   } finally {
     signal?.removeEventListener('abort', stop);
-    // The server-side consumer is deleted too, or it would linger until its inactivity threshold.
-    const done = consumer;
-    void messages.close().then(() => done.delete().catch(() => undefined));
+    void messages.close();
+    // The server-side consumer is deleted too, or it would linger until its inactivity threshold; awaited
+    // (one round trip), as a caller may close the connection as soon as the iteration ends.
+    await consumer.delete().catch(() => undefined);
   }
 }
 
