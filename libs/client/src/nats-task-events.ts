@@ -32,11 +32,6 @@ export interface NatsTaskEventsOptions {
   afterSeq?: number;
   /** Stops following: the iteration throws the signal's reason. */
   signal?: AbortSignal;
-  /**
-   * Where the consumer delivers: `<inboxPrefix>.<random>`. Default: the connection's own `inboxPrefix`
-   * (nats.js `connect({ inboxPrefix })`), the prefix its user may subscribe to.
-   */
-  inboxPrefix?: string;
 }
 
 export async function* followTaskEventsOverNats(
@@ -55,7 +50,8 @@ export async function* followTaskEventsOverNats(
     consumer = await js.consumers.getPushConsumer(Streams.EVENTS.name, {
       filter_subjects: subject,
       deliver_policy: DeliverPolicy.All,
-      deliver_prefix: createInbox(options.inboxPrefix ?? inboxPrefixOf(nc)),
+      // Under the connection's own inbox prefix (`connect({ inboxPrefix })`): its user may subscribe there.
+      deliver_prefix: createInbox(inboxPrefixOf(nc)),
     });
     messages = await consumer.consume();
   } catch (error) {
