@@ -22,6 +22,7 @@ import { createServer, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findFreePort, waitFor } from '@agentmesh/testkit';
+import { connect } from '@nats-io/transport-node';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -205,6 +206,49 @@ async function runPrintedNatsFollow(
   return { code, stdout, stderr };
 }
 
+/**
+ * Does what the printed `nats` CLI lines do, with nats.js (the nats CLI is not installed here): the tenant
+ * subscribes to the printed subject, then the upstream sends the printed submission. Resolves with the
+ * events the subscription got, up to the terminal one.
+ */
+async function runPrintedNatsCoreHint(
+  run: Run,
+): Promise<Array<{ seq: number; type: string; data: unknown }>> {
+  const output = run.output();
+  const sub = /^ {2}nats -s (\S+) --user (\S+) --password '([^']*)' sub '([^']+)'$/m.exec(output);
+  const req =
+    /^ {2}nats -s (\S+) --user (\S+) --password '([^']*)' --inbox-prefix (\S+) \\\n {4}req (\S+) '(.*)'$/m.exec(
+      output,
+    );
+  expect(sub, 'the printed nats sub line').not.toBeNull();
+  expect(req, 'the printed nats req lines').not.toBeNull();
+  const [, subUrl, subUser, subPassword, subject] = sub!;
+  const [, reqUrl, reqUser, reqPassword, inboxPrefix, submitSubject, payload] = req!;
+  const tenant = await connect({ servers: subUrl!, user: subUser!, pass: subPassword! });
+  const upstream = await connect({
+    servers: reqUrl!,
+    user: reqUser!,
+    pass: reqPassword!,
+    inboxPrefix: inboxPrefix!,
+  });
+  try {
+    const events: Array<{ seq: number; type: string; data: unknown }> = [];
+    tenant.subscribe(subject!, { callback: (_error, msg) => void events.push(msg.json()) });
+    await tenant.flush();
+    const reply = (await upstream.request(submitSubject!, payload!, { timeout: 10_000 })).json<{
+      trace_id?: string;
+    }>();
+    expect(subject).toBe(`mesh.events.acme.${reply.trace_id}`);
+    await waitFor(() => events.some((event) => event.type === 'done' || event.type === 'error'), {
+      timeoutMs: 15_000,
+      description: 'the terminal event on the printed subject',
+    });
+    return events;
+  } finally {
+    await Promise.allSettled([tenant.close(), upstream.close()]);
+  }
+}
+
 afterEach(() => {
   // A failed test must not leave its mesh running for the next one.
   for (const run of runs.splice(0)) {
@@ -230,7 +274,7 @@ describe('npm start stops with nothing left behind', () => {
     expect(run.output()).toContain('[mesh] stopped');
   });
 
-  it('when the start script gets SIGTERM, it stops the services and NATS and exits 0 (and it linked the CLI it prints, whose NATS follow gets the demo answer)', async () => {
+  it('when the start script gets SIGTERM, it stops the services and NATS and exits 0 (and it linked the CLI it prints, whose NATS follow and nats CLI lines get the demo answer)', async () => {
     // As on a fresh clone, where `npm install` ran before the CLI was built and could not link it.
     const cliLink = join(root, 'node_modules', '.bin', 'agentmesh');
     const target = '../@agentmesh/client/dist/cli/main.js';
@@ -255,6 +299,11 @@ describe('npm start stops with nothing left behind', () => {
     expect(followed.stderr).toMatch(/trace_id [0-9a-f]{32}/);
     expect(followed.stdout).toContain('ByteDance Ltd.');
     expect(followed.code).toBe(0);
+    // And the core NATS way it prints: subscribed first to the trace_id the submission then names.
+    const events = await runPrintedNatsCoreHint(run);
+    expect(events.map((event) => event.seq)).toEqual(events.map((_, index) => index + 1));
+    expect(events.at(-1)?.type).toBe('done');
+    expect(JSON.stringify(events.at(-1)?.data)).toContain('ByteDance Ltd.');
     expectFullTree(run);
     run.child.kill('SIGTERM');
     const [code] = await run.exit;
