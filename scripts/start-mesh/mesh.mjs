@@ -315,15 +315,27 @@ function printUsage({ gatewayUrl, adminKey, nats }) {
     `  export AGENTMESH_URL=${gatewayUrl} AGENTMESH_API_KEY='${auth}'\n` +
       `  npx agentmesh --account ${DEMO_ACCOUNT} submit --workflow demo_agent --user demo-user --message 'Tell me about ByteDance' --follow\n`,
   );
-  // NATS-HINT
   if (nats.passwords) {
+    const tenant = `tenant-${DEMO_ACCOUNT}`;
+    const upstream = `upstream-${DEMO_ACCOUNT}`;
+    // A follower that subscribes after the submit misses what the task published before (a demo task
+    // ends ~40 ms after the reply): the CLI reads the task from its first stored event on JetStream.
     say(
-      `or on NATS (nats CLI), as the ${DEMO_ACCOUNT} tenant following its events and the ${DEMO_ACCOUNT} upstream submitting:`,
+      `or follow it over NATS, losslessly (JetStream, from its first event), as the ${DEMO_ACCOUNT} tenant:`,
     );
     process.stdout.write(
-      `  nats -s ${nats.url} --user tenant-${DEMO_ACCOUNT} --password '${nats.passwords[`tenant-${DEMO_ACCOUNT}`]}' sub 'mesh.events.${DEMO_ACCOUNT}.>'\n` +
-        `  nats -s ${nats.url} --user upstream-${DEMO_ACCOUNT} --password '${nats.passwords[`upstream-${DEMO_ACCOUNT}`]}' --inbox-prefix _INBOX_upstream_${DEMO_ACCOUNT} \\\n` +
-        `    req mesh.gateway.submit.${DEMO_ACCOUNT} '{"workflow_id":"demo_agent","user_id":"demo-user","messages":[{"role":"user","content":"Tell me about ByteDance"}]}'\n`,
+      `  AGENTMESH_NATS_PASSWORD='${nats.passwords[tenant]}' npx agentmesh --account ${DEMO_ACCOUNT} submit --workflow demo_agent --user demo-user \\\n` +
+        `    --message 'Tell me about ByteDance' --follow --nats ${nats.url} --nats-user ${tenant}\n`,
+    );
+    // With core NATS only, the subscription must exist before the task does: the client picks the trace_id.
+    const traceId = randomBytes(16).toString('hex');
+    say(
+      `or with the nats CLI: subscribe first to a trace_id you choose (a new one per task), then submit it from a second shell as the ${DEMO_ACCOUNT} upstream:`,
+    );
+    process.stdout.write(
+      `  nats -s ${nats.url} --user ${tenant} --password '${nats.passwords[tenant]}' sub 'mesh.events.${DEMO_ACCOUNT}.${traceId}'\n` +
+        `  nats -s ${nats.url} --user ${upstream} --password '${nats.passwords[upstream]}' --inbox-prefix _INBOX_upstream_${DEMO_ACCOUNT} \\\n` +
+        `    req mesh.gateway.submit.${DEMO_ACCOUNT} '{"trace_id":"${traceId}","workflow_id":"demo_agent","user_id":"demo-user","messages":[{"role":"user","content":"Tell me about ByteDance"}]}'\n`,
     );
   }
   say('press Ctrl-C to stop');

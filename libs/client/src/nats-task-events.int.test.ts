@@ -129,4 +129,17 @@ describe('following a task over NATS (JetStream ordered consumer)', () => {
     await expect(waiting).rejects.toThrow('enough');
     await waitFor(async () => (await consumersOnEvents()) === before, { timeoutMs: 10_000 });
   });
+
+  it('when the caller closes its connection right after the terminal event (as the CLI does), the consumer is deleted all the same', async () => {
+    const traceId = nextTrace();
+    const written = await runTask(traceId);
+    const before = await consumersOnEvents();
+    const own = await connect({ servers: nats.url });
+
+    const followed = await collect(followTaskEventsOverNats(own, { accountId: ACCOUNT, traceId }));
+    await own.close();
+
+    expect(followed).toEqual(written);
+    await waitFor(async () => (await consumersOnEvents()) === before, { timeoutMs: 10_000 });
+  });
 });

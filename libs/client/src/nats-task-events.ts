@@ -1,5 +1,5 @@
 /**
- * Following a task's events over NATS without losing any: a JetStream ordered consumer on MESH_EVENTS,
+ * Following a task's events over NATS without losing any: a JetStream ordered (push) consumer on MESH_EVENTS,
  * filtered on the task's subject (`mesh.events.<account>.<trace_id>`) and delivering from the task's
  * first stored event. Where a core subscription made after the submit misses what the task published
  * before it (demo tasks end 40 ms after the reply), the consumer replays what is stored and then goes
@@ -8,8 +8,10 @@
  * a duplicate never does. Events are validated against the protocol; seq only grows (an event at or
  * below the last one yielded is skipped); the iteration ends after the terminal event.
  *
- * The NATS user needs the JetStream API on MESH_EVENTS for a consumer filtered on the task's subject
- * (create, info, next, delete) and its own inbox: see the package README.
+ * A push consumer, delivering to the connection's own inbox prefix, rather than nats.js's pull one: its
+ * user then needs only consumer create filtered on the task's subject, delete and flow-control replies,
+ * never stream info (which would list every account's task subjects) nor pulls by consumer name (which
+ * would read any consumer whose name it learnt). See the package README.
  */
 import {
   isTerminalEvent,
@@ -19,14 +21,8 @@ import {
   taskEventsSubject,
 } from '@agentmesh/protocol';
 import { DeliverPolicy, jetstream } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
+import { createInbox, type NatsConnection } from '@nats-io/transport-node';
 import { MeshProtocolError, MeshUnreachableError } from './errors.js';
-
-/**
- * How long one pull waits for events; nats.js also paces its recovery after a reconnect by it (as the
- * mesh's own readers do, 5 s rather than nats.js's 30 s).
- */
-const PULL_EXPIRES_MS = 5_000;
 
 /** Which task: its events subject (the submit reply's `events_subject`), or its account and trace id. */
 export type NatsTaskRef = { eventsSubject: string } | { accountId: string; traceId: string };
@@ -51,11 +47,13 @@ export async function* followTaskEventsOverNats(
   let consumer;
   let messages;
   try {
-    consumer = await js.consumers.get(Streams.EVENTS.name, {
+    consumer = await js.consumers.getPushConsumer(Streams.EVENTS.name, {
       filter_subjects: subject,
       deliver_policy: DeliverPolicy.All,
+      // Under the connection's own inbox prefix (`connect({ inboxPrefix })`): its user may subscribe there.
+      deliver_prefix: createInbox(inboxPrefixOf(nc)),
     });
-    messages = await consumer.consume({ expires: PULL_EXPIRES_MS });
+    messages = await consumer.consume();
   } catch (error) {
     throw new MeshUnreachableError(
       `cannot read the events of task ${traceId} from JetStream (${Streams.EVENTS.name})`,
@@ -84,11 +82,17 @@ export async function* followTaskEventsOverNats(
     );
   } finally {
     signal?.removeEventListener('abort', stop);
-    // Not awaited: closing waits for the pending pull. The server-side consumer is deleted too, or it
-    // would linger until its inactivity threshold.
-    const done = consumer;
-    void messages.close().then(() => done.delete().catch(() => undefined));
+    void messages.close();
+    // The server-side consumer is deleted too, or it would linger until its inactivity threshold; awaited
+    // (one round trip), as a caller may close the connection as soon as the iteration ends.
+    await consumer.delete().catch(() => undefined);
   }
+}
+
+/** nats.js keeps its connect options on the connection; the public type does not show them. */
+function inboxPrefixOf(nc: NatsConnection): string | undefined {
+  const { options } = nc as { options?: { inboxPrefix?: unknown } };
+  return typeof options?.inboxPrefix === 'string' ? options.inboxPrefix : undefined;
 }
 
 function subjectOf(task: NatsTaskRef): { subject: string; traceId: string } {

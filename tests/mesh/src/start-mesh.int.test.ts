@@ -22,6 +22,7 @@ import { createServer, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findFreePort, waitFor } from '@agentmesh/testkit';
+import { connect } from '@nats-io/transport-node';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -177,6 +178,77 @@ async function expectNothingLeft(run: Run): Promise<void> {
   });
 }
 
+/**
+ * Runs, as a shell would, the lossless NATS follow command the run printed (after its `export` of the
+ * gateway URL and key): a submit over HTTP followed over JetStream as the acme tenant.
+ */
+async function runPrintedNatsFollow(
+  run: Run,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const output = run.output();
+  const exportLine = /^ {2}export AGENTMESH_URL=.*$/m.exec(output)?.[0];
+  const follow = /^ {2}AGENTMESH_NATS_PASSWORD=.*\\\n.*--nats .*$/m.exec(output)?.[0];
+  expect(exportLine, 'the printed export line').toBeDefined();
+  expect(follow, 'the printed NATS follow command').toBeDefined();
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith('AGENTMESH_')),
+  );
+  const child = spawn('sh', ['-c', `${exportLine!}\n${follow!}`], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  return { code, stdout, stderr };
+}
+
+/**
+ * Does what the printed `nats` CLI lines do, with nats.js (the nats CLI is not installed here): the tenant
+ * subscribes to the printed subject, then the upstream sends the printed submission. Resolves with the
+ * events the subscription got, up to the terminal one.
+ */
+async function runPrintedNatsCoreHint(
+  run: Run,
+): Promise<Array<{ seq: number; type: string; data: unknown }>> {
+  const output = run.output();
+  const sub = /^ {2}nats -s (\S+) --user (\S+) --password '([^']*)' sub '([^']+)'$/m.exec(output);
+  const req =
+    /^ {2}nats -s (\S+) --user (\S+) --password '([^']*)' --inbox-prefix (\S+) \\\n {4}req (\S+) '(.*)'$/m.exec(
+      output,
+    );
+  expect(sub, 'the printed nats sub line').not.toBeNull();
+  expect(req, 'the printed nats req lines').not.toBeNull();
+  const [, subUrl, subUser, subPassword, subject] = sub!;
+  const [, reqUrl, reqUser, reqPassword, inboxPrefix, submitSubject, payload] = req!;
+  const tenant = await connect({ servers: subUrl!, user: subUser!, pass: subPassword! });
+  const upstream = await connect({
+    servers: reqUrl!,
+    user: reqUser!,
+    pass: reqPassword!,
+    inboxPrefix: inboxPrefix!,
+  });
+  try {
+    const events: Array<{ seq: number; type: string; data: unknown }> = [];
+    tenant.subscribe(subject!, { callback: (_error, msg) => void events.push(msg.json()) });
+    await tenant.flush();
+    const reply = (await upstream.request(submitSubject!, payload!, { timeout: 10_000 })).json<{
+      trace_id?: string;
+    }>();
+    expect(subject).toBe(`mesh.events.acme.${reply.trace_id}`);
+    await waitFor(() => events.some((event) => event.type === 'done' || event.type === 'error'), {
+      timeoutMs: 15_000,
+      description: 'the terminal event on the printed subject',
+    });
+    return events;
+  } finally {
+    await Promise.allSettled([tenant.close(), upstream.close()]);
+  }
+}
+
 afterEach(() => {
   // A failed test must not leave its mesh running for the next one.
   for (const run of runs.splice(0)) {
@@ -202,7 +274,7 @@ describe('npm start stops with nothing left behind', () => {
     expect(run.output()).toContain('[mesh] stopped');
   });
 
-  it('when the start script gets SIGTERM, it stops the services and NATS and exits 0 (and it linked the CLI it prints)', async () => {
+  it('when the start script gets SIGTERM, it stops the services and NATS and exits 0 (and it linked the CLI it prints, whose NATS follow and nats CLI lines get the demo answer)', async () => {
     // As on a fresh clone, where `npm install` ran before the CLI was built and could not link it.
     const cliLink = join(root, 'node_modules', '.bin', 'agentmesh');
     const target = '../@agentmesh/client/dist/cli/main.js';
@@ -221,6 +293,17 @@ describe('npm start stops with nothing left behind', () => {
     }
     expect(linked).toBe(target);
     expect(run.output()).toContain('[mesh] linked the agentmesh CLI (npx agentmesh)');
+    // The printed NATS hint is lossless: the demo task ends ~40 ms after the submit's reply, yet its whole
+    // answer arrives over NATS.
+    const followed = await runPrintedNatsFollow(run);
+    expect(followed.stderr).toMatch(/trace_id [0-9a-f]{32}/);
+    expect(followed.stdout).toContain('ByteDance Ltd.');
+    expect(followed.code).toBe(0);
+    // And the core NATS way it prints: subscribed first to the trace_id the submission then names.
+    const events = await runPrintedNatsCoreHint(run);
+    expect(events.map((event) => event.seq)).toEqual(events.map((_, index) => index + 1));
+    expect(events.at(-1)?.type).toBe('done');
+    expect(JSON.stringify(events.at(-1)?.data)).toContain('ByteDance Ltd.');
     expectFullTree(run);
     run.child.kill('SIGTERM');
     const [code] = await run.exit;
