@@ -318,19 +318,10 @@ function printUsage({ gatewayUrl, adminKey, nats }) {
   if (nats.passwords) {
     const tenant = `tenant-${DEMO_ACCOUNT}`;
     const upstream = `upstream-${DEMO_ACCOUNT}`;
-    // A follower that subscribes after the submit misses what the task published before (a demo task
-    // ends ~40 ms after the reply): the CLI reads the task from its first stored event on JetStream.
-    say(
-      `or follow it over NATS, losslessly (JetStream, from its first event), as the ${DEMO_ACCOUNT} tenant:`,
-    );
-    process.stdout.write(
-      `  AGENTMESH_NATS_PASSWORD='${nats.passwords[tenant]}' npx agentmesh --account ${DEMO_ACCOUNT} submit --workflow demo_agent --user demo-user \\\n` +
-        `    --message 'Tell me about ByteDance' --follow --nats ${nats.url} --nats-user ${tenant}\n`,
-    );
     // With core NATS only, the subscription must exist before the task does: the client picks the trace_id.
     const traceId = randomBytes(16).toString('hex');
     say(
-      `or with the nats CLI: subscribe first to a trace_id you choose (a new one per task), then submit it from a second shell as the ${DEMO_ACCOUNT} upstream:`,
+      `or on NATS with the nats CLI, without losing an event: subscribe first, as the ${DEMO_ACCOUNT} tenant, to a trace_id you choose (a new one per task), then submit it from a second shell as the ${DEMO_ACCOUNT} upstream:`,
     );
     process.stdout.write(
       `  nats -s ${nats.url} --user ${tenant} --password '${nats.passwords[tenant]}' sub 'mesh.events.${DEMO_ACCOUNT}.${traceId}'\n` +

@@ -7,7 +7,7 @@ import {
   taskEventsSubject,
   taskReceivedSubject,
 } from '@agentmesh/protocol';
-import { startNats, type NatsServer } from '@agentmesh/testkit';
+import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -191,5 +191,29 @@ describe('NATS ingress mesh.gateway.submit.<account>', () => {
       await request(submission(), { 'x-api-key': 'nope-nope-nope' }, accountSubmitSubject('acme')),
     );
     expect(reply.code).toBe('UNAUTHORIZED');
+  });
+});
+
+describe('a NATS submission whose reply subject is not an inbox', () => {
+  it('is neither run nor answered: the reply subject (here a KV key of another account) gets nothing', async () => {
+    const victim = '$KV.mesh_agents.acct.globex.victim';
+    const heard: string[] = [];
+    const spy = client.subscribe(victim, { callback: (_error, msg) => void heard.push(msg.string()) });
+    const before = await storedCount('acme');
+    const headers = natsHeaders();
+    headers.set('authorization', `Bearer ${ACME_KEY}`);
+    client.publish(accountSubmitSubject('acme'), JSON.stringify(submission()), { reply: victim, headers });
+
+    await waitFor(() => gw.logs.some((line) => line.includes('its reply subject is not an inbox')), {
+      description: 'the gateway to set the submission aside',
+    });
+    // A request after it on the same connection is answered; the one before was not run.
+    SubmitTaskReply.parse(
+      await request(submission(), { authorization: `Bearer ${ACME_KEY}` }, accountSubmitSubject('acme')),
+    );
+    await client.flush();
+    expect(heard).toEqual([]);
+    expect(await storedCount('acme')).toBe(before + 1);
+    spy.unsubscribe();
   });
 });

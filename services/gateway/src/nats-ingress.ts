@@ -65,6 +65,17 @@ export function startNatsIngress(options: NatsIngressOptions): NatsIngress {
 }
 
 async function handle(options: NatsIngressOptions, msg: Msg): Promise<void> {
+  if (msg.reply && !isInboxSubject(msg.reply)) {
+    // The server does not check a reply subject against the requester's publish permissions, and the
+    // gateway may publish on subjects streams store (`$KV.mesh_agents.…`, task subjects): answering
+    // there would let any upstream overwrite another account's records with a submit reply. Every
+    // real requester's reply subject is under its inbox prefix.
+    options.log.warn(
+      { subject: msg.subject },
+      'submission over NATS ignored: its reply subject is not an inbox',
+    );
+    return;
+  }
   let outcome: AcceptedTask | Rejection;
   try {
     outcome = await submit(options, msg);
@@ -120,4 +131,9 @@ async function identify(authenticator: Authenticator, msg: Msg): Promise<Caller 
     return new Forbidden(`the API key belongs to another account than the subject ${msg.subject}`);
   }
   return { ...caller, accountId: confined.accountId };
+}
+
+/** An inbox: `_INBOX.…` or a per-user prefix such as `_INBOX_upstream_acme.…` (infra/nats/accounts.conf). */
+function isInboxSubject(subject: string): boolean {
+  return subject.startsWith('_INBOX.') || subject.startsWith('_INBOX_');
 }
