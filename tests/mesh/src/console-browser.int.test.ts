@@ -19,6 +19,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admin } from './mesh-client.js';
 import { MESH_ACCOUNT, startMesh, type Mesh } from './mesh-harness.js';
 
+/**
+ * What the page shows after a fetch of its own (agents, the task list) can come seconds late on a loaded
+ * machine (CI runs two packages' tests at once): vitest's poll gives up after 1 s by default.
+ */
+const POLL = { timeout: 15_000 };
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const HAVE_CHROMIUM = existsSync(CHROMIUM);
 if (!HAVE_CHROMIUM) {
@@ -136,7 +141,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
     await page.getByRole('button', { name: 'Use key' }).click();
     const agent = page.getByLabel('Agent', { exact: true });
     await expect
-      .poll(() => agent.locator('option').allTextContents())
+      .poll(() => agent.locator('option').allTextContents(), POLL)
       .toContain('Company lookup (company_agent)');
     await agent.selectOption('company_agent');
     const message = page.getByLabel('Message', { exact: true });
@@ -149,7 +154,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
     expect(await page.locator('#answer').textContent()).toBe(ANSWER);
     expect(await page.locator('#answer').getAttribute('aria-live')).toBe('polite');
     const call = page.locator('#tool-calls > li');
-    await expect.poll(() => call.count()).toBe(1);
+    await expect.poll(() => call.count(), POLL).toBe(1);
     const callText = (await call.textContent()) ?? '';
     expect(callText).toContain('search_company_basic');
     expect(callText).toMatch(/ok in \d+ ms/);
@@ -172,7 +177,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
   it('when the user opens the task from the recent-tasks list, its events are replayed into the same views', async () => {
     await page.getByRole('button', { name: 'Reload tasks' }).click();
     const row = page.locator('#tasks tr').first();
-    await expect.poll(async () => (await row.textContent()) ?? '').toMatch(/company_agent.*done/);
+    await expect.poll(async () => (await row.textContent()) ?? '', POLL).toMatch(/company_agent.*done/);
     const traceId = await row.getAttribute('data-trace-id');
     // Clear the views first, so what shows after the click can only come from the replay.
     // (Page code as text: this package is type-checked without the DOM's types.)
@@ -202,7 +207,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
     expect((await errorLine.textContent()) ?? '').toMatch(/^Error [A-Z_]+: /);
     const traceId = (await page.locator('#task-id').textContent()) ?? '';
     await expect
-      .poll(async () => page.locator(`#tasks tr[data-trace-id="${traceId}"] .status`).textContent())
+      .poll(async () => page.locator(`#tasks tr[data-trace-id="${traceId}"] .status`).textContent(), POLL)
       .toBe('error');
     expect((await page.locator('#timeline > li').allTextContents()).at(-1)).toMatch(/#\d+ error [A-Z_]+$/);
     await page.screenshot({ path: join(ARTIFACTS, 'console-error.png'), fullPage: true });
