@@ -103,7 +103,7 @@ describe('tasks running at once', () => {
       usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
       duration_ms: 5,
     });
-    await expect.poll(() => running('events')).toBe(1);
+    await expect.poll(() => running('events'), { timeout: 10_000 }).toBe(1);
     await accepted(KEYS.events);
     expect(await storedTasks('events')).toBe(3);
   });
@@ -123,7 +123,7 @@ describe('tasks running at once', () => {
 
     const events = await writer('team', cancelled);
     await events.emit('error', { code: 'CANCELLED', message: 'cancelled by the caller', retryable: false });
-    await expect.poll(() => running('team')).toBe(2);
+    await expect.poll(() => running('team'), { timeout: 10_000 }).toBe(2);
     await accepted(KEYS.teamB);
   });
 
