@@ -4,6 +4,7 @@
  */
 import type { TaskEvent } from '@agentmesh/protocol';
 import { SseParser, type SseMessage } from '@agentmesh/sse';
+import { waitFor } from '@agentmesh/testkit';
 import type { Mesh } from './mesh-harness.js';
 
 export async function admin(mesh: Mesh, method: string, path: string, body?: unknown): Promise<Response> {
@@ -37,15 +38,27 @@ export async function readSse(response: Response): Promise<SseMessage[]> {
   return [...parser.push(await response.text()), ...parser.end()];
 }
 
+/**
+ * A task's events over SSE, read to the end. `SERVICE_UNAVAILABLE` (the gateway could not read the task's
+ * status, e.g. just after NATS restarted) says "retry", so it is asked again, for up to 30 s.
+ */
 export async function sseEvents(mesh: Mesh, traceId: string, lastEventId?: number): Promise<TaskEvent[]> {
-  const response = await fetch(`${mesh.gatewayUrl}/v1/tasks/${traceId}/events`, {
-    headers: {
-      authorization: `Bearer ${mesh.apiKey}`,
-      accept: 'text/event-stream',
-      ...(lastEventId !== undefined ? { 'last-event-id': String(lastEventId) } : {}),
+  const response = await waitFor(
+    async () => {
+      const answer = await fetch(`${mesh.gatewayUrl}/v1/tasks/${traceId}/events`, {
+        headers: {
+          authorization: `Bearer ${mesh.apiKey}`,
+          accept: 'text/event-stream',
+          ...(lastEventId !== undefined ? { 'last-event-id': String(lastEventId) } : {}),
+        },
+      });
+      if (answer.status === 200) return answer;
+      const text = await answer.text();
+      if (text.includes('"SERVICE_UNAVAILABLE"')) return undefined;
+      throw new Error(`SSE → ${answer.status} ${text}`);
     },
-  });
-  if (response.status !== 200) throw new Error(`SSE → ${response.status} ${await response.text()}`);
+    { timeoutMs: 30_000, intervalMs: 200, description: `the event stream of ${traceId}` },
+  );
   return (await readSse(response)).map((message) => JSON.parse(message.data) as TaskEvent);
 }
 
