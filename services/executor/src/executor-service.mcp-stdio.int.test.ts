@@ -32,6 +32,7 @@ import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordWire, startInProcessExecutor } from './__fixtures__/in-process-executor.js';
+import { userText, toolResultsSoFar } from './__fixtures__/model-requests.js';
 import { assembledTask } from './__fixtures__/tasks.js';
 
 const ACCOUNT = 'acme';
@@ -50,15 +51,6 @@ let root: string;
 let isolated: boolean;
 let wire: { subject: string; text: string }[];
 const behaviours = new Map<string, (request: ChatCompletionRequest) => ModelStep>();
-
-const userText = (request: { body: unknown }) =>
-  String(
-    (request.body as Partial<ChatCompletionRequest['body']> | undefined)?.messages?.find(
-      (m) => m.role === 'user',
-    )?.content ?? '',
-  );
-const toolResultsSoFar = (request: ChatCompletionRequest) =>
-  request.body.messages.filter((m) => m.role === 'tool').length;
 
 const stdioServer = (): McpServerConnection => ({
   name: 'kit_stdio',

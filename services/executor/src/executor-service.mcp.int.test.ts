@@ -39,6 +39,7 @@ import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordWire, startInProcessExecutor } from './__fixtures__/in-process-executor.js';
+import { userText, toolResultsSoFar, offeredTools } from './__fixtures__/model-requests.js';
 import { assembledTask, searchTool } from './__fixtures__/tasks.js';
 
 const ACCOUNT = 'acme';
@@ -56,17 +57,6 @@ let recall: RecallStandIn;
 let executor: RunningService;
 let wire: { subject: string; text: string }[];
 const behaviours = new Map<string, (request: ChatCompletionRequest) => ModelStep>();
-
-const userText = (request: { body: unknown }) =>
-  String(
-    (request.body as Partial<ChatCompletionRequest['body']> | undefined)?.messages?.find(
-      (m) => m.role === 'user',
-    )?.content ?? '',
-  );
-const toolResultsSoFar = (request: ChatCompletionRequest) =>
-  request.body.messages.filter((m) => m.role === 'tool').length;
-const offeredTools = (request: ChatCompletionRequest) =>
-  ((request.body.tools ?? []) as { function: { name: string } }[]).map((tool) => tool.function.name);
 
 /** The test kit's server as an account defines it: bearer token from the vault, a filter and a prefix. */
 const kitServer = (): McpServerConnection => ({

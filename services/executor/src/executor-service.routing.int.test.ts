@@ -30,6 +30,7 @@ import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcessExecutor } from './__fixtures__/in-process-executor.js';
+import { userText, toolResultsSoFar } from './__fixtures__/model-requests.js';
 import { createScriptWorkspace, type ScriptWorkspace } from './__fixtures__/script-workspace.js';
 import { assembledTask } from './__fixtures__/tasks.js';
 
@@ -45,15 +46,6 @@ let withScripts: RunningService;
 let withoutScripts: RunningService;
 /** Per user message: how the model answers that task. */
 const behaviours = new Map<string, (request: ChatCompletionRequest) => ModelStep | Promise<ModelStep>>();
-
-const userText = (request: { body: unknown }) =>
-  String(
-    (request.body as Partial<ChatCompletionRequest['body']> | undefined)?.messages?.find(
-      (m) => m.role === 'user',
-    )?.content ?? '',
-  );
-const toolResultsSoFar = (request: ChatCompletionRequest) =>
-  request.body.messages.filter((m) => m.role === 'tool').length;
 
 beforeAll(async () => {
   nats = await startNats();

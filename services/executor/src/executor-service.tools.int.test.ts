@@ -35,6 +35,7 @@ import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcessExecutor } from './__fixtures__/in-process-executor.js';
+import { userText, toolResultsSoFar, offeredTools } from './__fixtures__/model-requests.js';
 import { z } from 'zod';
 import { appendixDynamicTool, recallAnswer } from './__fixtures__/recall-answers.js';
 import {
@@ -62,17 +63,6 @@ let workspace: ScriptWorkspace;
 let executor: RunningService;
 /** Per user message: how the model answers that task. */
 const behaviours = new Map<string, (request: ChatCompletionRequest) => ModelStep>();
-
-const userText = (request: { body: unknown }) =>
-  String(
-    (request.body as Partial<ChatCompletionRequest['body']> | undefined)?.messages?.find(
-      (m) => m.role === 'user',
-    )?.content ?? '',
-  );
-const toolResultsSoFar = (request: ChatCompletionRequest) =>
-  request.body.messages.filter((m) => m.role === 'tool').length;
-const offeredTools = (request: ChatCompletionRequest) =>
-  ((request.body.tools ?? []) as { function: { name: string } }[]).map((tool) => tool.function.name);
 
 beforeAll(async () => {
   nats = await startNats();
