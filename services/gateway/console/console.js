@@ -59,10 +59,18 @@ async function loadAgents() {
   }
 }
 
+/** The task this page last submitted, as a row of the task list. */
+let lastSent;
+
 async function loadTasks() {
   try {
     const { tasks } = await api('GET', '/v1/tasks?limit=20');
     $('tasks').replaceChildren(...tasks.map(taskRow));
+    // A task whose status is rewritten while the list is read can be missing from it (the bucket keeps
+    // one revision per key, so the listing may pass over it): the task just sent is shown all the same.
+    if (lastSent && !tasks.some((task) => task.trace_id === lastSent.trace_id)) {
+      $('tasks').prepend(taskRow(lastSent));
+    }
     // The list may have been read before the task on view reached the status it shows.
     if (view.traceId && view.finished) {
       const cell = document.querySelector(`#tasks tr[data-trace-id="${view.traceId}"] .status`);
@@ -112,6 +120,12 @@ async function send(event) {
       messages: [{ role: 'user', content: message }],
     });
     notice(`Task ${reply.trace_id} submitted.`);
+    lastSent = {
+      trace_id: reply.trace_id,
+      workflow_id: $('agent').value,
+      status: 'queued',
+      updated_at: new Date().toISOString(),
+    };
     // The reply's token first; later reconnects ask for a new one.
     let first = reply.stream_token;
     const renew = freshToken(reply.trace_id);
@@ -142,6 +156,7 @@ function useKey(event) {
 
 function forgetKey() {
   sessionStorage.removeItem(KEY_STORAGE);
+  lastSent = undefined;
   view.close();
   $('api-key').placeholder = '';
   $('agent').replaceChildren();
