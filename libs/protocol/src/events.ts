@@ -14,6 +14,11 @@ export const EventType = {
   /** A running tool's progress (MCP `notifications/progress`), between its tool_start and tool_result. */
   TOOL_PROGRESS: 'tool_progress',
   MESSAGE_CHUNK: 'message_chunk',
+  /**
+   * A redelivered task taking over from an earlier attempt that died. It says what of the earlier
+   * attempts' events stands; text after `drop_text_after_seq` is streamed again by this attempt.
+   */
+  ATTEMPT_STARTED: 'attempt_started',
   DONE: 'done',
   ERROR: 'error',
 } as const;
@@ -76,6 +81,30 @@ export const ToolProgressData = z.object({
 
 export const MessageChunkData = z.object({ delta: z.string() });
 
+/**
+ * Written first by an attempt that resumes a task an earlier attempt began (JetStream redelivered it after
+ * that attempt's executor died or lost its event stream). The new attempt rebuilds the conversation from
+ * the task's events: model turns already answered are not asked again, and a tool call whose
+ * `tool_result` was written is not run again.
+ *
+ * What a client does with it: drop the text (`message_chunk`, `tool_thinking`) of events whose `seq` is
+ * above `drop_text_after_seq` and that an earlier attempt wrote; the new attempt streams that part of the
+ * answer again. Then appended `message_chunk`s equal the final answer, as in a task that never failed.
+ */
+export const AttemptStartedData = z.object({
+  /** Events up to this seq stand; earlier attempts' text after it is void. 0: all of it is void. */
+  drop_text_after_seq: Count,
+  /** Model turns answered by earlier attempts and taken over (not asked again). */
+  resumed_steps: Count,
+  /** Tool calls whose `tool_result` earlier attempts wrote (not run again). */
+  resumed_tool_results: Count,
+  /**
+   * Tool calls an earlier attempt started (`tool_start` written) but left without a result: run again
+   * with the same `call_id`, so with the same idempotency key (`Idempotency-Key: <trace_id>:<call_id>`).
+   */
+  rerun_call_ids: z.array(z.string().min(1)),
+});
+
 export const TokenUsage = z.object({
   prompt_tokens: Count,
   completion_tokens: Count,
@@ -131,6 +160,11 @@ export const MessageChunkEvent = z.object({
   type: z.literal(EventType.MESSAGE_CHUNK),
   data: MessageChunkData,
 });
+export const AttemptStartedEvent = z.object({
+  ...envelope,
+  type: z.literal(EventType.ATTEMPT_STARTED),
+  data: AttemptStartedData,
+});
 export const DoneEvent = z.object({ ...envelope, type: z.literal(EventType.DONE), data: DoneData });
 export const ErrorEvent = z.object({ ...envelope, type: z.literal(EventType.ERROR), data: ErrorData });
 
@@ -140,6 +174,7 @@ export const TaskEvent = z.discriminatedUnion('type', [
   ToolResultEvent,
   ToolProgressEvent,
   MessageChunkEvent,
+  AttemptStartedEvent,
   DoneEvent,
   ErrorEvent,
 ]);
@@ -149,6 +184,7 @@ export type ToolStartEvent = z.infer<typeof ToolStartEvent>;
 export type ToolResultEvent = z.infer<typeof ToolResultEvent>;
 export type ToolProgressEvent = z.infer<typeof ToolProgressEvent>;
 export type MessageChunkEvent = z.infer<typeof MessageChunkEvent>;
+export type AttemptStartedEvent = z.infer<typeof AttemptStartedEvent>;
 export type DoneEvent = z.infer<typeof DoneEvent>;
 export type ErrorEvent = z.infer<typeof ErrorEvent>;
 export type TerminalEvent = DoneEvent | ErrorEvent;

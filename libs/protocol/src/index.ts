@@ -89,9 +89,10 @@ export {
   ToolResultEvent,
   ToolProgressEvent,
   MessageChunkEvent,
+  AttemptStartedEvent,
   DoneEvent,
 } from './events.js';
-export { ToolProgressData } from './events.js';
+export { ToolProgressData, AttemptStartedData } from './events.js';
 export { ErrorEvent, ToolThinkingData, ToolStartData, ToolResultData, MessageChunkData } from './events.js';
 export { DoneData, ErrorData, ToolError, TokenUsage } from './events.js';
 export type { EventData, TerminalEvent, TerminalEventType } from './events.js';

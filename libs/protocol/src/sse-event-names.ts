@@ -11,6 +11,7 @@ export const SseEventName = {
   [EventType.TOOL_RESULT]: 'tool_result',
   [EventType.TOOL_PROGRESS]: 'tool_progress',
   [EventType.MESSAGE_CHUNK]: 'message_chunk',
+  [EventType.ATTEMPT_STARTED]: 'attempt_started',
   [EventType.DONE]: 'done',
   [EventType.ERROR]: 'task_error',
 } as const satisfies Record<EventType, string>;

@@ -28,6 +28,8 @@ function summary(event: TaskEvent): string {
         : `${event.data.tool} failed ${event.data.error.code} (${event.data.duration_ms} ms)`;
     case 'tool_progress':
       return clip(`${event.data.tool} ${progressOf(event.data)}`);
+    case 'attempt_started':
+      return `attempt ${event.attempt} resumes; text after seq ${event.data.drop_text_after_seq} is void`;
     case 'done':
       return clip(JSON.stringify(event.data.message));
     case 'error':
