@@ -1,0 +1,255 @@
+import type { TaskEvent } from '@agentmesh/protocol';
+import { describe, expect, it } from 'vitest';
+import { CheckName, judgeLedger, sideEffectKey, type LedgerInput } from './ledger-checks.js';
+import { appendedMessageText } from './message-text.js';
+
+const TRACE = 'a'.repeat(32);
+const OTHER = 'b'.repeat(32);
+const T0 = Date.parse('2026-01-01T00:00:00.000Z');
+
+type Body = Pick<TaskEvent, 'type' | 'data'> & { attempt?: number; at?: number };
+
+/** Stored events of one task, seq 1..n in order unless a test changes them. */
+function log(traceId: string, bodies: readonly Body[]): TaskEvent[] {
+  return bodies.map(
+    (body, i) =>
+      ({
+        trace_id: traceId,
+        seq: i + 1,
+        ts: new Date(body.at ?? T0 + i * 100).toISOString(),
+        attempt: body.attempt ?? 1,
+        type: body.type,
+        data: body.data,
+      }) as TaskEvent,
+  );
+}
+
+const toolStart = (attempt = 1): Body => ({
+  type: 'tool_start',
+  attempt,
+  data: { call_id: 'c1', tool: 'book', arguments: {} },
+});
+const toolResult = (attempt = 1): Body => ({
+  type: 'tool_result',
+  attempt,
+  data: { call_id: 'c1', tool: 'book', ok: true, result: {}, duration_ms: 1 },
+});
+const chunk = (delta: string, attempt = 1): Body => ({ type: 'message_chunk', attempt, data: { delta } });
+const done = (message: string, attempt = 1): Body => ({
+  type: 'done',
+  attempt,
+  data: {
+    message,
+    steps: 2,
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    duration_ms: 5,
+  },
+});
+const failed = (attempt = 1): Body => ({
+  type: 'error',
+  attempt,
+  data: { code: 'MAX_DELIVER_EXCEEDED', message: 'x', retryable: false },
+});
+const attemptStarted = (attempt: number, dropAfter: number): Body => ({
+  type: 'attempt_started',
+  attempt,
+  data: { drop_text_after_seq: dropAfter, resumed_steps: 1, resumed_tool_results: 1, rerun_call_ids: [] },
+});
+
+/** A clean run of one task: one tool call, called once, two chunks making the answer. */
+function cleanInput(overrides: Partial<LedgerInput> = {}): LedgerInput {
+  return {
+    accepted: [TRACE],
+    eventsByTrace: new Map([
+      [TRACE, log(TRACE, [toolStart(), toolResult(), chunk('It is '), chunk('sunny'), done('It is sunny')])],
+    ]),
+    malformedEvents: [],
+    toolCallsByKey: new Map([[sideEffectKey(TRACE, 'c1'), 1]]),
+    workQueueLeftovers: [],
+    ...overrides,
+  };
+}
+
+const failing = (input: LedgerInput): string[] =>
+  judgeLedger(input)
+    .checks.filter((check) => !check.passed)
+    .map((check) => check.name);
+
+describe('judgeLedger', () => {
+  it('when every task ran cleanly, every check passes and the tally counts one done task and one call', () => {
+    const verdict = judgeLedger(cleanInput());
+    expect(verdict.passed).toBe(true);
+    expect(verdict.tasks).toMatchObject({ accepted: 1, done: 1, error: 0, lost: 0, duplicatedTerminal: 0 });
+    expect(verdict.sideEffects).toEqual({
+      calls: 1,
+      keys: 1,
+      repeats: 0,
+      repeatsAfterResult: 0,
+      unlogged: 0,
+    });
+  });
+
+  it('when an accepted task has no terminal event, it is counted lost and only the loss check fails', () => {
+    const verdict = judgeLedger(
+      cleanInput({
+        accepted: [TRACE, OTHER],
+        eventsByTrace: new Map([...cleanInput().eventsByTrace, [OTHER, log(OTHER, [chunk('x')])]]),
+      }),
+    );
+    expect(verdict.tasks.lost).toBe(1);
+    expect(failing(cleanInput({ accepted: [TRACE, OTHER] }))).toEqual([CheckName.noTaskLost]);
+  });
+
+  it('when a task has two terminal events, it is counted as a duplicated terminal and the check fails', () => {
+    const events = log(TRACE, [
+      toolStart(),
+      toolResult(),
+      chunk('It is sunny'),
+      done('It is sunny'),
+      done('It is sunny', 2),
+    ]);
+    const verdict = judgeLedger(cleanInput({ eventsByTrace: new Map([[TRACE, events]]) }));
+    expect(verdict.tasks.duplicatedTerminal).toBe(1);
+    expect(failing(cleanInput({ eventsByTrace: new Map([[TRACE, events]]) }))).toEqual([
+      CheckName.oneTerminal,
+    ]);
+  });
+
+  it('when an event is stored after the terminal one, the one-terminal check fails', () => {
+    const events = log(TRACE, [
+      toolStart(),
+      toolResult(),
+      chunk('It is sunny'),
+      done('It is sunny'),
+      chunk('!'),
+    ]);
+    expect(failing(cleanInput({ eventsByTrace: new Map([[TRACE, events]]) }))).toContain(
+      CheckName.oneTerminal,
+    );
+  });
+
+  it('when seq skips a number or repeats one, the seq check fails', () => {
+    const gap = log(TRACE, [toolStart(), toolResult(), chunk('It is sunny'), done('It is sunny')]).map(
+      (event, i) => (i === 3 ? { ...event, seq: 5 } : event),
+    );
+    expect(failing(cleanInput({ eventsByTrace: new Map([[TRACE, gap]]) }))).toEqual([
+      CheckName.seqContiguous,
+    ]);
+    const repeat = log(TRACE, [toolStart(), toolResult(), chunk('It is sunny'), done('It is sunny')]).map(
+      (event, i) => (i === 2 ? { ...event, seq: 2 } : event),
+    );
+    expect(failing(cleanInput({ eventsByTrace: new Map([[TRACE, repeat]]) }))).toContain(
+      CheckName.seqContiguous,
+    );
+  });
+
+  it('when a call is started again after its result was written, it is a repeat after the result even if the API saw each start', () => {
+    const events = log(TRACE, [
+      toolStart(),
+      toolResult(),
+      toolStart(2),
+      toolResult(2),
+      chunk('It is sunny', 2),
+      done('It is sunny', 2),
+    ]);
+    const input = cleanInput({
+      eventsByTrace: new Map([[TRACE, events]]),
+      toolCallsByKey: new Map([[sideEffectKey(TRACE, 'c1'), 2]]),
+    });
+    const verdict = judgeLedger(input);
+    expect(verdict.sideEffects).toMatchObject({ calls: 2, repeats: 1, repeatsAfterResult: 1, unlogged: 0 });
+    expect(failing(input)).toEqual([CheckName.noRepeatAfterResult]);
+  });
+
+  it('when a call with a start but no result is run again, it is a repeat but not one after a recorded result', () => {
+    const events = log(TRACE, [
+      toolStart(),
+      toolStart(2),
+      toolResult(2),
+      chunk('It is sunny', 2),
+      done('It is sunny', 2),
+    ]);
+    const input = cleanInput({
+      eventsByTrace: new Map([[TRACE, events]]),
+      toolCallsByKey: new Map([[sideEffectKey(TRACE, 'c1'), 2]]),
+    });
+    expect(judgeLedger(input).sideEffects).toMatchObject({ repeats: 1, repeatsAfterResult: 0 });
+    expect(failing(input)).toEqual([]);
+  });
+
+  it('when the tool API saw more calls for a key than the log has tool_starts, the side effects are unlogged', () => {
+    const input = cleanInput({ toolCallsByKey: new Map([[sideEffectKey(TRACE, 'c1'), 3]]) });
+    expect(judgeLedger(input).sideEffects.unlogged).toBe(2);
+    expect(failing(input)).toEqual([CheckName.sideEffectsLogged]);
+  });
+
+  it('when a killed attempt streamed text and the next one streamed the whole answer again without attempt_started, the chunk check fails', () => {
+    const events = log(TRACE, [
+      toolStart(),
+      toolResult(),
+      chunk('It'),
+      chunk('It is sunny', 2),
+      done('It is sunny', 2),
+    ]);
+    expect(failing(cleanInput({ eventsByTrace: new Map([[TRACE, events]]) }))).toEqual([
+      CheckName.chunksEqualAnswer,
+    ]);
+  });
+
+  it('when the taking-over attempt writes attempt_started, the dead attempt’s text is dropped and the chunk check passes', () => {
+    // seq: 1 start, 2 result, 3 'It' (attempt 1), 4 attempt_started (drop after 2), 5 'It is sunny', 6 done.
+    const events = log(TRACE, [
+      toolStart(),
+      toolResult(),
+      chunk('It'),
+      attemptStarted(2, 2),
+      chunk('It is sunny', 2),
+      done('It is sunny', 2),
+    ]);
+    const verdict = judgeLedger(cleanInput({ eventsByTrace: new Map([[TRACE, events]]) }));
+    expect(verdict.passed).toBe(true);
+    expect(verdict.tasks.withAttemptStarted).toBe(1);
+  });
+
+  it('when a stored event is malformed, the parse check fails', () => {
+    expect(failing(cleanInput({ malformedEvents: ['mesh.events.acme.x#7: not JSON'] }))).toEqual([
+      CheckName.eventsParse,
+    ]);
+  });
+
+  it('when the work queue keeps a message of a finished task, it is explained; of an unfinished or unknown task, the check fails', () => {
+    const kept = { streamSeq: 9, subject: 'mesh.tasks.assembled.acme', traceId: TRACE };
+    expect(failing(cleanInput({ workQueueLeftovers: [kept] }))).toEqual([]);
+    expect(failing(cleanInput({ workQueueLeftovers: [{ ...kept, traceId: OTHER }] }))).toEqual([
+      CheckName.workQueueDrained,
+    ]);
+    expect(failing(cleanInput({ workQueueLeftovers: [{ ...kept, traceId: undefined }] }))).toEqual([
+      CheckName.workQueueDrained,
+    ]);
+  });
+
+  it('an error terminal counts as the task’s one terminal event, tallied by code', () => {
+    const events = log(TRACE, [toolStart(), toolResult(), failed(4)]);
+    const verdict = judgeLedger(cleanInput({ eventsByTrace: new Map([[TRACE, events]]) }));
+    expect(verdict.passed).toBe(true);
+    expect(verdict.tasks).toMatchObject({
+      done: 0,
+      error: 1,
+      errorsByCode: { MAX_DELIVER_EXCEEDED: 1 },
+      redelivered: 1,
+    });
+  });
+});
+
+describe('appendedMessageText', () => {
+  it('keeps text an earlier attempt wrote up to drop_text_after_seq and drops the rest of it', () => {
+    // seq 1 'A' (attempt 1), 2 'B' (attempt 1), 3 attempt_started keeps up to 1, 4 'b!' (attempt 2).
+    const events = log(TRACE, [chunk('A'), chunk('B'), attemptStarted(2, 1), chunk('b!', 2)]);
+    expect(appendedMessageText(events)).toBe('Ab!');
+  });
+
+  it('with drop_text_after_seq 0, drops all earlier text but keeps the new attempt’s', () => {
+    const events = log(TRACE, [chunk('A'), attemptStarted(2, 0), chunk('B', 2)]);
+    expect(appendedMessageText(events)).toBe('B');
+  });
+});

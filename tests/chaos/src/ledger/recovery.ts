@@ -1,0 +1,108 @@
+/**
+ * Recovery times, read from the event log (`ts` of each stored event) and the fault driver's record.
+ *
+ * Executor kills: the executors do not log which tasks they run, so the victims are found from the log.
+ * A task whose events move to a higher `attempt` was taken over; the attempt it left died between its
+ * last sign of life (its last event, or the submission when it wrote none) and the new attempt's first
+ * event. The first executor kill in that window is blamed, so the sample (kill → first event of the new
+ * attempt) is the longest the evidence allows. A takeover with no executor kill in its window is
+ * blamed on a NATS fault in it, or counted as unexplained.
+ *
+ * NATS faults: for every task running when a node was killed or paused (an event before, no terminal
+ * before), the time from the fault to its next event.
+ */
+import type { TaskEvent } from '@agentmesh/protocol';
+import { spread, type Spread } from './percentiles.js';
+
+export const ServiceKind = { gateway: 'gateway', assembler: 'assembler', executor: 'executor' } as const;
+export type ServiceKind = (typeof ServiceKind)[keyof typeof ServiceKind];
+
+export interface ServiceKill {
+  at: number;
+  kind: ServiceKind;
+  /** Which instance, e.g. `executor-2`. */
+  target: string;
+}
+
+export const NatsFaultKind = { kill: 'kill', pause: 'pause' } as const;
+export type NatsFaultKind = (typeof NatsFaultKind)[keyof typeof NatsFaultKind];
+
+export interface NatsFault {
+  at: number;
+  kind: NatsFaultKind;
+  node: string;
+  /** When the node was back (restarted or unpaused). */
+  restoredAt: number;
+}
+
+export interface RecoveryInput {
+  eventsByTrace: ReadonlyMap<string, readonly TaskEvent[]>;
+  /** When each task was first submitted (ms since the epoch). */
+  submittedAt: ReadonlyMap<string, number>;
+  kills: readonly ServiceKill[];
+  natsFaults: readonly NatsFault[];
+}
+
+export interface RecoveryReport {
+  /** Executor kill → first event of the attempt that took over, per task taken over. */
+  afterExecutorKill: Spread;
+  /** NATS node fault → next event, per task running at the fault. */
+  afterNatsFault: Spread;
+  /** Takeovers blamed on a NATS fault (no executor kill in their window). */
+  takeoversAfterNatsFault: number;
+  /** Takeovers with neither an executor kill nor a NATS fault in their window. */
+  unexplainedTakeovers: number;
+  /** The slowest executor-kill recoveries, for a person to look up. */
+  slowest: Array<{ traceId: string; target: string; ms: number }>;
+}
+
+const SLOWEST_LISTED = 5;
+
+export function recoveryTimes(input: RecoveryInput): RecoveryReport {
+  const executorKills = input.kills
+    .filter((kill) => kill.kind === ServiceKind.executor)
+    .sort((a, b) => a.at - b.at);
+  const samples: Array<{ traceId: string; target: string; ms: number }> = [];
+  let takeoversAfterNatsFault = 0;
+  let unexplainedTakeovers = 0;
+
+  for (const [traceId, events] of input.eventsByTrace) {
+    const timed = events.map((event) => ({ event, at: Date.parse(event.ts) }));
+    let highestAttempt = 0;
+    let lastSignOfLife = input.submittedAt.get(traceId);
+    for (const { event, at } of timed) {
+      if (event.attempt > highestAttempt) {
+        if (highestAttempt > 0 || event.attempt > 1) {
+          const since = lastSignOfLife ?? Number.NEGATIVE_INFINITY;
+          const kill = executorKills.find((candidate) => candidate.at > since && candidate.at < at);
+          if (kill) samples.push({ traceId, target: kill.target, ms: at - kill.at });
+          else if (input.natsFaults.some((fault) => fault.at > since && fault.at < at))
+            takeoversAfterNatsFault += 1;
+          else unexplainedTakeovers += 1;
+        }
+        highestAttempt = event.attempt;
+      }
+      if (event.attempt === highestAttempt) lastSignOfLife = at;
+    }
+  }
+
+  const afterNats: number[] = [];
+  for (const fault of input.natsFaults) {
+    for (const events of input.eventsByTrace.values()) {
+      const times = events.map((event) => ({ event, at: Date.parse(event.ts) }));
+      const before = times.filter(({ at }) => at <= fault.at);
+      if (before.length === 0) continue;
+      if (before.some(({ event }) => event.type === 'done' || event.type === 'error')) continue;
+      const next = times.find(({ at }) => at > fault.at);
+      if (next) afterNats.push(next.at - fault.at);
+    }
+  }
+
+  return {
+    afterExecutorKill: spread(samples.map((sample) => sample.ms)),
+    afterNatsFault: spread(afterNats),
+    takeoversAfterNatsFault,
+    unexplainedTakeovers,
+    slowest: [...samples].sort((a, b) => b.ms - a.ms).slice(0, SLOWEST_LISTED),
+  };
+}
