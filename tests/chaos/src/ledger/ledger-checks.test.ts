@@ -211,6 +211,13 @@ describe('judgeLedger', () => {
     expect(verdict.tasks.withAttemptStarted).toBe(1);
   });
 
+  it('when a done task’s answer is not the scripted one, the answer check fails', () => {
+    expect(failing(cleanInput({ expectedAnswers: new Map([[TRACE, 'It is sunny']]) }))).toEqual([]);
+    expect(failing(cleanInput({ expectedAnswers: new Map([[TRACE, 'It is raining']]) }))).toEqual([
+      CheckName.answerAsScripted,
+    ]);
+  });
+
   it('when a stored event is malformed, the parse check fails', () => {
     expect(failing(cleanInput({ malformedEvents: ['mesh.events.acme.x#7: not JSON'] }))).toEqual([
       CheckName.eventsParse,

@@ -31,6 +31,8 @@ export interface LedgerInput {
   toolCallsByKey: ReadonlyMap<string, number>;
   /** What remained in the work queue after the run settled. */
   workQueueLeftovers: readonly WorkQueueLeftover[];
+  /** The answer each task was scripted to give, when known: a done task must end with exactly it. */
+  expectedAnswers?: ReadonlyMap<string, string>;
 }
 
 export const CheckName = {
@@ -41,6 +43,7 @@ export const CheckName = {
   noRepeatAfterResult: 'no side effect re-run after its result was recorded',
   sideEffectsLogged: 'every side effect appears in the log',
   chunksEqualAnswer: 'appended chunks equal the final answer',
+  answerAsScripted: 'the final answer is the scripted one',
   workQueueDrained: 'work queue drained (leftovers explained)',
 } as const;
 export type CheckName = (typeof CheckName)[keyof typeof CheckName];
@@ -120,6 +123,7 @@ export function judgeLedger(input: LedgerInput): LedgerVerdict {
     noRepeatAfterResult: new Check(CheckName.noRepeatAfterResult),
     sideEffectsLogged: new Check(CheckName.sideEffectsLogged),
     chunksEqualAnswer: new Check(CheckName.chunksEqualAnswer),
+    answerAsScripted: new Check(CheckName.answerAsScripted),
     workQueueDrained: new Check(CheckName.workQueueDrained),
   };
   for (const malformed of input.malformedEvents) checks.eventsParse.fail(malformed);
@@ -201,6 +205,12 @@ export function judgeLedger(input: LedgerInput): LedgerVerdict {
       if (appended !== done.data.message) {
         checks.chunksEqualAnswer.fail(
           `${traceId}: appended ${JSON.stringify(clip(appended))} ≠ done ${JSON.stringify(clip(done.data.message))}`,
+        );
+      }
+      const expected = input.expectedAnswers?.get(traceId);
+      if (expected !== undefined && done.data.message !== expected) {
+        checks.answerAsScripted.fail(
+          `${traceId}: done ${JSON.stringify(clip(done.data.message))} ≠ scripted ${JSON.stringify(clip(expected))}`,
         );
       }
     }

@@ -1,0 +1,158 @@
+/**
+ * The mesh under test: a 3-node JetStream cluster (testcontainers), its streams and buckets provisioned
+ * with 3 replicas, and 2 gateways, 2 assemblers and 3 executors as real processes running the built
+ * services (`dist/index.js`, so restarts are quick), all connected to every node. Each process sits in a
+ * slot that can be killed with SIGKILL and started again with the same environment (a gateway on the
+ * same port).
+ */
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { provisionMeshResources } from '@agentmesh/bus';
+import {
+  findFreePort,
+  startNatsCluster,
+  startServiceProcess,
+  type NatsCluster,
+  type ServiceProcess,
+} from '@agentmesh/testkit';
+import { generateVaultKeyPair } from '@agentmesh/vault';
+import { jetstream } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import type { ServiceKind } from './ledger/recovery.js';
+
+export const CHAOS_ACCOUNT = 'acme';
+const READY_TIMEOUT_MS = 90_000;
+
+const serviceEntry = (name: string): string =>
+  fileURLToPath(new URL(`../../../services/${name}/dist/index.js`, import.meta.url));
+
+export class ServiceSlot {
+  #process: ServiceProcess | undefined;
+  #starting: Promise<void> | undefined;
+
+  constructor(
+    readonly name: string,
+    readonly kind: ServiceKind,
+    private readonly env: Record<string, string>,
+  ) {}
+
+  get up(): boolean {
+    const child = this.#process?.child;
+    return (
+      this.#starting === undefined &&
+      child !== undefined &&
+      child.exitCode === null &&
+      child.signalCode === null
+    );
+  }
+
+  get pid(): number | undefined {
+    return this.#process?.child.pid;
+  }
+
+  /** Starts the process and resolves once it logged that it is ready. */
+  start(): Promise<void> {
+    this.#starting ??= (async () => {
+      const service = await startServiceProcess({ entry: serviceEntry(this.kind), env: this.env });
+      this.#process = service;
+      await service.waitForLog((line) => line.msg === 'service ready', READY_TIMEOUT_MS);
+    })().finally(() => {
+      this.#starting = undefined;
+    });
+    return this.#starting;
+  }
+
+  /** SIGKILL; resolves when the process is gone. */
+  async kill(): Promise<void> {
+    await this.#process?.stop('SIGKILL');
+  }
+
+  async stop(): Promise<void> {
+    await this.#starting?.catch(() => undefined);
+    await this.#process?.stop('SIGTERM');
+  }
+}
+
+export interface ChaosMesh {
+  cluster: NatsCluster;
+  gatewayUrls: string[];
+  apiKey: string;
+  adminKey: string;
+  slots: ServiceSlot[];
+  stop(): Promise<void>;
+}
+
+export interface ChaosMeshOptions {
+  executorEnv: Record<string, string>;
+}
+
+export async function startChaosMesh(options: ChaosMeshOptions): Promise<ChaosMesh> {
+  const cluster = await startNatsCluster(3, { name: 'chaos' });
+  const slots: ServiceSlot[] = [];
+  try {
+    const nc = await connect({ servers: cluster.urls });
+    await provisionMeshResources(jetstream(nc), { replicas: 3 });
+    await nc.close();
+
+    const vaultKeys = generateVaultKeyPair('k1');
+    const apiKey = `am_chaos_${randomBytes(12).toString('hex')}`;
+    const adminKey = `am_admin_${randomBytes(12).toString('hex')}`;
+    const common = { NATS_URL: cluster.urls.join(','), NATS_REPLICAS: '3', LOG_LEVEL: 'info' };
+    const credentialKeys = {
+      CREDENTIALS_MASTER_KEY: randomBytes(32).toString('base64'),
+      CREDENTIALS_MASTER_KEY_ID: 'm1',
+    };
+    const sealKeys = { VAULT_KEY_ID: vaultKeys.kid, VAULT_PUBLIC_KEY: vaultKeys.publicKey };
+    const gatewayPorts = [await findFreePort(), await findFreePort()];
+
+    gatewayPorts.forEach((port, i) =>
+      slots.push(
+        new ServiceSlot(`gateway-${i + 1}`, 'gateway', {
+          ...common,
+          ...credentialKeys,
+          ...sealKeys,
+          HTTP_HOST: '127.0.0.1',
+          HTTP_PORT: String(port),
+          API_KEYS: `${apiKey}=${CHAOS_ACCOUNT}`,
+          ADMIN_API_KEYS: adminKey,
+          // 20 clients of one account and key: the limits are not what this run measures.
+          MAX_RUNNING_TASKS_PER_ACCOUNT: '0',
+          MAX_RUNNING_TASKS_PER_API_KEY: '0',
+        }),
+      ),
+    );
+    for (let i = 0; i < 2; i++) {
+      slots.push(
+        new ServiceSlot(`assembler-${i + 1}`, 'assembler', { ...common, ...credentialKeys, ...sealKeys }),
+      );
+    }
+    for (let i = 0; i < 3; i++) {
+      slots.push(
+        new ServiceSlot(`executor-${i + 1}`, 'executor', {
+          ...common,
+          EXECUTOR_ID: `executor-${i + 1}`,
+          VAULT_PRIVATE_KEYS: `${vaultKeys.kid}:${vaultKeys.privateKey}`,
+          OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost',
+          MODEL_ALLOW_HOSTS: '127.0.0.1',
+          ...options.executorEnv,
+        }),
+      );
+    }
+    await Promise.all(slots.map((slot) => slot.start()));
+    return {
+      cluster,
+      gatewayUrls: gatewayPorts.map((port) => `http://127.0.0.1:${port}`),
+      apiKey,
+      adminKey,
+      slots,
+      async stop() {
+        await Promise.allSettled(slots.map((slot) => slot.stop()));
+        await cluster.stop();
+      },
+    };
+  } catch (error) {
+    await Promise.allSettled(slots.map((slot) => slot.stop()));
+    await cluster.stop();
+    throw error;
+  }
+}

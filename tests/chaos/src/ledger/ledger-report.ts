@@ -1,0 +1,86 @@
+/** The ledger of a chaos run as a table for people (stdout) and as JSON (`.chaos/`). */
+import type { LedgerVerdict } from './ledger-checks.js';
+import type { RecoveryReport } from './recovery.js';
+
+export interface LedgerRun {
+  profile: string;
+  seed: number;
+  startedAt: string;
+  durationS: number;
+  natsServer: string;
+  /** Submissions given up after retries (never accepted), and why (first few). */
+  refused: number;
+  refusals: string[];
+  killsByKind: Record<string, number>;
+  natsFaultsByKind: Record<string, number>;
+  restartFailures: string[];
+  /** Work-queue messages of finished tasks that stayed after their ack, deleted after the run. */
+  leftoversCleaned: number;
+  /** Seconds from the end of the faults until the last accepted task ended (or the bound ran out). */
+  settleS: number;
+}
+
+const ms = (value: number | null): string => (value === null ? '–' : `${(value / 1000).toFixed(1)} s`);
+
+export function renderLedger(run: LedgerRun, verdict: LedgerVerdict, recovery: RecoveryReport): string {
+  const { tasks, sideEffects } = verdict;
+  const kills = Object.entries(run.killsByKind)
+    .map(([kind, count]) => `${count} ${kind}`)
+    .join(', ');
+  const natsFaults = Object.entries(run.natsFaultsByKind)
+    .map(([kind, count]) => `${count} ${kind}`)
+    .join(', ');
+  const errors = Object.entries(tasks.errorsByCode)
+    .map(([code, count]) => `${code} ×${count}`)
+    .join(', ');
+  const rows: Array<[string, string]> = [
+    ['tasks accepted', String(tasks.accepted)],
+    ['  done', String(tasks.done)],
+    ['  error', `${tasks.error}${errors ? ` (${errors})` : ''}`],
+    ['  lost', String(tasks.lost)],
+    ['  duplicated terminal', String(tasks.duplicatedTerminal)],
+    ['  redelivered / with attempt_started', `${tasks.redelivered} / ${tasks.withAttemptStarted}`],
+    ['submissions refused', String(run.refused)],
+    ['side effects (tool API calls)', `${sideEffects.calls} for ${sideEffects.keys} keys`],
+    ['  repeats (any)', String(sideEffects.repeats)],
+    ['  repeats after a recorded result', String(sideEffects.repeatsAfterResult)],
+    ['  not in the log', String(sideEffects.unlogged)],
+    ['service kills', kills || '0'],
+    ['NATS node faults', natsFaults || '0'],
+    [
+      'recovery after executor kill',
+      `p50 ${ms(recovery.afterExecutorKill.p50_ms)}, p99 ${ms(recovery.afterExecutorKill.p99_ms)}, max ${ms(recovery.afterExecutorKill.max_ms)} (${recovery.afterExecutorKill.count} tasks)`,
+    ],
+    [
+      'recovery after NATS fault',
+      `p50 ${ms(recovery.afterNatsFault.p50_ms)}, p99 ${ms(recovery.afterNatsFault.p99_ms)}, max ${ms(recovery.afterNatsFault.max_ms)} (${recovery.afterNatsFault.count} tasks)`,
+    ],
+    [
+      'takeovers after NATS fault / unexplained',
+      `${recovery.takeoversAfterNatsFault} / ${recovery.unexplainedTakeovers}`,
+    ],
+    ['work-queue leftovers (cleaned)', `${verdict.workQueueLeftovers} (${run.leftoversCleaned})`],
+    ['settled after the faults', `${run.settleS.toFixed(1)} s`],
+  ];
+  const width = Math.max(...rows.map(([label]) => label.length));
+  const lines = [
+    `chaos ledger — profile ${run.profile}, seed ${run.seed}, nats-server ${run.natsServer}, ${run.durationS.toFixed(0)} s`,
+    '',
+    ...rows.map(([label, value]) => `${label.padEnd(width)}  ${value}`),
+    '',
+    'checks:',
+    ...verdict.checks.flatMap((check) => [
+      `  ${check.passed ? 'PASS' : 'FAIL'}  ${check.name}${check.passed ? '' : ` (${check.violations})`}`,
+      ...check.examples.map((example) => `          ${example}`),
+    ]),
+  ];
+  if (recovery.slowest.length > 0) {
+    lines.push('', 'slowest executor-kill recoveries:');
+    for (const slow of recovery.slowest) lines.push(`  ${ms(slow.ms)}  ${slow.traceId} (${slow.target})`);
+  }
+  if (run.restartFailures.length > 0)
+    lines.push('', 'restarts that failed:', ...run.restartFailures.map((r) => `  ${r}`));
+  if (run.refusals.length > 0) lines.push('', 'refused submissions:', ...run.refusals.map((r) => `  ${r}`));
+  lines.push('', verdict.passed ? 'LEDGER: PASS' : 'LEDGER: FAIL');
+  return lines.join('\n');
+}
