@@ -55,7 +55,13 @@ export class ServiceSlot {
     this.#starting ??= (async () => {
       const service = await startServiceProcess({ entry: serviceEntry(this.kind), env: this.env });
       this.#process = service;
-      await service.waitForLog((line) => line.msg === 'service ready', READY_TIMEOUT_MS);
+      try {
+        await service.waitForLog((line) => line.msg === 'service ready', READY_TIMEOUT_MS);
+      } catch (error) {
+        // Its own last words say why (stderr is usually empty: services log JSON to stdout).
+        const last = service.logs.slice(-3).map((line) => JSON.stringify(line).slice(0, 400));
+        throw new Error(`${this.name} did not start: ${last.join(' | ') || String(error)}`, { cause: error });
+      }
     })().finally(() => {
       this.#starting = undefined;
     });

@@ -24,9 +24,13 @@ export interface FaultPlan {
 export interface FaultRecord {
   kills: ServiceKill[];
   natsFaults: NatsFault[];
-  /** Restarts that failed (the slot stays down), with the reason. */
+  /** Starts of a killed service that failed (each tried again), with the service's last words. */
   restartFailures: string[];
+  /** Services that did not come back after every retry. */
+  leftDown: string[];
 }
+
+const MAX_RESTART_ATTEMPTS = 10;
 
 /** How often each kind is picked, when an instance of it may be killed. */
 const KIND_WEIGHTS: ReadonlyArray<[ServiceKind, number]> = [
@@ -54,7 +58,7 @@ export async function driveFaults(
   say: (line: string) => void,
 ): Promise<FaultRecord> {
   const random = seededRandom(plan.seed);
-  const record: FaultRecord = { kills: [], natsFaults: [], restartFailures: [] };
+  const record: FaultRecord = { kills: [], natsFaults: [], restartFailures: [], leftDown: [] };
   const restarts: Array<Promise<void>> = [];
 
   const pickVictim = (): ServiceSlot | undefined => {
@@ -75,6 +79,28 @@ export async function driveFaults(
     return undefined;
   };
 
+  /**
+   * Starts a killed service again. A start that fails (e.g. while a NATS node is down) is recorded and
+   * tried again, so the run keeps its capacity; the failures are part of the ledger.
+   */
+  const restart = async (victim: ServiceSlot): Promise<void> => {
+    await sleep(plan.restartDelayMs);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await victim.start();
+        return;
+      } catch (error) {
+        record.restartFailures.push(error instanceof Error ? error.message : String(error));
+        say(`restart of ${victim.name} failed (attempt ${attempt}); trying again`);
+        if (attempt >= MAX_RESTART_ATTEMPTS) {
+          record.leftDown.push(victim.name);
+          return;
+        }
+        await sleep(1_000 * attempt);
+      }
+    }
+  };
+
   const serviceLane = async (): Promise<void> => {
     while (record.kills.length < plan.kills) {
       await sleep(plan.killIntervalMs);
@@ -84,15 +110,7 @@ export async function driveFaults(
       await victim.kill();
       record.kills.push({ at, kind: victim.kind, target: victim.name });
       say(`kill ${record.kills.length}/${plan.kills}: ${victim.name}`);
-      restarts.push(
-        sleep(plan.restartDelayMs)
-          .then(() => victim.start())
-          .catch((error: unknown) => {
-            record.restartFailures.push(
-              `${victim.name}: ${error instanceof Error ? error.message : String(error)}`,
-            );
-          }),
-      );
+      restarts.push(restart(victim));
     }
   };
 

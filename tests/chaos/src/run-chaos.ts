@@ -190,10 +190,14 @@ try {
     killsByKind: count(record.kills.map((kill) => kill.kind)),
     natsFaultsByKind: count(record.natsFaults.map((fault) => fault.kind)),
     restartFailures: record.restartFailures,
+    runFailures: [
+      ...(refusedTasks.length > 0 ? [`${refusedTasks.length} submissions were never accepted`] : []),
+      ...record.leftDown.map((name) => `${name} did not come back after its kill`),
+    ],
     leftoversCleaned,
     settleS,
   };
-  const passed = verdict.passed && run.refused === 0 && run.restartFailures.length === 0;
+  const passed = verdict.passed && run.runFailures.length === 0;
   const table = renderLedger(run, verdict, recovery);
   console.log(table);
   if (verdict.passed && !passed)
@@ -219,6 +223,11 @@ try {
   const file = `${out}ledger-${options.profile}-${new Date(started).toISOString().replaceAll(':', '-')}.json`;
   writeFileSync(file, json);
   writeFileSync(`${out}ledger-${options.profile}-latest.json`, json);
+  // Every stored event, for looking into a failed check (a few MB for the full run).
+  writeFileSync(
+    `${out}events-${options.profile}-latest.json`,
+    JSON.stringify({ tasks, events: Object.fromEntries(stored.eventsByTrace) }),
+  );
   console.log(`\nwritten to ${file}`);
   process.exitCode = passed ? 0 : 1;
 } finally {

@@ -204,7 +204,7 @@ export function judgeLedger(input: LedgerInput): LedgerVerdict {
       const appended = appendedMessageText(events);
       if (appended !== done.data.message) {
         checks.chunksEqualAnswer.fail(
-          `${traceId}: appended ${JSON.stringify(clip(appended))} ≠ done ${JSON.stringify(clip(done.data.message))}`,
+          `${traceId}: appended ${difference(appended, done.data.message)} (done.message)`,
         );
       }
       const expected = input.expectedAnswers?.get(traceId);
@@ -245,6 +245,14 @@ export function judgeLedger(input: LedgerInput): LedgerVerdict {
     checks: results,
     passed: results.every((check) => check.passed),
   };
+}
+
+/** Where two texts part, with a little context: `"…bTask 24…" ≠ "…booked…" at char 12`. */
+function difference(actual: string, expected: string): string {
+  let at = 0;
+  while (at < actual.length && at < expected.length && actual[at] === expected[at]) at += 1;
+  const around = (text: string): string => JSON.stringify(`…${text.slice(Math.max(0, at - 8), at + 16)}…`);
+  return `${actual.length} chars ≠ ${expected.length}, first differing at char ${at}: ${around(actual)} vs ${around(expected)}`;
 }
 
 function clip(text: string): string {

@@ -14,6 +14,8 @@ export interface LedgerRun {
   killsByKind: Record<string, number>;
   natsFaultsByKind: Record<string, number>;
   restartFailures: string[];
+  /** Why the run fails although every check of the log passed (refused submissions, services left down). */
+  runFailures: string[];
   /** Work-queue messages of finished tasks that stayed after their ack, deleted after the run. */
   leftoversCleaned: number;
   /** Seconds from the end of the faults until the last accepted task ended (or the bound ran out). */
@@ -60,6 +62,7 @@ export function renderLedger(run: LedgerRun, verdict: LedgerVerdict, recovery: R
       `${recovery.takeoversAfterNatsFault} / ${recovery.unexplainedTakeovers}`,
     ],
     ['work-queue leftovers (cleaned)', `${verdict.workQueueLeftovers} (${run.leftoversCleaned})`],
+    ['failed starts of killed services', String(run.restartFailures.length)],
     ['settled after the faults', `${run.settleS.toFixed(1)} s`],
   ];
   const width = Math.max(...rows.map(([label]) => label.length));
@@ -78,9 +81,20 @@ export function renderLedger(run: LedgerRun, verdict: LedgerVerdict, recovery: R
     lines.push('', 'slowest executor-kill recoveries:');
     for (const slow of recovery.slowest) lines.push(`  ${ms(slow.ms)}  ${slow.traceId} (${slow.target})`);
   }
-  if (run.restartFailures.length > 0)
-    lines.push('', 'restarts that failed:', ...run.restartFailures.map((r) => `  ${r}`));
+  if (run.restartFailures.length > 0) {
+    // The service's last log line, cut: the message says why, the stack would fill the screen.
+    lines.push(
+      '',
+      `failed starts of killed services (each retried; first ${Math.min(5, run.restartFailures.length)}):`,
+    );
+    lines.push(
+      ...run.restartFailures
+        .slice(0, 5)
+        .map((failure) => `  ${failure.replace(/"stack":"[^"]*",?/g, '').slice(0, 300)}`),
+    );
+  }
   if (run.refusals.length > 0) lines.push('', 'refused submissions:', ...run.refusals.map((r) => `  ${r}`));
-  lines.push('', verdict.passed ? 'LEDGER: PASS' : 'LEDGER: FAIL');
+  for (const failure of run.runFailures) lines.push('', `run failure: ${failure}`);
+  lines.push('', verdict.passed && run.runFailures.length === 0 ? 'LEDGER: PASS' : 'LEDGER: FAIL');
   return lines.join('\n');
 }
