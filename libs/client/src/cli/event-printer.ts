@@ -91,8 +91,9 @@ export class EventPrinter {
     // the new attempt continues. Erasing it instead would need the terminal's width and the text's
     // display width; a restated answer is right on every terminal and in a log.
     this.endLine();
+    const characters = [...voidedAnswer].length;
     this.streams.stderr.write(
-      `${resumed}; the last ${voidedAnswer.length} character${voidedAnswer.length === 1 ? '' : 's'} above are void, the answer restarts:\n`,
+      `${resumed}; the last ${characters} character${characters === 1 ? '' : 's'} above are void, the answer restarts:\n`,
     );
     this.answerText(this.transcript.answer);
   }
