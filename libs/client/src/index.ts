@@ -10,4 +10,7 @@ export type { ToolImportOptions, ApiKeyRegistration } from './management-client.
 export type { GatewayHttpOptions } from './gateway-http.js';
 export { DEFAULT_RECONNECT_POLICY, DEFAULT_IDLE_TIMEOUT_MS } from './task-event-stream.js';
 export type { ReconnectPolicy, FollowEventsOptions } from './task-event-stream.js';
+// The fold of a task's text with attempt_started applied, for callers that show or keep the answer.
+export { TaskTranscript } from '@agentmesh/protocol';
+export type { VoidedText } from '@agentmesh/protocol';
 export { MeshClientError, MeshApiError, MeshUnreachableError, MeshProtocolError } from './errors.js';

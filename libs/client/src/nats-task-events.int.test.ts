@@ -1,5 +1,5 @@
 import { ensureMeshStreams, TaskEventWriter } from '@agentmesh/bus';
-import { Streams, taskEventsSubject, type TaskEvent } from '@agentmesh/protocol';
+import { Streams, taskEventsSubject, TaskTranscript, type TaskEvent } from '@agentmesh/protocol';
 import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -56,6 +56,35 @@ async function consumersOnEvents(): Promise<number> {
 }
 
 describe('following a task over NATS (JetStream ordered consumer)', () => {
+  it('a task a second attempt resumed mid-answer yields its attempt_started in order, and the transcript of what was followed is the final answer', async () => {
+    const traceId = nextTrace();
+    const followed = collect(followTaskEventsOverNats(nc, { accountId: ACCOUNT, traceId }));
+    const first = await TaskEventWriter.open(js, jsm, { accountId: ACCOUNT, traceId, attempt: 1 });
+    await first.emit('message_chunk', { delta: 'ByteDance was ' });
+    await first.emit('message_chunk', { delta: 'foun' });
+    const second = await TaskEventWriter.open(js, jsm, { accountId: ACCOUNT, traceId, attempt: 2 });
+    await second.emit('attempt_started', {
+      drop_text_after_seq: 1,
+      resumed_steps: 0,
+      resumed_tool_results: 0,
+      rerun_call_ids: [],
+    });
+    await second.emit('message_chunk', { delta: 'founded in 2012.' });
+    await second.emit('done', done);
+
+    const events = await followed;
+    expect(events.map((event) => [event.seq, event.attempt, event.type])).toEqual([
+      [1, 1, 'message_chunk'],
+      [2, 1, 'message_chunk'],
+      [3, 2, 'attempt_started'],
+      [4, 2, 'message_chunk'],
+      [5, 2, 'done'],
+    ]);
+    const transcript = new TaskTranscript();
+    for (const event of events) transcript.add(event);
+    expect(transcript.answer).toBe(done.message);
+  });
+
   it('a task that finished before the follower attached still yields every event, in order, once, and the follow ends', async () => {
     const traceId = nextTrace();
     const written = await runTask(traceId);

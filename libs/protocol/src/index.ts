@@ -97,6 +97,8 @@ export { ErrorEvent, ToolThinkingData, ToolStartData, ToolResultData, MessageChu
 export { DoneData, ErrorData, ToolError, TokenUsage } from './events.js';
 export type { EventData, TerminalEvent, TerminalEventType } from './events.js';
 export { isSseEventNameOf, SseEventName, sseEventName } from './sse-event-names.js';
+export { TaskTranscript } from './task-transcript.js';
+export type { VoidedText } from './task-transcript.js';
 
 export {
   TaskStatus,

@@ -2,7 +2,10 @@
 // Following one task in the console: its events over EventSource (with a stream token, since
 // EventSource cannot send the API key), rendered as the streaming answer, the tool calls (arguments,
 // result, duration) and a timeline. The mesh's error event arrives as `task_error`: EventSource fires its
-// own `error` for connection trouble.
+// own `error` for connection trouble. A resumed attempt's `attempt_started` cuts the answer back to the
+// text that stands (answer-text.js).
+
+import { AnswerText } from './answer-text.js';
 
 /** SSE names of the gateway's events (services/gateway/README.md, "Event names"). */
 export const EVENT_NAMES = [
@@ -11,6 +14,7 @@ export const EVENT_NAMES = [
   'tool_result',
   'tool_progress',
   'message_chunk',
+  'attempt_started',
   'done',
   'task_error',
 ];
@@ -43,6 +47,7 @@ export class TaskView {
     this.lastSeq = 0;
     this.started = undefined;
     this.calls = new Map();
+    this.answerText = new AnswerText();
     this.finished = false;
     this.streamToken = streamToken;
     this.renewals = 0;
@@ -121,7 +126,12 @@ export class TaskView {
     this.timeline(event, at - this.started);
     switch (event.type) {
       case 'message_chunk':
+        this.answerText.add(event);
         this.byId('answer').append(event.data.delta);
+        break;
+      case 'attempt_started':
+        // The dead attempt's text after drop_text_after_seq is on screen; the new attempt sends it again.
+        if (this.answerText.add(event)) this.byId('answer').textContent = this.answerText.text;
         break;
       case 'tool_start':
         this.toolStart(event.data);
@@ -161,7 +171,9 @@ export class TaskView {
           ? ` (${event.data.delta.length} chars)`
           : event.type === 'error'
             ? ` ${event.data.code}`
-            : '';
+            : event.type === 'attempt_started'
+              ? ` attempt ${event.attempt} resumed; text after #${event.data.drop_text_after_seq} restarts`
+              : '';
     const item = element('li', `+${offsetMs} ms  #${event.seq} ${event.type}${detail}`);
     this.byId('timeline').append(item);
   }

@@ -71,6 +71,30 @@ async function runTask(traceId: string, events: [EventType, unknown][]): Promise
   for (const [type, data] of events) await writer.emit(type as never, data as never);
 }
 
+/**
+ * Plays executors dying and resuming: each event is written by the attempt it names, the new attempt
+ * with a writer of its own, as a redelivery's executor would.
+ */
+async function runAttempts(traceId: string, events: [number, EventType, unknown][]): Promise<void> {
+  await queuedTask(traceId);
+  let writer: TaskEventWriter | undefined;
+  let writing = 0;
+  for (const [attempt, type, data] of events) {
+    if (attempt !== writing) {
+      writer = await TaskEventWriter.open(js, jsm, { accountId: ACCOUNT, traceId, attempt });
+      writing = attempt;
+    }
+    await writer!.emit(type as never, data as never);
+  }
+}
+
+const resumedAfter = (dropTextAfterSeq: number) => ({
+  drop_text_after_seq: dropTextAfterSeq,
+  resumed_steps: 1,
+  resumed_tool_results: 1,
+  rerun_call_ids: [],
+});
+
 const completions = (body: unknown, headers: Record<string, string> = bearer(ACME_KEY)) =>
   call(gw.url, 'POST', '/v1/chat/completions', { body, headers });
 
@@ -241,6 +265,93 @@ describe('POST /v1/chat/completions', () => {
       expect.objectContaining({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }),
       expect.objectContaining({ ...identity, choices: [], usage }),
     ]);
+  });
+
+  it('non-streamed, after an executor died mid-answer and a new attempt resumed: content is done.message and the reasoning has no voided thought', async () => {
+    const traceId = newTraceId();
+    const answered = completions({
+      model: 'helper',
+      messages: [{ role: 'user', content: 'x' }],
+      trace_id: traceId,
+    });
+    await runAttempts(traceId, [
+      [1, 'tool_start', { call_id: 'c1', tool: 'lookup', arguments: { q: 'x' } }],
+      [1, 'tool_result', { call_id: 'c1', tool: 'lookup', ok: true, result: 1, duration_ms: 3 }],
+      [1, 'tool_thinking', { delta: 'half a thought' }],
+      [1, 'message_chunk', { delta: 'The ans' }],
+      [2, 'attempt_started', resumedAfter(2)],
+      [2, 'tool_thinking', { delta: 'the thought' }],
+      [2, 'message_chunk', { delta: 'The answer.' }],
+      [2, 'done', done],
+    ]);
+    const res = await answered;
+
+    expect(res.status).toBe(200);
+    expect(res.body.choices[0].message).toEqual({
+      role: 'assistant',
+      content: done.message,
+      refusal: null,
+      reasoning_content: 'the thought',
+    });
+  });
+
+  it('streamed, after a resumption: text the new attempt repeats is not sent twice, and text it changes is retracted by an agentmesh chunk', async () => {
+    const streamed = async (events: [number, EventType, unknown][]) => {
+      const traceId = newTraceId();
+      const answered = completions({
+        model: 'helper',
+        messages: [{ role: 'user', content: 'x' }],
+        trace_id: traceId,
+        stream: true,
+      });
+      await runAttempts(traceId, events);
+      const res = await answered;
+      expect(res.status).toBe(200);
+      const chunks = dataLines(res.text)
+        .slice(0, -1)
+        .map(
+          (line) =>
+            JSON.parse(line) as {
+              choices: { delta: { content?: string } }[];
+              agentmesh?: { event?: string; content_chars?: number };
+            },
+        );
+      // What a plain OpenAI client shows, and what one applying the `retract` extension shows.
+      const plain = chunks.map((each) => each.choices[0]?.delta.content ?? '').join('');
+      let applied = '';
+      for (const each of chunks) {
+        const retract = each.agentmesh?.event === 'retract' ? each.agentmesh.content_chars : undefined;
+        if (retract !== undefined) applied = [...applied].slice(0, -retract).join('');
+        applied += each.choices[0]?.delta.content ?? '';
+      }
+      return { plain, applied, chunks };
+    };
+    const repeated = await streamed([
+      [1, 'message_chunk', { delta: 'Let me look. ' }],
+      [1, 'message_chunk', { delta: 'The ans' }],
+      [2, 'attempt_started', resumedAfter(1)],
+      [2, 'message_chunk', { delta: 'The ' }],
+      [2, 'message_chunk', { delta: 'answer.' }],
+      [2, 'done', { ...done, message: 'The answer.' }],
+    ]);
+    expect(repeated.plain).toBe('Let me look. The answer.');
+    expect(repeated.chunks).toContainEqual(
+      expect.objectContaining({
+        agentmesh: expect.objectContaining({ event: 'attempt_started', attempt: 2 }),
+      }),
+    );
+
+    const changed = await streamed([
+      [1, 'message_chunk', { delta: 'Let me look. ' }],
+      [1, 'message_chunk', { delta: 'The ans' }],
+      [2, 'attempt_started', resumedAfter(1)],
+      [2, 'message_chunk', { delta: 'The reply.' }],
+      [2, 'done', { ...done, message: 'The reply.' }],
+    ]);
+    expect(changed.applied).toBe('Let me look. The reply.');
+    expect(changed.chunks).toContainEqual(
+      expect.objectContaining({ agentmesh: { event: 'retract', content_chars: 'ans'.length } }),
+    );
   });
 
   it('streamed: an error event mid-stream is one error chunk in OpenAI shape, and the stream ends without [DONE]', async () => {

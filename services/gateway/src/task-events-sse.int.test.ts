@@ -1,4 +1,10 @@
-import { sseEventName, Streams, taskEventsSubject, type TaskEvent } from '@agentmesh/protocol';
+import {
+  sseEventName,
+  Streams,
+  taskEventsSubject,
+  TaskTranscript,
+  type TaskEvent,
+} from '@agentmesh/protocol';
 import { TaskEventWriter } from '@agentmesh/bus';
 import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
@@ -156,6 +162,55 @@ describe('task events over SSE', () => {
     );
     const ids = [...seen, ...(await remainingEvents(rest))].map((event) => event!.id);
     expect(ids).toEqual(['1', '2', '3', '4']);
+  });
+
+  it('a resumed attempt’s attempt_started reaches a live stream, a replay and a Last-Event-ID resume as `attempt_started`, and folding it makes the answer the final one', async () => {
+    const traceId = await submitTask();
+    const live = await openSse(`${gw.url}/v1/tasks/${traceId}/events`, bearer(ACME_KEY));
+    const first = await writer(traceId);
+    await first.emit('message_chunk', { delta: 'Byte' });
+    await first.emit('message_chunk', { delta: 'Dan' });
+    // The first attempt's executor dies; JetStream redelivers the task to a second attempt, which
+    // voids the text after seq 1 and streams it again.
+    const second = await TaskEventWriter.open(js, jsm, { accountId: 'acme', traceId, attempt: 2 });
+    await second.emit('attempt_started', {
+      drop_text_after_seq: 1,
+      resumed_steps: 0,
+      resumed_tool_results: 0,
+      rerun_call_ids: [],
+    });
+    await second.emit('message_chunk', { delta: 'Dance' });
+    await second.emit('done', done);
+
+    const fold = (frames: Extract<SseFrame, { kind: 'event' }>[]): string => {
+      const transcript = new TaskTranscript();
+      for (const frame of frames) transcript.add(JSON.parse(frame.data) as TaskEvent);
+      return transcript.answer;
+    };
+    const liveFrames = await remainingEvents(live);
+    expect(liveFrames.map((frame) => [frame.id, frame.event])).toEqual([
+      ['1', 'message_chunk'],
+      ['2', 'message_chunk'],
+      ['3', 'attempt_started'],
+      ['4', 'message_chunk'],
+      ['5', 'done'],
+    ]);
+    expect(JSON.parse(liveFrames[2]!.data)).toMatchObject({
+      type: 'attempt_started',
+      attempt: 2,
+      data: { drop_text_after_seq: 1 },
+    });
+    expect(fold(liveFrames)).toBe(done.message);
+
+    const replay = await remainingEvents(
+      await openSse(`${gw.url}/v1/tasks/${traceId}/events`, bearer(ACME_KEY)),
+    );
+    expect(replay.map((frame) => frame.data)).toEqual(liveFrames.map((frame) => frame.data));
+    const resumed = await remainingEvents(
+      await openSse(`${gw.url}/v1/tasks/${traceId}/events`, { ...bearer(ACME_KEY), 'last-event-id': '2' }),
+    );
+    expect(resumed.map((frame) => frame.event)).toEqual(['attempt_started', 'message_chunk', 'done']);
+    expect(fold([...liveFrames.slice(0, 2), ...resumed])).toBe(done.message);
   });
 
   it("another account's task, an unknown task and a malformed Last-Event-ID are refused with the error body", async () => {

@@ -2,18 +2,22 @@
  * The web console in a real browser (Debian's chromium, headless, driven by playwright-core) against a
  * real mesh: gateway, assembler and executor as processes on NATS, a scripted model that calls a tool
  * whose upstream is a recording API. The console runs a task and shows its answer and tool call, then
- * replays it from the recent-tasks list. Screenshots land in tests/mesh/.artifacts/.
+ * replays it from the recent-tasks list, and cuts a dead attempt's text back when a resumed attempt takes
+ * over. Screenshots land in tests/mesh/.artifacts/.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { TaskEventWriter } from '@agentmesh/bus';
 import {
   startRecordingApi,
   startScriptedModel,
   type RecordingApi,
   type ScriptedModel,
 } from '@agentmesh/testkit';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admin } from './mesh-client.js';
@@ -48,6 +52,10 @@ let mesh: Mesh;
 let model: ScriptedModel;
 /** A model that wants a key the agent does not send: its tasks end with an error event. */
 let lockedModel: ScriptedModel;
+/** A model that never answers: its task's first attempt hangs, and the test writes what attempts say. */
+let stalledModel: ScriptedModel;
+/** Resolves when the stalled model got its first request (a hanging request is recorded only once answered). */
+let stalledModelAsked: Promise<void>;
 let api: RecordingApi;
 let context: BrowserContext;
 let page: Page;
@@ -73,6 +81,14 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
           : { toolCalls: [{ name: 'search_company_basic', arguments: { keyword: 'ByteDance' } }] },
     });
     lockedModel = await startScriptedModel({ apiKey: 'not-given-to-the-agent', script: [] });
+    let asked!: () => void;
+    stalledModelAsked = new Promise((resolve) => (asked = resolve));
+    stalledModel = await startScriptedModel({
+      respond: () => {
+        asked();
+        return new Promise<undefined>(() => undefined);
+      },
+    });
     mesh = await startMesh();
     for (const name of ['QCC_KEY', 'QCC_SECRET']) {
       await admin(mesh, 'PUT', `/accounts/${MESH_ACCOUNT}/users/console/credentials/${name}`, {
@@ -93,6 +109,10 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
     await admin(mesh, 'PUT', `/agents/locked_agent`, {
       workflow_id: 'locked_agent',
       model: { model_name: 'scripted', base_url: lockedModel.baseUrl },
+    });
+    await admin(mesh, 'PUT', `/agents/stalled_agent`, {
+      workflow_id: 'stalled_agent',
+      model: { model_name: 'scripted', base_url: stalledModel.baseUrl },
     });
 
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -132,6 +152,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
     await mesh?.stop();
     await model?.stop();
     await lockedModel?.stop();
+    await stalledModel?.stop();
     await api?.stop();
   });
 
@@ -236,5 +257,57 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
       return window.__inlineRan === true;
     })()`);
     expect(ran).toBe(false);
+  });
+
+  it('when a resumed attempt takes over mid-answer (attempt_started), the console cuts the dead attempt’s text back and ends with the final answer', async () => {
+    const problemsBefore = pageProblems.length;
+    await page.getByLabel('Agent', { exact: true }).selectOption('stalled_agent');
+    await page.getByLabel('Message', { exact: true }).fill('When was ByteDance founded?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    // The executor's attempt now waits on a model that never answers; the test writes for the attempts.
+    await stalledModelAsked;
+    const traceId = (await page.locator('#task-id').textContent()) ?? '';
+    expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+
+    const nc = await connect({ servers: mesh.nats.url });
+    try {
+      const js = jetstream(nc);
+      const jsm = await jetstreamManager(nc);
+      const first = await TaskEventWriter.open(js, jsm, { accountId: MESH_ACCOUNT, traceId, attempt: 1 });
+      const standsUpTo = first.seq;
+      await first.emit('message_chunk', { delta: 'ByteDance was founded in 20' });
+      await first.emit('message_chunk', { delta: '19 in Shanghai' });
+      await expect
+        .poll(() => page.locator('#answer').textContent(), POLL)
+        .toBe('ByteDance was founded in 2019 in Shanghai');
+
+      const second = await TaskEventWriter.open(js, jsm, { accountId: MESH_ACCOUNT, traceId, attempt: 2 });
+      await second.emit('attempt_started', {
+        drop_text_after_seq: standsUpTo,
+        resumed_steps: 0,
+        resumed_tool_results: 0,
+        rerun_call_ids: [],
+      });
+      await second.emit('message_chunk', { delta: ANSWER });
+      // Before `done` (which shows its message whatever came before): the void text is gone, not doubled.
+      await expect.poll(() => page.locator('#answer').textContent(), POLL).toBe(ANSWER);
+      await expect
+        .poll(async () => (await page.locator('#timeline > li').allTextContents()).join('\n'), POLL)
+        .toMatch(/attempt_started attempt 2 resumed; text after #\d+ restarts/);
+      await page.screenshot({ path: join(ARTIFACTS, 'console-resumed.png'), fullPage: true });
+      await second.emit('done', {
+        message: ANSWER,
+        steps: 1,
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        duration_ms: 1,
+      });
+    } finally {
+      await nc.close();
+    }
+
+    await page.locator('#task-status', { hasText: /^done$/ }).waitFor({ timeout: 15_000 });
+    expect(await page.locator('#answer').textContent()).toBe(ANSWER);
+    // (The CSP test before this one reports its blocked inline script on purpose.)
+    expect(pageProblems.slice(problemsBefore)).toEqual([]);
   });
 });

@@ -33,3 +33,71 @@ describe('a tool reporting progress while it runs', () => {
     expect(stdout.text).toBe(`${progressEvent.trace_id} 3 tool_progress mcp_report 3/10 pages read\n`);
   });
 });
+
+describe('following a task whose executor died and a new attempt resumed it', () => {
+  const event = (seq: number, attempt: number, type: string, data: unknown): TaskEvent =>
+    TaskEvent.parse({
+      trace_id: '0af7651916cd43dd8448eb211c80319c',
+      seq,
+      ts: '2026-11-24T00:00:00.000Z',
+      attempt,
+      type,
+      data,
+    });
+  const attemptStarted = (seq: number, attempt: number, dropTextAfterSeq: number): TaskEvent =>
+    event(seq, attempt, 'attempt_started', {
+      drop_text_after_seq: dropTextAfterSeq,
+      resumed_steps: 1,
+      resumed_tool_results: 1,
+      rerun_call_ids: [],
+    });
+  const done = (seq: number, attempt: number, message: string): TaskEvent =>
+    event(seq, attempt, 'done', {
+      message,
+      steps: 2,
+      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      duration_ms: 5,
+    });
+  const resumedTask = [
+    event(1, 1, 'message_chunk', { delta: 'Let me look. ' }),
+    event(2, 1, 'tool_start', { call_id: 'c1', tool: 'weather', arguments: {} }),
+    event(3, 1, 'tool_result', { call_id: 'c1', tool: 'weather', ok: true, result: 1, duration_ms: 4 }),
+    event(4, 1, 'message_chunk', { delta: 'It' }),
+    attemptStarted(5, 2, 3),
+    event(6, 2, 'message_chunk', { delta: 'It is sunny.' }),
+    done(7, 2, 'It is sunny.'),
+  ];
+
+  it('says on stderr that the answer restarts and prints the answer that stands again, so the last stdout line is the answer', () => {
+    const streams = { stdout: new TextBuffer(), stderr: new TextBuffer() };
+    const printer = new EventPrinter(streams, { json: false, sharedTerminal: false });
+    for (const each of resumedTask) printer.print(each);
+    expect(streams.stdout.text).toBe('Let me look. It\nLet me look. It is sunny.\n');
+    expect(streams.stderr.text).toContain(
+      '[attempt 2] the task resumed (1 tool result kept, 0 tool calls run again); the last 2 characters above are void, the answer restarts:\n',
+    );
+    expect(streams.stdout.text.split('\n').at(-2)).toBe('Let me look. It is sunny.');
+  });
+
+  it('only notes the resumption when none of the printed text was void', () => {
+    const streams = { stdout: new TextBuffer(), stderr: new TextBuffer() };
+    const printer = new EventPrinter(streams, { json: false, sharedTerminal: false });
+    for (const each of [
+      event(1, 1, 'message_chunk', { delta: 'Hi.' }),
+      attemptStarted(2, 2, 1),
+      event(3, 2, 'message_chunk', { delta: ' Bye.' }),
+    ]) {
+      printer.print(each);
+    }
+    expect(streams.stdout.text).toBe('Hi. Bye.');
+    expect(streams.stderr.text).toBe(
+      '[attempt 2] the task resumed (1 tool result kept, 0 tool calls run again)\n',
+    );
+  });
+
+  it('prints the attempt_started event as one JSON line with --json, for the script to fold', () => {
+    const streams = { stdout: new TextBuffer(), stderr: new TextBuffer() };
+    new EventPrinter(streams, { json: true, sharedTerminal: false }).print(resumedTask[4]!);
+    expect(JSON.parse(streams.stdout.text)).toEqual(resumedTask[4]);
+  });
+});

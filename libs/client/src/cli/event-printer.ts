@@ -2,8 +2,13 @@
  * How the CLI shows a task's events. Human form: the answer's text streams to stdout, one short line
  * per tool call, tool result and error goes to stderr (reasoning is left out). JSON form: every event
  * as one JSON line on stdout, for scripts and `jq`.
+ *
+ * A resumed attempt (`attempt_started`) voids text of the dead attempt that is already on the screen and
+ * cannot be taken back in a stream: the human form says so on stderr and prints the answer that stands
+ * again on a fresh stdout line, so the last copy on screen continues into the final answer. `--json` prints
+ * the event for the script to fold (TaskTranscript).
  */
-import type { TaskEvent } from '@agentmesh/protocol';
+import { TaskTranscript, type AttemptStartedEvent, type TaskEvent } from '@agentmesh/protocol';
 
 export interface TextSink {
   write(text: string): unknown;
@@ -19,6 +24,8 @@ const ARGUMENTS_PREVIEW_LENGTH = 120;
 export class EventPrinter {
   /** Whether stdout is in the middle of a line (the answer's text so far did not end with one). */
   private openLine = false;
+  /** The answer so far, with earlier attempts' voided text taken out. */
+  private readonly transcript = new TaskTranscript();
 
   constructor(
     private readonly streams: CliStreams,
@@ -34,11 +41,13 @@ export class EventPrinter {
       this.streams.stdout.write(`${JSON.stringify(event)}\n`);
       return;
     }
+    const voided = this.transcript.add(event);
     switch (event.type) {
       case 'message_chunk':
-        if (event.data.delta === '') return;
-        this.streams.stdout.write(event.data.delta);
-        this.openLine = !event.data.delta.endsWith('\n');
+        this.answerText(event.data.delta);
+        return;
+      case 'attempt_started':
+        this.attemptStarted(event, voided?.answer ?? '');
         return;
       case 'tool_start':
         this.note(`[tool] ${event.data.tool} ${preview(event.data.arguments)}`);
@@ -63,6 +72,30 @@ export class EventPrinter {
       case 'tool_thinking':
         return;
     }
+  }
+
+  private answerText(text: string): void {
+    if (text === '') return;
+    this.streams.stdout.write(text);
+    this.openLine = !text.endsWith('\n');
+  }
+
+  private attemptStarted(event: AttemptStartedEvent, voidedAnswer: string): void {
+    const { resumed_tool_results: kept, rerun_call_ids: rerun } = event.data;
+    const resumed = `[attempt ${event.attempt}] the task resumed (${kept} tool result${kept === 1 ? '' : 's'} kept, ${rerun.length} tool call${rerun.length === 1 ? '' : 's'} run again)`;
+    if (voidedAnswer === '') {
+      this.note(resumed);
+      return;
+    }
+    // The voided text is printed already: a fresh line, the note, then the answer that stands, which
+    // the new attempt continues. Erasing it instead would need the terminal's width and the text's
+    // display width; a restated answer is right on every terminal and in a log.
+    this.endLine();
+    const characters = [...voidedAnswer].length;
+    this.streams.stderr.write(
+      `${resumed}; the last ${characters} character${characters === 1 ? '' : 's'} above are void, the answer restarts:\n`,
+    );
+    this.answerText(this.transcript.answer);
   }
 
   /** Ends the answer's line on stdout, so a shell prompt does not follow it on the same line. */

@@ -146,6 +146,32 @@ describe('agentmesh CLI', () => {
     expect(stdout + stderr).not.toContain(API_KEY);
   });
 
+  it('submit --follow of a task a new attempt resumed mid-answer restarts the answer on a fresh line, so the last line is the answer', async () => {
+    const resumed: TaskEvent = {
+      trace_id: TRACE_ID,
+      seq: 4,
+      ts: '2026-01-01T00:00:01.000Z',
+      attempt: 2,
+      type: 'attempt_started',
+      data: { drop_text_after_seq: 2, resumed_steps: 1, resumed_tool_results: 1, rerun_call_ids: [] },
+    };
+    const secondAttempt = (event: TaskEvent): TaskEvent => ({ ...event, attempt: 2 });
+    serveTask([
+      ...TOOL_EVENTS,
+      chunkEvent(3, 'ByteDance w'),
+      resumed,
+      secondAttempt(chunkEvent(5, 'ByteDance was founded in 2012.')),
+      secondAttempt(doneEvent(6, 'ByteDance was founded in 2012.')),
+    ]);
+
+    const { code, stdout, stderr } = await cli(['submit', '-w', 'qcc_agent', '-m', 'hi', '--follow']);
+
+    expect(code).toBe(ExitCode.OK);
+    expect(stdout).toBe('ByteDance w\nByteDance was founded in 2012.\n');
+    expect(stderr).toContain('[attempt 2] the task resumed');
+    expect(stderr).toContain('the answer restarts:');
+  });
+
   it('submit --follow --json prints every event as one JSON line on stdout', async () => {
     serveTask(ANSWER_EVENTS);
 

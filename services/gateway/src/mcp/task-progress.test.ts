@@ -7,6 +7,17 @@ import { MAX_PROGRESS_MESSAGE_CHARS, progressMessage } from './task-progress.js'
 const envelope = { trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', ts: '2026-01-01T00:00:00.000Z', attempt: 1 };
 
 describe('task events as MCP progress', () => {
+  it('a resumed attempt is a progress message saying the answer restarts, so reported answer pieces after it are not read as more answer', () => {
+    const resumed: TaskEvent = {
+      ...envelope,
+      seq: 6,
+      attempt: 2,
+      type: 'attempt_started',
+      data: { drop_text_after_seq: 3, resumed_steps: 1, resumed_tool_results: 1, rerun_call_ids: [] },
+    };
+    expect(progressMessage(resumed)).toBe('attempt 2 resumed the task; the answer restarts after event 3');
+  });
+
   it('tool calls, tool results and answer pieces are progress; reasoning and the terminal event are not', () => {
     const events: TaskEvent[] = [
       { ...envelope, seq: 1, type: 'tool_thinking', data: { delta: 'hmm' } },

@@ -3,6 +3,8 @@
  * answering, a piece of the answer) becomes one `notifications/progress` message, numbered by the
  * event's `seq`, so the progress counter strictly increases as MCP requires and says how far the task
  * is. Reasoning deltas and the terminal event are not progress: the terminal event is the call's result.
+ * A resumed attempt (`attempt_started`) is progress too: answer pieces already reported may be void, and
+ * the new attempt reports them again; the call's result is `done`'s message, never the pieces.
  */
 import { EventType, type TaskEvent } from '@agentmesh/protocol';
 
@@ -21,6 +23,8 @@ export function progressMessage(event: TaskEvent): string | undefined {
       return cut(`${event.data.tool}: ${event.data.message ?? event.data.progress}`);
     case EventType.MESSAGE_CHUNK:
       return cut(event.data.delta);
+    case EventType.ATTEMPT_STARTED:
+      return `attempt ${event.attempt} resumed the task; the answer restarts after event ${event.data.drop_text_after_seq}`;
     default:
       return undefined;
   }

@@ -9,8 +9,12 @@
  * the mesh and never appear as OpenAI `tool_calls` (a client would try to run them): they are reported in
  * an `agentmesh` extension field instead, which clients ignore — on a chunk with an empty delta per
  * `tool_start` / `tool_result`, and as `agentmesh.tool_calls` of a non-streamed completion.
+ *
+ * A resumed attempt (`attempt_started`) voids an earlier attempt's text: a non-streamed completion's
+ * reasoning is folded with TaskTranscript (its content is `done`'s message anyway); a streamed one's text
+ * goes through StreamedText (streamed-text.ts).
  */
-import type { DoneEvent, TaskEvent, TokenUsage } from '@agentmesh/protocol';
+import { TaskTranscript, type DoneEvent, type TaskEvent, type TokenUsage } from '@agentmesh/protocol';
 
 export interface CompletionIdentity {
   id: string;
@@ -113,7 +117,8 @@ export function finishingChunks(
 /** Gathers a task's events into the one `chat.completion` of a non-streamed request. */
 export class CompletionCollector {
   private readonly toolCalls = new Map<string, ReportedToolCall>();
-  private reasoning = '';
+  /** The reasoning, without what a dead attempt thought before a new one took over. */
+  private readonly transcript = new TaskTranscript();
 
   constructor(
     private readonly identity: CompletionIdentity,
@@ -121,8 +126,8 @@ export class CompletionCollector {
   ) {}
 
   add(event: TaskEvent): void {
-    if (event.type === 'tool_thinking') this.reasoning += event.data.delta;
-    else if (event.type === 'tool_start') {
+    this.transcript.add(event);
+    if (event.type === 'tool_start') {
       const { call_id, tool, arguments: args } = event.data;
       this.toolCalls.set(call_id, { call_id, tool, arguments: args });
     } else if (event.type === 'tool_result') {
@@ -144,7 +149,7 @@ export class CompletionCollector {
             role: 'assistant',
             content: done.data.message,
             refusal: null,
-            ...(this.reasoning !== '' ? { reasoning_content: this.reasoning } : {}),
+            ...(this.transcript.reasoning !== '' ? { reasoning_content: this.transcript.reasoning } : {}),
           },
           finish_reason: 'stop',
           logprobs: null,

@@ -18,6 +18,7 @@ const FILES = {
   'console.css': 'text/css; charset=utf-8',
   'console.js': 'text/javascript; charset=utf-8',
   'task-view.js': 'text/javascript; charset=utf-8',
+  'answer-text.js': 'text/javascript; charset=utf-8',
 } as const;
 
 export const CONSOLE_CSP = [

@@ -28,6 +28,7 @@ import {
   openingChunk,
   type CompletionIdentity,
 } from '../openai/chat-completion-answer.js';
+import { StreamedText } from '../openai/streamed-text.js';
 import { parseChatCompletionRequest, type ChatCompletionTask } from '../openai/chat-completion-request.js';
 import {
   frameworkRefusal,
@@ -263,10 +264,12 @@ class RunningCompletion {
   private async *frames(): AsyncGenerator<string> {
     const { identity } = this;
     yield dataFrame(openingChunk(identity, this.target.traceId));
+    const text = new StreamedText(identity);
     try {
       for await (const event of this.events()) {
         if (event.type === 'done') {
           this.terminal = event;
+          for (const settling of text.settle()) yield dataFrame(settling);
           for (const finishing of finishingChunks(identity, event, this.target.task.includeUsage)) {
             yield dataFrame(finishing);
           }
@@ -278,7 +281,7 @@ class RunningCompletion {
           yield dataFrame(openAiErrorBody(event.data));
           return;
         }
-        for (const piece of eventChunks(identity, event)) yield dataFrame(piece);
+        for (const piece of text.chunks(event) ?? eventChunks(identity, event)) yield dataFrame(piece);
       }
     } catch (error) {
       this.deps.log.error({ err: error, trace_id: this.target.traceId }, 'chat completion events failed');
