@@ -29,8 +29,9 @@ describe('executor configuration', () => {
     expect(config).toMatchObject({
       MAX_CONCURRENT_TASKS: 8,
       MAX_DELIVER: 3,
-      ACK_WAIT_MS: 30_000,
-      ACK_PROGRESS_MS: 5_000,
+      // Short, so a task whose executor died runs again within seconds; heartbeats keep live ones.
+      ACK_WAIT_MS: 5_000,
+      ACK_PROGRESS_MS: 1_000,
       OUTBOUND_ALLOW_HOSTS: ['127.0.0.1', '10.0.0.0/8'],
       // The model endpoint has its own allow-list: loopback for tools does not open it for models.
       MODEL_ALLOW_HOSTS: [],
@@ -51,15 +52,24 @@ describe('executor configuration', () => {
     expect(JSON.stringify(problems)).not.toContain(truncated);
   });
 
-  it('in-progress acks no more frequent than ack_wait are refused, since running tasks would be redelivered', () => {
-    const problems = problemsOf({
+  it('in-progress acks less frequent than twice per ack_wait are refused, since one late heartbeat would get a running task redelivered', () => {
+    const problemsWith = (ackProgressMs: string) =>
+      problemsOf({
+        VAULT_PRIVATE_KEYS: `k2:${current.privateKey}`,
+        ACK_WAIT_MS: '2000',
+        ACK_PROGRESS_MS: ackProgressMs,
+      });
+    for (const refused of ['2000', '1001']) {
+      expect(problemsWith(refused)).toEqual([
+        { variable: 'ACK_PROGRESS_MS', message: expect.stringContaining('at most half of ACK_WAIT_MS') },
+      ]);
+    }
+    const accepted = loadConfig(executorConfigSchema, {
       VAULT_PRIVATE_KEYS: `k2:${current.privateKey}`,
       ACK_WAIT_MS: '2000',
-      ACK_PROGRESS_MS: '2000',
+      ACK_PROGRESS_MS: '1000',
     });
-    expect(problems).toEqual([
-      { variable: 'ACK_PROGRESS_MS', message: expect.stringContaining('below ACK_WAIT_MS') },
-    ]);
+    expect(accepted.ACK_PROGRESS_MS).toBe(1_000);
   });
 
   it('without SCRIPTS_DIR no script tools are configured; native tools and script limits take their defaults', () => {

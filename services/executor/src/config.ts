@@ -84,11 +84,15 @@ export const executorConfigSchema = baseConfigSchema
         'Delivery attempts a task gets; the consumer allows one more, on which the task ends with MAX_DELIVER_EXCEEDED',
       ),
     ACK_WAIT_MS: positiveInt()
-      .default(30_000)
-      .describe('How long JetStream waits for a sign of life before redelivering a task to another executor'),
-    ACK_PROGRESS_MS: positiveInt()
       .default(5_000)
-      .describe('Interval of in-progress acks while a task runs; must be well below ACK_WAIT_MS'),
+      .describe(
+        "How long JetStream waits for a sign of life before redelivering a task to another executor: how soon a task whose executor died (or whose delivery went to a dead executor's pull) runs again. The default 5 s with in-progress acks every 1 s leaves four heartbeats to be lost or late (a loaded 2-core machine, a GC pause) before a live executor's task is taken over; a takeover of a live task is fenced off by the event stream anyway. Applied to the existing consumers at start",
+      ),
+    ACK_PROGRESS_MS: positiveInt()
+      .default(1_000)
+      .describe(
+        'Interval of in-progress acks (heartbeats) while a task runs; at most half of ACK_WAIT_MS, so one late heartbeat never hands a live task over (the default is a fifth)',
+      ),
     EVENT_DELTA_WINDOW_MS: positiveInt()
       .default(50)
       .describe(
@@ -237,11 +241,11 @@ export const executorConfigSchema = baseConfigSchema
         message: 'must not lie inside SCRIPTS_DIR (scripts must never see dependency environments as files)',
       });
     }
-    if (config.ACK_PROGRESS_MS >= config.ACK_WAIT_MS) {
+    if (config.ACK_PROGRESS_MS * 2 > config.ACK_WAIT_MS) {
       ctx.addIssue({
         code: 'custom',
         path: ['ACK_PROGRESS_MS'],
-        message: `must be below ACK_WAIT_MS (${config.ACK_WAIT_MS}), or running tasks get redelivered`,
+        message: `must be at most half of ACK_WAIT_MS (${config.ACK_WAIT_MS}), or one late heartbeat gets a running task redelivered`,
       });
     }
   });
