@@ -147,6 +147,8 @@ export async function startAssembler({
       nativeProviders: nativeTools.directory,
       failures: new TaskFailureRecorder(js, jsm, statuses),
       concurrency: config.MAX_CONCURRENT_ASSEMBLIES,
+      ackWaitMs: config.ACK_WAIT_MS,
+      ackProgressMs: config.ACK_PROGRESS_MS,
       metrics,
     });
   } catch (error) {
