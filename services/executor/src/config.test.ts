@@ -32,6 +32,7 @@ describe('executor configuration', () => {
       // Short, so a task whose executor died runs again within seconds; heartbeats keep live ones.
       ACK_WAIT_MS: 5_000,
       ACK_PROGRESS_MS: 1_000,
+      PULL_EXPIRES_MS: 2_000,
       OUTBOUND_ALLOW_HOSTS: ['127.0.0.1', '10.0.0.0/8'],
       // The model endpoint has its own allow-list: loopback for tools does not open it for models.
       MODEL_ALLOW_HOSTS: [],
@@ -58,6 +59,7 @@ describe('executor configuration', () => {
         VAULT_PRIVATE_KEYS: `k2:${current.privateKey}`,
         ACK_WAIT_MS: '2000',
         ACK_PROGRESS_MS: ackProgressMs,
+        PULL_EXPIRES_MS: '1000',
       });
     for (const refused of ['2000', '1001']) {
       expect(problemsWith(refused)).toEqual([
@@ -68,8 +70,19 @@ describe('executor configuration', () => {
       VAULT_PRIVATE_KEYS: `k2:${current.privateKey}`,
       ACK_WAIT_MS: '2000',
       ACK_PROGRESS_MS: '1000',
+      PULL_EXPIRES_MS: '1000',
     });
     expect(accepted.ACK_PROGRESS_MS).toBe(1_000);
+  });
+
+  it('a pull open as long as ack_wait is refused, since a task redelivered from a dead pull could land in it again', () => {
+    expect(
+      problemsOf({
+        VAULT_PRIVATE_KEYS: `k2:${current.privateKey}`,
+        ACK_WAIT_MS: '4000',
+        PULL_EXPIRES_MS: '4000',
+      }),
+    ).toEqual([{ variable: 'PULL_EXPIRES_MS', message: expect.stringContaining('below ACK_WAIT_MS') }]);
   });
 
   it('without SCRIPTS_DIR no script tools are configured; native tools and script limits take their defaults', () => {

@@ -110,9 +110,9 @@ export const executorConfigSchema = baseConfigSchema
       .number()
       .int()
       .min(1_000)
-      .default(5_000)
+      .default(2_000)
       .describe(
-        "How long one pull for tasks stays open; also the longest a graceful stop waits for it, and how long a crashed instance's pull can hold tasks back",
+        'How long one pull for tasks stays open; also the longest a graceful stop waits for it, and how long the pull of an instance that died unnoticed (a half-open connection) can still be handed tasks, each of which then waits ACK_WAIT_MS. Below ACK_WAIT_MS, so a task redelivered from a dead pull never lands in that same pull again',
       ),
     LLM_TIMEOUT_MS: positiveInt()
       .default(60_000)
@@ -239,6 +239,13 @@ export const executorConfigSchema = baseConfigSchema
         code: 'custom',
         path: ['SCRIPTS_CACHE_DIR'],
         message: 'must not lie inside SCRIPTS_DIR (scripts must never see dependency environments as files)',
+      });
+    }
+    if (config.PULL_EXPIRES_MS >= config.ACK_WAIT_MS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['PULL_EXPIRES_MS'],
+        message: `must be below ACK_WAIT_MS (${config.ACK_WAIT_MS}), or a task redelivered from a dead pull can land in it again`,
       });
     }
     if (config.ACK_PROGRESS_MS * 2 > config.ACK_WAIT_MS) {
