@@ -100,3 +100,22 @@ export class TaskEventsExpiredError extends Error {
     );
   }
 }
+
+/**
+ * JetStream gave no answer to a publish, tried several times with the same `Nats-Msg-Id` (the server
+ * away, paused, or a reconnect under way): the message may or may not be stored. Publishing it again
+ * with the same id within the stream's duplicate window stores it at most once.
+ */
+export class PublishUnconfirmedError extends Error {
+  override readonly name = 'PublishUnconfirmedError';
+  readonly code = ErrorCode.SERVICE_UNAVAILABLE;
+  readonly retryable = true;
+
+  constructor(
+    readonly subject: string,
+    readonly attempts: number,
+    options: ErrorOptions & { cause: unknown },
+  ) {
+    super(`JetStream did not confirm a publish to ${subject} after ${attempts} tries`, options);
+  }
+}

@@ -2,11 +2,14 @@ export {
   CorruptRecordError,
   EventStreamConflictError,
   InvalidRegistryNameError,
+  PublishUnconfirmedError,
   TaskStatusContentionError,
   TaskStatusWriteError,
   TaskEventsExpiredError,
 } from './errors.js';
 export { decodeJson, encodeJson } from './json.js';
+export { DEFAULT_PUBLISH_RETRY, publishWithRetry } from './jetstream-publish.js';
+export type { ConfirmedPublish, PublishRetry } from './jetstream-publish.js';
 export { decodeCancelSignal } from './cancel-signal.js';
 export { endMalformedTask, MalformedTaskReason, readMalformedTaskIdentity } from './malformed-task.js';
 export type {

@@ -33,6 +33,7 @@ import {
 } from '@nats-io/jetstream';
 import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
 import { EventStreamConflictError } from './errors.js';
+import { publishWithRetry } from './jetstream-publish.js';
 import { decodeJson, encodeJson } from './json.js';
 
 export interface TaskEventWriterOptions {
@@ -125,13 +126,16 @@ export class TaskEventWriter {
       // Set by hand: the client leaves the expectation out when it is 0 ("no event yet"), which is
       // exactly the case two fresh writers race on.
       headers.set(PubHeaders.ExpectedLastSubjectSequenceHdr, String(this.lastStreamSeq));
-      const ack = await this.js.publish(this.subject, encodeJson(event), {
+      // A try that got no answer is sent again with the same id (publishWithRetry).
+      const { ack, retried } = await publishWithRetry(this.js, this.subject, encodeJson(event), {
         msgID: `${taskKey(this.options.accountId, event.trace_id)}:${event.seq}:${event.attempt}`,
         headers,
       });
-      // This writer never publishes an id twice, so a duplicate is another writer's event with this seq
-      // and attempt: a copy of the same delivery writing alongside.
-      if (ack.duplicate) throw new EventStreamConflictError(this.options.traceId);
+      // After a try that got no answer, a duplicate is that try's event, stored after all (the stream
+      // checks duplicates before the expected sequence). Otherwise this writer never publishes an id
+      // twice, so a duplicate is another writer's event with this seq and attempt: a copy of the same
+      // delivery writing alongside.
+      if (ack.duplicate && !retried) throw new EventStreamConflictError(this.options.traceId);
       this.lastStreamSeq = ack.seq;
     } catch (error) {
       if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamWrongLastSequence) {

@@ -7,9 +7,15 @@
 import { cpSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
-import { AuthorizationError, connect, PermissionViolationError, type Msg } from '@nats-io/transport-node';
+import {
+  AuthorizationError,
+  connect,
+  nanos,
+  PermissionViolationError,
+  type Msg,
+} from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   connectAsInfraUser,
@@ -142,6 +148,25 @@ describe('infra/nats/accounts.conf', () => {
     });
     expect(ack).toMatchObject({ stream: 'MESH_TASKS', seq: 1, duplicate: false });
     expect(gateway.violations).toEqual([]);
+  });
+
+  it('when the assembler finds its consumer with an older ack_wait, it may bring it to its own settings', async () => {
+    const provisioner = await connectAs('provisioner');
+    await (
+      await jetstreamManager(provisioner.nc)
+    ).streams.add({ name: 'MESH_TASKS', subjects: ['mesh.tasks.>'] });
+    const assembler = await connectAs('assembler');
+    const jsm = await jetstreamManager(assembler.nc);
+    await jsm.consumers.add('MESH_TASKS', {
+      durable_name: 'assembler',
+      filter_subject: 'mesh.tasks.received.*',
+      ack_policy: AckPolicy.Explicit,
+      ack_wait: nanos(30_000),
+    });
+
+    const updated = await jsm.consumers.update('MESH_TASKS', 'assembler', { ack_wait: nanos(5_000) });
+    expect(updated.config.ack_wait).toBe(nanos(5_000));
+    expect(assembler.violations).toEqual([]);
   });
 
   it('when the executor subscribes to the gateway ingress, it is refused, so it cannot intercept submissions', async () => {

@@ -6,6 +6,7 @@
  * so tests can run the service in-process.
  */
 import {
+  DEFAULT_PUBLISH_RETRY,
   ensureMeshStreams,
   LiveCredentials,
   openMeshBuckets,
@@ -143,10 +144,16 @@ export async function startAssembler({
         credentials,
         sealFor: { kid: config.VAULT_KEY_ID, publicKey: config.VAULT_PUBLIC_KEY },
       },
-      publisher: new AssembledTaskPublisher(js),
+      publisher: new AssembledTaskPublisher(js, {
+        ...DEFAULT_PUBLISH_RETRY,
+        onRetry: ({ attempt, error }) =>
+          log.warn({ err: error, attempt }, 'assembled task publish unanswered; retrying'),
+      }),
       nativeProviders: nativeTools.directory,
       failures: new TaskFailureRecorder(js, jsm, statuses),
       concurrency: config.MAX_CONCURRENT_ASSEMBLIES,
+      ackWaitMs: config.ACK_WAIT_MS,
+      ackProgressMs: config.ACK_PROGRESS_MS,
       metrics,
     });
   } catch (error) {

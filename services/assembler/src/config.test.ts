@@ -38,6 +38,21 @@ describe('assembler configuration', () => {
     });
     expect(config.TOOLS_DIR).toBeUndefined();
     expect(config.MAX_CONCURRENT_ASSEMBLIES).toBe(16);
+    // Short, so a task whose assembler died is assembled again within seconds; heartbeats keep live ones.
+    expect(config.ACK_WAIT_MS).toBe(5_000);
+    expect(config.ACK_PROGRESS_MS).toBe(1_000);
+  });
+
+  it('in-progress acks less frequent than twice per ack_wait are refused, since one late heartbeat would hand a live assembly over', () => {
+    expect(problemsOf({ ...validEnv, ACK_WAIT_MS: '2000', ACK_PROGRESS_MS: '1500' })).toEqual([
+      { variable: 'ACK_PROGRESS_MS', message: expect.stringContaining('at most half of ACK_WAIT_MS') },
+    ]);
+    expect(
+      loadConfig(assemblerConfigSchema, { ...validEnv, ACK_WAIT_MS: '2000', ACK_PROGRESS_MS: '1000' }),
+    ).toMatchObject({
+      ACK_WAIT_MS: 2_000,
+      ACK_PROGRESS_MS: 1_000,
+    });
   });
 
   it('without any key the start-up error names every missing key variable', () => {

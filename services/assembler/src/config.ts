@@ -13,7 +13,7 @@ import {
 import type { MasterKey } from '@agentmesh/vault';
 import { z } from 'zod';
 
-export const assemblerConfigSchema = baseConfigSchema.extend({
+const assemblerVariables = baseConfigSchema.extend({
   VAULT_KEY_ID: keyIdSchema.describe(
     'Id of the executors’ vault key pair that assembled tasks are sealed for (rotation)',
   ),
@@ -67,6 +67,22 @@ export const assemblerConfigSchema = baseConfigSchema.extend({
     .max(1024)
     .default(16)
     .describe('Received tasks assembled at once by one instance'),
+  ACK_WAIT_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(5_000)
+    .describe(
+      'How long JetStream waits for a sign of life from the assembler holding a received task before handing it to another instance: how soon a task whose assembler died is assembled again. An assembly takes milliseconds and sends in-progress acks every ACK_PROGRESS_MS while it runs, so the default 5 s leaves four heartbeats to be late on a loaded machine; assembling twice publishes the task once (Nats-Msg-Id). Applied to the existing consumer at start',
+    ),
+  ACK_PROGRESS_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(1_000)
+    .describe(
+      'Interval of in-progress acks while a received task is in hand; at most half of ACK_WAIT_MS, so one late heartbeat never hands a live assembly over',
+    ),
   AGENT_CACHE_MAX_ENTRIES: cacheSize(
     5_000,
     'Agents (KV mesh_agents entries, of every account and the shared catalogue) kept in memory, live through a KV watch, so a task reads no KV for its agent; the least recently used go first. 0: none, every task reads KV',
@@ -92,6 +108,16 @@ export const assemblerConfigSchema = baseConfigSchema.extend({
     10_000,
     'Cancel requests heard on mesh.control.cancel.> remembered, so a cancelled task is ended without reading its status; the oldest are forgotten first (the executors check the status before they run a task). 0: not listening, every task reads its status',
   ),
+});
+
+export const assemblerConfigSchema = assemblerVariables.superRefine((config, ctx) => {
+  if (config.ACK_PROGRESS_MS * 2 > config.ACK_WAIT_MS) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['ACK_PROGRESS_MS'],
+      message: `must be at most half of ACK_WAIT_MS (${config.ACK_WAIT_MS}), or one late heartbeat gets an assembly handed to another instance`,
+    });
+  }
 });
 
 function cacheSize(defaultSize: number, description: string) {

@@ -6,6 +6,11 @@
  * task's trace, and either published for the executors or ended with one `error` event; the message is
  * acked only after that. Unexpected failures (NATS hiccups) are retried with a growing delay; after
  * {@link MAX_ASSEMBLY_ATTEMPTS} deliveries the task ends with an error instead of looping forever.
+ *
+ * ack_wait is short (ACK_WAIT_MS, seconds) so a task whose assembler died is taken over quickly, and a
+ * message in hand gets in-progress acks every ACK_PROGRESS_MS from the moment it leaves the pull until it
+ * is settled, so a slow assembly (a KV read across a reconnect) is never handed over while its assembler
+ * lives.
  */
 import {
   endMalformedTask,
@@ -50,7 +55,6 @@ import type { TaskFailureRecorder } from './task-failure-recorder.js';
 
 /** Deliveries of one received task before it is ended with an error. */
 export const MAX_ASSEMBLY_ATTEMPTS = 5;
-const ACK_WAIT_MS = 30_000;
 const MAX_RETRY_DELAY_MS = 30_000;
 
 const tracer = trace.getTracer('assembler');
@@ -70,28 +74,48 @@ export interface ReceivedTaskConsumerOptions {
   failures: TaskFailureRecorder;
   /** Tasks assembled at once by this instance. */
   concurrency: number;
+  /** The consumer's ack_wait: how soon a task held by a dead assembler is delivered again. */
+  ackWaitMs: number;
+  /** Interval of in-progress acks while a task is in hand; at most half of `ackWaitMs`. */
+  ackProgressMs: number;
   /** By default the instruments of the global meter provider (so the consumer starts after telemetry). */
   metrics?: AssemblerMetrics;
 }
 
-/** Creates the durable consumer when it does not exist yet; an existing one is left as it is. */
-export async function ensureAssemblerConsumer(jsm: JetStreamManager): Promise<void> {
+/**
+ * Creates the durable consumer, or brings an existing one (an older deployment's, with another
+ * ack_wait) to these settings.
+ */
+export async function ensureAssemblerConsumer(
+  jsm: JetStreamManager,
+  settings: { ackWaitMs: number },
+): Promise<void> {
   const { stream, durable_name, filter_subject } = Consumers.ASSEMBLER;
+  const tunable = {
+    ack_wait: nanos(settings.ackWaitMs),
+    // One more than the attempts, so the delivery past the last attempt can end the task.
+    max_deliver: MAX_ASSEMBLY_ATTEMPTS + 1,
+  };
   try {
     await jsm.consumers.info(stream, durable_name);
   } catch (error) {
     if (!(error instanceof JetStreamApiError) || error.code !== JetStreamApiCodes.ConsumerNotFound)
       throw error;
-    await jsm.consumers.add(stream, {
-      durable_name,
-      filter_subject,
-      ack_policy: AckPolicy.Explicit,
-      deliver_policy: DeliverPolicy.All,
-      ack_wait: nanos(ACK_WAIT_MS),
-      // One more than the attempts, so the delivery past the last attempt can end the task.
-      max_deliver: MAX_ASSEMBLY_ATTEMPTS + 1,
-    });
+    try {
+      await jsm.consumers.add(stream, {
+        durable_name,
+        filter_subject,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        ...tunable,
+      });
+      return;
+    } catch (addError) {
+      // Another instance created it in between: fall through and update it.
+      if (!(addError instanceof JetStreamApiError)) throw addError;
+    }
   }
+  await jsm.consumers.update(stream, durable_name, tunable);
 }
 
 export class ReceivedTaskConsumer {
@@ -107,7 +131,7 @@ export class ReceivedTaskConsumer {
   }
 
   static async start(options: ReceivedTaskConsumerOptions): Promise<ReceivedTaskConsumer> {
-    await ensureAssemblerConsumer(options.jsm);
+    await ensureAssemblerConsumer(options.jsm, { ackWaitMs: options.ackWaitMs });
     const consumer = new ReceivedTaskConsumer(options);
     const { stream, durable_name } = Consumers.ASSEMBLER;
     const source = await options.js.consumers.get(stream, durable_name);
@@ -127,15 +151,21 @@ export class ReceivedTaskConsumer {
   private async run(messages: ConsumerMessages): Promise<void> {
     try {
       for await (const msg of messages) {
+        // From here until it is settled the message is in hand, waiting for a slot included.
+        const heartbeat = setInterval(() => msg.working(), this.options.ackProgressMs);
         await this.limit.acquire();
         if (this.stopping) {
+          clearInterval(heartbeat);
           this.limit.release();
           msg.nak();
           continue;
         }
         void this.handle(msg)
           .catch((error: unknown) => this.options.log.error({ err: error }, 'received task handling failed'))
-          .finally(() => this.limit.release());
+          .finally(() => {
+            clearInterval(heartbeat);
+            this.limit.release();
+          });
       }
     } catch (error) {
       this.options.log.error({ err: error }, 'received task consumer stopped unexpectedly');

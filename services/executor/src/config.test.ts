@@ -29,8 +29,10 @@ describe('executor configuration', () => {
     expect(config).toMatchObject({
       MAX_CONCURRENT_TASKS: 8,
       MAX_DELIVER: 3,
-      ACK_WAIT_MS: 30_000,
-      ACK_PROGRESS_MS: 5_000,
+      // Short, so a task whose executor died runs again within seconds; heartbeats keep live ones.
+      ACK_WAIT_MS: 5_000,
+      ACK_PROGRESS_MS: 1_000,
+      PULL_EXPIRES_MS: 2_000,
       OUTBOUND_ALLOW_HOSTS: ['127.0.0.1', '10.0.0.0/8'],
       // The model endpoint has its own allow-list: loopback for tools does not open it for models.
       MODEL_ALLOW_HOSTS: [],
@@ -51,15 +53,36 @@ describe('executor configuration', () => {
     expect(JSON.stringify(problems)).not.toContain(truncated);
   });
 
-  it('in-progress acks no more frequent than ack_wait are refused, since running tasks would be redelivered', () => {
-    const problems = problemsOf({
+  it('in-progress acks less frequent than twice per ack_wait are refused, since one late heartbeat would get a running task redelivered', () => {
+    const problemsWith = (ackProgressMs: string) =>
+      problemsOf({
+        VAULT_PRIVATE_KEYS: `k2:${current.privateKey}`,
+        ACK_WAIT_MS: '2000',
+        ACK_PROGRESS_MS: ackProgressMs,
+        PULL_EXPIRES_MS: '1000',
+      });
+    for (const refused of ['2000', '1001']) {
+      expect(problemsWith(refused)).toEqual([
+        { variable: 'ACK_PROGRESS_MS', message: expect.stringContaining('at most half of ACK_WAIT_MS') },
+      ]);
+    }
+    const accepted = loadConfig(executorConfigSchema, {
       VAULT_PRIVATE_KEYS: `k2:${current.privateKey}`,
       ACK_WAIT_MS: '2000',
-      ACK_PROGRESS_MS: '2000',
+      ACK_PROGRESS_MS: '1000',
+      PULL_EXPIRES_MS: '1000',
     });
-    expect(problems).toEqual([
-      { variable: 'ACK_PROGRESS_MS', message: expect.stringContaining('below ACK_WAIT_MS') },
-    ]);
+    expect(accepted.ACK_PROGRESS_MS).toBe(1_000);
+  });
+
+  it('a pull open as long as ack_wait is refused, since a task redelivered from a dead pull could land in it again', () => {
+    expect(
+      problemsOf({
+        VAULT_PRIVATE_KEYS: `k2:${current.privateKey}`,
+        ACK_WAIT_MS: '4000',
+        PULL_EXPIRES_MS: '4000',
+      }),
+    ).toEqual([{ variable: 'PULL_EXPIRES_MS', message: expect.stringContaining('below ACK_WAIT_MS') }]);
   });
 
   it('without SCRIPTS_DIR no script tools are configured; native tools and script limits take their defaults', () => {

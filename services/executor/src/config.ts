@@ -84,11 +84,15 @@ export const executorConfigSchema = baseConfigSchema
         'Delivery attempts a task gets; the consumer allows one more, on which the task ends with MAX_DELIVER_EXCEEDED',
       ),
     ACK_WAIT_MS: positiveInt()
-      .default(30_000)
-      .describe('How long JetStream waits for a sign of life before redelivering a task to another executor'),
-    ACK_PROGRESS_MS: positiveInt()
       .default(5_000)
-      .describe('Interval of in-progress acks while a task runs; must be well below ACK_WAIT_MS'),
+      .describe(
+        "How long JetStream waits for a sign of life before redelivering a task to another executor: how soon a task whose executor died (or whose delivery went to a dead executor's pull) runs again. The default 5 s with in-progress acks every 1 s leaves four heartbeats to be lost or late (a loaded 2-core machine, a GC pause) before a live executor's task is taken over; a takeover of a live task is fenced off by the event stream anyway. Applied to the existing consumers at start",
+      ),
+    ACK_PROGRESS_MS: positiveInt()
+      .default(1_000)
+      .describe(
+        'Interval of in-progress acks (heartbeats) while a task runs; at most half of ACK_WAIT_MS, so one late heartbeat never hands a live task over (the default is a fifth)',
+      ),
     EVENT_DELTA_WINDOW_MS: positiveInt()
       .default(50)
       .describe(
@@ -106,9 +110,9 @@ export const executorConfigSchema = baseConfigSchema
       .number()
       .int()
       .min(1_000)
-      .default(5_000)
+      .default(2_000)
       .describe(
-        "How long one pull for tasks stays open; also the longest a graceful stop waits for it, and how long a crashed instance's pull can hold tasks back",
+        'How long one pull for tasks stays open; also the longest a graceful stop waits for it, and how long the pull of an instance that died unnoticed (a half-open connection) can still be handed tasks, each of which then waits ACK_WAIT_MS. Below ACK_WAIT_MS, so a task redelivered from a dead pull never lands in that same pull again',
       ),
     LLM_TIMEOUT_MS: positiveInt()
       .default(60_000)
@@ -237,11 +241,18 @@ export const executorConfigSchema = baseConfigSchema
         message: 'must not lie inside SCRIPTS_DIR (scripts must never see dependency environments as files)',
       });
     }
-    if (config.ACK_PROGRESS_MS >= config.ACK_WAIT_MS) {
+    if (config.PULL_EXPIRES_MS >= config.ACK_WAIT_MS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['PULL_EXPIRES_MS'],
+        message: `must be below ACK_WAIT_MS (${config.ACK_WAIT_MS}), or a task redelivered from a dead pull can land in it again`,
+      });
+    }
+    if (config.ACK_PROGRESS_MS * 2 > config.ACK_WAIT_MS) {
       ctx.addIssue({
         code: 'custom',
         path: ['ACK_PROGRESS_MS'],
-        message: `must be below ACK_WAIT_MS (${config.ACK_WAIT_MS}), or running tasks get redelivered`,
+        message: `must be at most half of ACK_WAIT_MS (${config.ACK_WAIT_MS}), or one late heartbeat gets a running task redelivered`,
       });
     }
   });

@@ -1,4 +1,4 @@
-import { followTaskEvents, openMeshBuckets, TaskStatusStore } from '@agentmesh/bus';
+import { ensureMeshStreams, followTaskEvents, openMeshBuckets, TaskStatusStore } from '@agentmesh/bus';
 import {
   cancelSubject,
   Consumers,
@@ -256,16 +256,25 @@ describe('the executor service on NATS', () => {
     }
   });
 
-  it('a task running longer than ack_wait is kept by in-progress acks: it is not redelivered and finishes on its first attempt', async () => {
+  it('a task running longer than three ack_waits is kept by in-progress acks: it is never redelivered while its executor lives, and the consumer carries the configured ack_wait', async () => {
+    // A consumer left by an older deployment with a long ack_wait is brought to the configured one.
+    await ensureMeshStreams(jsm);
+    await ensureExecutorConsumer(jsm, { maxDeliver: 3, ackWaitMs: 30_000, maxAckPending: 1000 });
     const task = newTask({ user: 'take your time' });
-    behaviours.set('take your time', () => ({ content: 'slow but sure', latencyMs: ACK_WAIT_MS * 2 }));
+    behaviours.set('take your time', () => ({ content: 'slow but sure', latencyMs: ACK_WAIT_MS * 3.5 }));
     await Promise.all([startInstance({ EXECUTOR_ID: 'exec-a' }), startInstance({ EXECUTOR_ID: 'exec-b' })]);
+    const consumer = await jsm.consumers.info(Consumers.EXECUTOR.stream, Consumers.EXECUTOR.durable_name);
+    expect(consumer.config.ack_wait).toBe(ACK_WAIT_MS * 1_000_000);
     await publishTask(task);
     const events = await eventsOf(task);
     await consumerSettled();
 
     expect(events.at(-1)).toMatchObject({ type: 'done', attempt: 1, data: { message: 'slow but sure' } });
+    expect(events.every((event) => event.attempt === 1)).toBe(true);
     expect(modelRequestsFor(task)).toHaveLength(1);
+    // One delivery in all: a redelivery would count another.
+    const after = await jsm.consumers.info(Consumers.EXECUTOR.stream, Consumers.EXECUTOR.durable_name);
+    expect(after.delivered.consumer_seq - consumer.delivered.consumer_seq).toBe(1);
   });
 
   it('a task whose first executor died before acknowledging it is redelivered after ack_wait and finishes on the next attempt', async () => {

@@ -26,7 +26,13 @@ import {
   type SubmitTaskReply,
   type TaskStatusRecord,
 } from '@agentmesh/protocol';
-import { encodeJson, type IdempotencyStore, type TaskStatusStore } from '@agentmesh/bus';
+import {
+  DEFAULT_PUBLISH_RETRY,
+  encodeJson,
+  publishWithRetry,
+  type IdempotencyStore,
+  type TaskStatusStore,
+} from '@agentmesh/bus';
 import { injectTraceContext, taskRootContext, type Logger } from '@agentmesh/runtime';
 import type { SealFor } from '@agentmesh/vault';
 import type { JetStreamClient } from '@nats-io/jetstream';
@@ -234,10 +240,21 @@ export class TaskSubmitter {
   private async publish(task: ReceivedTask, accountId: string): Promise<ServiceUnavailable | undefined> {
     const traceId = task.task_meta.trace_id;
     try {
-      await this.options.js.publish(taskReceivedSubject(accountId), encodeJson(task), {
-        msgID: taskKey(accountId, traceId),
-        headers: injectTraceContext(),
-      });
+      // A try that got no answer (NATS away, a reconnect) is sent again with the same id: stored once.
+      await publishWithRetry(
+        this.options.js,
+        taskReceivedSubject(accountId),
+        encodeJson(task),
+        { msgID: taskKey(accountId, traceId), headers: injectTraceContext() },
+        {
+          ...DEFAULT_PUBLISH_RETRY,
+          onRetry: ({ attempt, error }) =>
+            this.options.log.warn(
+              { err: error, account_id: accountId, attempt },
+              'task publish unanswered; retrying',
+            ),
+        },
+      );
       return undefined;
     } catch (error) {
       this.options.log.error({ err: error, account_id: accountId }, 'task could not be published');
