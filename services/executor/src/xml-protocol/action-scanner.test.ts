@@ -72,6 +72,19 @@ describe('scanning a streamed reply for ACTION blocks', () => {
     }
   });
 
+  it('when a self-closing ACTION, a CRLF fence after a block or backticks inside a line are cut anywhere, nothing changes', () => {
+    const text = `Try <ACTION/> then.\n${SEARCH_ACTION}\r\n\`\`\`\r\nNext: a \`\`\`js\n${SEARCH_ACTION}`;
+    const whole = scanReply(text);
+    expect(whole.prose).toBe('Try\n\nthen.\n\nNext: a ```js');
+    expect(whole.actions.map((action) => action.ok)).toEqual([false, true, true]);
+    for (const pieces of everySplit(text)) {
+      const streamed = feed(pieces);
+      expect(streamed.prose).toBe(whole.prose);
+      expect(streamed.chunks.join('')).toBe(whole.prose);
+      expect(streamed.actions).toEqual(whole.actions);
+    }
+  });
+
   it('when there is no ACTION, every character is handed on, including trailing layout', () => {
     const text = 'A plain answer with `code`, a < b, <b>bold</b> and a fence:\n```js\nx()\n```\n';
     for (const pieces of everySplit(text)) expect(feed(pieces).chunks.join('')).toBe(text);
