@@ -190,7 +190,8 @@ describe('running scripts', () => {
   });
 
   it('when a script writes 10 MB to stdout, reading stops at the output limit and the run is a ScriptError', async () => {
-    const started = Date.now();
+    // A runner that stopped reading without killing the script would leave it blocked on a full pipe
+    // until the time limit, and the run would be a TimeoutError: the error type shows the kill, no clock.
     const result = await runner.run({
       toolId: 'test:flood',
       scriptPath: 'flood.py',
@@ -201,7 +202,6 @@ describe('running scripts', () => {
     expect(result.error?.type).toBe(ScriptErrorType.SCRIPT);
     expect(result.error?.message).toContain('output limit was hit');
     expect(result.error?.message).toContain(String(1024 * 1024));
-    expect(Date.now() - started).toBeLessThan(15_000);
   });
 
   it('when the input is larger than the input limit, the script is not started', async () => {

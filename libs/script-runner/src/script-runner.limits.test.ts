@@ -149,9 +149,8 @@ describe.skipIf(!capabilities.resourceLimits)('resource limits (prlimit)', () =>
     expect(result.outputData).toEqual({ allocated: 64 * 1024 * 1024 });
   });
 
-  it('when a script uses up its CPU seconds, it is stopped by SIGXCPU well before the time limit', async () => {
+  it('when a script uses up its CPU seconds, it is stopped by SIGXCPU, not by the time limit', async () => {
     const runner = workspace.runner({ sandboxUser: SANDBOX_USER, limits: { cpuSeconds: 1 } });
-    const started = Date.now();
 
     const result = await runner.run({
       toolId: 'test:spin',
@@ -161,7 +160,7 @@ describe.skipIf(!capabilities.resourceLimits)('resource limits (prlimit)', () =>
     });
 
     expect(result.error).toMatchObject({ type: ScriptErrorType.SCRIPT, signal: 'SIGXCPU' });
+    // The time limit would have made it a TimeoutError; the signal says which limit stopped it, no clock.
     expect(result.error?.message).toContain('CPU time limit');
-    expect(Date.now() - started).toBeLessThan(10_000);
   });
 });

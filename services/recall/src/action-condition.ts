@@ -269,13 +269,20 @@ function isEmpty(value: unknown): boolean {
 function like(left: unknown, right: unknown): boolean {
   const value = text(left);
   if (value === undefined || typeof right !== 'string') return false;
-  const tokens = likeTokens(right);
+  return matchLike(value, right).matches;
+}
+
+/** `value LIKE pattern`, with the number of steps the matcher took (its work, for tests to bound). */
+export function matchLike(value: string, pattern: string): { matches: boolean; steps: number } {
+  const tokens = likeTokens(pattern);
   const chars = [...value];
   let v = 0;
   let t = 0;
   let starToken = -1;
   let starValue = 0;
+  let steps = 0;
   while (v < chars.length) {
+    steps += 1;
     const token = tokens[t];
     if (token !== undefined && token !== ANY_RUN && (token === ANY_ONE || token === chars[v])) {
       v += 1;
@@ -289,11 +296,11 @@ function like(left: unknown, right: unknown): boolean {
       starValue += 1;
       v = starValue;
     } else {
-      return false;
+      return { matches: false, steps };
     }
   }
   while (tokens[t] === ANY_RUN) t += 1;
-  return t === tokens.length;
+  return { matches: t === tokens.length, steps };
 }
 
 const ANY_RUN = Symbol('%');

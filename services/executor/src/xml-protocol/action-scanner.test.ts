@@ -8,11 +8,12 @@ const SEARCH_ACTION = `<ACTION>
   </inputs>
 </ACTION>`;
 
-/** Feeds `text` in the given pieces, collecting what the scanner hands on. */
+/** Feeds `text` in the given pieces, collecting what the scanner hands on and how much it examined. */
 function feed(pieces: readonly string[]): {
   chunks: string[];
   prose: string;
   actions: readonly ScannedAction[];
+  examined: number;
 } {
   const scanner = new ActionScanner();
   const chunks: string[] = [];
@@ -22,7 +23,7 @@ function feed(pieces: readonly string[]): {
   }
   const rest = scanner.finish();
   if (rest !== '') chunks.push(rest);
-  return { chunks, prose: scanner.prose, actions: scanner.actions };
+  return { chunks, prose: scanner.prose, actions: scanner.actions, examined: scanner.charactersExamined };
 }
 
 function piecesOf(text: string, size: number): string[] {
@@ -30,6 +31,9 @@ function piecesOf(text: string, size: number): string[] {
   for (let i = 0; i < text.length; i += size) pieces.push(text.slice(i, i + size));
   return pieces;
 }
+
+/** Delta sizes from one character (the worst case for text held across deltas) to the whole reply. */
+const DELTA_SIZES = [1, 7, 100, Number.MAX_SAFE_INTEGER] as const;
 
 /** Every way of cutting `text` in two, and every fixed piece size: none may change the result. */
 function everySplit(text: string): string[][] {
@@ -60,6 +64,19 @@ describe('scanning a streamed reply for ACTION blocks', () => {
       { toolId: 'search', inputs: [{ name: 'q', text: 'agentmesh' }] },
       { toolId: 'b', inputs: [{ name: 'x', text: '</ACTION> <ACTION> ]]>' }] },
     ]);
+    for (const pieces of everySplit(text)) {
+      const streamed = feed(pieces);
+      expect(streamed.prose).toBe(whole.prose);
+      expect(streamed.chunks.join('')).toBe(whole.prose);
+      expect(streamed.actions).toEqual(whole.actions);
+    }
+  });
+
+  it('when a self-closing ACTION, a CRLF fence after a block or backticks inside a line are cut anywhere, nothing changes', () => {
+    const text = `Try <ACTION/> then.\n${SEARCH_ACTION}\r\n\`\`\`\r\nNext: a \`\`\`js\n${SEARCH_ACTION}`;
+    const whole = scanReply(text);
+    expect(whole.prose).toBe('Try\n\nthen.\n\nNext: a ```js');
+    expect(whole.actions.map((action) => action.ok)).toEqual([false, true, true]);
     for (const pieces of everySplit(text)) {
       const streamed = feed(pieces);
       expect(streamed.prose).toBe(whole.prose);
@@ -151,22 +168,46 @@ describe('scanning a streamed reply for ACTION blocks', () => {
     ]);
   });
 
-  it('when a long run of blank text streams, it is handed on and scanning stays fast', () => {
-    const pieces = [...Array.from({ length: 5_000 }, () => ' '.repeat(100)), 'end'];
-    const started = performance.now();
-    const streamed = feed(pieces);
-    expect(performance.now() - started).toBeLessThan(1_000);
-    expect(streamed.chunks.join('')).toBe(`${' '.repeat(500_000)}end`);
+  // The scanner's work is counted (characters examined), not timed: a count is the same on any machine
+  // under any load, and a scanner that searches held text again on each delta fails these at once.
+  it('when long layout streams in deltas of any size, it is handed on and each character is examined once', () => {
+    const layouts = [
+      `${' '.repeat(20_000)}end`,
+      `Intro.${'\n'.repeat(20_000)}end`,
+      `${`${' '.repeat(600)}<AC`.repeat(30)}end`,
+      `A fence:\n\`\`\`${'x'.repeat(20_000)} end`,
+    ];
+    for (const text of layouts)
+      for (const size of DELTA_SIZES) {
+        const streamed = feed(piecesOf(text, size));
+        expect(streamed.chunks.join('')).toBe(text);
+        expect(streamed.examined).toBeLessThanOrEqual(text.length);
+      }
   });
 
-  it('when a large CDATA value streams in small deltas, it is read whole and scanning stays fast', () => {
-    const value = JSON.stringify({ rows: Array.from({ length: 20_000 }, (_, i) => `row ${i} ]] </ACTION>`) });
+  it('when blank text and a closing fence follow a block in one-character deltas, each is examined once', () => {
+    const text = `${SEARCH_ACTION}\n\`\`\`${' '.repeat(20_000)}\n${' '.repeat(20_000)}Done.`;
+    const streamed = feed(piecesOf(text, 1));
+    expect(streamed.prose).toBe('Done.');
+    expect(streamed.actions).toHaveLength(1);
+    expect(streamed.examined).toBeLessThanOrEqual(2 * text.length);
+  });
+
+  it('when the blank text is four times as long, the work is four times as large, not sixteen', () => {
+    const work = (blank: number): number => feed(piecesOf(`Hi${' '.repeat(blank)}<ACTION`, 1)).examined;
+    expect(work(2_000) / work(500)).toBeLessThan(4.5);
+  });
+
+  it('when a large CDATA value streams in small deltas, it is read whole and each character is examined a few times', () => {
+    const value = JSON.stringify({ rows: Array.from({ length: 5_000 }, (_, i) => `row ${i} ]] </ACTION>`) });
     const text = `<ACTION><tool_id>load</tool_id><inputs><input name="data"><![CDATA[${value}]]></input></inputs></ACTION>`;
-    const started = performance.now();
-    const streamed = feed(piecesOf(text, 16));
-    expect(performance.now() - started).toBeLessThan(2_000);
-    expect(streamed.actions).toMatchObject([
-      { ok: true, action: { inputs: [{ name: 'data', text: value }] } },
-    ]);
+    for (const size of DELTA_SIZES) {
+      const streamed = feed(piecesOf(text, size));
+      expect(streamed.actions).toMatchObject([
+        { ok: true, action: { inputs: [{ name: 'data', text: value }] } },
+      ]);
+      // Once searched, once parsed, and the last two characters of each delta searched again for a split `]]>`.
+      expect(streamed.examined).toBeLessThanOrEqual(4 * text.length);
+    }
   });
 });

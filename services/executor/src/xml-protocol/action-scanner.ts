@@ -4,8 +4,12 @@
  * (a trailing `<AC`), and the layout around blocks (blank lines, a Markdown code fence wrapping a block),
  * is held until the next delta decides. Layout next to a block is dropped with it, so what the scanner
  * hands back is the reply's prose alone. A `</ACTION>` inside a CDATA section does not end the block.
+ * The work is linear in the reply however it is cut: text held back is never searched again on the next
+ * delta (`charactersExamined` counts the work, so tests hold it to that without a clock).
  */
 import { parseActionBody, toolIdHint, type ActionParse } from './action-parser.js';
+import { isBlank, ProseLayout } from './prose-layout.js';
+import { TextQueue } from './text-queue.js';
 
 export type ScannedAction = ActionParse & {
   /** The block as the model wrote it, from `<ACTION` through `</ACTION>` (or as far as it went). */
@@ -21,11 +25,11 @@ export interface ScannedReply {
 const Mode = { PROSE: 'prose', AFTER_BLOCK: 'after_block', BLOCK: 'block' } as const;
 type Mode = (typeof Mode)[keyof typeof Mode];
 
-const ACTION_OPEN = /<action(?=[\s>/])/i;
 const ACTION_OPEN_AT = /<action(?=[\s>/])/iy;
 const ACTION_CLOSE_AT = /<\/action\s*>/iy;
 const CDATA_OPEN = '<![CDATA[';
 const CDATA_CLOSE = ']]>';
+const FENCE = '```';
 const UNDECIDED_MAX = 32;
 const MAX_HELD_LAYOUT = 1024;
 const PARAGRAPH_BREAK = '\n\n';
@@ -35,8 +39,19 @@ const UNDECIDED_MARKUP =
 
 export class ActionScanner {
   #mode: Mode = Mode.PROSE;
-  /** Text not yet handed back (prose modes), or the block's text not yet searched through (block mode). */
+  /** Text not yet looked at (prose modes), or the block's text not yet searched through (block mode). */
   #pending = '';
+  /** Prose mode: the prose followed so far, and what of it is held back as layout (from `#heldFrom` on). */
+  #layout = new ProseLayout();
+  #held = new TextQueue();
+  #heldFrom = 0;
+  /** After a block: a closing fence that may still be arriving (backticks, then blank space). */
+  #fenceHeld = '';
+  #fenceTicks = 0;
+  #fenceBlank = false;
+  /** The held fence ends in `\r`: only `\n` can complete it. */
+  #fenceReturn = false;
+  #examined = 0;
   /** Block mode: the block's text already searched, from `<ACTION` on. */
   #scanned: string[] = [];
   #scannedLength = 0;
@@ -74,6 +89,14 @@ export class ActionScanner {
     return this.#actions;
   }
 
+  /**
+   * How many characters the scanner has looked at so far, each search counting the stretch it covered: a
+   * measure of its work that, unlike a clock, does not depend on the machine or its load.
+   */
+  get charactersExamined(): number {
+    return this.#examined;
+  }
+
   #drain(final: boolean): string {
     let out = '';
     for (;;) {
@@ -91,23 +114,48 @@ export class ActionScanner {
   }
 
   #scanProse(final: boolean): { out: string; more: boolean } {
-    const open = ACTION_OPEN.exec(this.#pending);
-    if (open) {
-      const before = this.#pending.slice(0, open.index);
-      const prose = before.slice(0, layoutStart(before, { partialTag: false }));
-      this.#startBlock(this.#pending.slice(open.index));
+    const text = this.#pending;
+    const followed = this.#layout.follow(text);
+    this.#examined += followed;
+    this.#held.append(text.slice(0, followed));
+    this.#pending = '';
+    const open = this.#layout.openedAt;
+    if (open >= 0) {
+      const prose = this.#takeHeld(this.#layoutStart(open, { partialTag: false }));
+      this.#takeHeld(open);
+      this.#startBlock(this.#held.takeAll() + text.slice(followed));
+      this.#startProse();
       return { out: this.#paragraph(prose), more: true };
     }
-    if (final) {
-      const out = this.#pending;
-      this.#pending = '';
-      return { out: this.#paragraph(out), more: false };
-    }
+    if (final) return { out: this.#paragraph(this.#held.takeAll()), more: false };
     // Held: what may still turn out to lead into a block (layout, an opening fence, a partial `<ACTION`).
-    const held = layoutStart(this.#pending, { partialTag: true });
-    const out = this.#pending.slice(0, held);
-    this.#pending = this.#pending.slice(held);
-    return { out: this.#paragraph(out), more: false };
+    const end = this.#layout.length;
+    return {
+      out: this.#paragraph(this.#takeHeld(this.#layoutStart(end, { partialTag: true }))),
+      more: false,
+    };
+  }
+
+  /**
+   * Where the layout before `end` begins, counting no further back than MAX_HELD_LAYOUT characters: a
+   * longer blank run is handed on as prose, so endless blank space is not held.
+   */
+  #layoutStart(end: number, { partialTag }: { partialTag: boolean }): number {
+    const floor = Math.max(end - MAX_HELD_LAYOUT, this.#heldFrom);
+    return this.#layout.start({ partialTag, floor });
+  }
+
+  /** Hands on the held prose before `until`. */
+  #takeHeld(until: number): string {
+    const prose = this.#held.take(until - this.#heldFrom);
+    this.#heldFrom = until;
+    return prose;
+  }
+
+  #startProse(): void {
+    this.#layout = new ProseLayout();
+    this.#held = new TextQueue();
+    this.#heldFrom = 0;
   }
 
   #paragraph(prose: string): string {
@@ -116,23 +164,72 @@ export class ActionScanner {
     return `${PARAGRAPH_BREAK}${prose}`;
   }
 
-  /** After `</ACTION>`: blank space and a closing code fence belong to the block's layout. */
+  /**
+   * After `</ACTION>`: blank space and a closing code fence belong to the block's layout. A fence that may
+   * still be arriving is held aside, so the next delta is looked at from where this one ended.
+   */
   #skipLayoutAfterBlock(final: boolean): { out: string; more: boolean } {
-    const text = this.#pending.replace(/^\s+/, '');
-    const fence = /^```[ \t]*(?:\r?\n|$)/.exec(text);
-    if (fence && (final || fence[0].endsWith('\n'))) {
-      this.#pending = text.slice(fence[0].length);
-      return { out: '', more: true };
+    const text = this.#pending;
+    let start = 0;
+    if (this.#fenceTicks === 0) {
+      while (start < text.length && isBlank(text[start]!)) start++;
+      this.#examined += start;
     }
-    if (text === '' || (!final && /^`{1,3}[ \t]*$/.test(text))) {
-      this.#pending = text;
+    for (let at = start; at < text.length; at++) {
+      this.#examined++;
+      const ch = text[at]!;
+      if (this.#fenceReturn) {
+        if (ch !== '\n') return this.#proseAfterBlock(text.slice(start));
+        this.#pending = text.slice(at + 1);
+        this.#dropHeldFence();
+        return { out: '', more: true };
+      }
+      if (ch === '`' && !this.#fenceBlank && this.#fenceTicks < FENCE.length) {
+        this.#fenceTicks++;
+      } else if ((ch === ' ' || ch === '\t') && this.#fenceTicks > 0) {
+        this.#fenceBlank = true;
+      } else if (
+        this.#fenceTicks === FENCE.length &&
+        (ch === '\n' || (ch === '\r' && text[at + 1] === '\n'))
+      ) {
+        // A closing fence: dropped with the block, and blank space may follow again.
+        this.#pending = text.slice(at + (ch === '\r' ? 2 : 1));
+        this.#dropHeldFence();
+        return { out: '', more: true };
+      } else if (this.#fenceTicks === FENCE.length && ch === '\r' && at + 1 === text.length && !final) {
+        this.#fenceReturn = true; // `\r\n` split across deltas
+      } else {
+        return this.#proseAfterBlock(text.slice(start));
+      }
+    }
+    this.#pending = '';
+    if (this.#fenceTicks === 0) return { out: '', more: false };
+    if (!final) {
+      this.#fenceHeld += text.slice(start);
       return { out: '', more: false };
     }
-    this.#pending = text;
+    if (this.#fenceTicks === FENCE.length && !this.#fenceReturn) {
+      this.#dropHeldFence();
+      return { out: '', more: false };
+    }
+    return this.#proseAfterBlock(text.slice(start));
+  }
+
+  /** Not layout after all: the held fence and the text from `rest` on are prose. */
+  #proseAfterBlock(rest: string): { out: string; more: boolean } {
+    this.#pending = this.#fenceHeld + rest;
+    this.#dropHeldFence();
     this.#mode = Mode.PROSE;
     // Prose on both sides of a block stays two paragraphs rather than running together.
     this.#paragraphOwed = this.#prose !== '';
     return { out: '', more: true };
+  }
+
+  #dropHeldFence(): void {
+    this.#fenceHeld = '';
+    this.#fenceTicks = 0;
+    this.#fenceBlank = false;
+    this.#fenceReturn = false;
   }
 
   #startBlock(text: string): void {
@@ -153,13 +250,16 @@ export class ActionScanner {
     const window = this.#pending;
     if (this.#bodyStart < 0) {
       const gt = window.indexOf('>', this.#cursor);
+      this.#examined += (gt < 0 ? window.length : gt + 1) - this.#cursor;
       if (gt < 0) {
         this.#cursor = window.length;
         return this.#needMore(final, 'the <ACTION> tag itself is not closed with ">"');
       }
       this.#bodyStart = this.#scannedLength + gt + 1;
       this.#cursor = gt + 1;
-      if (window[gt - 1] === '/') {
+      // The `/` of `<ACTION/>` may have come in an earlier delta, already moved out of the window.
+      const beforeGt = gt > 0 ? window[gt - 1] : this.#scanned.at(-1)?.at(-1);
+      if (beforeGt === '/') {
         this.#endBlock(gt + 1, { ok: false, problem: 'the ACTION is empty (<ACTION/>)' });
         return { out: '', more: true };
       }
@@ -167,6 +267,7 @@ export class ActionScanner {
     for (;;) {
       if (this.#inCdata) {
         const end = window.indexOf(CDATA_CLOSE, this.#cursor);
+        this.#examined += (end < 0 ? window.length : end + CDATA_CLOSE.length) - this.#cursor;
         if (end < 0) {
           // `]]>` may be arriving split: look again from the last two characters.
           this.#cursor = Math.max(this.#cursor, window.length - (CDATA_CLOSE.length - 1));
@@ -180,10 +281,14 @@ export class ActionScanner {
         continue;
       }
       const lt = window.indexOf('<', this.#cursor);
+      this.#examined += (lt < 0 ? window.length : lt + 1) - this.#cursor;
       if (lt < 0) {
         this.#cursor = window.length;
         return this.#needMore(final, 'the ACTION is not closed: there is no </ACTION> after it');
       }
+      // The markup at `<` is read from a short stretch (a longer blank run inside `</ACTION >` is searched
+      // again, and counted, by the next search for `<`).
+      this.#examined += Math.min(window.length - lt, UNDECIDED_MAX);
       if (window.startsWith(CDATA_OPEN, lt)) {
         this.#inCdata = true;
         this.#cursor = lt + CDATA_OPEN.length;
@@ -193,6 +298,7 @@ export class ActionScanner {
       if (close) {
         const block = this.#blockText(lt);
         const body = block.slice(this.#bodyStart);
+        this.#examined += body.length;
         this.#endBlock(lt + close[0].length, parseActionBody(body));
         return { out: '', more: true };
       }
@@ -263,33 +369,4 @@ function withHint(parse: ActionParse & { ok: false }, raw: string): ActionParse 
 function matchAt(pattern: RegExp, text: string, at: number): RegExpExecArray | null {
   pattern.lastIndex = at;
   return pattern.exec(text);
-}
-
-/**
- * Where the layout at the end of `text` begins: trailing blank space, before it an opening code fence on
- * its own line (three backticks and a language; fewer backticks too when `partialTag`, as the fence may
- * still be arriving), and with `partialTag` a trailing `<`, `<A`, … `<ACTION` that may still become a tag.
- * Only the last MAX_HELD_LAYOUT characters are looked at: a longer blank run is handed on as prose, so a
- * model emitting endless blank space cannot make each delta cost more than that.
- */
-function layoutStart(text: string, { partialTag }: { partialTag: boolean }): number {
-  const floor = Math.max(0, text.length - MAX_HELD_LAYOUT);
-  let at = text.length;
-  if (partialTag) {
-    const lt = text.lastIndexOf('<');
-    if (lt >= 0 && text.length - lt <= '<action'.length && '<action'.startsWith(text.slice(lt).toLowerCase()))
-      at = lt;
-  }
-  at = skipBlankBackwards(text, at, floor);
-  const lineStart = Math.max(floor, text.lastIndexOf('\n', at - 1) + 1);
-  const fence = partialTag ? /^[ \t]*`{1,3}[\w-]*[ \t]*$/ : /^[ \t]*```[\w-]*[ \t]*$/;
-  if (at > lineStart && fence.test(text.slice(lineStart, at)))
-    at = skipBlankBackwards(text, lineStart, floor);
-  return at;
-}
-
-function skipBlankBackwards(text: string, from: number, floor: number): number {
-  let at = from;
-  while (at > floor && /\s/.test(text[at - 1]!)) at--;
-  return at;
 }
