@@ -225,6 +225,7 @@ export class TaskRunner {
       (await this.#finish(task, attempt, observed, emit, status))
         ? AttemptDisposition.ACK
         : AttemptDisposition.ABANDON;
+    this.deps.log.info({ attempt }, 'task attempt started');
     if (status?.record.cancel_requested_at !== undefined) {
       this.deps.log.info({ trace_id: traceId }, 'task was cancelled before it started');
       return endWith(failure(ErrorCode.CANCELLED, 'the task was cancelled before it started'));
