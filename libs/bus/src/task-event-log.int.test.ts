@@ -46,7 +46,11 @@ describe('reading a task event log', () => {
   });
 
   it('a task with no stored event has an empty log', async () => {
-    const events = await readTaskEventLog(jsm, { accountId: account, traceId: 'd'.repeat(32), throughSeq: 5 });
+    const events = await readTaskEventLog(jsm, {
+      accountId: account,
+      traceId: 'd'.repeat(32),
+      throughSeq: 5,
+    });
     expect(events).toEqual([]);
   });
 });
