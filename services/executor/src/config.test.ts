@@ -51,6 +51,15 @@ describe('executor configuration', () => {
     expect(JSON.stringify(problems)).not.toContain(truncated);
   });
 
+  it('a consumer delivery limit (MAX_DELIVERIES) not above MAX_DELIVER is refused: a task would not get its attempts', () => {
+    const problems = problemsOf({
+      VAULT_PRIVATE_KEYS: `k2:${current.privateKey}`,
+      MAX_DELIVER: '3',
+      MAX_DELIVERIES: '3',
+    });
+    expect(problems.map((p) => p.variable)).toEqual(['MAX_DELIVERIES']);
+  });
+
   it('in-progress acks no more frequent than ack_wait are refused, since running tasks would be redelivered', () => {
     const problems = problemsOf({
       VAULT_PRIVATE_KEYS: `k2:${current.privateKey}`,
