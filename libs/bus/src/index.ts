@@ -40,6 +40,8 @@ export type {
 export { TaskEventWriter } from './task-event-writer.js';
 export type { TaskEventWriterOptions } from './task-event-writer.js';
 export { expiredTaskEvents, followTaskEvents, storedTaskEventCount } from './task-event-reader.js';
+export { readTaskEventLog } from './task-event-log.js';
+export type { ReadTaskEventLogOptions } from './task-event-log.js';
 export type { FollowTaskEventsOptions } from './task-event-reader.js';
 export { AgentStore } from './stores/agent-store.js';
 export { McpServerStore, type ScopedMcpServer } from './stores/mcp-server-store.js';

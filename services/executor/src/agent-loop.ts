@@ -7,6 +7,14 @@
  * the next step on (see tools/task-tools.ts). The loop ends when the model answers without tool calls (`done`),
  * or with an `error` outcome.
  *
+ * Write-ahead: a step's tools run only once its `tool_start`s are stored (`emitDurably`), so every side
+ * effect has its announcement in the task's log even when the attempt dies during the call.
+ *
+ * Resume: given a {@link ResumePoint} (a redelivered task's conversation rebuilt from its events), the loop
+ * starts from it: answered model turns are not asked again, calls with a written result do not run again,
+ * calls that were started and left without a result run again with their call_id (and a new
+ * `tool_start`), and the step count goes on from the turns already answered.
+ *
  * The loop publishes nothing itself and emits no terminal event: it hands progress events to `emit` and
  * returns the terminal outcome, so the caller decides what an attempt that was interrupted writes. Model,
  * tool execution and event sink are injected, which lets tests run it against real HTTP servers without
@@ -17,6 +25,7 @@ import {
   type ChatAssistantMessage,
   type ChatMessage,
   type ChatToolCall,
+  type ChatToolMessage,
   type EventData,
   type TokenUsage,
   type ToolDefinition,
@@ -30,6 +39,7 @@ import { shownToolResult, TaskToolSet, type DynamicToolsChange } from './tools/t
 import { prepareToolCall, toolMessage, withCallIds, type PreparedToolCall } from './tools/tool-call.js';
 import { toolFailure, type ToolOutcome } from './tools/index.js';
 import { addUsage } from './token-usage.js';
+import type { ResumePoint } from './resume/resume-point.js';
 
 /** The model client as the loop uses it (OpenAiChatClient in production). */
 export interface ChatModel {
@@ -62,6 +72,12 @@ export interface AgentLoopDependencies {
   executeTool: ToolExecutor;
   /** Receives every progress event in order; must not throw. */
   emit: (event: ProgressEvent) => void;
+  /**
+   * Like `emit`, and resolves once the event (and so every event before it) is stored; rejects when it
+   * cannot be. Tools run only after their `tool_start`s resolved (write-ahead). Without it, `emit` is used
+   * and tools run at once.
+   */
+  emitDurably?: (event: ProgressEvent) => Promise<void>;
   /** A promise while the receiver of `emit` is backed up: the model's stream is read on once it resolves. */
   backpressure?: () => Promise<void> | undefined;
   /** Told about a tool executor that threw (a bug); the model gets an INTERNAL tool error instead. */
@@ -88,6 +104,8 @@ export interface AgentTask {
   maxSteps: number;
   /** Tools whose results may add dynamic tools besides recall's `recall_actions` (see TaskToolSet). */
   dynamicToolSources?: readonly string[];
+  /** Where earlier attempts of a redelivered task left off (the conversation after `messages`). */
+  resume?: ResumePoint;
 }
 
 export async function runAgentLoop(
@@ -97,7 +115,7 @@ export async function runAgentLoop(
 ): Promise<LoopOutcome> {
   const now = deps.now ?? Date.now;
   const startedAt = now();
-  const conversation: ChatMessage[] = [...task.messages];
+  const conversation: ChatMessage[] = [...task.messages, ...(task.resume?.conversation ?? [])];
   const tools = new TaskToolSet(task.tools, task.dynamicToolSources);
   const settings: Omit<ChatRequest, 'messages' | 'tools'> = {
     model: task.model.name,
@@ -105,8 +123,20 @@ export async function runAgentLoop(
     ...(task.model.max_tokens === undefined ? {} : { max_tokens: task.model.max_tokens }),
   };
   const usage: TokenUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  if (task.resume !== undefined) {
+    await lookUpDynamicToolsAgain(task.resume, tools, deps, signal);
+    const pending = task.resume.pendingCalls;
+    if (pending.length > 0) {
+      if (signal.aborted) return aborted(signal);
+      const answered = await runToolCalls(pending, tools, deps, signal);
+      if (answered === undefined) return unannounced(signal);
+      const start = conversation.length;
+      answerCalls(answered, conversation, tools, deps);
+      orderToolMessages(conversation, start);
+    }
+  }
 
-  for (let step = 1; ; step++) {
+  for (let step = (task.resume?.steps ?? 0) + 1; ; step++) {
     if (signal.aborted) return aborted(signal);
     let result: ChatResult;
     try {
@@ -145,13 +175,67 @@ export async function runAgentLoop(
     }
     conversation.push(assistantTurn(result.message, calls));
     const answered = await runToolCalls(calls, tools, deps, signal);
-    for (const { call, outcome, shown } of answered) {
-      conversation.push(toolMessage(call.callId, shown));
-      if (!outcome.ok) continue;
-      const change = tools.absorb(outcome.result, call.toolName);
-      if (change !== undefined) deps.onDynamicTools?.(change, call.toolName);
-    }
+    if (answered === undefined) return unannounced(signal);
+    answerCalls(answered, conversation, tools, deps);
     if (signal.aborted) return aborted(signal);
+  }
+}
+
+/** The calls' answers join the conversation; dynamic tools their results carry join the tool set. */
+function answerCalls(
+  answered: readonly AnsweredCall[],
+  conversation: ChatMessage[],
+  tools: TaskToolSet,
+  deps: AgentLoopDependencies,
+): void {
+  for (const { call, outcome, shown } of answered) {
+    conversation.push(toolMessage(call.callId, shown));
+    if (!outcome.ok) continue;
+    const change = tools.absorb(outcome.result, call.toolName);
+    if (change !== undefined) deps.onDynamicTools?.(change, call.toolName);
+  }
+}
+
+/**
+ * After pending calls of a resumed turn were answered at the end: the tool messages that follow the last
+ * assistant turn go back to the order in which the model made the calls.
+ */
+function orderToolMessages(conversation: ChatMessage[], appendedFrom: number): void {
+  let first = appendedFrom;
+  while (first > 0 && conversation[first - 1]?.role === 'tool') first--;
+  const turn = conversation[first - 1];
+  if (turn?.role !== 'assistant') return;
+  const order = (turn.tool_calls ?? []).map((call) => call.id);
+  const answers = conversation.slice(first) as ChatToolMessage[];
+  answers.sort((a, b) => order.indexOf(a.tool_call_id) - order.indexOf(b.tool_call_id));
+  conversation.splice(first, answers.length, ...answers);
+}
+
+/**
+ * The tools that resolved calls of earlier attempts added, added again: their events show the model only
+ * names, descriptions and parameters, never where a tool is sent. So each such call of a tool that may
+ * add tools (recall's `recall_actions`, the agent's `dynamic_tool_sources`: look-ups, not actions) is sent
+ * again, without events, and its result absorbed; its answer in the conversation stays the one written.
+ */
+async function lookUpDynamicToolsAgain(
+  resume: ResumePoint,
+  tools: TaskToolSet,
+  deps: AgentLoopDependencies,
+  signal: AbortSignal,
+): Promise<void> {
+  for (const { call } of resume.dynamicToolsLookups) {
+    const prepared = prepareToolCall(call, tools);
+    if ('failure' in prepared.run || !tools.mayAddTools(prepared.toolName)) continue;
+    let outcome: ToolOutcome;
+    try {
+      outcome = await deps.executeTool(prepared.run.tool, prepared.run.args, { callId: call.id, signal });
+    } catch (error) {
+      deps.onToolCrash?.(error, prepared.run.tool);
+      continue;
+    }
+    if (!outcome.ok) continue;
+    const change = tools.absorb(outcome.result, prepared.toolName);
+    if (change !== undefined) deps.onDynamicTools?.(change, prepared.toolName);
   }
 }
 
@@ -189,19 +273,33 @@ interface AnsweredCall {
   shown: ToolOutcome;
 }
 
-/** Runs one step's calls; the outcomes come back in the order the model made the calls. */
+/**
+ * Runs one step's calls once their `tool_start`s are stored; the outcomes come back in the order the model
+ * made the calls. Undefined when the starts could not be stored: then no call runs.
+ */
 async function runToolCalls(
   calls: readonly ChatToolCall[],
   tools: TaskToolSet,
   deps: AgentLoopDependencies,
   signal: AbortSignal,
-): Promise<AnsweredCall[]> {
+): Promise<AnsweredCall[] | undefined> {
   const prepared = calls.map((call) => prepareToolCall(call, tools));
-  for (const call of prepared) {
-    deps.emit({
-      type: 'tool_start',
-      data: { call_id: call.callId, tool: call.toolName, arguments: call.shownArguments },
-    });
+  const starts = prepared.map((call): ProgressEvent => ({
+    type: 'tool_start',
+    data: { call_id: call.callId, tool: call.toolName, arguments: call.shownArguments },
+  }));
+  const last = starts.pop();
+  for (const start of starts) deps.emit(start);
+  if (last !== undefined) {
+    if (deps.emitDurably === undefined) deps.emit(last);
+    else {
+      // Events are stored in order: once the last start is, all of them are.
+      try {
+        await deps.emitDurably(last);
+      } catch {
+        return undefined;
+      }
+    }
   }
   return Promise.all(prepared.map((call) => runToolCall(call, deps, signal)));
 }
@@ -268,6 +366,12 @@ function assistantTurn(message: ChatResult['message'], calls: ChatToolCall[]): C
 function errorType(error: unknown): string {
   if (error instanceof LlmError) return error.code;
   return error instanceof Error ? error.name : 'Error';
+}
+
+/** The outcome when a step's tool_starts could not be stored (the attempt has lost its event stream). */
+function unannounced(signal: AbortSignal): LoopOutcome {
+  if (signal.aborted) return aborted(signal);
+  return failed(ErrorCode.INTERNAL, 'the tool calls could not be announced in the task events', true);
 }
 
 function aborted(signal: AbortSignal): LoopOutcome {

@@ -53,6 +53,15 @@ describe('executor configuration', () => {
     expect(JSON.stringify(problems)).not.toContain(truncated);
   });
 
+  it('a consumer delivery limit (MAX_DELIVERIES) not above MAX_DELIVER is refused: a task would not get its attempts', () => {
+    const problems = problemsOf({
+      VAULT_PRIVATE_KEYS: `k2:${current.privateKey}`,
+      MAX_DELIVER: '3',
+      MAX_DELIVERIES: '3',
+    });
+    expect(problems.map((p) => p.variable)).toEqual(['MAX_DELIVERIES']);
+  });
+
   it('in-progress acks less frequent than twice per ack_wait are refused, since one late heartbeat would get a running task redelivered', () => {
     const problemsWith = (ackProgressMs: string) =>
       problemsOf({

@@ -81,7 +81,12 @@ export const executorConfigSchema = baseConfigSchema
     MAX_DELIVER: positiveInt()
       .default(3)
       .describe(
-        'Delivery attempts a task gets; the consumer allows one more, on which the task ends with MAX_DELIVER_EXCEEDED',
+        'Attempts a task gets that did work (wrote events; a delivery lost before that does not count); the next attempt ends it with MAX_DELIVER_EXCEEDED',
+      ),
+    MAX_DELIVERIES: positiveInt()
+      .optional()
+      .describe(
+        "JetStream's delivery limit of the executor consumers (max_deliver), a backstop for tasks whose deliveries keep dying before any work: the delivery that reaches it ends the task with MAX_DELIVER_EXCEEDED. Default 2 × MAX_DELIVER + 1; must be above MAX_DELIVER",
       ),
     ACK_WAIT_MS: positiveInt()
       .default(5_000)
@@ -239,6 +244,13 @@ export const executorConfigSchema = baseConfigSchema
         code: 'custom',
         path: ['SCRIPTS_CACHE_DIR'],
         message: 'must not lie inside SCRIPTS_DIR (scripts must never see dependency environments as files)',
+      });
+    }
+    if (config.MAX_DELIVERIES !== undefined && config.MAX_DELIVERIES <= config.MAX_DELIVER) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['MAX_DELIVERIES'],
+        message: `must be above MAX_DELIVER (${config.MAX_DELIVER}), or a task never gets all its attempts`,
       });
     }
     if (config.PULL_EXPIRES_MS >= config.ACK_WAIT_MS) {

@@ -290,12 +290,17 @@ describe('the executor service on NATS', () => {
     expect(await finalStatusOf(task)).toMatchObject({ status: 'done', attempt: 2 });
   });
 
-  it('a task delivered more than MAX_DELIVER times ends with MAX_DELIVER_EXCEEDED without running', async () => {
-    await ensureExecutorConsumer(jsm, { maxDeliver: 1, ackWaitMs: ACK_WAIT_MS, maxAckPending: 1000 });
+  it("a task on the consumer's last delivery (MAX_DELIVERIES) ends with MAX_DELIVER_EXCEEDED without running", async () => {
+    await ensureExecutorConsumer(jsm, {
+      maxDeliver: 1,
+      maxDeliveries: 2,
+      ackWaitMs: ACK_WAIT_MS,
+      maxAckPending: 1000,
+    });
     const task = newTask({ user: 'delivered too often' });
     await publishTask(task);
     await takeAndCrash();
-    await startInstance({ MAX_DELIVER: '1' });
+    await startInstance({ MAX_DELIVER: '1', MAX_DELIVERIES: '2' });
     const events = await eventsOf(task);
 
     expect(events).toHaveLength(1);

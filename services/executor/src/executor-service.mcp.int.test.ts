@@ -202,6 +202,8 @@ describe('an agent whose tools come from an MCP server over Streamable HTTP', ()
 
     const call = mcp.calls.slice(callsBefore).find((recorded) => recorded.tool === 'echo');
     expect(call?.headers.authorization).toBe(`Bearer ${MCP_TOKEN}`);
+    // The call's idempotency key, the same should a redelivered task run it again.
+    expect(call?.meta?.['agentmesh/idempotency-key']).toBe(`${events[0]!.trace_id}:call_echo`);
     // The other tool's API got its own key and nothing of the MCP server's.
     const searched = api.requests.at(-1);
     expect(searched?.headers['x-api-key']).toBe(SEARCH_KEY);

@@ -58,6 +58,7 @@ export async function startExecutor({
       jsm,
       {
         maxDeliver: config.MAX_DELIVER,
+        ...(config.MAX_DELIVERIES === undefined ? {} : { maxDeliveries: config.MAX_DELIVERIES }),
         ackWaitMs: config.ACK_WAIT_MS,
         maxAckPending: config.CONSUMER_MAX_ACK_PENDING,
       },
@@ -95,6 +96,7 @@ export async function startExecutor({
         endpointGuard: modelEndpoints,
       }),
     maxDeliver: config.MAX_DELIVER,
+    ...(config.MAX_DELIVERIES === undefined ? {} : { maxDeliveries: config.MAX_DELIVERIES }),
     deltaCoalescing: { windowMs: config.EVENT_DELTA_WINDOW_MS, maxChars: config.EVENT_DELTA_MAX_CHARS },
     llmTimeoutMs: config.LLM_TIMEOUT_MS,
     log,

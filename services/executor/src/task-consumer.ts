@@ -30,11 +30,16 @@ import {
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AttemptDisposition, type Delivery } from './task-runner.js';
+import { AttemptDisposition, deliveryBackstop, type Delivery } from './task-runner.js';
 
 export interface ExecutorConsumerSettings {
-  /** Attempts a task gets; the consumer delivers once more so that attempt can end the task. */
+  /** Attempts that did work a task gets (see TaskRunner); the consumer's limit is larger (`maxDeliveries`). */
   maxDeliver: number;
+  /**
+   * The consumer's `max_deliver`, a backstop for tasks whose deliveries die before any work (those do
+   * not count toward `maxDeliver`); 2 × maxDeliver + 1 by default.
+   */
+  maxDeliveries?: number;
   ackWaitMs: number;
   /** Unacknowledged tasks across every instance. */
   maxAckPending: number;
@@ -70,7 +75,7 @@ export async function ensureExecutorConsumer(
   const { stream, durable_name, filter_subject } = executorConsumer(nativeClasses);
   const tunable = {
     ack_wait: nanos(settings.ackWaitMs),
-    max_deliver: settings.maxDeliver + 1,
+    max_deliver: settings.maxDeliveries ?? deliveryBackstop(settings.maxDeliver),
     max_ack_pending: settings.maxAckPending,
   };
   try {

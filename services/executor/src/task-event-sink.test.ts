@@ -141,3 +141,38 @@ describe('coalescing streamed deltas', () => {
     ).toBe('0123'.repeat(200));
   });
 });
+
+describe('write-ahead', () => {
+  const toolStart = (id: string) => ({
+    type: 'tool_start' as const,
+    data: { call_id: id, tool: 'pay', arguments: { amount: 1 } },
+  });
+
+  it('emitDurably resolves only after the writer has stored the event and every event before it', async () => {
+    const appender = new MemoryAppender(false);
+    const sink = new TaskEventSink(appender, () => {}, new SecretScrubber());
+    sink.emit(toolStart('c1'));
+    let stored = false;
+    const durable = sink.emitDurably(toolStart('c2')).then(() => (stored = true));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(stored).toBe(false);
+
+    appender.release();
+    await durable;
+    expect(appender.events.map((event) => (event.data as { call_id: string }).call_id)).toEqual(['c1', 'c2']);
+  });
+
+  it('emitDurably rejects when the publish fails, and the failure is reported once', async () => {
+    const failure = new Error('stream lost');
+    const failing: EventAppender = {
+      seq: 0,
+      emit: () => Promise.reject(failure),
+    };
+    const reported: unknown[] = [];
+    const sink = new TaskEventSink(failing, (error) => reported.push(error), new SecretScrubber());
+
+    await expect(sink.emitDurably(toolStart('c1'))).rejects.toBe(failure);
+    await expect(sink.emitDurably(toolStart('c2'))).rejects.toBe(failure);
+    expect(reported).toEqual([failure]);
+  });
+});

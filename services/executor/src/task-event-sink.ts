@@ -12,17 +12,23 @@
  * is backed up (NATS slow or away) pending text keeps growing into fewer, larger events, and
  * {@link TaskEventSink.backpressure} tells the model stream's reader to wait.
  *
+ * Write-ahead: {@link TaskEventSink.emitDurably} queues an event like `emit` and resolves once it is
+ * stored, so the loop runs a tool only after its `tool_start` is (the chain stores events in order).
+ *
  * Scrubbing: the coalesced text of each delta type goes through a scrubbing stream, since a secret may be
  * split across deltas: an end that could be the beginning of a secret is held back and published with the
  * next text, and whatever is held is published before any other event and before the terminal one. Every
  * other event's data is scrubbed whole: tool arguments, results and errors, the final message, errors.
  */
 import type { TaskEventWriter } from '@agentmesh/bus';
-import type { TaskEvent } from '@agentmesh/protocol';
+import type { EventData, TaskEvent } from '@agentmesh/protocol';
 import type { LoopOutcome, ProgressEvent } from './agent-loop.js';
 import { ScrubbingStream, type SecretScrubber } from './secrets/index.js';
 
 type DeltaType = 'message_chunk' | 'tool_thinking';
+
+/** What an attempt emits besides the loop's progress: `attempt_started`, first of a resumed attempt. */
+export type SinkEvent = ProgressEvent | { type: 'attempt_started'; data: EventData<'attempt_started'> };
 
 export interface DeltaCoalescing {
   /** How long deltas gather into one event after the one that left at once. */
@@ -63,7 +69,7 @@ export class TaskEventSink {
   }
 
   /** Queues a progress event; never throws (a failure goes to `onFailure`). */
-  readonly emit = (event: ProgressEvent): void => {
+  readonly emit = (event: SinkEvent): void => {
     if (this.#failed) return;
     if (event.type === 'message_chunk' || event.type === 'tool_thinking') {
       this.#gather(event.type, event.data.delta);
@@ -71,6 +77,19 @@ export class TaskEventSink {
     }
     this.#endDeltas();
     this.#queue(event.type, this.secrets.scrubDeep(event.data));
+  };
+
+  /**
+   * Queues an event like {@link emit}; resolves once it is stored (acknowledged by JetStream), rejects
+   * with the publish error when it, or an event before it, could not be (`onFailure` is told as well).
+   */
+  readonly emitDurably = (event: SinkEvent): Promise<void> => {
+    if (this.#failed) return Promise.reject(asError(this.#failure));
+    this.emit(event);
+    // A text event is gathered, not queued: what it joins is stored with the next flush, not awaited here.
+    return this.#chain.then(() => {
+      if (this.#failed) throw asError(this.#failure);
+    });
   };
 
   /**
@@ -157,15 +176,15 @@ export class TaskEventSink {
     if (delta !== '') this.#queue(type, { delta });
   }
 
-  #queue(type: ProgressEvent['type'], data: ProgressEvent['data']): void {
+  #queue(type: SinkEvent['type'], data: SinkEvent['data']): void {
     this.#queued += 1;
     this.#chain = this.#chain.then(() => this.#publish(type, data));
   }
 
-  async #publish(type: ProgressEvent['type'], data: ProgressEvent['data']): Promise<void> {
+  async #publish(type: SinkEvent['type'], data: SinkEvent['data']): Promise<void> {
     try {
       if (this.#failed) return;
-      // `type` and `data` come from one ProgressEvent, a pairing TypeScript cannot follow through the call.
+      // `type` and `data` come from one SinkEvent, a pairing TypeScript cannot follow through the call.
       await this.writer.emit(type, data as never);
     } catch (error) {
       this.#failed = true;
@@ -180,4 +199,8 @@ export class TaskEventSink {
       }
     }
   }
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }

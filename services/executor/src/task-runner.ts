@@ -2,7 +2,8 @@
  * One attempt of one assembled task, from its event stream being opened to its terminal event and final
  * status. The attempt number is JetStream's delivery count. Before anything runs it honours what earlier
  * attempts and other services left: a terminal event already written (a crashed attempt had finished),
- * too many deliveries, a vault sealed for a key this executor lacks (handed back for one that holds it,
+ * too many attempts that did work (distinct `attempt`s in the task's events: a delivery lost before it
+ * wrote anything does not count; JetStream's own delivery limit is a larger backstop), a vault sealed for a key this executor lacks (handed back for one that holds it,
  * until the last delivery ends the task), or a cancel requested before the start. Then it opens the vault
  * in memory, runs the agent loop under an abort controller for cancel and deadline, and writes exactly one
  * terminal event.
@@ -11,10 +12,15 @@
  * its events (TaskEventSink), from every tool outcome (tools/tool-dispatch.ts), and, held in the executor's open
  * secrets from before the vault opens until the attempt's span has ended, from every log line and span.
  *
+ * A redelivery resumes from the task's own event log (resume/resume-point.ts): it writes `attempt_started`
+ * first, then the loop goes on from the answered turns, runs only the calls left without a result, and
+ * runs each tool only once its `tool_start` is stored.
+ *
  * What the message should get afterwards is returned as a disposition; the consumer acts on it.
  */
 import {
   EventStreamConflictError,
+  readTaskEventLog,
   TaskEventWriter,
   type TaskStatusStore,
   type VersionedTaskStatus,
@@ -44,6 +50,7 @@ import type { RunningTasks } from './running-tasks.js';
 import { AbortCause, TaskAbort, type TaskAbortReason } from './task-abort.js';
 import { derivedSecrets, OpenSecrets, SecretScrubber } from './secrets/index.js';
 import { TaskEventSink, type DeltaCoalescing } from './task-event-sink.js';
+import { resumePointOf, type ResumePoint } from './resume/resume-point.js';
 import { toolExecutor, type ToolRunners } from './tools/tool-dispatch.js';
 import type { TaskAccount, TaskContextValues } from './tools/index.js';
 import { ToolCallError } from './tools/tool-errors.js';
@@ -80,7 +87,13 @@ export interface TaskRunnerDependencies {
   running: RunningTasks;
   tools: ToolRunners;
   createModel: (options: ModelClientOptions) => ChatModel;
+  /** Attempts that did work (wrote events) a task gets; the next one ends it with MAX_DELIVER_EXCEEDED. */
   maxDeliver: number;
+  /**
+   * JetStream's delivery limit of the executor consumers (its `max_deliver`): the delivery that reaches it
+   * ends the task whatever the work attempts, as no further one comes. 2 × maxDeliver + 1 by default.
+   */
+  maxDeliveries?: number;
   /** How text deltas gather into events (TaskEventSink); 50 ms / 4096 characters by default. */
   deltaCoalescing?: DeltaCoalescing;
   /** Per model call, unless the task's model config sets `timeout_ms`. */
@@ -141,14 +154,17 @@ export class TaskRunner {
       await this.#recordFinalStatus(task, writer.terminal.attempt, writer.terminal);
       return AttemptDisposition.ACK;
     }
-    if (attempt > this.deps.maxDeliver) {
-      const message = `the task was delivered ${attempt} times without finishing (MAX_DELIVER ${this.deps.maxDeliver})`;
-      const outcome = failure(ErrorCode.MAX_DELIVER_EXCEEDED, message);
-      this.deps.log.warn({ attempt }, 'task exceeded its deliveries');
-      const emit = () => writer.emit(outcome.type, outcome.data);
-      return (await this.#finish(task, attempt, { span, metrics }, emit, undefined))
-        ? AttemptDisposition.TERM
-        : AttemptDisposition.ABANDON;
+    // Read only when earlier attempts wrote something: a first delivery, or one after deaths before any
+    // work, costs no read.
+    const resume =
+      writer.seq === 0
+        ? undefined
+        : resumePointOf(
+            await readTaskEventLog(this.deps.jsm, { accountId, traceId, throughSeq: writer.seq }),
+          );
+    const workAttempts = new Set(resume?.workAttempts).add(attempt).size;
+    if (workAttempts > this.deps.maxDeliver || attempt >= this.#maxDeliveries) {
+      return this.#endOutOfAttempts(task, attempt, workAttempts, writer, { span, metrics });
     }
     const kid = task.runtime_config.vault.kid;
     if (!this.deps.keyring.has(kid)) {
@@ -181,7 +197,7 @@ export class TaskRunner {
     // Tracked before the cancel flag is read, so a cancel sent in between still reaches this attempt.
     const untrack = this.deps.running.add(accountId, traceId, abort);
     try {
-      return await this.#attempt(task, attempt, writer, abort, { span, metrics, untrack }, secrets);
+      return await this.#attempt(task, attempt, writer, abort, { span, metrics, untrack }, secrets, resume);
     } finally {
       untrack();
       abort.dispose();
@@ -195,6 +211,7 @@ export class TaskRunner {
     abort: TaskAbort,
     observed: AttemptObservers,
     secrets: SecretScrubber,
+    resume: ResumePoint | undefined,
   ): Promise<AttemptDisposition> {
     const { trace_id: traceId, account_id: accountId } = task.task_meta;
     // The cancel flag is read and `running` written in one compare-and-set: a cancel request stored in
@@ -208,6 +225,7 @@ export class TaskRunner {
       (await this.#finish(task, attempt, observed, emit, status))
         ? AttemptDisposition.ACK
         : AttemptDisposition.ABANDON;
+    this.deps.log.info({ attempt }, 'task attempt started');
     if (status?.record.cancel_requested_at !== undefined) {
       this.deps.log.info({ trace_id: traceId }, 'task was cancelled before it started');
       return endWith(failure(ErrorCode.CANCELLED, 'the task was cancelled before it started'));
@@ -247,7 +265,31 @@ export class TaskRunner {
       secrets,
       this.deps.deltaCoalescing,
     );
-    const outcome = await this.#runLoop(task, { vault, secrets }, sink, abort.signal, observed.metrics);
+    if (resume !== undefined) {
+      // First of this attempt's events: what of the earlier attempts' events stands (clients drop the rest
+      // of their text) and what this attempt takes over.
+      sink.emit({
+        type: 'attempt_started',
+        data: {
+          drop_text_after_seq: resume.dropTextAfterSeq,
+          resumed_steps: resume.steps,
+          resumed_tool_results: resume.resolvedCalls,
+          rerun_call_ids: resume.pendingCalls.map((call) => call.id),
+        },
+      });
+      this.deps.log.info(
+        { attempt, resumed_steps: resume.steps, rerun_calls: resume.pendingCalls.length },
+        'resuming the task from its events',
+      );
+    }
+    const outcome = await this.#runLoop(
+      task,
+      { vault, secrets },
+      sink,
+      abort.signal,
+      observed.metrics,
+      resume,
+    );
     const reason = abort.reason;
     if (reason !== undefined && !reason.endsTask && outcome.type === 'error') {
       sink.dispose();
@@ -267,6 +309,7 @@ export class TaskRunner {
     sink: TaskEventSink,
     signal: AbortSignal,
     metrics: TaskMetrics,
+    resume: ResumePoint | undefined,
   ): Promise<LoopOutcome> {
     const mcpServers = task.runtime_config.mcp_servers ?? [];
     let tools = task.runtime_config.tools;
@@ -299,6 +342,7 @@ export class TaskRunner {
       ...(task.runtime_config.dynamic_tool_sources === undefined
         ? {}
         : { dynamicToolSources: task.runtime_config.dynamic_tool_sources }),
+      ...(resume === undefined ? {} : { resume }),
     };
     try {
       return await runAgentLoop(
@@ -313,6 +357,7 @@ export class TaskRunner {
             mcpServers,
           }),
           emit: sink.emit,
+          emitDurably: sink.emitDurably,
           backpressure: sink.backpressure,
           onToolCrash: (error, tool) =>
             this.deps.log.error({ err: error, tool: tool.name }, 'tool runner threw'),
@@ -407,6 +452,33 @@ export class TaskRunner {
       'task attempt finished',
     );
     return true;
+  }
+
+  /**
+   * Ends a task that has used up its attempts with MAX_DELIVER_EXCEEDED, without running it; the message
+   * is terminated (it must not come back). The one place a task runs out of deliveries.
+   */
+  async #endOutOfAttempts(
+    task: AssembledTask,
+    attempt: number,
+    workAttempts: number,
+    writer: TaskEventWriter,
+    observed: AttemptObservers,
+  ): Promise<AttemptDisposition> {
+    const message =
+      workAttempts > this.deps.maxDeliver
+        ? `the task was attempted ${workAttempts} times without finishing (MAX_DELIVER ${this.deps.maxDeliver})`
+        : `the task was delivered ${attempt} times without finishing (the consumer's limit, ${this.#maxDeliveries})`;
+    const outcome = failure(ErrorCode.MAX_DELIVER_EXCEEDED, message);
+    this.deps.log.warn({ attempt, work_attempts: workAttempts }, 'task exceeded its deliveries');
+    const emit = () => writer.emit(outcome.type, outcome.data);
+    return (await this.#finish(task, attempt, observed, emit, undefined))
+      ? AttemptDisposition.TERM
+      : AttemptDisposition.ABANDON;
+  }
+
+  get #maxDeliveries(): number {
+    return this.deps.maxDeliveries ?? deliveryBackstop(this.deps.maxDeliver);
   }
 
   #lostEventStream(reason: TaskAbortReason): AttemptDisposition {
@@ -504,6 +576,11 @@ function unsupportedModel(task: AssembledTask): string | undefined {
     return `model provider "${model.provider}" is not supported; this executor speaks OpenAI-compatible chat completions (provider "openai")`;
   }
   return undefined;
+}
+
+/** JetStream's delivery limit for a given MAX_DELIVER when none is configured: room for deaths before work. */
+export function deliveryBackstop(maxDeliver: number): number {
+  return 2 * maxDeliver + 1;
 }
 
 function failure(code: ErrorCode, message: string): LoopOutcome {

@@ -26,6 +26,8 @@ export interface RecordedMcpToolCall {
   arguments: Record<string, unknown>;
   /** Headers of the HTTP request that carried the call. */
   headers: HeaderMap;
+  /** The `_meta` of the `tools/call` request, when it had one. */
+  meta?: Record<string, unknown>;
 }
 
 export interface McpTestServerOptions {
@@ -63,7 +65,8 @@ export async function startMcpServer(options: McpTestServerOptions = {}): Promis
       tool: string,
       args: Record<string, unknown>,
       headers: Record<string, string | string[] | undefined>,
-    ) => calls.push({ tool, arguments: args, headers: definedHeaders(headers) }),
+      meta?: Record<string, unknown>,
+    ) => calls.push({ tool, arguments: args, headers: definedHeaders(headers), ...(meta ? { meta } : {}) }),
     onCancelled: (tool: string) => cancelledCalls.push(tool),
   };
   const newServer = (): McpServer => {

@@ -21,6 +21,8 @@ export interface McpToolHooks {
     tool: string,
     args: Record<string, unknown>,
     headers: Record<string, string | string[] | undefined>,
+    /** The request's `_meta` (progress token, idempotency key, ...), when it has one. */
+    meta?: Record<string, unknown>,
   ): void;
   /** `wait_for_cancel` saw its request cancelled by the client. */
   onCancelled?(tool: string): void;
@@ -31,7 +33,7 @@ export function registerMcpTestTools(server: McpServer, hooks: McpToolHooks = {}
     'echo',
     { description: 'Echoes the text back.', inputSchema: { text: z.string() } },
     ({ text }, extra) => {
-      hooks.onCall?.('echo', { text }, headersOf(extra));
+      hooks.onCall?.('echo', { text }, headersOf(extra), extra._meta);
       return { content: [{ type: 'text', text: `echo: ${text}` }] };
     },
   );
@@ -43,7 +45,7 @@ export function registerMcpTestTools(server: McpServer, hooks: McpToolHooks = {}
       outputSchema: { sum: z.number() },
     },
     ({ a, b }, extra) => {
-      hooks.onCall?.('add', { a, b }, headersOf(extra));
+      hooks.onCall?.('add', { a, b }, headersOf(extra), extra._meta);
       return { content: [{ type: 'text', text: String(a + b) }], structuredContent: { sum: a + b } };
     },
   );
@@ -51,7 +53,7 @@ export function registerMcpTestTools(server: McpServer, hooks: McpToolHooks = {}
     'fail',
     { description: 'Always fails with isError.', inputSchema: { reason: z.string() } },
     ({ reason }, extra) => {
-      hooks.onCall?.('fail', { reason }, headersOf(extra));
+      hooks.onCall?.('fail', { reason }, headersOf(extra), extra._meta);
       return { isError: true, content: [{ type: 'text', text: `failed: ${reason}` }] };
     },
   );
@@ -59,7 +61,7 @@ export function registerMcpTestTools(server: McpServer, hooks: McpToolHooks = {}
     'count_slowly',
     { description: 'Counts to `steps`, reporting progress at each step.', inputSchema: { steps: z.int() } },
     async ({ steps }, extra) => {
-      hooks.onCall?.('count_slowly', { steps }, headersOf(extra));
+      hooks.onCall?.('count_slowly', { steps }, headersOf(extra), extra._meta);
       const progressToken = extra._meta?.progressToken;
       for (let step = 1; step <= steps; step += 1) {
         if (progressToken !== undefined) {
@@ -73,7 +75,7 @@ export function registerMcpTestTools(server: McpServer, hooks: McpToolHooks = {}
     },
   );
   server.registerTool('snapshot', { description: 'Answers an image and a resource link.' }, (extra) => {
-    hooks.onCall?.('snapshot', {}, headersOf(extra));
+    hooks.onCall?.('snapshot', {}, headersOf(extra), extra._meta);
     return {
       content: [
         { type: 'text', text: 'snapshot taken' },
@@ -86,7 +88,7 @@ export function registerMcpTestTools(server: McpServer, hooks: McpToolHooks = {}
     'wait_for_cancel',
     { description: 'Runs until the client cancels the call.' },
     async (extra) => {
-      hooks.onCall?.('wait_for_cancel', {}, headersOf(extra));
+      hooks.onCall?.('wait_for_cancel', {}, headersOf(extra), extra._meta);
       await new Promise<void>((resolve) => {
         if (extra.signal.aborted) resolve();
         else extra.signal.addEventListener('abort', () => resolve(), { once: true });
@@ -97,7 +99,7 @@ export function registerMcpTestTools(server: McpServer, hooks: McpToolHooks = {}
   );
   let unlocked = false;
   server.registerTool('unlock_tool', { description: 'Adds `late_tool` to the tool list.' }, (extra) => {
-    hooks.onCall?.('unlock_tool', {}, headersOf(extra));
+    hooks.onCall?.('unlock_tool', {}, headersOf(extra), extra._meta);
     if (!unlocked) {
       unlocked = true;
       registerLateTool(server, hooks);
@@ -109,7 +111,7 @@ export function registerMcpTestTools(server: McpServer, hooks: McpToolHooks = {}
 /** The tool `unlock_tool` (or the HTTP server's `changeTools()`) adds; the SDK announces the change. */
 export function registerLateTool(server: McpServer, hooks: McpToolHooks = {}): void {
   server.registerTool('late_tool', { description: 'Appeared after the list changed.' }, (extra) => {
-    hooks.onCall?.('late_tool', {}, headersOf(extra));
+    hooks.onCall?.('late_tool', {}, headersOf(extra), extra._meta);
     return { content: [{ type: 'text', text: 'late tool ran' }] };
   });
 }

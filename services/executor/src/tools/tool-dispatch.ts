@@ -67,6 +67,8 @@ export function toolExecutor(runners: ToolRunners, task: TaskToolContext): ToolE
 
 function runTool(runners: ToolRunners, task: TaskToolContext, secrets: SecretScrubber): ToolExecutor {
   return async (tool, args, { callId, signal, onProgress }) => {
+    // The same for a call a redelivered task runs again (same trace, same call_id): tools can deduplicate.
+    const idempotencyKey = task.context === undefined ? undefined : `${task.context.trace_id}:${callId}`;
     switch (tool.type) {
       case 'HTTP':
         return runners.http.run(tool, args, {
@@ -74,6 +76,7 @@ function runTool(runners: ToolRunners, task: TaskToolContext, secrets: SecretScr
           signal,
           scrubber: secrets,
           task: task.context,
+          ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
         });
       case 'DYNAMIC':
         return runners.dynamic.run(tool, args, { account: task.account, signal });
@@ -93,6 +96,7 @@ function runTool(runners: ToolRunners, task: TaskToolContext, secrets: SecretScr
           account: task.account.id,
           scrubber: secrets,
           callId,
+          ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
           signal,
           ...(onProgress === undefined ? {} : { onProgress }),
         });

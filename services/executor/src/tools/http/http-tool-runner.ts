@@ -28,6 +28,11 @@ export interface HttpToolRunContext {
   readonly scrubber?: SecretScrubber;
   /** The task's user, account, trace and variables, for the tool's `context_params`; none are sent when absent. */
   readonly task?: TaskContextValues;
+  /**
+   * Sent as `Idempotency-Key` (`<trace_id>:<call_id>`, the same when a redelivered task runs the call
+   * again), unless the request already has one: the tool's own header wins.
+   */
+  readonly idempotencyKey?: string;
 }
 
 export class HttpToolRunner {
@@ -60,15 +65,14 @@ export class HttpToolRunner {
   async #call(
     tool: HttpTool,
     args: Readonly<Record<string, unknown>>,
-    { vault, task }: HttpToolRunContext,
+    { vault, task, idempotencyKey }: HttpToolRunContext,
     signal: AbortSignal,
     scrubber: SecretScrubber,
   ): Promise<ToolOutcome> {
     // Context parameters go in before the credentials, so an auth header of the same name still wins.
-    const plan = withContextParams(
-      buildHttpRequest(tool.execution, args),
-      tool.execution.context_params,
-      task,
+    const plan = withIdempotencyKey(
+      withContextParams(buildHttpRequest(tool.execution, args), tool.execution.context_params, task),
+      idempotencyKey,
     );
     const auth = resolveAuth(tool.auth, vault);
     for (const secret of auth.derivedSecrets) scrubber.add(secret);
@@ -112,6 +116,14 @@ export class HttpToolRunner {
     return token;
   }
 }
+
+/** The plan with `Idempotency-Key` set, unless it has one already (from the tool's definition). */
+function withIdempotencyKey(plan: HttpRequestPlan, key: string | undefined): HttpRequestPlan {
+  if (key === undefined || plan.headers[IDEMPOTENCY_KEY_HEADER] !== undefined) return plan;
+  return { ...plan, headers: { ...plan.headers, [IDEMPOTENCY_KEY_HEADER]: key } };
+}
+
+const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 
 function tokenKey(client: OAuth2Client): OAuth2TokenKey {
   const { config } = client;

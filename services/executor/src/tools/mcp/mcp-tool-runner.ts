@@ -49,9 +49,17 @@ export interface McpTaskContext {
 
 export interface McpToolRunContext extends McpTaskContext {
   readonly callId: string;
+  /**
+   * `<trace_id>:<call_id>`, the same for a call run again after a redelivery: sent in the request's
+   * `_meta` as {@link MCP_IDEMPOTENCY_KEY_META}, for servers that deduplicate side effects.
+   */
+  readonly idempotencyKey?: string;
   readonly signal: AbortSignal;
   readonly onProgress?: (progress: McpProgress) => void;
 }
+
+/** The `_meta` key of a tools/call request that carries the call's idempotency key. */
+export const MCP_IDEMPOTENCY_KEY_META = 'agentmesh/idempotency-key';
 
 export interface McpToolRunnerOptions {
   readonly connections: McpConnections;
@@ -117,7 +125,13 @@ export class McpToolRunner {
     try {
       const result = await connections.use(ctx.account, server, credentials, (session) =>
         session.client.callTool(
-          { name: tool.tool_name, arguments: { ...args, ...(tool.fixed_arguments ?? {}) } },
+          {
+            name: tool.tool_name,
+            arguments: { ...args, ...(tool.fixed_arguments ?? {}) },
+            ...(ctx.idempotencyKey === undefined
+              ? {}
+              : { _meta: { [MCP_IDEMPOTENCY_KEY_META]: ctx.idempotencyKey } }),
+          },
           undefined,
           {
             signal: ctx.signal,

@@ -1,0 +1,259 @@
+// A redelivered task resumes from its own event log: an attempt that died left events behind (written here
+// as that attempt would have), and the next delivery goes on from them on a real NATS server.
+import { ensureMeshStreams, followTaskEvents, TaskEventWriter } from '@agentmesh/bus';
+import {
+  Consumers,
+  isTerminalEvent,
+  MODEL_API_KEY_VAULT_ENTRY,
+  newTraceId,
+  taskAssembledSubject,
+  type AssembledTask,
+  type EventData,
+  type EventType,
+  type TaskEvent,
+} from '@agentmesh/protocol';
+import {
+  startNats,
+  startRecordingApi,
+  startScriptedModel,
+  type ChatCompletionRequest,
+  type NatsServer,
+  type RecordingApi,
+  type ScriptedModel,
+} from '@agentmesh/testkit';
+import { generateVaultKeyPair } from '@agentmesh/vault';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startInProcessExecutor } from './__fixtures__/in-process-executor.js';
+import { assembledTask, searchTool } from './__fixtures__/tasks.js';
+import { ensureExecutorConsumer } from './task-consumer.js';
+
+const ACCOUNT = 'acme';
+const MODEL_KEY = 'canary-model-key-77aa01';
+const SEARCH_KEY = 'canary-search-key-77bb02';
+const ACK_WAIT_MS = 1_500;
+const vaultKeys = generateVaultKeyPair('exec-resume-1');
+
+let nats: NatsServer;
+let client: NatsConnection;
+let js: JetStreamClient;
+let jsm: JetStreamManager;
+let model: ScriptedModel;
+let api: RecordingApi;
+const instances: { stop(): Promise<void> }[] = [];
+
+const userText = (request: { body: unknown }): string =>
+  String(
+    (request.body as ChatCompletionRequest['body']).messages.find((m) => m.role === 'user')?.content ?? '',
+  );
+
+beforeAll(async () => {
+  nats = await startNats();
+  client = await connect({ servers: nats.url });
+  js = jetstream(client);
+  jsm = await jetstreamManager(client);
+  model = await startScriptedModel({
+    apiKey: MODEL_KEY,
+    // Searches once, then answers; a resumed task that already searched gets the answer at once.
+    respond: (request) =>
+      request.body.messages.some((m) => m.role === 'tool')
+        ? { content: `answer to ${userText(request)}`, chunkSize: 5 }
+        : { toolCalls: [{ id: 'call_new', name: 'search', arguments: { q: userText(request) } }] },
+  });
+  api = await startRecordingApi({
+    routes: [
+      { method: 'GET', path: '/search', reply: (request) => ({ body: { hits: [request.query['q']] } }) },
+    ],
+  });
+  await ensureMeshStreams(jsm);
+  await ensureExecutorConsumer(jsm, { maxDeliver: 1, ackWaitMs: ACK_WAIT_MS, maxAckPending: 1000 });
+});
+
+afterEach(async () => {
+  await Promise.all(instances.splice(0).map((instance) => instance.stop()));
+});
+
+afterAll(async () => {
+  await client?.drain();
+  await Promise.all([model?.stop(), api?.stop()]);
+  await nats?.stop();
+});
+
+async function startInstance(maxDeliver = 3): Promise<void> {
+  instances.push(
+    await startInProcessExecutor({
+      natsUrl: nats.url,
+      vaultKeys,
+      env: {
+        ACK_WAIT_MS: String(ACK_WAIT_MS),
+        ACK_PROGRESS_MS: '300',
+        PULL_EXPIRES_MS: '1000',
+        MAX_DELIVER: String(maxDeliver),
+      },
+    }),
+  );
+}
+
+function newTask(user: string): AssembledTask {
+  return assembledTask({
+    traceId: newTraceId(),
+    accountId: ACCOUNT,
+    modelBaseUrl: model.baseUrl,
+    secrets: { SEARCH_KEY, [MODEL_API_KEY_VAULT_ENTRY]: MODEL_KEY },
+    sealFor: vaultKeys,
+    userMessage: user,
+    tools: [searchTool(api.url)],
+  });
+}
+
+/** Plays the first attempt: takes the task, writes `events` as it would have, and dies unacknowledged. */
+async function firstAttemptDies(
+  task: AssembledTask,
+  events: Array<{ [T in EventType]: [T, EventData<T>] }[EventType]>,
+): Promise<void> {
+  await js.publish(taskAssembledSubject(ACCOUNT), JSON.stringify(task), {
+    msgID: `${task.task_meta.trace_id}:assembled`,
+  });
+  const nc = await connect({ servers: nats.url });
+  const msg = await jetstream(nc)
+    .consumers.get(Consumers.EXECUTOR.stream, Consumers.EXECUTOR.durable_name)
+    .then((consumer) => consumer.next({ expires: 5_000 }));
+  expect(msg?.info.deliveryCount).toBe(1);
+  const writer = TaskEventWriter.first(js, {
+    accountId: ACCOUNT,
+    traceId: task.task_meta.trace_id,
+    attempt: 1,
+  });
+  for (const [type, data] of events) await writer.emit(type, data as never);
+  await nc.close();
+}
+
+async function eventsOf(task: AssembledTask): Promise<TaskEvent[]> {
+  const events: TaskEvent[] = [];
+  const signal = AbortSignal.timeout(20_000);
+  for await (const event of followTaskEvents(js, {
+    accountId: ACCOUNT,
+    traceId: task.task_meta.trace_id,
+    signal,
+  }))
+    events.push(event);
+  if (!events.some(isTerminalEvent)) throw new Error(`no terminal event: ${JSON.stringify(events)}`);
+  return events;
+}
+
+const searchesFor = (q: string) => api.requests.filter((request) => request.query['q'] === q);
+const modelRequestsFor = (user: string) => model.requests.filter((request) => userText(request) === user);
+
+describe('resuming a redelivered task from its event log', () => {
+  it('a call whose tool_result was written is not run again; attempt_started says what stands, and the task ends done', async () => {
+    const user = 'resume after the result';
+    const task = newTask(user);
+    await firstAttemptDies(task, [
+      ['message_chunk', { delta: 'Searching.' }],
+      ['tool_start', { call_id: 'call_1', tool: 'search', arguments: { q: user } }],
+      [
+        'tool_result',
+        { call_id: 'call_1', tool: 'search', ok: true, result: { hits: [user] }, duration_ms: 4 },
+      ],
+      ['message_chunk', { delta: 'The answ' }],
+    ]);
+    await startInstance();
+    const events = await eventsOf(task);
+
+    expect(searchesFor(user)).toEqual([]);
+    expect(events[4]).toMatchObject({
+      seq: 5,
+      attempt: 2,
+      type: 'attempt_started',
+      data: { drop_text_after_seq: 3, resumed_steps: 1, resumed_tool_results: 1, rerun_call_ids: [] },
+    });
+    expect(events.at(-1)).toMatchObject({
+      type: 'done',
+      attempt: 2,
+      data: { message: `answer to ${user}`, steps: 2 },
+    });
+    // The model was asked once, with the turn and the result the first attempt stored.
+    const asked = modelRequestsFor(user);
+    expect(asked).toHaveLength(1);
+    expect((asked[0]!.body as ChatCompletionRequest['body']).messages.slice(-2)).toEqual([
+      {
+        role: 'assistant',
+        content: 'Searching.',
+        tool_calls: [
+          {
+            id: 'call_1',
+            type: 'function',
+            function: { name: 'search', arguments: JSON.stringify({ q: user }) },
+          },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_1', content: JSON.stringify({ hits: [user] }) },
+    ]);
+    // What a client keeps (text up to drop_text_after_seq, then the new attempt's) is the final answer.
+    const kept = events.filter(
+      (event) => event.type === 'message_chunk' && (event.attempt === 2 || event.seq <= 3),
+    );
+    const lastTurnText = kept
+      .filter((event) => event.seq > 5)
+      .map((event) => (event.type === 'message_chunk' ? event.data.delta : ''))
+      .join('');
+    expect(lastTurnText).toBe(`answer to ${user}`);
+  });
+
+  it('a call with a tool_start and no result runs once more with the same call_id and idempotency key', async () => {
+    const user = 'resume a started call';
+    const task = newTask(user);
+    await firstAttemptDies(task, [
+      ['tool_start', { call_id: 'call_1', tool: 'search', arguments: { q: user } }],
+    ]);
+    await startInstance();
+    const events = await eventsOf(task);
+
+    expect(searchesFor(user).map((request) => request.headers['idempotency-key'])).toEqual([
+      `${task.task_meta.trace_id}:call_1`,
+    ]);
+    expect(events.slice(1).map((event) => [event.type, event.attempt])).toEqual([
+      ['attempt_started', 2],
+      ['tool_start', 2],
+      ['tool_result', 2],
+      ...events.slice(4, -1).map(() => ['message_chunk', 2]),
+      ['done', 2],
+    ]);
+    expect(events[1]!.data).toMatchObject({
+      rerun_call_ids: ['call_1'],
+      resumed_steps: 1,
+      resumed_tool_results: 0,
+    });
+    expect(events[2]!.data).toMatchObject({ call_id: 'call_1' });
+    expect(modelRequestsFor(user)).toHaveLength(1);
+  });
+
+  it('a delivery that died before writing any event does not count toward MAX_DELIVER', async () => {
+    const user = 'died before any work';
+    const task = newTask(user);
+    await firstAttemptDies(task, []);
+    await startInstance(1);
+    const events = await eventsOf(task);
+
+    expect(events.some((event) => event.type === 'attempt_started')).toBe(false);
+    expect(events.at(-1)).toMatchObject({ type: 'done', attempt: 2 });
+  });
+
+  it('a task whose attempts that did work reach MAX_DELIVER ends with MAX_DELIVER_EXCEEDED without running', async () => {
+    const user = 'worked and died';
+    const task = newTask(user);
+    await firstAttemptDies(task, [['message_chunk', { delta: 'Hm' }]]);
+    await startInstance(1);
+    const events = await eventsOf(task);
+
+    expect(events.slice(1)).toEqual([
+      expect.objectContaining({
+        type: 'error',
+        attempt: 2,
+        data: expect.objectContaining({ code: 'MAX_DELIVER_EXCEEDED' }),
+      }),
+    ]);
+    expect(modelRequestsFor(user)).toHaveLength(0);
+  });
+});

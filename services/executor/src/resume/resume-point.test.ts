@@ -1,0 +1,183 @@
+import type { EventData, EventType, TaskEvent } from '@agentmesh/protocol';
+import { describe, expect, it } from 'vitest';
+import { resumePointOf } from './resume-point.js';
+
+/** A task's log as events numbered from 1; `attempt` switches the attempt writing from there on. */
+function log(...entries: Array<[EventType, unknown] | { attempt: number }>): TaskEvent[] {
+  let attempt = 1;
+  const events: TaskEvent[] = [];
+  for (const entry of entries) {
+    if (!Array.isArray(entry)) {
+      attempt = entry.attempt;
+      continue;
+    }
+    const [type, data] = entry;
+    events.push({
+      trace_id: 'a'.repeat(32),
+      seq: events.length + 1,
+      ts: '',
+      attempt,
+      type,
+      data,
+    } as TaskEvent);
+  }
+  return events;
+}
+
+const chunk = (delta: string): [EventType, EventData<'message_chunk'>] => ['message_chunk', { delta }];
+const start = (id: string, args: EventData<'tool_start'>['arguments'] = { q: id }): [EventType, unknown] => [
+  'tool_start',
+  { call_id: id, tool: 'search', arguments: args },
+];
+const result = (id: string, value: unknown): [EventType, unknown] => [
+  'tool_result',
+  { call_id: id, tool: 'search', ok: true, result: value, duration_ms: 3 },
+];
+
+describe('resuming from a task event log', () => {
+  it("an answered turn becomes the assistant's message (its text and its calls) followed by the written results", () => {
+    const point = resumePointOf(
+      log(
+        chunk('Let me '),
+        chunk('look.'),
+        ['tool_thinking', { delta: 'hmm' }],
+        start('c1'),
+        start('c2', 'not json'),
+        result('c2', 'plain text'),
+        result('c1', { hits: [1] }),
+      ),
+    );
+
+    expect(point.conversation).toEqual([
+      {
+        role: 'assistant',
+        content: 'Let me look.',
+        tool_calls: [
+          { id: 'c1', type: 'function', function: { name: 'search', arguments: '{"q":"c1"}' } },
+          { id: 'c2', type: 'function', function: { name: 'search', arguments: 'not json' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'c1', content: '{"hits":[1]}' },
+      { role: 'tool', tool_call_id: 'c2', content: 'plain text' },
+    ]);
+    expect(point).toMatchObject({ steps: 1, resolvedCalls: 2, pendingCalls: [], dropTextAfterSeq: 7 });
+  });
+
+  it('a failed call gets the error message the loop would have built, and a turn without text has null content', () => {
+    const point = resumePointOf(
+      log(start('c1'), [
+        'tool_result',
+        {
+          call_id: 'c1',
+          tool: 'search',
+          ok: false,
+          error: { code: 'TIMEOUT', message: 'slow' },
+          duration_ms: 9,
+        },
+      ]),
+    );
+    expect(point.conversation).toEqual([
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'search', arguments: '{"q":"c1"}' } }],
+      },
+      {
+        role: 'tool',
+        tool_call_id: 'c1',
+        content: JSON.stringify({ error: { code: 'TIMEOUT', message: 'slow' } }),
+      },
+    ]);
+  });
+
+  it('a call with a tool_start but no tool_result is pending, and only the calls with results are answered', () => {
+    const point = resumePointOf(log(start('c1'), start('c2'), result('c2', 'two')));
+    expect(point.pendingCalls.map((call) => call.id)).toEqual(['c1']);
+    expect(point.resolvedCalls).toBe(1);
+    expect(point.conversation.filter((message) => message.role === 'tool')).toEqual([
+      { role: 'tool', tool_call_id: 'c2', content: 'two' },
+    ]);
+  });
+
+  it('text after the last non-text event (a model call cut off) is dropped, and the drop starts after that event', () => {
+    const point = resumePointOf(log(start('c1'), result('c1', 'one'), chunk('The answer i')));
+    expect(point.steps).toBe(1);
+    expect(point.dropTextAfterSeq).toBe(2);
+    expect(JSON.stringify(point.conversation)).not.toContain('The answer i');
+  });
+
+  it('steps count every answered turn, and a re-run of a pending call by a later attempt is no new turn', () => {
+    const point = resumePointOf(
+      log(
+        chunk('first'),
+        start('c1'),
+        result('c1', 'one'),
+        start('c2'),
+        { attempt: 2 },
+        [
+          'attempt_started',
+          { drop_text_after_seq: 4, resumed_steps: 2, resumed_tool_results: 1, rerun_call_ids: ['c2'] },
+        ],
+        start('c2'),
+        result('c2', 'two'),
+        chunk('third'),
+        start('c3'),
+      ),
+    );
+    expect(point.steps).toBe(3);
+    expect(point.pendingCalls.map((call) => call.id)).toEqual(['c3']);
+    expect(point.resolvedCalls).toBe(2);
+    expect(point.conversation.map((message) => message.role)).toEqual([
+      'assistant',
+      'tool',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
+    expect(point.conversation.at(-1)).toMatchObject({ content: 'third' });
+    expect([...point.workAttempts]).toEqual([1, 2]);
+  });
+
+  it('text an earlier attempt_started voided is not part of any turn of a later resume', () => {
+    const point = resumePointOf(
+      log(
+        start('c1'),
+        result('c1', 'one'),
+        chunk('void text'),
+        { attempt: 2 },
+        [
+          'attempt_started',
+          { drop_text_after_seq: 2, resumed_steps: 1, resumed_tool_results: 1, rerun_call_ids: [] },
+        ],
+        chunk('kept text'),
+        start('c2'),
+        result('c2', 'two'),
+      ),
+    );
+    expect(point.steps).toBe(2);
+    expect(point.conversation[2]).toMatchObject({ role: 'assistant', content: 'kept text' });
+    expect(JSON.stringify(point.conversation)).not.toContain('void text');
+    expect(point.dropTextAfterSeq).toBe(7);
+  });
+
+  it('a resolved call whose result carries _dynamic_tools is named for a look-up, so the tools it added join again', () => {
+    const point = resumePointOf(
+      log(
+        start('c1'),
+        result('c1', { _dynamic_tools: [{ name: 'refund', description: 'd', parameters: {} }] }),
+        start('c2'),
+        result('c2', { other: 1 }),
+      ),
+    );
+    expect(point.dynamicToolsLookups.map((lookup) => lookup.call.id)).toEqual(['c1']);
+  });
+
+  it('an empty log resumes nothing', () => {
+    expect(resumePointOf([])).toMatchObject({
+      steps: 0,
+      resolvedCalls: 0,
+      pendingCalls: [],
+      dropTextAfterSeq: 0,
+    });
+  });
+});

@@ -1,0 +1,169 @@
+/**
+ * Where a redelivered task picks up: the conversation its earlier attempts built, rebuilt from the task's
+ * own events (pure; the runner reads the log, the agent loop runs from the result).
+ *
+ * A model turn is answered once its `tool_start`s were written: its assistant message is the text of the
+ * turn's `message_chunk`s (null when none) with the tool calls rebuilt from the `tool_start`s. A call with
+ * a written `tool_result` gets its tool message from that event, built as the loop builds it: the event
+ * holds what the model was shown (shownToolResult, secrets scrubbed). A call with a `tool_start` and no
+ * result is pending: the new attempt runs it again, with the same call_id. Text after the last non-text
+ * event belongs to a model call that was cut off: it is dropped and the model asked again. So is text an
+ * earlier `attempt_started` voided (all of it sits before that marker, a non-text event), and reasoning
+ * (`tool_thinking`), which the loop never sends back either.
+ *
+ * A `tool_start` with a call_id seen before is a re-run of a pending call by a later attempt, not a new
+ * turn.
+ */
+import type { ChatAssistantMessage, ChatMessage, ChatToolCall, TaskEvent } from '@agentmesh/protocol';
+import { toolMessage } from '../tools/tool-call.js';
+import type { ToolOutcome } from '../tools/tool-outcome.js';
+
+/** A resolved call whose shown result carries `_dynamic_tools`: the tools it added must be added again. */
+export interface DynamicToolsLookup {
+  readonly call: ChatToolCall;
+}
+
+export interface ResumePoint {
+  /** The messages after the task's input: answered turns and the tool messages of their resolved calls. */
+  readonly conversation: readonly ChatMessage[];
+  /** Model turns answered (each one model call): the loop counts on from here. */
+  readonly steps: number;
+  /** Calls of the last answered turn with a `tool_start` but no `tool_result`, in the model's order. */
+  readonly pendingCalls: readonly ChatToolCall[];
+  /** Calls whose `tool_result` was written (not run again). */
+  readonly resolvedCalls: number;
+  /** Resolved calls, in order, whose results added dynamic tools (see agent-loop). */
+  readonly dynamicToolsLookups: readonly DynamicToolsLookup[];
+  /** Seq of the last non-text event kept: earlier attempts' text after it is void. */
+  readonly dropTextAfterSeq: number;
+  /** The distinct delivery attempts that wrote events: attempts that did work. */
+  readonly workAttempts: ReadonlySet<number>;
+}
+
+interface Turn {
+  content: string | null;
+  calls: ChatToolCall[];
+  results: Map<string, ToolOutcome>;
+}
+
+export function resumePointOf(events: readonly TaskEvent[]): ResumePoint {
+  const turns: Turn[] = [];
+  const knownCalls = new Set<string>();
+  let text = '';
+  let lastNonText = 0;
+  /** The turn whose tool_starts are being read (no other event since its first one). */
+  let open: Turn | undefined;
+  for (const event of events) {
+    switch (event.type) {
+      case 'message_chunk':
+        text += event.data.delta;
+        continue;
+      case 'tool_thinking':
+        continue;
+      case 'tool_start': {
+        const { call_id: id, tool, arguments: args } = event.data;
+        if (knownCalls.has(id)) {
+          open = undefined;
+        } else {
+          const call: ChatToolCall = {
+            id,
+            type: 'function',
+            function: { name: tool, arguments: typeof args === 'string' ? args : JSON.stringify(args) },
+          };
+          knownCalls.add(id);
+          if (open === undefined || text !== '') {
+            open = { content: text === '' ? null : text, calls: [], results: new Map() };
+            turns.push(open);
+          }
+          open.calls.push(call);
+        }
+        break;
+      }
+      case 'tool_result': {
+        open = undefined;
+        const data = event.data;
+        const outcome: ToolOutcome = data.ok
+          ? { ok: true, result: data.result }
+          : { ok: false, error: data.error };
+        turns
+          .findLast((turn) => turn.calls.some((call) => call.id === data.call_id))
+          ?.results.set(data.call_id, outcome);
+        break;
+      }
+      case 'tool_progress':
+      case 'attempt_started':
+        open = undefined;
+        break;
+      case 'done':
+      case 'error':
+        // A terminal event ends the task; the runner acknowledges such a task before resuming anything.
+        open = undefined;
+        break;
+    }
+    text = '';
+    lastNonText = event.seq;
+  }
+  return assemble(turns, lastNonText, events);
+}
+
+function assemble(
+  turns: readonly Turn[],
+  dropTextAfterSeq: number,
+  events: readonly TaskEvent[],
+): ResumePoint {
+  const conversation: ChatMessage[] = [];
+  const dynamicToolsLookups: DynamicToolsLookup[] = [];
+  let pendingCalls: ChatToolCall[] = [];
+  let resolvedCalls = 0;
+  turns.forEach((turn, index) => {
+    const assistant: ChatAssistantMessage = {
+      role: 'assistant',
+      content: turn.content,
+      tool_calls: turn.calls,
+    };
+    conversation.push(assistant);
+    const pending: ChatToolCall[] = [];
+    for (const call of turn.calls) {
+      const outcome = turn.results.get(call.id);
+      if (outcome === undefined) {
+        pending.push(call);
+        continue;
+      }
+      resolvedCalls += 1;
+      conversation.push(toolMessage(call.id, outcome));
+      if (outcome.ok && carriesDynamicTools(outcome.result)) dynamicToolsLookups.push({ call });
+    }
+    // The loop waits for every result of a step before the next model call, so only the last turn can
+    // have calls without one. Should an earlier turn lack one, the model is told it was lost.
+    if (index === turns.length - 1) pendingCalls = pending;
+    else for (const call of pending) conversation.push(lostResult(call));
+  });
+  return {
+    conversation,
+    steps: turns.length,
+    pendingCalls,
+    resolvedCalls,
+    dynamicToolsLookups,
+    dropTextAfterSeq,
+    workAttempts: new Set(events.map((event) => event.attempt)),
+  };
+}
+
+function carriesDynamicTools(result: unknown): boolean {
+  return (
+    typeof result === 'object' &&
+    result !== null &&
+    !Array.isArray(result) &&
+    Array.isArray((result as Record<string, unknown>)['_dynamic_tools'])
+  );
+}
+
+function lostResult(call: ChatToolCall): ChatMessage {
+  return toolMessage(call.id, {
+    ok: false,
+    error: {
+      code: 'INTERNAL',
+      message: `the result of ${call.function.name} was lost; call it again if needed`,
+    },
+  });
+}
