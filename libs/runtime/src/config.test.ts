@@ -11,6 +11,7 @@ describe('loadConfig', () => {
       NATS_REPLICAS: 1,
       TASK_RETENTION_MS: 86_400_000,
       SHUTDOWN_TIMEOUT_MS: 10_000,
+      STARTUP_TIMEOUT_MS: 180_000,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });

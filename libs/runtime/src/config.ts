@@ -87,6 +87,14 @@ export const baseConfigSchema = z.object({
     .positive()
     .default(10_000)
     .describe('How long a graceful shutdown may take before the process exits anyway'),
+  STARTUP_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(180_000)
+    .describe(
+      'How long start-up keeps retrying while NATS/JetStream is unavailable (a paused server, a cluster electing a leader) before the service exits',
+    ),
 });
 
 export type BaseConfig = z.infer<typeof baseConfigSchema>;

@@ -13,6 +13,8 @@ export type { WaitedResource } from './resource-wait.js';
 export { addSecretFilter, filterSecrets } from './secret-filter.js';
 export type { SecretFilter } from './secret-filter.js';
 export { runService } from './service.js';
+export { isTransientNatsError, retryStartup, StartupTimeoutError } from './startup-retry.js';
+export type { StartupRetryOptions, StartupWait } from './startup-retry.js';
 export type { RunningService, ServiceContext, ServiceDefinition } from './service.js';
 export { startTelemetry } from './telemetry.js';
 export type { Telemetry, TelemetryOptions } from './telemetry.js';

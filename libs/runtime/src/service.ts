@@ -1,6 +1,6 @@
 /**
  * The life cycle every service shares: parse config once, start telemetry, create the logger, connect
- * to NATS, start, and on SIGTERM/SIGINT stop the service's own work first, then drain the NATS
+ * to NATS, start (again, with backoff, while NATS/JetStream is unavailable), and on SIGTERM/SIGINT stop the service's own work first, then drain the NATS
  * connection, flush telemetry and exit.
  */
 import {
@@ -12,6 +12,7 @@ import type { z } from 'zod';
 import { baseConfigSchema, ConfigError, loadConfig, type BaseConfig } from './config.js';
 import { createLogger, type Logger } from './logger.js';
 import { natsConnectionOptions } from './nats-connection.js';
+import { retryStartup } from './startup-retry.js';
 import { connectWithTurnBatching } from './nats-transport.js';
 import { startTelemetry } from './telemetry.js';
 
@@ -58,9 +59,13 @@ export async function runService<S extends z.ZodType<BaseConfig>>(
   let running: RunningService | undefined;
   let stopping = false;
 
+  // A signal during start-up ends its wait for NATS at once.
+  const startupAbort = new AbortController();
+
   const shutdown = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
+    startupAbort.abort();
     log.info({ signal }, 'shutting down');
     const timer = setTimeout(() => {
       log.error({ timeout_ms: config.SHUTDOWN_TIMEOUT_MS }, 'shutdown timed out');
@@ -87,11 +92,22 @@ export async function runService<S extends z.ZodType<BaseConfig>>(
     nc = await connectWithTurnBatching(natsOptions);
     reportRefusals(nc, log);
     if (stopping) return;
-    running = await definition.start({ config, log, nc });
+    const connection = nc;
+    running = await retryStartup(() => definition.start({ config, log, nc: connection }), {
+      timeoutMs: config.STARTUP_TIMEOUT_MS,
+      signal: startupAbort.signal,
+      onWait: ({ attempt, error, delayMs, waitedMs }) =>
+        log.warn(
+          { err: error, attempt, retry_in_ms: delayMs, waited_ms: waitedMs },
+          'start-up waits for NATS/JetStream to become available; retrying',
+        ),
+    });
     // "ready" means the server knows the service's subscriptions: a subscribe is only queued on the
     // socket, and a request sent the moment readiness is seen would otherwise find no responder.
     await nc.flush();
   } catch (error) {
+    // A signal ended the wait for NATS: the shutdown under way exits.
+    if (stopping) return;
     log.fatal({ err: error }, 'start-up failed');
     process.exit(1);
   }

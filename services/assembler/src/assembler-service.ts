@@ -64,26 +64,34 @@ export async function startAssembler({
 
   const shared = scopedRegistryView(buckets.tools, SHARED_CATALOGUE);
   const toolFiles = await keepToolFilesInRegistry(config, log, shared);
-  const nativeTools = await followNativeProviders(
-    await openNativeProvidersBucket(js, { replicas: config.NATS_REPLICAS }, wait),
-    shared,
-    {
-      onMirrored: ({ written, refused }) => {
-        if (written.length > 0) log.info({ written }, 'native tools mirrored into the shared catalogue');
-        for (const { name, holder } of refused) {
-          log.warn(
-            { tool: name, holder },
-            'native tool not mirrored: the catalogue holds another tool of that name',
-          );
-        }
+  let nativeTools: Awaited<ReturnType<typeof followNativeProviders>> | undefined;
+  try {
+    nativeTools = await followNativeProviders(
+      await openNativeProvidersBucket(js, { replicas: config.NATS_REPLICAS }, wait),
+      shared,
+      {
+        onMirrored: ({ written, refused }) => {
+          if (written.length > 0) log.info({ written }, 'native tools mirrored into the shared catalogue');
+          for (const { name, holder } of refused) {
+            log.warn(
+              { tool: name, holder },
+              'native tool not mirrored: the catalogue holds another tool of that name',
+            );
+          }
+        },
+        onRefused: (key, reason) => log.warn({ key, reason }, 'native tool announcement refused'),
+        onError: (error) =>
+          log.warn({ err: error }, 'mirroring native tools failed; the next announcement retries'),
       },
-      onRefused: (key, reason) => log.warn({ key, reason }, 'native tool announcement refused'),
-      onError: (error) =>
-        log.warn({ err: error }, 'mirroring native tools failed; the next announcement retries'),
-    },
-  );
-  // Tasks needing native tools are checked against the providers: know them all before the first task.
-  await nativeTools.ready;
+    );
+    // Tasks needing native tools are checked against the providers: know them all before the first task.
+    await nativeTools.ready;
+  } catch (error) {
+    // runService tries start-up again after a NATS outage: leave no watcher behind.
+    nativeTools?.stop();
+    await toolFiles?.stop();
+    throw error;
+  }
   // What the consumer reads from, stopped after it (in reverse order of start).
   const sources: { stop(): void }[] = [];
   const stopSources = (): void => {

@@ -227,6 +227,23 @@ export class ServiceUnavailable extends Rejection {
   }
 }
 
+/**
+ * The task's publish was never confirmed (JetStream did not answer any try): it may be stored and may
+ * run. The answer names the task's trace_id, so a retry with it (or with the same idempotency key) is a
+ * repeat of this task, published again under the same Nats-Msg-Id and so stored once.
+ */
+export class SubmissionUnconfirmed extends Rejection {
+  override readonly name = 'SubmissionUnconfirmed';
+  constructor(traceId: string, options?: ErrorOptions) {
+    super(
+      ErrorCode.SERVICE_UNAVAILABLE,
+      'the task may or may not have been queued; submit it again with the same trace_id or idempotency key',
+      { trace_id: traceId },
+      options,
+    );
+  }
+}
+
 export class InternalFailure extends Rejection {
   override readonly name = 'InternalFailure';
   constructor(options?: ErrorOptions) {

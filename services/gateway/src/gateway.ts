@@ -136,6 +136,10 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
         ...(runningLimiter
           ? { onTerminal: (accountId: string, traceId: string) => runningLimiter.ended(accountId, traceId) }
           : {}),
+      }).catch((error: unknown) => {
+        // runService tries start-up again after a NATS outage: leave no recheck timer behind.
+        runningLimiter?.stop();
+        throw error;
       })
     : undefined;
 

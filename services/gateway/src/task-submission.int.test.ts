@@ -12,7 +12,7 @@ import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManage
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallerKind } from './auth.js';
-import { Rejection } from './errors.js';
+import { Rejection, SubmissionUnconfirmed } from './errors.js';
 import { GatewayMetrics } from './gateway-metrics.js';
 import { TaskSubmitter } from './task-submission.js';
 
@@ -57,8 +57,8 @@ function freezingOnFirstPublish(): { js: JetStreamClient; tries: () => number } 
   return { js: freezing, tries: () => tries };
 }
 
-async function storedTasks(): Promise<number> {
-  const subject = taskReceivedSubject(ACCOUNT);
+async function storedTasks(account = ACCOUNT): Promise<number> {
+  const subject = taskReceivedSubject(account);
   const info = await jsm.streams.info(Streams.TASKS.name, { subjects_filter: subject });
   return info.state.subjects?.[subject] ?? 0;
 }
@@ -95,5 +95,58 @@ describe('a task submitted while NATS stalls', () => {
       status: 'queued',
       attempt: 0,
     });
+  });
+
+  it('when no try of the publish is answered, the task stays queued and the caller gets a retryable SERVICE_UNAVAILABLE naming its trace_id; a retry with the same idempotency key is the same task, stored once', async () => {
+    const account = 'unconfirmed-acct';
+    const caller = { kind: CallerKind.ADMIN, accountId: account } as const;
+    const body = {
+      workflow_id: 'qcc_agent',
+      user_id: 'user-1',
+      idempotency_key: 'order-42',
+      messages: [{ role: 'user', content: 'hello' }],
+    };
+    const buckets = await openMeshBuckets(jetstream(nc));
+    const statuses = new TaskStatusStore(buckets.tasks);
+    const { js, tries } = freezingOnFirstPublish();
+    const submitter = new TaskSubmitter({
+      js,
+      statuses,
+      idempotency: new IdempotencyStore(buckets.idempotency, randomBytes(32)),
+      vaultRecipient: generateVaultKeyPair('exec-1'),
+      republishWindowMs: 120_000,
+      metrics: new GatewayMetrics(),
+      log: createLogger({ service: 'gateway', level: 'silent' }),
+    });
+
+    // The server stays frozen through every try: none is answered, yet each one reached its socket.
+    const unconfirmed = await submitter.submit(body, caller);
+    expect(tries()).toBeGreaterThan(1);
+    await nats.unpause();
+    paused = false;
+
+    expect(unconfirmed).toBeInstanceOf(SubmissionUnconfirmed);
+    if (!(unconfirmed instanceof SubmissionUnconfirmed)) return;
+    expect(unconfirmed.code).toBe('SERVICE_UNAVAILABLE');
+    expect(unconfirmed.retryable).toBe(true);
+    const traceId = (unconfirmed.detail as { trace_id: string }).trace_id;
+    expect(unconfirmed.toBody()).toMatchObject({
+      code: 'SERVICE_UNAVAILABLE',
+      detail: { trace_id: traceId },
+    });
+    // The tries were stored after all (once): the task may run, so it is not marked failed.
+    await waitFor(async () => (await storedTasks(account)) === 1, {
+      timeoutMs: 10_000,
+      description: 'the unconfirmed task stored',
+    });
+    expect(await statuses.get(account, traceId)).toMatchObject({ status: 'queued', attempt: 0 });
+
+    const retried = await submitter.submit(body, caller);
+    expect(retried).not.toBeInstanceOf(Rejection);
+    if (retried instanceof Rejection) return;
+    expect(retried.reply.trace_id).toBe(traceId);
+    expect(retried.duplicate).toBe(true);
+    expect(await storedTasks(account)).toBe(1);
+    expect(await statuses.get(account, traceId)).toMatchObject({ status: 'queued', attempt: 0 });
   });
 });

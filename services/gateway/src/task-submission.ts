@@ -10,10 +10,12 @@
  * A repeat (same idempotency key from the same account, or the same trace_id again) answers the first
  * task's reply. An idempotency key is bound to its request (a digest of the validated request is kept
  * with the claim): the same key with another request is 422 IDEMPOTENCY_KEY_REUSED, never the first
- * task's reply. A task whose publish failed is marked so, and a repeat of it is queued again. A repeat
- * of a task still `queued` publishes it again, because a gateway that died between writing `queued`
- * and publishing leaves exactly that behind; within the task stream's duplicate window, the stream
- * drops the copy when the first publish did get through, so nothing runs twice.
+ * task's reply. A task whose publish was refused is marked so, and a repeat of it is queued again. A
+ * task whose publish was never confirmed (no try answered: it may be stored and may run) stays `queued`
+ * and is answered a retryable SERVICE_UNAVAILABLE naming its trace_id. A repeat of a task still
+ * `queued` publishes it again, because a gateway that died between writing `queued` and publishing, or
+ * an unconfirmed publish, leaves exactly that behind; within the task stream's duplicate window, the
+ * stream drops the copy when the first publish did get through, so nothing runs twice.
  */
 import {
   ErrorCode,
@@ -29,6 +31,7 @@ import {
 import {
   DEFAULT_PUBLISH_RETRY,
   encodeJson,
+  PublishUnconfirmedError,
   publishWithRetry,
   type IdempotencyStore,
   type TaskStatusStore,
@@ -38,7 +41,13 @@ import type { SealFor } from '@agentmesh/vault';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { context, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Caller } from './auth.js';
-import { IdempotencyKeyReused, RateLimited, Rejection, ServiceUnavailable } from './errors.js';
+import {
+  IdempotencyKeyReused,
+  RateLimited,
+  Rejection,
+  ServiceUnavailable,
+  SubmissionUnconfirmed,
+} from './errors.js';
 import { SubmissionOutcome, type GatewayMetrics } from './gateway-metrics.js';
 import { parseSubmission, type Submission } from './submission-request.js';
 import type { RunningTaskLimiter } from './running-task-limits.js';
@@ -236,8 +245,11 @@ export class TaskSubmitter {
     );
   }
 
-  /** Publishes the ReceivedTask; on failure marks the task not queued and answers 503. */
-  private async publish(task: ReceivedTask, accountId: string): Promise<ServiceUnavailable | undefined> {
+  /**
+   * Publishes the ReceivedTask. A refused publish marks the task not queued; an unconfirmed one leaves
+   * it `queued` (it may run), and either is answered SERVICE_UNAVAILABLE.
+   */
+  private async publish(task: ReceivedTask, accountId: string): Promise<Rejection | undefined> {
     const traceId = task.task_meta.trace_id;
     try {
       // A try that got no answer (NATS away, a reconnect) is sent again with the same id: stored once.
@@ -257,6 +269,15 @@ export class TaskSubmitter {
       );
       return undefined;
     } catch (error) {
+      if (error instanceof PublishUnconfirmedError) {
+        // Marking it failed would be a lie if a try was stored: the task may run. A retry with its
+        // trace_id is a repeat, published again under the same Nats-Msg-Id (stored once).
+        this.options.log.warn(
+          { err: error, account_id: accountId },
+          'task publish unconfirmed; status left queued, the caller may retry with the trace_id',
+        );
+        return new SubmissionUnconfirmed(traceId, { cause: error });
+      }
       this.options.log.error({ err: error, account_id: accountId }, 'task could not be published');
       await this.markNotQueued(accountId, traceId);
       return new ServiceUnavailable(`${NOT_QUEUED_MESSAGE}; retry`, { cause: error });
