@@ -60,6 +60,8 @@ export class ServiceSlot {
       } catch (error) {
         // Its own last words say why (stderr is usually empty: services log JSON to stdout).
         const last = service.logs.slice(-3).map((line) => JSON.stringify(line).slice(0, 400));
+        // A service still waiting for NATS would otherwise live on beside the instance started next.
+        await service.stop('SIGKILL');
         throw new Error(`${this.name} did not start: ${last.join(' | ') || String(error)}`, { cause: error });
       }
     })().finally(() => {
