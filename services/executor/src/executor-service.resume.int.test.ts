@@ -80,13 +80,13 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-async function startInstance(maxDeliver = 3): Promise<void> {
+async function startInstance(maxDeliver = 3, ackWaitMs = ACK_WAIT_MS): Promise<void> {
   instances.push(
     await startInProcessExecutor({
       natsUrl: nats.url,
       vaultKeys,
       env: {
-        ACK_WAIT_MS: String(ACK_WAIT_MS),
+        ACK_WAIT_MS: String(ackWaitMs),
         ACK_PROGRESS_MS: '300',
         PULL_EXPIRES_MS: '1000',
         MAX_DELIVER: String(maxDeliver),
@@ -255,5 +255,37 @@ describe('resuming a redelivered task from its event log', () => {
       }),
     ]);
     expect(modelRequestsFor(user)).toHaveLength(0);
+  });
+
+  it('a first delivery (count 1) of a task whose events an earlier holder wrote is handed straight back and resumes as attempt 2, not left for ack_wait', async () => {
+    const user = 'delivered as the first again';
+    const task = newTask(user);
+    // The events of an attempt 1 the server no longer counts: the task's next delivery says 1 again.
+    const writer = TaskEventWriter.first(js, {
+      accountId: ACCOUNT,
+      traceId: task.task_meta.trace_id,
+      attempt: 1,
+    });
+    await writer.emit('tool_start', { call_id: 'call_1', tool: 'search', arguments: { q: user } });
+    await writer.emit('tool_result', {
+      call_id: 'call_1',
+      tool: 'search',
+      ok: true,
+      result: { hits: [user] },
+      duration_ms: 3,
+    });
+    await js.publish(taskAssembledSubject(ACCOUNT), JSON.stringify(task), {
+      msgID: `${task.task_meta.trace_id}:assembled`,
+    });
+    // An ack_wait far beyond how long eventsOf follows: only a hand-back brings delivery 2 in time.
+    await startInstance(3, 120_000);
+    const events = await eventsOf(task);
+
+    expect(events.at(-1)).toMatchObject({ type: 'done', attempt: 2, data: { message: `answer to ${user}` } });
+    expect(events.find((event) => event.type === 'attempt_started')).toMatchObject({
+      attempt: 2,
+      data: { resumed_tool_results: 1, rerun_call_ids: [] },
+    });
+    expect(searchesFor(user)).toEqual([]);
   });
 });

@@ -176,7 +176,7 @@ export class TaskRunner {
         const emit = () => writer.emit(outcome.type, outcome.data);
         return (await this.#finish(task, attempt, { span, metrics }, emit, undefined))
           ? AttemptDisposition.ACK
-          : AttemptDisposition.ABANDON;
+          : afterConflict(attempt);
       }
       if (attempt < this.deps.maxDeliver) {
         this.deps.log.warn({ attempt, kid }, 'handing the task back: no vault key with its key id here');
@@ -190,7 +190,7 @@ export class TaskRunner {
       const emit = () => writer.emit(outcome.type, outcome.data);
       return (await this.#finish(task, attempt, { span, metrics }, emit, undefined))
         ? AttemptDisposition.ACK
-        : AttemptDisposition.ABANDON;
+        : afterConflict(attempt);
     }
     const startedAt = this.#now();
     const abort = new TaskAbort(deadlineOf(task, startedAt), this.#now);
@@ -224,7 +224,7 @@ export class TaskRunner {
     const endWith = async (outcome: LoopOutcome, emit = () => writer.emit(outcome.type, outcome.data)) =>
       (await this.#finish(task, attempt, observed, emit, status))
         ? AttemptDisposition.ACK
-        : AttemptDisposition.ABANDON;
+        : afterConflict(attempt);
     this.deps.log.info({ attempt }, 'task attempt started');
     if (status?.record.cancel_requested_at !== undefined) {
       this.deps.log.info({ trace_id: traceId }, 'task was cancelled before it started');
@@ -297,7 +297,7 @@ export class TaskRunner {
         this.deps.log.info({ attempt }, 'handing the task back: the executor is stopping');
         return AttemptDisposition.HAND_BACK;
       }
-      return this.#lostEventStream(reason);
+      return this.#lostEventStream(reason, attempt);
     }
     return endWith(outcome, () => sink.finish(outcome));
   }
@@ -474,17 +474,17 @@ export class TaskRunner {
     const emit = () => writer.emit(outcome.type, outcome.data);
     return (await this.#finish(task, attempt, observed, emit, undefined))
       ? AttemptDisposition.TERM
-      : AttemptDisposition.ABANDON;
+      : afterConflict(attempt);
   }
 
   get #maxDeliveries(): number {
     return this.deps.maxDeliveries ?? deliveryBackstop(this.deps.maxDeliver);
   }
 
-  #lostEventStream(reason: TaskAbortReason): AttemptDisposition {
+  #lostEventStream(reason: TaskAbortReason, attempt: number): AttemptDisposition {
     if (reason.cause instanceof EventStreamConflictError) {
       this.deps.log.warn("another executor wrote this task's events; leaving the task to it");
-      return AttemptDisposition.ABANDON;
+      return afterConflict(attempt);
     }
     throw reason.cause ?? reason;
   }
@@ -581,6 +581,18 @@ function unsupportedModel(task: AssembledTask): string | undefined {
 /** JetStream's delivery limit for a given MAX_DELIVER when none is configured: room for deaths before work. */
 export function deliveryBackstop(maxDeliver: number): number {
   return 2 * maxDeliver + 1;
+}
+
+/**
+ * What a message gets when its attempt found the task's events written by another: a redelivery leaves it
+ * to the attempt that wrote them. A first delivery hands it back at once, though: its writer assumed an
+ * empty stream without reading it (TaskEventWriter.first), and a delivery count of 1 does not prove that:
+ * nats-server 2.9.10 was seen delivering a task again with a count of 1 after the executor that held it
+ * was killed. Handed back, it comes again as delivery 2 and resumes from the events at once, instead of
+ * after another ack_wait.
+ */
+function afterConflict(attempt: number): AttemptDisposition {
+  return attempt === 1 ? AttemptDisposition.HAND_BACK : AttemptDisposition.ABANDON;
 }
 
 function failure(code: ErrorCode, message: string): LoopOutcome {
