@@ -6,6 +6,7 @@
  */
 import { isAbsolute, relative } from 'node:path';
 import { tmpdir } from 'node:os';
+import { DEFAULT_DEAD_LETTER_RETENTION_MS } from '@agentmesh/bus';
 import { baseConfigSchema } from '@agentmesh/runtime';
 import { refusedEnvironmentVariable } from '@agentmesh/script-runner';
 import { importVaultPrivateKey } from '@agentmesh/vault';
@@ -82,6 +83,11 @@ export const executorConfigSchema = baseConfigSchema
       .default(3)
       .describe(
         'Delivery attempts a task gets; the consumer allows one more, on which the task ends with MAX_DELIVER_EXCEEDED',
+      ),
+    DEAD_LETTER_RETENTION_MS: positiveInt()
+      .default(DEFAULT_DEAD_LETTER_RETENTION_MS)
+      .describe(
+        'How long a dead letter (a task that ran out of deliveries) is kept in MESH_DEAD_LETTERS when this service creates the stream; an existing stream keeps its setting',
       ),
     ACK_WAIT_MS: positiveInt()
       .default(30_000)

@@ -36,6 +36,7 @@ import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { MsgHdrs } from '@nats-io/transport-node';
 import { context, type Span } from '@opentelemetry/api';
 import { runAgentLoop, type AgentTask, type ChatModel, type LoopOutcome } from './agent-loop.js';
+import type { DeadLetterRecorder } from './dead-letter-listener.js';
 import { ExecutorMetrics, type TaskMetrics } from './executor-metrics.js';
 import { XmlToolProtocolModel } from './xml-protocol/index.js';
 import { agentSpanOptions, inSpan, markFailed } from './gen-ai-spans.js';
@@ -81,6 +82,8 @@ export interface TaskRunnerDependencies {
   tools: ToolRunners;
   createModel: (options: ModelClientOptions) => ChatModel;
   maxDeliver: number;
+  /** Where a task that ran out of deliveries is copied (MESH_DEAD_LETTERS); none: not copied. */
+  deadLetters?: DeadLetterRecorder;
   /** How text deltas gather into events (TaskEventSink); 50 ms / 4096 characters by default. */
   deltaCoalescing?: DeltaCoalescing;
   /** Per model call, unless the task's model config sets `timeout_ms`. */
@@ -146,9 +149,10 @@ export class TaskRunner {
       const outcome = failure(ErrorCode.MAX_DELIVER_EXCEEDED, message);
       this.deps.log.warn({ attempt }, 'task exceeded its deliveries');
       const emit = () => writer.emit(outcome.type, outcome.data);
-      return (await this.#finish(task, attempt, { span, metrics }, emit, undefined))
-        ? AttemptDisposition.TERM
-        : AttemptDisposition.ABANDON;
+      const ended = await this.#finish(task, attempt, { span, metrics }, emit, undefined);
+      if (ended)
+        await this.deps.deadLetters?.add(task, { code: ErrorCode.MAX_DELIVER_EXCEEDED, message }, attempt);
+      return ended ? AttemptDisposition.TERM : AttemptDisposition.ABANDON;
     }
     const kid = task.runtime_config.vault.kid;
     if (!this.deps.keyring.has(kid)) {

@@ -21,9 +21,11 @@ import {
   type DeadLetterReason,
   type DeadLetterSource,
 } from '@agentmesh/protocol';
+import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
 import {
   JetStreamApiCodes,
   JetStreamApiError,
+  PubHeaders,
   type JetStreamClient,
   type JetStreamManager,
 } from '@nats-io/jetstream';
@@ -83,6 +85,13 @@ function isWrongLastSequence(error: unknown): boolean {
   return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamWrongLastSequence;
 }
 
+/** Set by hand: the client leaves a last-subject-sequence expectation of 0 ("no message yet") out. */
+function expectEmptySubject(): MsgHdrs {
+  const headers = natsHeaders();
+  headers.set(PubHeaders.ExpectedLastSubjectSequenceHdr, '0');
+  return headers;
+}
+
 export class DeadLetterStore {
   constructor(
     private readonly js: JetStreamClient,
@@ -95,10 +104,7 @@ export class DeadLetterStore {
       const ack = await this.js.publish(
         deadLetterSubject(letter.account_id, letter.trace_id),
         encodeJson(DeadLetter.parse(letter)),
-        {
-          msgID: taskKey(letter.account_id, letter.trace_id),
-          expect: { lastSubjectSequence: 0 },
-        },
+        { msgID: taskKey(letter.account_id, letter.trace_id), headers: expectEmptySubject() },
       );
       return !ack.duplicate;
     } catch (error) {
@@ -143,6 +149,7 @@ export class DeadLetterStore {
    * was dropped) since it was read.
    */
   async replace(letter: DeadLetter, expectedSeq: number): Promise<StoredDeadLetter | undefined> {
+    if (expectedSeq < 1) throw new RangeError('a dead letter is replaced from the sequence it was read at');
     try {
       const ack = await this.js.publish(
         deadLetterSubject(letter.account_id, letter.trace_id),
