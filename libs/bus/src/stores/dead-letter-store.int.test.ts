@@ -89,6 +89,7 @@ describe('dead letter store', () => {
     expect(alpha.map((s) => s.letter.trace_id)).toEqual([older.task_meta.trace_id]);
     expect(await store.list({ accountId: 'lister', limit: 1 })).toHaveLength(1);
     expect(await store.get('lister', foreign.task_meta.trace_id)).toBeUndefined();
+    expect(await store.accountsOf(foreign.task_meta.trace_id)).toEqual(['other']);
     const everyone = await store.list({ limit: 100 });
     expect(everyone.map((s) => s.letter.trace_id)).toContain(foreign.task_meta.trace_id);
   });

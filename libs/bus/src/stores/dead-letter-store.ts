@@ -16,6 +16,7 @@ import {
   deadLetterSubject,
   deadLettersWildcard,
   Streams,
+  Subjects,
   taskKey,
   type AssembledTask,
   type DeadLetterReason,
@@ -123,6 +124,19 @@ export class DeadLetterStore {
       if (isNotFound(error)) return undefined;
       throw error;
     }
+  }
+
+  /**
+   * The accounts holding a letter for `traceId` (trace ids are scoped by account, so several may): how an
+   * admin naming no account finds a letter by its trace id alone.
+   */
+  async accountsOf(traceId: string): Promise<string[]> {
+    const info = await this.jsm.streams.info(STREAM, {
+      subjects_filter: `${Subjects.DEAD_LETTERS_PREFIX}.*.${deadLetterSubject('x', traceId).split('.').at(-1)!}`,
+    });
+    return Object.keys(info.state.subjects ?? {})
+      .map((subject) => subject.split('.')[2])
+      .filter((account): account is string => account !== undefined);
   }
 
   /** The letters matching `filter`, newest first. */
