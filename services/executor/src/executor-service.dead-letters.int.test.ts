@@ -157,7 +157,7 @@ describe('dead letters in the executor', () => {
       input: task.input,
     });
     const raw = await rawLetter(task);
-    expect(raw).not.toContain(task.runtime_config.vault.ciphertext);
+    expect(raw).not.toContain(task.runtime_config.vault.ct);
     expect(raw).not.toContain(MODEL_KEY);
   });
 
