@@ -1,10 +1,11 @@
 /**
  * Dead letters end to end: the whole mesh as processes on real NATS, executors allowed one delivery per
- * task (MAX_DELIVER=1). A task whose executor is killed mid-run (SIGKILL, while the model is answering)
- * is delivered once more — to the next executor, which ends it MAX_DELIVER_EXCEEDED and dead-letters it, or
- * to the killed executor's pull that is still open, and then the MAX_DELIVERIES advisory listener does.
- * An operator then finds it with the `agentmesh` CLI (the built binary, as a child process), shows it,
- * re-drives it, and the new task runs to `done`.
+ * task (MAX_DELIVER=1). Every executor that takes the task is killed (SIGKILL) while the model is answering
+ * it, and a new one started, until the task ends: its deliveries run out, and it ends MAX_DELIVER_EXCEEDED
+ * and is dead-lettered — by the executor that gets the delivery after the last one, or, when that delivery
+ * went to a killed executor's pull still open, by the MAX_DELIVERIES advisory listener. An operator then
+ * finds it with the `agentmesh` CLI (the built binary, as a child process), shows it, re-drives it, and the
+ * new task runs to `done`.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -22,17 +23,17 @@ const DOOMED = 'weather in Lisbon, please';
 let mesh: Mesh;
 let model: ScriptedModel;
 let adminEnv: Record<string, string>;
-/** Resolves when the model gets the doomed task's first request: its executor is then mid-task. */
-let firstAttemptRunning: () => void;
-const firstAttemptSeen = new Promise<void>((resolve) => (firstAttemptRunning = resolve));
+/** Model requests of the doomed task so far: each one means an executor is running it. */
 let doomedRequests = 0;
+/** Once the doomed task has ended, its request (re-driven) is answered; until then never. */
+let doomedTaskEnded = false;
 
 beforeAll(async () => {
   model = await startScriptedModel({
     respond: (request) => {
       const user = request.body.messages.find((message) => message.role === 'user')?.content;
-      if (user === DOOMED && ++doomedRequests === 1) {
-        firstAttemptRunning();
+      if (user === DOOMED && !doomedTaskEnded) {
+        doomedRequests += 1;
         // Never answered in time: the executor running it is killed meanwhile.
         return { content: 'too late', latencyMs: 120_000 };
       }
@@ -79,7 +80,7 @@ const text = (events: TaskEvent[]): string =>
   events.map((event) => (event.type === 'message_chunk' ? event.data.delta : '')).join('');
 
 describe('dead letters through the mesh and the agentmesh CLI', () => {
-  it('a task whose executor is killed on its only delivery is dead-lettered; the CLI lists, shows and re-drives it, and the new task ends done', async () => {
+  it('when every executor running a task is killed, the task runs out of deliveries and is dead-lettered; the CLI lists, shows and re-drives it, and the new task ends done', async () => {
     const response = await submit(mesh, {
       workflow_id: 'plain_agent',
       user_id: 'u1',
@@ -88,12 +89,29 @@ describe('dead letters through the mesh and the agentmesh CLI', () => {
     expect(response.status).toBe(202);
     const { trace_id: dead } = (await response.json()) as { trace_id: string };
 
-    await firstAttemptSeen;
-    await mesh.executors[0]!.stop('SIGKILL');
-    await mesh.addExecutor();
-
-    const deadEvents = await sseEvents(mesh, dead);
-    expect(deadEvents.at(-1)).toMatchObject({ type: 'error', data: { code: 'MAX_DELIVER_EXCEEDED' } });
+    // Every executor that takes the task is killed while the model is answering it, until the task ends.
+    let ended = false;
+    const following = sseEvents(mesh, dead).finally(() => (ended = true));
+    for (let kills = 0; !ended; kills++) {
+      await waitFor(() => ended || doomedRequests > kills, {
+        timeoutMs: 60_000,
+        description: 'an executor running the doomed task, or its end',
+      });
+      if (ended) break;
+      await mesh.executors.at(-1)!.stop('SIGKILL');
+      await mesh.addExecutor();
+    }
+    const deadEvents = await following;
+    doomedTaskEnded = true;
+    expect(
+      deadEvents.at(-1),
+      JSON.stringify({
+        events: deadEvents.map((event) => [event.type, event.attempt]),
+        logs: mesh.executors
+          .flatMap((executor) => executor.logs)
+          .map((line) => [line.executor_id, line.msg, line.attempt]),
+      }),
+    ).toMatchObject({ type: 'error', data: { code: 'MAX_DELIVER_EXCEEDED' } });
 
     // The letter is stored right after the error event.
     const listed = await waitFor(
