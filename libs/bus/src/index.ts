@@ -21,7 +21,9 @@ export {
   DEFAULT_NATIVE_PROVIDER_TTL_MS,
   DEFAULT_RECALL_ACTIONS_TTL_MS,
   DEFAULT_RECALL_TOOLS_TTL_MS,
+  DEFAULT_DEAD_LETTER_RETENTION_MS,
   DEFAULT_TASK_RETENTION_MS,
+  ensureDeadLetterStream,
   ensureMeshStreams,
   openBucket,
   openMeshBuckets,
@@ -87,4 +89,6 @@ export { copyLegacyToolBucket } from './registry/legacy-tool-bucket.js';
 export type { LegacyToolBucketReport } from './registry/legacy-tool-bucket.js';
 export type { LegacyMigrationReport } from './registry/legacy-registry-migration.js';
 export { TaskStatusStore } from './stores/task-status-store.js';
+export { DeadLetterStore, deadLetterOf } from './stores/dead-letter-store.js';
+export type { DeadLetterCause, DeadLetterFilter, StoredDeadLetter } from './stores/dead-letter-store.js';
 export type { VersionedTaskStatus } from './stores/task-status-store.js';

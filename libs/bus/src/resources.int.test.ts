@@ -11,6 +11,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  DEFAULT_DEAD_LETTER_RETENTION_MS,
   DEFAULT_TASK_RETENTION_MS,
   ensureMeshStreams,
   openMeshBuckets,
@@ -81,6 +82,7 @@ describe('provisioning the mesh resources', () => {
       expect.arrayContaining([
         `stream ${Streams.TASKS.name}`,
         `stream ${Streams.EVENTS.name}`,
+        `stream ${Streams.DEAD_LETTERS.name}`,
         ...Object.values(Buckets).map((bucket) => `bucket ${bucket}`),
       ]),
     );
@@ -95,9 +97,18 @@ describe('provisioning the mesh resources', () => {
     expect(statuses.config.max_age).toBe(events.config.max_age);
   });
 
+  it('dead letters are kept 14 days by default, one per task, in a limits stream', async () => {
+    const jsm = await jetstreamManager(await connectAs('provisioner'));
+    const { config } = await jsm.streams.info(Streams.DEAD_LETTERS.name);
+    expect(config.max_age).toBe(DEFAULT_DEAD_LETTER_RETENTION_MS * 1_000_000);
+    expect(DEFAULT_DEAD_LETTER_RETENTION_MS).toBe(14 * 24 * 3600 * 1000);
+    expect(config.retention).toBe('limits');
+    expect(config.max_msgs_per_subject).toBe(1);
+  });
+
   it('when provisioning runs again, everything exists and nothing is created', async () => {
     const again = await provisionMeshResources(jetstream(await connectAs('provisioner')));
     expect(again.created).toEqual([]);
-    expect(again.existing).toHaveLength(2 + Object.values(Buckets).length);
+    expect(again.existing).toHaveLength(3 + Object.values(Buckets).length);
   });
 });

@@ -3,6 +3,9 @@
  * the event stream (limits retention, bounded age) and the KV buckets. A resource that exists already
  * is left as it is.
  *
+ * The dead-letter stream (limits retention, one message per task, long max age) is opened only by the
+ * services that use it (executor, gateway): `ensureDeadLetterStream`.
+ *
  * Who creates them: `provisionMeshResources` (run at deploy by the `provisioner` NATS user, see
  * provision.ts) creates every one. A service opens only what it uses; when something is missing it
  * creates it itself if its NATS user may (development, `npm start` without auth, the tests), and
@@ -36,6 +39,8 @@ export interface MeshResourceOptions {
   duplicateWindowMs?: number;
   /** How long an idempotency key keeps answering with its trace_id. */
   idempotencyTtlMs?: number;
+  /** How long a dead letter is kept (MESH_DEAD_LETTERS max age). Default {@link DEFAULT_DEAD_LETTER_RETENTION_MS}. */
+  deadLetterRetentionMs?: number;
 }
 
 /** A resource a service needs that does not exist and that its NATS user may not create. */
@@ -61,6 +66,9 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** How long a task's events and its status record are kept, unless told otherwise. */
 export const DEFAULT_TASK_RETENTION_MS = DAY_MS;
+
+/** How long a dead letter is kept, unless told otherwise: long enough for an operator to look after a holiday. */
+export const DEFAULT_DEAD_LETTER_RETENTION_MS = 14 * DAY_MS;
 
 /** The request behind `error` was refused because this NATS user may not create JetStream resources. */
 function creationRefused(error: unknown): boolean {
@@ -143,6 +151,37 @@ function meshStreamConfigs(options: MeshResourceOptions): Array<Partial<StreamCo
       duplicate_window: nanos(Math.min(2 * 60 * 1000, eventsMaxAgeMs)),
     },
   ];
+}
+
+function deadLetterStreamConfig(options: MeshResourceOptions): Partial<StreamConfig> & { name: string } {
+  const maxAgeMs = options.deadLetterRetentionMs ?? DEFAULT_DEAD_LETTER_RETENTION_MS;
+  return {
+    name: Streams.DEAD_LETTERS.name,
+    subjects: [...Streams.DEAD_LETTERS.subjects],
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    discard: DiscardPolicy.Old,
+    num_replicas: options.replicas ?? 1,
+    max_age: nanos(maxAgeMs),
+    // One letter per task: marking it re-driven replaces it.
+    max_msgs_per_subject: 1,
+    duplicate_window: nanos(Math.min(2 * 60 * 1000, maxAgeMs)),
+  };
+}
+
+/** Makes sure MESH_DEAD_LETTERS exists: created when missing and allowed, else waited for. */
+export async function ensureDeadLetterStream(
+  jsm: JetStreamManager,
+  options: MeshResourceOptions = {},
+  wait: ResourceWaitOptions = {},
+): Promise<void> {
+  const config = deadLetterStreamConfig(options);
+  await existOrWait(
+    jsm,
+    { kind: 'stream', name: config.name, stream: config.name },
+    () => jsm.streams.add(config),
+    wait,
+  );
 }
 
 /** Makes sure MESH_TASKS and MESH_EVENTS exist: created when missing and allowed, else waited for. */
@@ -305,7 +344,7 @@ export async function provisionMeshResources(
     await create();
     report.created.push(label);
   };
-  for (const config of meshStreamConfigs(options)) {
+  for (const config of [...meshStreamConfigs(options), deadLetterStreamConfig(options)]) {
     await provision(config.name, `stream ${config.name}`, () => jsm.streams.add(config));
   }
   const kvm = new Kvm(js);

@@ -2,7 +2,8 @@
  * The gateway's management plane (`/v1/admin`) as a caller sees it: agents, tools (one by one in any
  * format the gateway recognises, or imported from an OpenAPI document), users' credentials (write-only:
  * names can be listed, values never read back) and API keys (registered and revoked: the gateway keeps
- * only digests, so it cannot list them). Needs an admin key, or a trusted caller naming its account;
+ * only digests, so it cannot list them) and dead letters (tasks that ran out of deliveries: list, show,
+ * re-drive as a new task, drop). Needs an admin key, or a trusted caller naming its account;
  * an admin naming an account (`x-account-id`, the `headers` option) manages that account only.
  * Every answer is validated against the protocol's schema.
  */
@@ -11,6 +12,9 @@ import {
   AgentList,
   ApiKeyRegistrationReply,
   CredentialNameList,
+  DeadLetterList,
+  DeadLetterRedriveReply,
+  DeadLetterView,
   importToolDefinition,
   ScopedAgent,
   ScopedTool,
@@ -191,6 +195,45 @@ export class ManagementClient {
       { api_key: apiKey },
       options,
       'revoking an API key',
+    );
+  }
+
+  /** The dead letters the caller may see (its account's; every account's for an admin naming none), newest first. */
+  async listDeadLetters(
+    options: CallOptions & { workflowId?: string; limit?: number } = {},
+  ): Promise<DeadLetterView[]> {
+    const query = new URLSearchParams();
+    if (options.workflowId !== undefined) query.set('workflow_id', options.workflowId);
+    if (options.limit !== undefined) query.set('limit', String(options.limit));
+    const search = query.size > 0 ? `?${query.toString()}` : '';
+    const response = await this.http.send('GET', `${ADMIN}/dead-letters${search}`, {
+      signal: options.signal,
+    });
+    return (await this.http.json(response, DeadLetterList, 'the dead letter list')).dead_letters;
+  }
+
+  async getDeadLetter(traceId: string, options: CallOptions = {}): Promise<DeadLetterView> {
+    const response = await this.http.send('GET', adminPath('dead-letters', traceId), {
+      signal: options.signal,
+    });
+    return this.http.json(response, DeadLetterView, `the dead letter of ${traceId}`);
+  }
+
+  /** Submits the dead task's original request again as a new task; answers the new task's trace id. */
+  async redriveDeadLetter(traceId: string, options: CallOptions = {}): Promise<DeadLetterRedriveReply> {
+    const response = await this.http.send('POST', `${adminPath('dead-letters', traceId)}/redrive`, {
+      signal: options.signal,
+    });
+    return this.http.json(response, DeadLetterRedriveReply, `the re-drive of ${traceId}`);
+  }
+
+  async dropDeadLetter(traceId: string, options: CallOptions = {}): Promise<void> {
+    await this.noContent(
+      'DELETE',
+      adminPath('dead-letters', traceId),
+      undefined,
+      options,
+      `dropping the dead letter of ${traceId}`,
     );
   }
 

@@ -29,6 +29,7 @@ export { taskReceivedSubject, taskAssembledSubject, taskEventsSubject, cancelSub
 export { accountEventsWildcard, parseTaskSubject, parseEventsSubject, parseCancelSubject } from './names.js';
 export { accountSubmitSubject, parseSubmitSubject, taskKey } from './names.js';
 export { nativeClassesToken, executorConsumer } from './names.js';
+export { deadLetterSubject, deadLettersWildcard, taskMaxDeliveriesAdvisories } from './names.js';
 export type { Bucket, TaskStage } from './names.js';
 
 export { ChatMessage, ChatSystemMessage, ChatDeveloperMessage, ChatUserMessage } from './chat.js';
@@ -152,6 +153,20 @@ export {
   ToolImportReply,
 } from './management.js';
 
+export {
+  DEAD_LETTER_LIST_DEFAULT,
+  DEAD_LETTER_LIST_MAX,
+  DeadLetter,
+  DeadLetterInputSummary,
+  DeadLetterList,
+  DeadLetterListQuery,
+  DeadLetterReason,
+  DeadLetterRedrive,
+  DeadLetterRedriveReply,
+  DeadLetterSource,
+  DeadLetterView,
+  deadLetterView,
+} from './dead-letter.js';
 export { buildJsonSchemas, serialiseJsonSchema } from './json-schemas.js';
 export type { JsonSchemaDocument } from './json-schemas.js';
 

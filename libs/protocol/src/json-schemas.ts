@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { AgentDefinition } from './agent.js';
 import { CancelSignal } from './control.js';
+import { DeadLetter, DeadLetterList, DeadLetterRedriveReply, DeadLetterView } from './dead-letter.js';
 import { ErrorBody } from './errors.js';
 import { TaskEvent } from './events.js';
 import {
@@ -120,6 +121,31 @@ const ENTRIES: Readonly<Record<string, SchemaEntry>> = {
     title: 'TaskEvent',
     description: 'One event of a task: mesh.events.<account>.<trace_id> and SSE /v1/tasks/{id}/events.',
     schema: TaskEvent,
+    io: 'output',
+  },
+  'dead-letter.json': {
+    title: 'DeadLetter',
+    description:
+      'mesh.dead.<account>.<trace_id>: a task that ran out of deliveries (no runtime_config, no vault).',
+    schema: DeadLetter,
+    io: 'output',
+  },
+  'dead-letter-view.json': {
+    title: 'DeadLetterView',
+    description: 'GET /v1/admin/dead-letters/{trace_id}: a dead letter with a summary of its input.',
+    schema: DeadLetterView,
+    io: 'output',
+  },
+  'dead-letter-list.json': {
+    title: 'DeadLetterList',
+    description: "GET /v1/admin/dead-letters: the account's dead letters, newest first.",
+    schema: DeadLetterList,
+    io: 'output',
+  },
+  'dead-letter-redrive-reply.json': {
+    title: 'DeadLetterRedriveReply',
+    description: 'POST /v1/admin/dead-letters/{trace_id}/redrive: the new task submitted in its place.',
+    schema: DeadLetterRedriveReply,
     io: 'output',
   },
   'task-status-record.json': {

@@ -50,11 +50,19 @@ export const Subjects = {
   TASKS_ASSEMBLED_PREFIX: 'mesh.tasks.assembled',
   EVENTS_PREFIX: 'mesh.events',
   CANCEL_PREFIX: 'mesh.control.cancel',
+  DEAD_LETTERS_PREFIX: 'mesh.dead',
+  /**
+   * `$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.<stream>.<consumer>`: JetStream's advisory that a message
+   * was delivered max_deliver times and never acknowledged (nats-server sends it on its next redelivery try).
+   */
+  MAX_DELIVERIES_ADVISORY_PREFIX: '$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES',
 } as const;
 
 export const Streams = {
   TASKS: { name: 'MESH_TASKS', subjects: ['mesh.tasks.>'] },
   EVENTS: { name: 'MESH_EVENTS', subjects: ['mesh.events.>'] },
+  /** Tasks that ran out of deliveries, one message per task (`mesh.dead.<account>.<trace_id>`). */
+  DEAD_LETTERS: { name: 'MESH_DEAD_LETTERS', subjects: ['mesh.dead.>'] },
 } as const;
 
 /** Durable consumers; each one reads one stage of MESH_TASKS and is shared by all instances of its service. */
@@ -186,6 +194,23 @@ export function parseSubmitSubject(subject: string): { accountId: AccountId } | 
  */
 export function taskKey(accountId: string, traceId: string): string {
   return `${account(accountId)}.${trace(traceId)}`;
+}
+
+/** `mesh.dead.<account>.<trace_id>`: the dead letter of one task (the stream keeps the last per subject). */
+export function deadLetterSubject(accountId: string, traceId: string): string {
+  return `${Subjects.DEAD_LETTERS_PREFIX}.${account(accountId)}.${trace(traceId)}`;
+}
+
+/** Every dead letter of one account, or of every account. */
+export function deadLettersWildcard(accountId?: string): string {
+  return accountId === undefined
+    ? `${Subjects.DEAD_LETTERS_PREFIX}.*.*`
+    : `${Subjects.DEAD_LETTERS_PREFIX}.${account(accountId)}.*`;
+}
+
+/** The MAX_DELIVERIES advisories of every consumer of MESH_TASKS. */
+export function taskMaxDeliveriesAdvisories(): string {
+  return `${Subjects.MAX_DELIVERIES_ADVISORY_PREFIX}.${Streams.TASKS.name}.*`;
 }
 
 /** Subscription covering every event of every task of one account. */

@@ -214,6 +214,44 @@ describe('infra/nats/accounts.conf', () => {
     const kv = await new Kvm(jetstream(gateway.nc)).open('mesh_agents');
     expect(await kv.put('shared.x', '{}')).toBeGreaterThan(0);
   });
+
+  it('dead letters: the executor copies a task to MESH_DEAD_LETTERS, deletes it from MESH_TASKS and hears the MAX_DELIVERIES advisories; the gateway reads and drops letters; the assembler may not read them', async () => {
+    const provisioner = await connectAs('provisioner');
+    const provisioning = await jetstreamManager(provisioner.nc);
+    await provisioning.streams.add({ name: 'MESH_DEAD_LETTERS', subjects: ['mesh.dead.>'] });
+    await provisioning.streams
+      .info('MESH_TASKS')
+      .catch(() => provisioning.streams.add({ name: 'MESH_TASKS', subjects: ['mesh.tasks.>'] }));
+    const assembler = await connectAs('assembler');
+    const { seq } = await jetstream(assembler.nc).publish('mesh.tasks.assembled.acme', '{"task":"dead"}');
+
+    const executor = await connectAs('executor');
+    const advisories = executor.nc.subscribe('$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.MESH_TASKS.*', {
+      queue: 'executor-dead-letters',
+    });
+    const executorJsm = await jetstreamManager(executor.nc);
+    expect((await executorJsm.streams.getMessage('MESH_TASKS', { seq }))?.string()).toBe('{"task":"dead"}');
+    await jetstream(executor.nc).publish(`mesh.dead.acme.${TRACE_ID}`, '{"letter":1}');
+    expect(await executorJsm.streams.deleteMessage('MESH_TASKS', seq, false)).toBe(true);
+    await executor.nc.flush();
+    expect(advisories.isClosed()).toBe(false);
+    expect(executor.violations).toEqual([]);
+
+    const gateway = await connectAs('gateway');
+    const gatewayJsm = await jetstreamManager(gateway.nc);
+    const info = await gatewayJsm.streams.info('MESH_DEAD_LETTERS', { subjects_filter: 'mesh.dead.acme.*' });
+    expect(Object.keys(info.state.subjects ?? {})).toEqual([`mesh.dead.acme.${TRACE_ID}`]);
+    const letter = await gatewayJsm.streams.getMessage('MESH_DEAD_LETTERS', {
+      last_by_subj: `mesh.dead.acme.${TRACE_ID}`,
+    });
+    expect(letter?.string()).toBe('{"letter":1}');
+    expect(await gatewayJsm.streams.deleteMessage('MESH_DEAD_LETTERS', letter!.seq, false)).toBe(true);
+    expect(gateway.violations).toEqual([]);
+
+    const assemblerJsm = await jetstreamManager(assembler.nc);
+    await assemblerJsm.streams.getMessage('MESH_DEAD_LETTERS', { seq: 1 }).catch(() => undefined);
+    await refusedPublish(assembler, '$JS.API.STREAM.MSG.GET.MESH_DEAD_LETTERS');
+  });
 });
 
 describe('infra/nats/single-node.conf', () => {

@@ -6,6 +6,7 @@
  */
 import { isAbsolute, relative } from 'node:path';
 import { tmpdir } from 'node:os';
+import { DEFAULT_DEAD_LETTER_RETENTION_MS } from '@agentmesh/bus';
 import { baseConfigSchema } from '@agentmesh/runtime';
 import { refusedEnvironmentVariable } from '@agentmesh/script-runner';
 import { importVaultPrivateKey } from '@agentmesh/vault';
@@ -87,6 +88,11 @@ export const executorConfigSchema = baseConfigSchema
       .optional()
       .describe(
         "JetStream's delivery limit of the executor consumers (max_deliver), a backstop for tasks whose deliveries keep dying before any work: the delivery that reaches it ends the task with MAX_DELIVER_EXCEEDED. Default 2 × MAX_DELIVER + 1; must be above MAX_DELIVER",
+      ),
+    DEAD_LETTER_RETENTION_MS: positiveInt()
+      .default(DEFAULT_DEAD_LETTER_RETENTION_MS)
+      .describe(
+        'How long a dead letter (a task that ran out of deliveries) is kept in MESH_DEAD_LETTERS when this service creates the stream; an existing stream keeps its setting',
       ),
     ACK_WAIT_MS: positiveInt()
       .default(5_000)

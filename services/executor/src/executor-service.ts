@@ -1,13 +1,20 @@
 /**
- * The executor service put together: mesh streams and buckets, the shared task consumers of the native
- * class sets it can serve (before its classes are announced, so routed tasks have a consumer), the cancel
- * listener, the runners a task attempt needs, and its native tools published (mirrored into the registry,
- * announced as provided while it runs). While it runs, the secrets of its running tasks are a process-wide
+ * The executor service put together: mesh streams and buckets (and the dead-letter stream, with the
+ * listener that dead-letters tasks whose last delivery died: dead-letter-listener.ts), the shared task
+ * consumers of the native class sets it can serve (before its classes are announced, so routed tasks
+ * have a consumer), the cancel listener, the runners a task attempt needs, and its native tools published
+ * (mirrored into the registry, announced as provided while it runs). While it runs, the secrets of its running tasks are a process-wide
  * secret filter: every log line the process writes, and every span the executor records, has them removed.
  * `startExecutor` is what `runService` starts, exported so tests can run executors in-process on a NATS
  * connection of their own.
  */
-import { ensureMeshStreams, openMeshBuckets, TaskStatusStore } from '@agentmesh/bus';
+import {
+  DeadLetterStore,
+  ensureDeadLetterStream,
+  ensureMeshStreams,
+  openMeshBuckets,
+  TaskStatusStore,
+} from '@agentmesh/bus';
 import {
   addSecretFilter,
   logWaitingForResource,
@@ -17,6 +24,7 @@ import {
 import { executorConsumer } from '@agentmesh/protocol';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { CancelListener } from './cancel-listener.js';
+import { DeadLetterListener, DeadLetterRecorder } from './dead-letter-listener.js';
 import type { ExecutorConfig } from './config.js';
 import { ExecutorMetrics } from './executor-metrics.js';
 import { createToolRunners, publishNativeTools } from './tools/executor-tools.js';
@@ -43,6 +51,11 @@ export async function startExecutor({
   await ensureMeshStreams(
     jsm,
     { replicas: config.NATS_REPLICAS, taskRetentionMs: config.TASK_RETENTION_MS },
+    wait,
+  );
+  await ensureDeadLetterStream(
+    jsm,
+    { replicas: config.NATS_REPLICAS, deadLetterRetentionMs: config.DEAD_LETTER_RETENTION_MS },
     wait,
   );
   const buckets = await openMeshBuckets(
@@ -81,6 +94,8 @@ export async function startExecutor({
   const statuses = new TaskStatusStore(buckets.tasks);
   const cancels = await CancelListener.start({ nc, statuses, running, log });
   const metrics = new ExecutorMetrics();
+  const deadLetters = new DeadLetterRecorder(new DeadLetterStore(js, jsm), log);
+  const deadLetterListener = DeadLetterListener.start({ nc, js, jsm, statuses, recorder: deadLetters, log });
   const runner = new TaskRunner({
     js,
     jsm,
@@ -97,6 +112,7 @@ export async function startExecutor({
       }),
     maxDeliver: config.MAX_DELIVER,
     ...(config.MAX_DELIVERIES === undefined ? {} : { maxDeliveries: config.MAX_DELIVERIES }),
+    deadLetters,
     deltaCoalescing: { windowMs: config.EVENT_DELTA_WINDOW_MS, maxChars: config.EVENT_DELTA_MAX_CHARS },
     llmTimeoutMs: config.LLM_TIMEOUT_MS,
     log,
@@ -124,6 +140,7 @@ export async function startExecutor({
       await consumer.stop();
       // After the consumer: tasks finishing during the grace period can still be cancelled.
       await cancels.stop();
+      await deadLetterListener.stop();
       await nativeTools
         .stop()
         .catch((error: unknown) =>

@@ -42,6 +42,7 @@ import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { MsgHdrs } from '@nats-io/transport-node';
 import { context, type Span } from '@opentelemetry/api';
 import { runAgentLoop, type AgentTask, type ChatModel, type LoopOutcome } from './agent-loop.js';
+import type { DeadLetterRecorder } from './dead-letter-listener.js';
 import { ExecutorMetrics, type TaskMetrics } from './executor-metrics.js';
 import { XmlToolProtocolModel } from './xml-protocol/index.js';
 import { agentSpanOptions, inSpan, markFailed } from './gen-ai-spans.js';
@@ -94,6 +95,8 @@ export interface TaskRunnerDependencies {
    * ends the task whatever the work attempts, as no further one comes. 2 × maxDeliver + 1 by default.
    */
   maxDeliveries?: number;
+  /** Where a task that ran out of deliveries is copied (MESH_DEAD_LETTERS); none: not copied. */
+  deadLetters?: DeadLetterRecorder;
   /** How text deltas gather into events (TaskEventSink); 50 ms / 4096 characters by default. */
   deltaCoalescing?: DeltaCoalescing;
   /** Per model call, unless the task's model config sets `timeout_ms`. */
@@ -472,9 +475,9 @@ export class TaskRunner {
     const outcome = failure(ErrorCode.MAX_DELIVER_EXCEEDED, message);
     this.deps.log.warn({ attempt, work_attempts: workAttempts }, 'task exceeded its deliveries');
     const emit = () => writer.emit(outcome.type, outcome.data);
-    return (await this.#finish(task, attempt, observed, emit, undefined))
-      ? AttemptDisposition.TERM
-      : afterConflict(attempt);
+    if (!(await this.#finish(task, attempt, observed, emit, undefined))) return afterConflict(attempt);
+    await this.deps.deadLetters?.add(task, { code: ErrorCode.MAX_DELIVER_EXCEEDED, message }, attempt);
+    return AttemptDisposition.TERM;
   }
 
   get #maxDeliveries(): number {

@@ -10,6 +10,7 @@ import type {
   AgentStore,
   ApiKeyStore,
   CredentialStore,
+  DeadLetterStore,
   McpServerStore,
   ToolStore,
   TaskStatusStore,
@@ -46,6 +47,7 @@ export interface GatewayStores {
   credentials: CredentialStore;
   statuses: TaskStatusStore;
   apiKeys: ApiKeyStore;
+  deadLetters: DeadLetterStore;
 }
 
 export interface GatewayAppSettings {
@@ -157,6 +159,8 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
     mcpServers: stores.mcpServers,
     credentials: stores.credentials,
     apiKeys: stores.apiKeys,
+    deadLetters: stores.deadLetters,
+    submitter: deps.submitter,
     pluginImportBodyLimitBytes: settings.pluginImportBodyLimitBytes,
     log,
   });

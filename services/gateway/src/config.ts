@@ -4,6 +4,7 @@
  * submissions are sealed here) and the credentials master key (management writes credentials).
  * Parsers never echo a value they reject: several variables hold secrets.
  */
+import { DEFAULT_DEAD_LETTER_RETENTION_MS } from '@agentmesh/bus';
 import { AccountId, AccountType } from '@agentmesh/protocol';
 import {
   baseConfigSchema,
@@ -148,6 +149,14 @@ export const gatewayConfigSchema = baseConfigSchema.extend({
     .default(30_000)
     .describe(
       'How often, and after how long, a running-task slot whose terminal event this gateway has not seen is checked against the task status store (a final status or no record frees it)',
+    ),
+  DEAD_LETTER_RETENTION_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(DEFAULT_DEAD_LETTER_RETENTION_MS)
+    .describe(
+      'How long a dead letter (a task that ran out of deliveries) is kept in MESH_DEAD_LETTERS when this service creates the stream; an existing stream keeps its setting',
     ),
   QUEUE_DEPTH_MAX_AGE_MS: z.coerce
     .number()

@@ -10,6 +10,8 @@ import {
   McpServerStore,
   ApiKeyStore,
   CredentialStore,
+  DeadLetterStore,
+  ensureDeadLetterStream,
   ensureMeshStreams,
   IdempotencyStore,
   copyLegacyToolBucket,
@@ -77,6 +79,11 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
   await ensureMeshStreams(
     jsm,
     { replicas: config.NATS_REPLICAS, taskRetentionMs: config.TASK_RETENTION_MS },
+    wait,
+  );
+  await ensureDeadLetterStream(
+    jsm,
+    { replicas: config.NATS_REPLICAS, deadLetterRetentionMs: config.DEAD_LETTER_RETENTION_MS },
     wait,
   );
   const buckets = await openMeshBuckets(
@@ -188,6 +195,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
       }),
       statuses,
       apiKeys,
+      deadLetters: new DeadLetterStore(js, jsm),
     },
     authenticator,
     submitter,

@@ -4,6 +4,7 @@
  * and defaults as in the services that would otherwise create those buckets themselves.
  */
 import {
+  DEFAULT_DEAD_LETTER_RETENTION_MS,
   DEFAULT_NATIVE_PROVIDER_TTL_MS,
   DEFAULT_RECALL_ACTIONS_TTL_MS,
   DEFAULT_RECALL_TOOLS_TTL_MS,
@@ -19,6 +20,9 @@ export const provisionConfigSchema = baseConfigSchema.extend({
   ),
   TOOL_CACHE_TTL_MS: positiveMs(DEFAULT_RECALL_TOOLS_TTL_MS).describe(
     "Age limit of `mesh_recall_tools` (as the recall service's TOOL_CACHE_TTL_MS)",
+  ),
+  DEAD_LETTER_RETENTION_MS: positiveMs(DEFAULT_DEAD_LETTER_RETENTION_MS).describe(
+    "Max age of MESH_DEAD_LETTERS, the tasks that ran out of deliveries (as the executors' and gateways' DEAD_LETTER_RETENTION_MS)",
   ),
   ACTION_CACHE_TTL_MS: positiveMs(DEFAULT_RECALL_ACTIONS_TTL_MS).describe(
     "Age limit of `mesh_recall_actions` (as the recall service's ACTION_CACHE_TTL_MS)",

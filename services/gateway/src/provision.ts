@@ -23,6 +23,7 @@ await runCommand({
       nativeProviderTtlMs: config.NATIVE_PROVIDER_TTL_MS,
       recallToolsTtlMs: config.TOOL_CACHE_TTL_MS,
       recallActionsTtlMs: config.ACTION_CACHE_TTL_MS,
+      deadLetterRetentionMs: config.DEAD_LETTER_RETENTION_MS,
     });
     log.info({ created: report.created, existing: report.existing }, 'mesh resources provisioned');
     return 0;

@@ -1,5 +1,5 @@
 /**
- * The management commands of `agentmesh` (`agents`, `tools`, `credentials`, `keys`): each a group word
+ * The management commands of `agentmesh` (`agents`, `tools`, `credentials`, `keys`, `dead-letters`): each a group word
  * and an action (`agents list`), with its positional arguments and options. Parsed into one
  * {@link ManagementAction}; the connection options are the CLI's own (see cli-args.ts).
  */
@@ -61,6 +61,13 @@ export const MANAGEMENT_ACTIONS = {
     needsAccount: true,
   },
   'keys revoke': { positionals: [], options: JSON_OPTION, needsAccount: true },
+  'dead-letters list': {
+    positionals: [],
+    options: { ...JSON_OPTION, workflow: { type: 'string' }, limit: { type: 'string' } },
+  },
+  'dead-letters show': { positionals: ['trace_id'], options: JSON_OPTION },
+  'dead-letters redrive': { positionals: ['trace_id'], options: JSON_OPTION },
+  'dead-letters drop': { positionals: ['trace_id'], options: JSON_OPTION },
 } as const satisfies Record<string, ActionSpec>;
 
 export type ManagementActionName = keyof typeof MANAGEMENT_ACTIONS;
@@ -90,6 +97,9 @@ export const MANAGEMENT_USAGE = `Management (an admin key; --account <id> to man
   agentmesh --account <id> credentials delete <name> --user <id>
   agentmesh --account <id> keys create [--type <account type>] [--label <text>]  (prints the new key once)
   agentmesh --account <id> keys revoke                               (the key is read from stdin)
+  agentmesh dead-letters list [--workflow <id>] [--limit <n>] | show <trace_id>
+  agentmesh dead-letters redrive <trace_id>   (submits the task again as a new task; prints its trace_id)
+  agentmesh dead-letters drop <trace_id>
   A file argument of "-" reads stdin. --json (every management command) prints the gateway's answer as
   JSON, and an error as its body {code, message, detail} on stderr.
 `;

@@ -160,4 +160,64 @@ describe('agentmesh management commands', () => {
     expect(revoked.code).toBe(ExitCode.OK);
     expect(JSON.parse(gateway.requests[1]!.body)).toEqual({ api_key: generated });
   });
+
+  it('dead-letters list prints one line per letter, redrive prints only the new trace id on stdout, and a refused redrive is one error line', async () => {
+    const dead = 'a'.repeat(32);
+    const fresh = 'b'.repeat(32);
+    const letter = {
+      trace_id: dead,
+      account_id: 'acme',
+      workflow_id: 'weather',
+      user_id: 'u1',
+      reason: { code: 'MAX_DELIVER_EXCEEDED', message: 'delivered 4 times' },
+      attempts: 4,
+      dead_at: '2026-01-01T00:00:00.000Z',
+      source: 'executor',
+      input_summary: { message_count: 1, variable_names: [] },
+    };
+    let redrives = 0;
+    gateway.handle((request, response) => {
+      if (request.path.endsWith('/redrive')) {
+        return (redrives += 1) === 1
+          ? sendJson(response, 202, {
+              trace_id: fresh,
+              events_subject: `mesh.events.acme.${fresh}`,
+              events_url: `/v1/tasks/${fresh}/events`,
+              redriven_from: dead,
+            })
+          : sendJson(response, 409, { code: 'CONFLICT', message: `task ${dead} was re-driven already` });
+      }
+      return sendJson(response, 200, { dead_letters: [letter] });
+    });
+
+    const listed = await cli([
+      '--account',
+      'acme',
+      'dead-letters',
+      'list',
+      '--workflow',
+      'weather',
+      '--limit',
+      '5',
+    ]);
+    const redriven = await cli(['--account', 'acme', 'dead-letters', 'redrive', dead]);
+    const again = await cli(['--account', 'acme', 'dead-letters', 'redrive', dead]);
+
+    expect(gateway.requests[0]).toMatchObject({
+      method: 'GET',
+      path: '/v1/admin/dead-letters?workflow_id=weather&limit=5',
+    });
+    expect(listed).toMatchObject({
+      code: ExitCode.OK,
+      stdout: `${dead}\tacme\tweather\t2026-01-01T00:00:00.000Z\tMAX_DELIVER_EXCEEDED after 4 deliveries\n`,
+    });
+    expect(gateway.requests[1]).toMatchObject({
+      method: 'POST',
+      path: `/v1/admin/dead-letters/${dead}/redrive`,
+    });
+    expect(redriven).toMatchObject({ code: ExitCode.OK, stdout: `${fresh}\n` });
+    expect(again.code).toBe(1);
+    expect(again.stderr.trim().split('\n')).toHaveLength(1);
+    expect(again.stderr).toContain('CONFLICT');
+  });
 });

@@ -4,7 +4,7 @@
  * `--json`. Secrets are read from stdin and never printed, except a key the gateway generated, which
  * `keys create` prints alone on stdout this once (so `KEY=$(agentmesh keys create)` keeps it).
  */
-import type { ScopedAgent, ScopedTool } from '@agentmesh/protocol';
+import type { DeadLetterView, ScopedAgent, ScopedTool } from '@agentmesh/protocol';
 import type { ManagementClient } from '../management-client.js';
 import { readJsonSource, readSecret, readSource, type CliInputSources } from './cli-input.js';
 import type { CliStreams } from './event-printer.js';
@@ -152,7 +152,40 @@ export async function runManagementAction(
       await management.revokeApiKey(await readSecret(context, 'the API key to revoke'), call);
       if (!json) out('revoked');
       return;
+    case 'dead-letters list': {
+      const workflowId = string('workflow');
+      const limit = string('limit');
+      const letters = await management.listDeadLetters({
+        ...call,
+        ...(workflowId === undefined ? {} : { workflowId }),
+        ...(limit === undefined ? {} : { limit: Number(limit) }),
+      });
+      if (json) printJson(letters);
+      else letters.forEach((letter) => out(deadLetterLine(letter)));
+      return;
+    }
+    case 'dead-letters show':
+      printJson(await management.getDeadLetter(arg('trace_id'), call));
+      return;
+    case 'dead-letters redrive': {
+      const reply = await management.redriveDeadLetter(arg('trace_id'), call);
+      if (json) printJson(reply);
+      else {
+        note(`re-driven ${reply.redriven_from} as a new task; its trace_id:`);
+        out(reply.trace_id);
+      }
+      return;
+    }
+    case 'dead-letters drop':
+      await management.dropDeadLetter(arg('trace_id'), call);
+      if (!json) out(`dropped the dead letter of ${arg('trace_id')}`);
+      return;
   }
+}
+
+function deadLetterLine(letter: DeadLetterView): string {
+  const redriven = letter.redriven === undefined ? '' : `\tre-driven as ${letter.redriven.trace_id}`;
+  return `${letter.trace_id}\t${letter.account_id}\t${letter.workflow_id}\t${letter.dead_at}\t${letter.reason.code} after ${letter.attempts} deliveries${redriven}`;
 }
 
 function agentLine(agent: ScopedAgent): string {

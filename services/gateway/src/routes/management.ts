@@ -1,7 +1,7 @@
 /**
  * The management plane (seed 002: management REST kept apart from inference), under `/v1/admin`:
- * agents, plugins (one by one, or imported from an OpenAPI document), MCP servers, users' credentials and
- * API keys.
+ * agents, plugins (one by one, or imported from an OpenAPI document), MCP servers, users' credentials,
+ * API keys and dead letters (tasks that ran out of deliveries: list, show, re-drive, drop).
  * Only admin keys and trusted internal callers get in; the check runs before the body is read.
  *
  * Tenancy: a caller naming an account (`x-account-id`, required of trusted callers) manages that account
@@ -15,6 +15,7 @@ import {
   type AgentStore,
   type ApiKeyStore,
   type CredentialStore,
+  type DeadLetterStore,
   type McpServerStore,
   type ToolStore,
   type RegistryScope,
@@ -26,9 +27,11 @@ import { Forbidden, Rejection, sendRejection } from '../errors.js';
 import { registerAgentRoutes } from './admin-agents.js';
 import { registerApiKeyRoutes } from './admin-api-keys.js';
 import { registerCredentialRoutes } from './admin-credentials.js';
+import { registerDeadLetterRoutes } from './admin-dead-letters.js';
 import { registerMcpServerRoutes } from './admin-mcp-servers.js';
 import { registerPluginImportRoute } from './admin-plugin-import.js';
 import { registerToolRoutes } from './admin-plugins.js';
+import type { TaskSubmitter } from '../task-submission.js';
 import type { AuthenticateRequest } from './request-caller.js';
 
 export const MANAGEMENT_PREFIX = '/v1/admin';
@@ -40,6 +43,9 @@ export interface ManagementRouteDeps {
   mcpServers: McpServerStore;
   credentials: CredentialStore;
   apiKeys: ApiKeyStore;
+  deadLetters: DeadLetterStore;
+  /** Re-driven dead letters are submitted through it, like any task. */
+  submitter: TaskSubmitter;
   /** Body limit of the OpenAPI plugin import (documents are larger than other bodies). */
   pluginImportBodyLimitBytes: number;
   log: Logger;
@@ -93,6 +99,11 @@ export function registerManagementRoutes(app: FastifyInstance, deps: ManagementR
       registerMcpServerRoutes(admin, deps.mcpServers);
       registerCredentialRoutes(admin, deps.credentials);
       registerApiKeyRoutes(admin, deps.apiKeys);
+      registerDeadLetterRoutes(admin, {
+        authenticate: deps.authenticate,
+        deadLetters: deps.deadLetters,
+        submitter: deps.submitter,
+      });
     },
     { prefix: MANAGEMENT_PREFIX },
   );

@@ -1,0 +1,199 @@
+/**
+ * Dead letters in the executor. `DeadLetterRecorder` copies a task that ran out of deliveries into
+ * MESH_DEAD_LETTERS (called by the task runner where it writes MAX_DELIVER_EXCEEDED). `DeadLetterListener`
+ * covers the case the runner never sees: the last delivery itself died (the executor was killed on it, or it
+ * was handed back), so JetStream gives up on the message and sends its MAX_DELIVERIES advisory. The
+ * listener (one per executor, in a queue group: one instance handles each advisory) reads the message by
+ * its stream sequence, dead-letters it, writes the task's MAX_DELIVER_EXCEEDED `error` event and status if
+ * the task has no terminal event yet, and deletes the message, which a work queue would otherwise keep
+ * (nats-server 2.9 leaves a message that exhausted its deliveries in the stream).
+ *
+ * Every step is idempotent (the letter is added once per task, the event writer's sequence check refuses a
+ * second terminal event, a deleted message is not found), so a repeat of the work is harmless.
+ */
+import {
+  deadLetterOf,
+  type DeadLetterStore,
+  EventStreamConflictError,
+  TaskEventWriter,
+  type TaskStatusStore,
+} from '@agentmesh/bus';
+import {
+  AssembledTask,
+  ErrorCode,
+  EventType,
+  executorConsumer,
+  parseTaskSubject,
+  Streams,
+  TaskStatus,
+  taskMaxDeliveriesAdvisories,
+  type DeadLetterReason,
+} from '@agentmesh/protocol';
+import type { Logger } from '@agentmesh/runtime';
+import {
+  JetStreamApiCodes,
+  JetStreamApiError,
+  type JetStreamClient,
+  type JetStreamManager,
+} from '@nats-io/jetstream';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import { z } from 'zod';
+
+/** The queue group of the listeners: each advisory is handled by one executor. */
+const LISTENER_QUEUE = 'executor-dead-letters';
+
+/** `io.nats.jetstream.advisory.v1.max_deliver` (nats-server JSConsumerDeliveryExceededAdvisory). */
+const MaxDeliveriesAdvisory = z.object({
+  stream: z.string(),
+  consumer: z.string(),
+  stream_seq: z.int().positive(),
+  deliveries: z.int().nonnegative(),
+});
+type MaxDeliveriesAdvisory = z.infer<typeof MaxDeliveriesAdvisory>;
+
+/** What the task runner calls when a task ran out of deliveries. */
+export class DeadLetterRecorder {
+  constructor(
+    private readonly store: DeadLetterStore,
+    private readonly log: Logger,
+  ) {}
+
+  /** Never throws: a letter that cannot be stored is logged, and the task still ends with its error. */
+  async add(
+    task: AssembledTask,
+    reason: DeadLetterReason,
+    attempt: number,
+    source: 'executor' | 'advisory' = 'executor',
+    consumer?: string,
+  ): Promise<void> {
+    try {
+      const stored = await this.store.add(
+        deadLetterOf(task, {
+          reason: { code: reason.code, message: reason.message },
+          attempts: attempt,
+          source,
+          ...(consumer === undefined ? {} : { consumer }),
+        }),
+      );
+      if (stored) this.log.warn({ attempt, code: reason.code }, 'task dead-lettered');
+    } catch (error) {
+      this.log.error({ err: error, attempt }, 'the dead letter of a task could not be stored');
+    }
+  }
+}
+
+/** Whether a durable consumer of MESH_TASKS is one of the executors' (`executor`, `executor-<classes>`). */
+function isExecutorConsumer(name: string): boolean {
+  const base = executorConsumer().durable_name;
+  return name === base || name.startsWith(`${base}-`);
+}
+
+function isNotFound(error: unknown): boolean {
+  return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.NoMessageFound;
+}
+
+export interface DeadLetterListenerOptions {
+  nc: NatsConnection;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  statuses: TaskStatusStore;
+  recorder: DeadLetterRecorder;
+  log: Logger;
+}
+
+export class DeadLetterListener {
+  private constructor(
+    private readonly subscription: Subscription,
+    private readonly done: Promise<void>,
+  ) {}
+
+  static start(options: DeadLetterListenerOptions): DeadLetterListener {
+    const subscription = options.nc.subscribe(taskMaxDeliveriesAdvisories(), { queue: LISTENER_QUEUE });
+    const done = (async () => {
+      for await (const message of subscription) {
+        let advisory: MaxDeliveriesAdvisory;
+        try {
+          advisory = MaxDeliveriesAdvisory.parse(message.json());
+        } catch (error) {
+          options.log.warn({ err: error }, 'ignoring a MAX_DELIVERIES advisory that does not parse');
+          continue;
+        }
+        if (advisory.stream !== Streams.TASKS.name || !isExecutorConsumer(advisory.consumer)) continue;
+        try {
+          await deadLetterFromAdvisory(options, advisory);
+        } catch (error) {
+          options.log.error(
+            { err: error, stream_seq: advisory.stream_seq },
+            'a task that ran out of deliveries could not be dead-lettered; it stays in MESH_TASKS',
+          );
+        }
+      }
+    })();
+    return new DeadLetterListener(subscription, done);
+  }
+
+  async stop(): Promise<void> {
+    this.subscription.unsubscribe();
+    await this.done;
+  }
+}
+
+/** Dead-letters the message an advisory names, ends its task and deletes the message. */
+async function deadLetterFromAdvisory(
+  { js, jsm, statuses, recorder, log }: DeadLetterListenerOptions,
+  advisory: MaxDeliveriesAdvisory,
+): Promise<void> {
+  const message = await jsm.streams
+    .getMessage(Streams.TASKS.name, { seq: advisory.stream_seq })
+    .catch((error: unknown) => {
+      if (isNotFound(error)) return null;
+      throw error;
+    });
+  // Acknowledged (and so removed) in the meantime, or handled by another listener already.
+  if (message === null) return;
+  if (parseTaskSubject(message.subject)?.stage !== 'assembled') return;
+  const parsed = AssembledTask.safeParse(message.json());
+  if (!parsed.success) {
+    log.warn({ stream_seq: advisory.stream_seq }, 'a malformed task ran out of deliveries; left in place');
+    return;
+  }
+  const task = parsed.data;
+  const { account_id: accountId, trace_id: traceId } = task.task_meta;
+  const taskLog = log.child({ trace_id: traceId, account_id: accountId });
+  const reason = {
+    code: ErrorCode.MAX_DELIVER_EXCEEDED,
+    message: `the task was delivered ${advisory.deliveries} times and its last delivery was never acknowledged`,
+  };
+  await recorder.add(task, reason, advisory.deliveries, 'advisory', advisory.consumer);
+
+  const writer = await TaskEventWriter.open(js, jsm, {
+    accountId,
+    traceId,
+    attempt: advisory.deliveries + 1,
+  });
+  if (writer.terminal === undefined) {
+    const error = { ...reason, retryable: false };
+    try {
+      const terminal = await writer.emit(EventType.ERROR, error);
+      await statuses.update(accountId, traceId, (current) =>
+        current === undefined
+          ? undefined
+          : {
+              ...current,
+              status: TaskStatus.ERROR,
+              attempt: advisory.deliveries,
+              updated_at: new Date().toISOString(),
+              last_seq: terminal.seq,
+              error,
+            },
+      );
+      taskLog.warn({ deliveries: advisory.deliveries }, 'task ended: its last delivery was never settled');
+    } catch (error) {
+      // Someone else wrote the task's events in between: their terminal event stands.
+      if (!(error instanceof EventStreamConflictError)) throw error;
+    }
+  }
+  await jsm.streams.deleteMessage(Streams.TASKS.name, advisory.stream_seq, false).catch((error: unknown) => {
+    if (!isNotFound(error)) throw error;
+  });
+}
