@@ -9,6 +9,7 @@ import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jet
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  ensureDeadLetterStream,
   ensureMeshStreams,
   openBucket,
   openMeshBuckets,
@@ -16,10 +17,11 @@ import {
   provisionMeshResources,
 } from './resources.js';
 
-/** Every stream of the mesh: its two streams and one per KV bucket. */
+/** Every stream of the mesh: its three streams and one per KV bucket. */
 const MESH_STREAMS = [
   Streams.TASKS.name,
   Streams.EVENTS.name,
+  Streams.DEAD_LETTERS.name,
   ...Object.values(Buckets).map((bucket) => `KV_${bucket}`),
 ].sort();
 
@@ -65,7 +67,7 @@ async function deleteEveryStream(): Promise<void> {
 }
 
 describe('the mesh on a 3-node cluster with replicas 3', () => {
-  it('the provisioning creates MESH_TASKS, MESH_EVENTS and every KV bucket with three replicas, one on each member', async () => {
+  it('the provisioning creates MESH_TASKS, MESH_EVENTS, MESH_DEAD_LETTERS and every KV bucket with three replicas, one on each member', async () => {
     const report = await provisionMeshResources(jetstream(nc), { replicas: 3 });
 
     expect(report.created).toHaveLength(MESH_STREAMS.length);
@@ -76,6 +78,7 @@ describe('the mesh on a 3-node cluster with replicas 3', () => {
     await deleteEveryStream();
     const js = jetstream(nc);
     await ensureMeshStreams(jsm, { replicas: 3 });
+    await ensureDeadLetterStream(jsm, { replicas: 3 });
     await openMeshBuckets(js, { replicas: 3 });
     await openNativeProvidersBucket(js, { replicas: 3 });
     // As recall opens its caches.
