@@ -96,6 +96,21 @@ export class TaskEventWriter {
     );
   }
 
+  /**
+   * This writer's position (the task's last event and its stream sequence) for another attempt number:
+   * for an attempt that found, in the task's events, that its delivery count was already used.
+   */
+  asAttempt(attempt: number): TaskEventWriter {
+    return new TaskEventWriter(
+      this.js,
+      { ...this.options, attempt },
+      this.subject,
+      this.lastStreamSeq,
+      this.lastEventSeq,
+      this.lastTerminal,
+    );
+  }
+
   /** Seq of the last event of the task (0 when none). */
   get seq(): number {
     return this.lastEventSeq;

@@ -111,6 +111,8 @@ function newTask(user: string): AssembledTask {
 async function firstAttemptDies(
   task: AssembledTask,
   events: Array<{ [T in EventType]: [T, EventData<T>] }[EventType]>,
+  /** The attempt number its events carry (a replicated consumer can hand a count out twice). */
+  writtenAs = 1,
 ): Promise<void> {
   await js.publish(taskAssembledSubject(ACCOUNT), JSON.stringify(task), {
     msgID: `${task.task_meta.trace_id}:assembled`,
@@ -123,7 +125,7 @@ async function firstAttemptDies(
   const writer = TaskEventWriter.first(js, {
     accountId: ACCOUNT,
     traceId: task.task_meta.trace_id,
-    attempt: 1,
+    attempt: writtenAs,
   });
   for (const [type, data] of events) await writer.emit(type, data as never);
   await nc.close();
@@ -286,6 +288,32 @@ describe('resuming a redelivered task from its event log', () => {
       attempt: 2,
       data: { resumed_tool_results: 1, rerun_call_ids: [] },
     });
+    expect(searchesFor(user)).toEqual([]);
+  });
+
+  it('a delivery whose count the log already used (events of attempt 3 before delivery 2) runs as attempt 4, so clients can tell the attempts apart', async () => {
+    const user = 'a count handed out twice';
+    const task = newTask(user);
+    await firstAttemptDies(
+      task,
+      [
+        ['tool_start', { call_id: 'call_1', tool: 'search', arguments: { q: user } }],
+        [
+          'tool_result',
+          { call_id: 'call_1', tool: 'search', ok: true, result: { hits: [user] }, duration_ms: 2 },
+        ],
+        ['message_chunk', { delta: 'The ans' }],
+      ],
+      3,
+    );
+    await startInstance();
+    const events = await eventsOf(task);
+
+    expect(events.slice(3).map((event) => [event.type, event.attempt])).toEqual([
+      ['attempt_started', 4],
+      ...events.slice(4, -1).map(() => ['message_chunk', 4]),
+      ['done', 4],
+    ]);
     expect(searchesFor(user)).toEqual([]);
   });
 });

@@ -141,14 +141,15 @@ export class TaskRunner {
 
   async #run(
     task: AssembledTask,
-    attempt: number,
+    delivered: number,
     { span, secrets }: { span: Span; secrets: SecretScrubber },
   ): Promise<AttemptDisposition> {
     const { trace_id: traceId, account_id: accountId } = task.task_meta;
     const metrics = this.#metrics.startTask();
+    let attempt = delivered;
     const writerOptions = { accountId, traceId, attempt, headers: () => injectTraceContext() };
     // Only a redelivery can find events of an earlier attempt (see TaskEventWriter.first).
-    const writer =
+    let writer =
       attempt === 1
         ? TaskEventWriter.first(this.deps.js, writerOptions)
         : await TaskEventWriter.open(this.deps.js, this.deps.jsm, writerOptions);
@@ -165,9 +166,22 @@ export class TaskRunner {
         : resumePointOf(
             await readTaskEventLog(this.deps.jsm, { accountId, traceId, throughSeq: writer.seq }),
           );
+    // The attempt is JetStream's delivery count, unless the log already has events of that number or a
+    // later one: a replicated consumer that changed leader can deliver a task again with a count it had
+    // already handed out (seen on a 3-node cluster after a member was paused). Two writers with one
+    // number would make the clients' rule (drop earlier attempts' text) and the work-attempt count wrong.
+    const logged = resume === undefined ? 0 : Math.max(...resume.workAttempts);
+    if (logged >= attempt) {
+      this.deps.log.info(
+        { delivered, attempt: logged + 1 },
+        'the delivery count was used before; renumbered',
+      );
+      attempt = logged + 1;
+      writer = writer.asAttempt(attempt);
+    }
     const workAttempts = new Set(resume?.workAttempts).add(attempt).size;
-    if (workAttempts > this.deps.maxDeliver || attempt >= this.#maxDeliveries) {
-      return this.#endOutOfAttempts(task, attempt, workAttempts, writer, { span, metrics });
+    if (workAttempts > this.deps.maxDeliver || delivered >= this.#maxDeliveries) {
+      return this.#endOutOfAttempts(task, { attempt, delivered, workAttempts }, writer, { span, metrics });
     }
     const kid = task.runtime_config.vault.kid;
     if (!this.deps.keyring.has(kid)) {
@@ -463,15 +477,14 @@ export class TaskRunner {
    */
   async #endOutOfAttempts(
     task: AssembledTask,
-    attempt: number,
-    workAttempts: number,
+    { attempt, delivered, workAttempts }: { attempt: number; delivered: number; workAttempts: number },
     writer: TaskEventWriter,
     observed: AttemptObservers,
   ): Promise<AttemptDisposition> {
     const message =
       workAttempts > this.deps.maxDeliver
         ? `the task was attempted ${workAttempts} times without finishing (MAX_DELIVER ${this.deps.maxDeliver})`
-        : `the task was delivered ${attempt} times without finishing (the consumer's limit, ${this.#maxDeliveries})`;
+        : `the task was delivered ${delivered} times without finishing (the consumer's limit, ${this.#maxDeliveries})`;
     const outcome = failure(ErrorCode.MAX_DELIVER_EXCEEDED, message);
     this.deps.log.warn({ attempt, work_attempts: workAttempts }, 'task exceeded its deliveries');
     const emit = () => writer.emit(outcome.type, outcome.data);

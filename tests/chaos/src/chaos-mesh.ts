@@ -18,7 +18,7 @@ import {
 import { generateVaultKeyPair } from '@agentmesh/vault';
 import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import type { ServiceKind } from './ledger/recovery.js';
+import type { AttemptStart, ServiceKind } from './ledger/recovery.js';
 
 export const CHAOS_ACCOUNT = 'acme';
 const READY_TIMEOUT_MS = 90_000;
@@ -29,6 +29,8 @@ const serviceEntry = (name: string): string =>
 export class ServiceSlot {
   #process: ServiceProcess | undefined;
   #starting: Promise<void> | undefined;
+  /** The log lines of every process this slot has run, so a killed one's are kept. */
+  readonly #logsOfEachRun: Array<ServiceProcess['logs']> = [];
 
   constructor(
     readonly name: string,
@@ -55,6 +57,7 @@ export class ServiceSlot {
     this.#starting ??= (async () => {
       const service = await startServiceProcess({ entry: serviceEntry(this.kind), env: this.env });
       this.#process = service;
+      this.#logsOfEachRun.push(service.logs);
       try {
         await service.waitForLog((line) => line.msg === 'service ready', READY_TIMEOUT_MS);
       } catch (error) {
@@ -68,6 +71,19 @@ export class ServiceSlot {
       this.#starting = undefined;
     });
     return this.#starting;
+  }
+
+  /** Each task attempt this slot's executors started, from their `task attempt started` log lines. */
+  attemptStarts(): AttemptStart[] {
+    return this.#logsOfEachRun.flat().flatMap((line) => {
+      const at = typeof line.time === 'string' ? Date.parse(line.time) : Number(line.time);
+      return line.msg === 'task attempt started' &&
+        typeof line.trace_id === 'string' &&
+        typeof line.attempt === 'number' &&
+        Number.isFinite(at)
+        ? [{ slot: this.name, at, traceId: line.trace_id, attempt: line.attempt }]
+        : [];
+    });
   }
 
   /** SIGKILL; resolves when the process is gone. */

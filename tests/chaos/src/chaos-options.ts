@@ -26,6 +26,8 @@ export interface ChaosOptions {
   natsDownMs: number;
   /** The bound: after the faults stop, every accepted task must reach a terminal event within it. */
   settleMs: number;
+  /** The run fails when the p99 of executor kill → the task running again is above this (issue: < 10 s). */
+  maxTakeoverP99Ms: number;
   /** Executors' ACK_WAIT_MS / ACK_PROGRESS_MS; empty: the service's default. */
   executorAckWaitMs: string;
   executorAckProgressMs: string;
@@ -48,6 +50,7 @@ const PROFILES: Record<ChaosProfile, Omit<ChaosOptions, 'profile' | 'seed'>> = {
     natsFaultIntervalMs: 12_000,
     natsDownMs: 4_000,
     settleMs: 120_000,
+    maxTakeoverP99Ms: 10_000,
     executorAckWaitMs: '',
     executorAckProgressMs: '',
     modelLatencyMs: 250,
@@ -64,6 +67,7 @@ const PROFILES: Record<ChaosProfile, Omit<ChaosOptions, 'profile' | 'seed'>> = {
     natsFaultIntervalMs: 8_000,
     natsDownMs: 3_000,
     settleMs: 120_000,
+    maxTakeoverP99Ms: 10_000,
     executorAckWaitMs: '',
     executorAckProgressMs: '',
     modelLatencyMs: 250,
@@ -85,6 +89,7 @@ const VARIABLES: Record<
   natsFaultIntervalMs: 'CHAOS_NATS_FAULT_INTERVAL_MS',
   natsDownMs: 'CHAOS_NATS_DOWN_MS',
   settleMs: 'CHAOS_SETTLE_MS',
+  maxTakeoverP99Ms: 'CHAOS_MAX_TAKEOVER_P99_MS',
   modelLatencyMs: 'CHAOS_MODEL_LATENCY_MS',
   chunkDelayMs: 'CHAOS_CHUNK_DELAY_MS',
   toolDelayMs: 'CHAOS_TOOL_DELAY_MS',

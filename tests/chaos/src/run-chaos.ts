@@ -20,7 +20,7 @@ import { BOOK_TOOL, callsByKey, expectedAnswer, startBookingApi, startChaosModel
 import { driveFaults, type FaultRecord } from './fault-driver.js';
 import { judgeLedger } from './ledger/ledger-checks.js';
 import { renderLedger, type LedgerRun } from './ledger/ledger-report.js';
-import { recoveryTimes } from './ledger/recovery.js';
+import { recoveryTimes, takeoverTimes } from './ledger/recovery.js';
 import { runLoad, TerminalWatcher, type SubmittedTask } from './load-clients.js';
 import { readAccountEvents, taskConsumers, workQueueDepth, workQueueLeftovers } from './stored-log.js';
 
@@ -158,6 +158,13 @@ try {
     natsFaults: record.natsFaults,
   });
 
+  const takeover = takeoverTimes({
+    eventsByTrace: stored.eventsByTrace,
+    kills: record.kills,
+    starts: mesh.slots.flatMap((slot) => slot.attemptStarts()),
+  });
+  const takeoverP99 = takeover.afterExecutorKill.p99_ms;
+
   // Leftovers of finished tasks: acknowledged work the server kept (nats-server 2.9 did after a kill).
   const finished = new Set(
     [...stored.eventsByTrace].flatMap(([traceId, events]) =>
@@ -193,12 +200,17 @@ try {
     runFailures: [
       ...(refusedTasks.length > 0 ? [`${refusedTasks.length} submissions were never accepted`] : []),
       ...record.leftDown.map((name) => `${name} did not come back after its kill`),
+      ...(takeoverP99 !== null && takeoverP99 > options.maxTakeoverP99Ms
+        ? [
+            `p99 of executor kill → task running again is ${takeoverP99} ms, above ${options.maxTakeoverP99Ms} ms (CHAOS_MAX_TAKEOVER_P99_MS)`,
+          ]
+        : []),
     ],
     leftoversCleaned,
     settleS,
   };
   const passed = verdict.passed && run.runFailures.length === 0;
-  const table = renderLedger(run, verdict, recovery);
+  const table = renderLedger(run, verdict, recovery, takeover);
   console.log(table);
   if (verdict.passed && !passed)
     console.log('(the checks pass, but submissions were refused or restarts failed)');
@@ -211,6 +223,7 @@ try {
       options,
       run,
       verdict,
+      takeover,
       recovery,
       faults: record,
       consumers,

@@ -1,6 +1,6 @@
 /** The ledger of a chaos run as a table for people (stdout) and as JSON (`.chaos/`). */
 import type { LedgerVerdict } from './ledger-checks.js';
-import type { RecoveryReport } from './recovery.js';
+import type { RecoveryReport, TakeoverReport } from './recovery.js';
 
 export interface LedgerRun {
   profile: string;
@@ -24,7 +24,12 @@ export interface LedgerRun {
 
 const ms = (value: number | null): string => (value === null ? '–' : `${(value / 1000).toFixed(1)} s`);
 
-export function renderLedger(run: LedgerRun, verdict: LedgerVerdict, recovery: RecoveryReport): string {
+export function renderLedger(
+  run: LedgerRun,
+  verdict: LedgerVerdict,
+  recovery: RecoveryReport,
+  takeover: TakeoverReport,
+): string {
   const { tasks, sideEffects } = verdict;
   const kills = Object.entries(run.killsByKind)
     .map(([kind, count]) => `${count} ${kind}`)
@@ -50,7 +55,11 @@ export function renderLedger(run: LedgerRun, verdict: LedgerVerdict, recovery: R
     ['service kills', kills || '0'],
     ['NATS node faults', natsFaults || '0'],
     [
-      'recovery after executor kill',
+      'executor kill → task running again',
+      `p50 ${ms(takeover.afterExecutorKill.p50_ms)}, p99 ${ms(takeover.afterExecutorKill.p99_ms)}, max ${ms(takeover.afterExecutorKill.max_ms)} (${takeover.afterExecutorKill.count} tasks held; executors' logs)`,
+    ],
+    [
+      'executor kill → next event (log only)',
       `p50 ${ms(recovery.afterExecutorKill.p50_ms)}, p99 ${ms(recovery.afterExecutorKill.p99_ms)}, max ${ms(recovery.afterExecutorKill.max_ms)} (${recovery.afterExecutorKill.count} tasks)`,
     ],
     [
@@ -77,8 +86,12 @@ export function renderLedger(run: LedgerRun, verdict: LedgerVerdict, recovery: R
       ...check.examples.map((example) => `          ${example}`),
     ]),
   ];
+  if (takeover.slowest.length > 0) {
+    lines.push('', 'slowest takeovers after an executor kill (kill → the task running again):');
+    for (const slow of takeover.slowest) lines.push(`  ${ms(slow.ms)}  ${slow.traceId} (${slow.target})`);
+  }
   if (recovery.slowest.length > 0) {
-    lines.push('', 'slowest executor-kill recoveries:');
+    lines.push('', 'slowest executor-kill recoveries, log only (the first kill of the window blamed):');
     for (const slow of recovery.slowest) lines.push(`  ${ms(slow.ms)}  ${slow.traceId} (${slow.target})`);
   }
   if (run.restartFailures.length > 0) {

@@ -1,7 +1,13 @@
 import type { TaskEvent } from '@agentmesh/protocol';
 import { describe, expect, it } from 'vitest';
 import { percentile } from './percentiles.js';
-import { recoveryTimes, type NatsFault, type ServiceKill } from './recovery.js';
+import {
+  recoveryTimes,
+  takeoverTimes,
+  type AttemptStart,
+  type NatsFault,
+  type ServiceKill,
+} from './recovery.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
 const TRACE = 'a'.repeat(32);
@@ -155,5 +161,77 @@ describe('percentile', () => {
     expect(percentile(samples, 99)).toBe(99);
     expect(percentile(samples, 50)).toBe(50);
     expect(percentile([], 50)).toBeNull();
+  });
+});
+
+const start = (ms: number, slot: string, attempt: number, traceId = TRACE): AttemptStart => ({
+  slot,
+  at: T0 + ms,
+  traceId,
+  attempt,
+});
+
+describe('takeoverTimes', () => {
+  it('measures each kill to the next attempt start of the task the killed executor held, also when that holder is killed in turn before writing anything', () => {
+    const report = takeoverTimes({
+      eventsByTrace: new Map([
+        [
+          TRACE,
+          timeline(TRACE, [
+            [100, 1],
+            [9_000, 3],
+            [9_100, 3, 'done'],
+          ]),
+        ],
+      ]),
+      kills: [kill(1_000, 'executor-1'), kill(6_500, 'executor-2')],
+      // executor-2 took the task over 4 s after the first kill and was killed itself before any event.
+      starts: [start(0, 'executor-1', 1), start(5_000, 'executor-2', 2), start(8_900, 'executor-3', 3)],
+    });
+    expect(report.afterExecutorKill).toMatchObject({ count: 2, max_ms: 4_000 });
+    expect(report.slowest.map((slow) => [slow.target, slow.ms])).toEqual([
+      ['executor-1', 4_000],
+      ['executor-2', 2_400],
+    ]);
+    expect(report.neverResumed).toBe(0);
+  });
+
+  it('leaves out tasks the killed executor no longer held: finished, or taken over by another', () => {
+    const other = 'b'.repeat(32);
+    const report = takeoverTimes({
+      eventsByTrace: new Map([
+        [
+          TRACE,
+          timeline(TRACE, [
+            [100, 1],
+            [200, 1, 'done'],
+          ]),
+        ],
+        [
+          other,
+          timeline(other, [
+            [100, 1],
+            [3_000, 2],
+            [3_100, 2, 'done'],
+          ]),
+        ],
+      ]),
+      kills: [kill(4_000, 'executor-1')],
+      starts: [
+        start(0, 'executor-1', 1),
+        start(0, 'executor-1', 1, other),
+        start(2_900, 'executor-2', 2, other),
+      ],
+    });
+    expect(report.afterExecutorKill.count).toBe(0);
+  });
+
+  it('counts a held task that never showed life again as never resumed', () => {
+    const report = takeoverTimes({
+      eventsByTrace: new Map([[TRACE, timeline(TRACE, [[100, 1]])]]),
+      kills: [kill(1_000, 'executor-1')],
+      starts: [start(0, 'executor-1', 1)],
+    });
+    expect(report).toMatchObject({ neverResumed: 1, afterExecutorKill: { count: 0 } });
   });
 });

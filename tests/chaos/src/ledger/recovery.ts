@@ -8,6 +8,12 @@
  * attempt) is the longest the evidence allows. A takeover with no executor kill in its window is
  * blamed on a NATS fault in it, or counted as unexplained.
  *
+ * Takeovers, from the executors' own logs (`task attempt started`, with the task's trace id): for each
+ * executor kill, the tasks that executor held (it started their latest attempt, and they had no terminal
+ * event yet), and the time from the kill to each one's next sign of life: another attempt started, or an
+ * event stored. This is what "running again" means; the log-only measure above blames the first kill of a
+ * window that may hold several (a new holder killed before it wrote anything).
+ *
  * NATS faults: for every task running when a node was killed or paused (an event before, no terminal
  * before), the time from the fault to its next event.
  */
@@ -41,6 +47,64 @@ export interface RecoveryInput {
   submittedAt: ReadonlyMap<string, number>;
   kills: readonly ServiceKill[];
   natsFaults: readonly NatsFault[];
+}
+
+/** An executor starting an attempt at a task, as its log says. */
+export interface AttemptStart {
+  /** The slot of the executor, e.g. `executor-2`. */
+  slot: string;
+  at: number;
+  traceId: string;
+  attempt: number;
+}
+
+export interface TakeoverInput {
+  eventsByTrace: ReadonlyMap<string, readonly TaskEvent[]>;
+  kills: readonly ServiceKill[];
+  starts: readonly AttemptStart[];
+}
+
+export interface TakeoverReport {
+  /** Executor kill → the next attempt start (or event) of each task it held. */
+  afterExecutorKill: Spread;
+  /** Tasks an executor held when it was killed that never showed life again (the ledger's lost check judges them). */
+  neverResumed: number;
+  slowest: Array<{ traceId: string; target: string; ms: number }>;
+}
+
+export function takeoverTimes(input: TakeoverInput): TakeoverReport {
+  const startsByTrace = new Map<string, AttemptStart[]>();
+  for (const start of [...input.starts].sort((a, b) => a.at - b.at)) {
+    const starts = startsByTrace.get(start.traceId) ?? [];
+    starts.push(start);
+    startsByTrace.set(start.traceId, starts);
+  }
+  const samples: Array<{ traceId: string; target: string; ms: number }> = [];
+  let neverResumed = 0;
+  for (const kill of input.kills) {
+    if (kill.kind !== ServiceKind.executor) continue;
+    for (const [traceId, starts] of startsByTrace) {
+      const holder = starts.filter((start) => start.at < kill.at).at(-1);
+      if (holder?.slot !== kill.target) continue;
+      const events = (input.eventsByTrace.get(traceId) ?? []).map((event) => ({
+        event,
+        at: Date.parse(event.ts),
+      }));
+      if (events.some(({ event, at }) => at <= kill.at && (event.type === 'done' || event.type === 'error')))
+        continue;
+      const next = Math.min(
+        starts.find((start) => start.at > kill.at)?.at ?? Infinity,
+        events.find(({ at }) => at > kill.at)?.at ?? Infinity,
+      );
+      if (next === Infinity) neverResumed += 1;
+      else samples.push({ traceId, target: kill.target, ms: next - kill.at });
+    }
+  }
+  return {
+    afterExecutorKill: spread(samples.map((sample) => sample.ms)),
+    neverResumed,
+    slowest: [...samples].sort((a, b) => b.ms - a.ms).slice(0, SLOWEST_LISTED),
+  };
 }
 
 export interface RecoveryReport {
