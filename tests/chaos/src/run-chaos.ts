@@ -162,8 +162,11 @@ try {
     eventsByTrace: stored.eventsByTrace,
     kills: record.kills,
     starts: mesh.slots.flatMap((slot) => slot.attemptStarts()),
+    natsFaults: record.natsFaults,
   });
-  const takeoverP99 = takeover.afterExecutorKill.p99_ms;
+  // Judged on the takeovers no NATS node fault slowed down: those are bounded by the cluster's own
+  // recovery (leader elections), which the ledger reports apart ("recovery after NATS fault").
+  const takeoverP99 = takeover.withoutNatsFault.p99_ms;
 
   // Leftovers of finished tasks: acknowledged work the server kept (nats-server 2.9 did after a kill).
   const finished = new Set(
@@ -202,7 +205,7 @@ try {
       ...record.leftDown.map((name) => `${name} did not come back after its kill`),
       ...(takeoverP99 !== null && takeoverP99 > options.maxTakeoverP99Ms
         ? [
-            `p99 of executor kill → task running again is ${takeoverP99} ms, above ${options.maxTakeoverP99Ms} ms (CHAOS_MAX_TAKEOVER_P99_MS)`,
+            `p99 of executor kill → task running again (no NATS node down meanwhile) is ${takeoverP99} ms, above ${options.maxTakeoverP99Ms} ms (CHAOS_MAX_TAKEOVER_P99_MS)`,
           ]
         : []),
     ],

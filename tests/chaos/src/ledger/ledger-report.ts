@@ -59,6 +59,14 @@ export function renderLedger(
       `p50 ${ms(takeover.afterExecutorKill.p50_ms)}, p99 ${ms(takeover.afterExecutorKill.p99_ms)}, max ${ms(takeover.afterExecutorKill.max_ms)} (${takeover.afterExecutorKill.count} tasks held; executors' logs)`,
     ],
     [
+      '  no NATS node down meanwhile',
+      `p50 ${ms(takeover.withoutNatsFault.p50_ms)}, p99 ${ms(takeover.withoutNatsFault.p99_ms)}, max ${ms(takeover.withoutNatsFault.max_ms)} (${takeover.withoutNatsFault.count})`,
+    ],
+    [
+      '  a NATS node down or paused meanwhile',
+      `p50 ${ms(takeover.duringNatsFault.p50_ms)}, p99 ${ms(takeover.duringNatsFault.p99_ms)}, max ${ms(takeover.duringNatsFault.max_ms)} (${takeover.duringNatsFault.count})`,
+    ],
+    [
       'executor kill → next event (log only)',
       `p50 ${ms(recovery.afterExecutorKill.p50_ms)}, p99 ${ms(recovery.afterExecutorKill.p99_ms)}, max ${ms(recovery.afterExecutorKill.max_ms)} (${recovery.afterExecutorKill.count} tasks)`,
     ],

@@ -234,4 +234,32 @@ describe('takeoverTimes', () => {
     });
     expect(report).toMatchObject({ neverResumed: 1, afterExecutorKill: { count: 0 } });
   });
+
+  it('splits the takeovers by whether a NATS node was down or paused while they ran', () => {
+    const other = 'c'.repeat(32);
+    const report = takeoverTimes({
+      eventsByTrace: new Map([
+        [
+          TRACE,
+          timeline(TRACE, [
+            [100, 1],
+            [4_000, 2],
+          ]),
+        ],
+        [
+          other,
+          timeline(other, [
+            [100, 1],
+            [20_000, 2],
+          ]),
+        ],
+      ]),
+      kills: [kill(1_000, 'executor-1'), kill(10_000, 'executor-2')],
+      starts: [start(0, 'executor-1', 1), start(0, 'executor-2', 1, other)],
+      natsFaults: [{ at: T0 + 12_000, kind: 'kill', node: 'n2', restoredAt: T0 + 16_000 }],
+    });
+    expect(report.withoutNatsFault).toMatchObject({ count: 1, max_ms: 3_000 });
+    expect(report.duringNatsFault).toMatchObject({ count: 1, max_ms: 10_000 });
+    expect(report.afterExecutorKill.count).toBe(2);
+  });
 });

@@ -62,11 +62,17 @@ export interface TakeoverInput {
   eventsByTrace: ReadonlyMap<string, readonly TaskEvent[]>;
   kills: readonly ServiceKill[];
   starts: readonly AttemptStart[];
+  /** A takeover whose interval meets one of these (a NATS node down or paused) is counted apart too. */
+  natsFaults?: readonly NatsFault[];
 }
 
 export interface TakeoverReport {
   /** Executor kill → the next attempt start (or event) of each task it held. */
   afterExecutorKill: Spread;
+  /** The same, for the takeovers during which no NATS node was down or paused. */
+  withoutNatsFault: Spread;
+  /** The takeovers during which a NATS node was down or paused (bounded by the cluster's own recovery). */
+  duringNatsFault: Spread;
   /** Tasks an executor held when it was killed that never showed life again (the ledger's lost check judges them). */
   neverResumed: number;
   slowest: Array<{ traceId: string; target: string; ms: number }>;
@@ -79,8 +85,10 @@ export function takeoverTimes(input: TakeoverInput): TakeoverReport {
     starts.push(start);
     startsByTrace.set(start.traceId, starts);
   }
-  const samples: Array<{ traceId: string; target: string; ms: number }> = [];
+  const samples: Array<{ traceId: string; target: string; ms: number; natsFault: boolean }> = [];
   let neverResumed = 0;
+  const natsFaultBetween = (from: number, to: number): boolean =>
+    (input.natsFaults ?? []).some((fault) => fault.at <= to && fault.restoredAt >= from);
   for (const kill of input.kills) {
     if (kill.kind !== ServiceKind.executor) continue;
     for (const [traceId, starts] of startsByTrace) {
@@ -97,13 +105,24 @@ export function takeoverTimes(input: TakeoverInput): TakeoverReport {
         events.find(({ at }) => at > kill.at)?.at ?? Infinity,
       );
       if (next === Infinity) neverResumed += 1;
-      else samples.push({ traceId, target: kill.target, ms: next - kill.at });
+      else
+        samples.push({
+          traceId,
+          target: kill.target,
+          ms: next - kill.at,
+          natsFault: natsFaultBetween(kill.at, next),
+        });
     }
   }
   return {
     afterExecutorKill: spread(samples.map((sample) => sample.ms)),
+    withoutNatsFault: spread(samples.filter((sample) => !sample.natsFault).map((sample) => sample.ms)),
+    duringNatsFault: spread(samples.filter((sample) => sample.natsFault).map((sample) => sample.ms)),
     neverResumed,
-    slowest: [...samples].sort((a, b) => b.ms - a.ms).slice(0, SLOWEST_LISTED),
+    slowest: [...samples]
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, SLOWEST_LISTED)
+      .map(({ traceId, target, ms }) => ({ traceId, target, ms })),
   };
 }
 
