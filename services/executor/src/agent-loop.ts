@@ -190,10 +190,20 @@ function answerCalls(
 ): void {
   for (const { call, outcome, shown } of answered) {
     conversation.push(toolMessage(call.callId, shown));
-    if (!outcome.ok) continue;
-    const change = tools.absorb(outcome.result, call.toolName);
-    if (change !== undefined) deps.onDynamicTools?.(change, call.toolName);
+    absorbDynamicTools(outcome, call.toolName, tools, deps);
   }
+}
+
+/** The dynamic tools a successful result carries join the task's tool set; the caller is told. */
+function absorbDynamicTools(
+  outcome: ToolOutcome,
+  toolName: string,
+  tools: TaskToolSet,
+  deps: AgentLoopDependencies,
+): void {
+  if (!outcome.ok) return;
+  const change = tools.absorb(outcome.result, toolName);
+  if (change !== undefined) deps.onDynamicTools?.(change, toolName);
 }
 
 /**
@@ -233,9 +243,7 @@ async function lookUpDynamicToolsAgain(
       deps.onToolCrash?.(error, prepared.run.tool);
       continue;
     }
-    if (!outcome.ok) continue;
-    const change = tools.absorb(outcome.result, prepared.toolName);
-    if (change !== undefined) deps.onDynamicTools?.(change, prepared.toolName);
+    absorbDynamicTools(outcome, prepared.toolName, tools, deps);
   }
 }
 

@@ -1,10 +1,12 @@
 /**
  * One attempt of one assembled task, from its event stream being opened to its terminal event and final
- * status. The attempt number is JetStream's delivery count. Before anything runs it honours what earlier
- * attempts and other services left: a terminal event already written (a crashed attempt had finished),
- * too many attempts that did work (distinct `attempt`s in the task's events: a delivery lost before it
- * wrote anything does not count; JetStream's own delivery limit is a larger backstop), a vault sealed for a key this executor lacks (handed back for one that holds it,
- * until the last delivery ends the task), or a cancel requested before the start. Then it opens the vault
+ * status. The attempt number is JetStream's delivery count, or one past the highest attempt in the task's
+ * events when that count was handed out before. Before anything runs it honours what earlier attempts and
+ * other services left: a terminal event already written (a crashed attempt had finished), too many
+ * attempts that did work (distinct `attempt`s in the task's events: a delivery lost before it wrote
+ * anything does not count; JetStream's own delivery limit is a larger backstop), a vault sealed for a key
+ * this executor lacks (handed back for one that holds it, until the last delivery ends the task), or a
+ * cancel requested before the start. Then it opens the vault
  * in memory, runs the agent loop under an abort controller for cancel and deadline, and writes exactly one
  * terminal event.
  *

@@ -15,6 +15,7 @@
  * turn.
  */
 import type { ChatAssistantMessage, ChatMessage, ChatToolCall, TaskEvent } from '@agentmesh/protocol';
+import { dynamicToolEntries } from '../tools/task-tools.js';
 import { toolMessage } from '../tools/tool-call.js';
 import type { ToolOutcome } from '../tools/tool-outcome.js';
 
@@ -131,7 +132,7 @@ function assemble(
       }
       resolvedCalls += 1;
       conversation.push(toolMessage(call.id, outcome));
-      if (outcome.ok && carriesDynamicTools(outcome.result)) dynamicToolsLookups.push({ call });
+      if (outcome.ok && dynamicToolEntries(outcome.result) !== undefined) dynamicToolsLookups.push({ call });
     }
     // The loop waits for every result of a step before the next model call, so only the last turn can
     // have calls without one. Should an earlier turn lack one, the model is told it was lost.
@@ -147,15 +148,6 @@ function assemble(
     dropTextAfterSeq,
     workAttempts: new Set(events.map((event) => event.attempt)),
   };
-}
-
-function carriesDynamicTools(result: unknown): boolean {
-  return (
-    typeof result === 'object' &&
-    result !== null &&
-    !Array.isArray(result) &&
-    Array.isArray((result as Record<string, unknown>)['_dynamic_tools'])
-  );
 }
 
 function lostResult(call: ChatToolCall): ChatMessage {

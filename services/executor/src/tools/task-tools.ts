@@ -165,7 +165,8 @@ function parseRecalled(
   return parsed.success ? { success: true, tool: fromDynamicTool(parsed.data) } : parsed;
 }
 
-function dynamicToolEntries(result: unknown): unknown[] | undefined {
+/** The entries of a result's `_dynamic_tools` list, or undefined when it carries none. */
+export function dynamicToolEntries(result: unknown): unknown[] | undefined {
   if (typeof result !== 'object' || result === null || Array.isArray(result)) return undefined;
   const entries = (result as Record<string, unknown>)[DYNAMIC_TOOLS_FIELD];
   return Array.isArray(entries) ? entries : undefined;
