@@ -7,6 +7,7 @@ export {
   TaskStatusWriteError,
   TaskEventsExpiredError,
 } from './errors.js';
+export { isJetStreamApiError } from './jetstream-api-error.js';
 export { decodeJson, encodeJson } from './json.js';
 export { DEFAULT_PUBLISH_RETRY, publishWithRetry } from './jetstream-publish.js';
 export type { ConfirmedPublish, PublishRetry } from './jetstream-publish.js';

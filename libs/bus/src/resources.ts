@@ -18,13 +18,13 @@ import {
   RetentionPolicy,
   StorageType,
   JetStreamApiCodes,
-  JetStreamApiError,
   type JetStreamClient,
   type JetStreamManager,
   type StreamConfig,
 } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { nanos, PermissionViolationError } from '@nats-io/transport-node';
+import { isJetStreamApiError } from './jetstream-api-error.js';
 
 export interface MeshResourceOptions {
   /** Stream and bucket replicas (3 on a cluster). */
@@ -82,7 +82,7 @@ function creationRefused(error: unknown): boolean {
 }
 
 function streamMissing(error: unknown): boolean {
-  return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound;
+  return isJetStreamApiError(error, JetStreamApiCodes.StreamNotFound);
 }
 
 async function streamExists(jsm: JetStreamManager, name: string): Promise<boolean> {

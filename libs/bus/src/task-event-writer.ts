@@ -26,7 +26,6 @@ import {
 } from '@agentmesh/protocol';
 import {
   JetStreamApiCodes,
-  JetStreamApiError,
   PubHeaders,
   type JetStreamClient,
   type JetStreamManager,
@@ -35,6 +34,7 @@ import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
 import { EventStreamConflictError } from './errors.js';
 import { publishWithRetry } from './jetstream-publish.js';
 import { decodeJson, encodeJson } from './json.js';
+import { isJetStreamApiError } from './jetstream-api-error.js';
 
 export interface TaskEventWriterOptions {
   accountId: string;
@@ -65,8 +65,7 @@ export class TaskEventWriter {
     const last = await jsm.streams
       .getMessage(Streams.EVENTS.name, { last_by_subj: subject })
       .catch((error) => {
-        if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.NoMessageFound)
-          return null;
+        if (isJetStreamApiError(error, JetStreamApiCodes.NoMessageFound)) return null;
         throw error;
       });
     if (!last) return new TaskEventWriter(js, options, subject, 0, 0, undefined);
@@ -153,7 +152,7 @@ export class TaskEventWriter {
       if (ack.duplicate && !retried) throw new EventStreamConflictError(this.options.traceId);
       this.lastStreamSeq = ack.seq;
     } catch (error) {
-      if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamWrongLastSequence) {
+      if (isJetStreamApiError(error, JetStreamApiCodes.StreamWrongLastSequence)) {
         throw new EventStreamConflictError(this.options.traceId, { cause: error });
       }
       throw error;

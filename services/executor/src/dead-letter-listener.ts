@@ -15,6 +15,7 @@ import {
   deadLetterOf,
   type DeadLetterStore,
   EventStreamConflictError,
+  isJetStreamApiError,
   TaskEventWriter,
   type TaskStatusStore,
 } from '@agentmesh/bus';
@@ -30,12 +31,7 @@ import {
   type DeadLetterReason,
 } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
-import {
-  JetStreamApiCodes,
-  JetStreamApiError,
-  type JetStreamClient,
-  type JetStreamManager,
-} from '@nats-io/jetstream';
+import { JetStreamApiCodes, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { z } from 'zod';
 
@@ -89,7 +85,7 @@ function isExecutorConsumer(name: string): boolean {
 }
 
 function isNotFound(error: unknown): boolean {
-  return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.NoMessageFound;
+  return isJetStreamApiError(error, JetStreamApiCodes.NoMessageFound);
 }
 
 export interface DeadLetterListenerOptions {

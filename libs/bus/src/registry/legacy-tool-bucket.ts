@@ -7,8 +7,9 @@
  */
 import { LegacyBuckets } from '@agentmesh/protocol';
 import { Kvm, type KV } from '@nats-io/kv';
-import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient } from '@nats-io/jetstream';
+import { JetStreamApiCodes, type JetStreamClient } from '@nats-io/jetstream';
 import { collect } from '../kv-keys.js';
+import { isJetStreamApiError } from '../jetstream-api-error.js';
 
 export interface LegacyToolBucketReport {
   /** Whether the old bucket exists. */
@@ -26,7 +27,7 @@ export async function copyLegacyToolBucket(js: JetStreamClient, tools: KV): Prom
     await legacy.status();
   } catch (error) {
     // The old bucket was never created here.
-    if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound) return report;
+    if (isJetStreamApiError(error, JetStreamApiCodes.StreamNotFound)) return report;
     throw error;
   }
   report.found = true;

@@ -7,13 +7,14 @@
  * gateway) is never overwritten with an older one.
  */
 import { encryptSecret, VaultKeyUnknownError, type MasterKey } from '@agentmesh/vault';
-import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
+import { JetStreamApiCodes } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { CorruptRecordError } from '../errors.js';
 import { encodeJson } from '../json.js';
 import { collect } from '../kv-keys.js';
 import { decodeStoredSecret, openStoredSecret } from './credential-record.js';
 import type { CredentialKeys } from './credential-store.js';
+import { isJetStreamApiError } from '../jetstream-api-error.js';
 
 const MAX_CAS_ATTEMPTS = 5;
 
@@ -90,7 +91,7 @@ async function rekeyOne(
       return 'rekeyed';
     } catch (error) {
       // Written meanwhile: look at the record again.
-      if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamWrongLastSequence)) {
+      if (!isJetStreamApiError(error, JetStreamApiCodes.StreamWrongLastSequence)) {
         throw error;
       }
     }

@@ -25,12 +25,12 @@ import {
 import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
 import {
   JetStreamApiCodes,
-  JetStreamApiError,
   PubHeaders,
   type JetStreamClient,
   type JetStreamManager,
 } from '@nats-io/jetstream';
 import { decodeJson, encodeJson } from '../json.js';
+import { isJetStreamApiError } from '../jetstream-api-error.js';
 
 const STREAM = Streams.DEAD_LETTERS.name;
 
@@ -76,14 +76,11 @@ export function deadLetterOf(task: AssembledTask, cause: DeadLetterCause): DeadL
 }
 
 function isNotFound(error: unknown): boolean {
-  return (
-    error instanceof JetStreamApiError &&
-    (error.code === JetStreamApiCodes.NoMessageFound || error.code === JetStreamApiCodes.StreamNotFound)
-  );
+  return isJetStreamApiError(error, JetStreamApiCodes.NoMessageFound, JetStreamApiCodes.StreamNotFound);
 }
 
 function isWrongLastSequence(error: unknown): boolean {
-  return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamWrongLastSequence;
+  return isJetStreamApiError(error, JetStreamApiCodes.StreamWrongLastSequence);
 }
 
 /** Set by hand: the client leaves a last-subject-sequence expectation of 0 ("no message yet") out. */

@@ -10,6 +10,7 @@ import type { KV } from '@nats-io/kv';
 import { TaskStatusContentionError, TaskStatusWriteError } from '../errors.js';
 import { decodeJson, encodeJson } from '../json.js';
 import { lastDistinctKeys } from './recent-keys.js';
+import { isJetStreamApiError } from '../jetstream-api-error.js';
 
 const MAX_CAS_ATTEMPTS = 10;
 
@@ -114,9 +115,9 @@ export class TaskStatusStore {
  * reports `create` on an existing key the same way (10164 when the server cannot tell the sequence).
  */
 function isLostCompareAndSet(error: unknown): boolean {
-  return (
-    error instanceof JetStreamApiError &&
-    (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
-      error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+  return isJetStreamApiError(
+    error,
+    JetStreamApiCodes.StreamWrongLastSequence,
+    JetStreamApiCodes.StreamWrongLastSequenceUnknown,
   );
 }
