@@ -18,6 +18,7 @@ export type { NatsServerControls } from './nats/nats-server-handle.js';
 export type { NatsServerConfig } from './nats/nats-runtime.js';
 export type { NatsClientOptions } from './nats/nats-readiness.js';
 export { NatsMode, DEFAULT_NATS_IMAGE } from './nats/nats-settings.js';
+export { freezingOnFirstPublish, type FreezingPublisher } from './nats/freezing-publisher.js';
 export { NatsStartupError } from './nats/nats-runtime.js';
 export { TESTKIT_LABEL } from './nats/nats-container.js';
 export {

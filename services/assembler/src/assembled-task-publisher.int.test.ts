@@ -4,9 +4,15 @@
  */
 import { ensureMeshStreams } from '@agentmesh/bus';
 import { AgentDefinition, Streams, taskAssembledSubject } from '@agentmesh/protocol';
-import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
+import {
+  startNats,
+  waitFor,
+  type NatsServer,
+  freezingOnFirstPublish,
+  type FreezingPublisher,
+} from '@agentmesh/testkit';
 import { generateVaultKeyPair } from '@agentmesh/vault';
-import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACCOUNT, qichachaAgent, receivedTask } from './__fixtures__/assembly.js';
@@ -35,22 +41,13 @@ afterAll(async () => {
 });
 
 /** The real client; the first publish through it freezes the server first. Counts the tries. */
-function freezingOnFirstPublish(): { js: JetStreamClient; tries: () => number } {
-  const js = jetstream(nc, { timeout: PUBLISH_TIMEOUT_MS });
-  let tries = 0;
-  const freezing = Object.create(js, {
-    publish: {
-      value: async (...args: Parameters<JetStreamClient['publish']>) => {
-        tries++;
-        if (tries === 1) {
-          await nats.pause();
-          paused = true;
-        }
-        return js.publish(...args);
-      },
+function freezingPublisher(): FreezingPublisher {
+  return freezingOnFirstPublish(jetstream(nc, { timeout: PUBLISH_TIMEOUT_MS }), {
+    pause: async () => {
+      await nats.pause();
+      paused = true;
     },
-  }) as JetStreamClient;
-  return { js: freezing, tries: () => tries };
+  });
 }
 
 describe('an assembled task published while NATS stalls', () => {
@@ -63,7 +60,7 @@ describe('an assembled task published while NATS stalls', () => {
       sealFor: generateVaultKeyPair('exec-1'),
     });
     if (!assembled.ok) throw assembled.failure;
-    const { js, tries } = freezingOnFirstPublish();
+    const { js, tries } = freezingPublisher();
     const publisher = new AssembledTaskPublisher(js);
 
     const publishing = publisher.publish(assembled.task);

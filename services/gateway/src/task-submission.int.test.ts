@@ -6,9 +6,15 @@ import { randomBytes } from 'node:crypto';
 import { ensureMeshStreams, IdempotencyStore, openMeshBuckets, TaskStatusStore } from '@agentmesh/bus';
 import { Streams, taskReceivedSubject } from '@agentmesh/protocol';
 import { createLogger } from '@agentmesh/runtime';
-import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
+import {
+  startNats,
+  waitFor,
+  type NatsServer,
+  freezingOnFirstPublish,
+  type FreezingPublisher,
+} from '@agentmesh/testkit';
 import { generateVaultKeyPair } from '@agentmesh/vault';
-import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallerKind } from './auth.js';
@@ -39,22 +45,13 @@ afterAll(async () => {
 });
 
 /** The real client; the first publish through it freezes the server first. Counts the tries. */
-function freezingOnFirstPublish(): { js: JetStreamClient; tries: () => number } {
-  const js = jetstream(nc, { timeout: PUBLISH_TIMEOUT_MS });
-  let tries = 0;
-  const freezing = Object.create(js, {
-    publish: {
-      value: async (...args: Parameters<JetStreamClient['publish']>) => {
-        tries++;
-        if (tries === 1) {
-          await nats.pause();
-          paused = true;
-        }
-        return js.publish(...args);
-      },
+function freezingPublisher(): FreezingPublisher {
+  return freezingOnFirstPublish(jetstream(nc, { timeout: PUBLISH_TIMEOUT_MS }), {
+    pause: async () => {
+      await nats.pause();
+      paused = true;
     },
-  }) as JetStreamClient;
-  return { js: freezing, tries: () => tries };
+  });
 }
 
 async function storedTasks(account = ACCOUNT): Promise<number> {
@@ -67,7 +64,7 @@ describe('a task submitted while NATS stalls', () => {
   it('when the publish of the received task gets no answer, it is sent again with the same Nats-Msg-Id: accepted, stored once, and still queued', async () => {
     const buckets = await openMeshBuckets(jetstream(nc));
     const statuses = new TaskStatusStore(buckets.tasks);
-    const { js, tries } = freezingOnFirstPublish();
+    const { js, tries } = freezingPublisher();
     const submitter = new TaskSubmitter({
       js,
       statuses,
@@ -108,7 +105,7 @@ describe('a task submitted while NATS stalls', () => {
     };
     const buckets = await openMeshBuckets(jetstream(nc));
     const statuses = new TaskStatusStore(buckets.tasks);
-    const { js, tries } = freezingOnFirstPublish();
+    const { js, tries } = freezingPublisher();
     const submitter = new TaskSubmitter({
       js,
       statuses,
