@@ -3,8 +3,9 @@
  * listener that dead-letters tasks whose last delivery died: dead-letter-listener.ts), the shared task
  * consumers of the native class sets it can serve (before its classes are announced, so routed tasks
  * have a consumer), the cancel listener, the runners a task attempt needs, and its native tools published
- * (mirrored into the registry, announced as provided while it runs). While it runs, the secrets of its running tasks are a process-wide
- * secret filter: every log line the process writes, and every span the executor records, has them removed.
+ * (mirrored into the registry, announced as provided while it runs). While it runs, the secrets of its
+ * running tasks are a process-wide secret filter: every log line the process writes, and every span the
+ * executor records, has them removed.
  * `startExecutor` is what `runService` starts, exported so tests can run executors in-process on a NATS
  * connection of their own.
  */

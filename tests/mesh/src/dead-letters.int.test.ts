@@ -1,9 +1,10 @@
 /**
  * Dead letters end to end: the whole mesh as processes on real NATS, executors allowing one attempt that
  * does work per task (MAX_DELIVER=1). Every executor that takes the task is killed (SIGKILL) while the
- * model is answering it, and a new one started, until the task ends: its attempts run out, it ends MAX_DELIVER_EXCEEDED
- * and is dead-lettered — by the executor that gets the delivery after the last one, or, when that delivery
- * went to a killed executor's pull still open, by the MAX_DELIVERIES advisory listener. An operator then
+ * model is answering it, and a new one started, until the task ends: its attempts run out, it ends
+ * MAX_DELIVER_EXCEEDED and is dead-lettered — by the executor that gets the delivery after the last one,
+ * or, when that delivery went to a killed executor's pull still open, by the MAX_DELIVERIES advisory
+ * listener. An operator then
  * finds it with the `agentmesh` CLI (the built binary, as a child process), shows it, re-drives it, and the
  * new task runs to `done`.
  */
