@@ -31,11 +31,18 @@ async function api(method, path, body) {
   return json;
 }
 
+/** The task this page last submitted, as a row of the task list. */
+let lastSent;
+
 const view = new TaskView($('task'), {
   onNotice: notice,
   onStatus: (traceId, status) => {
+    if (lastSent?.trace_id === traceId) lastSent.status = status;
     const cell = document.querySelector(`#tasks tr[data-trace-id="${traceId}"] .status`);
     if (cell) cell.textContent = status;
+    // The task just sent belongs in the list even when no list read has shown it yet (one still under
+    // way, one that passed over it, or one that failed).
+    else if (lastSent?.trace_id === traceId) $('tasks').prepend(taskRow(lastSent));
   },
 });
 
@@ -58,9 +65,6 @@ async function loadAgents() {
     notice(`Agents could not be loaded: ${error.message}`);
   }
 }
-
-/** The task this page last submitted, as a row of the task list. */
-let lastSent;
 
 async function loadTasks() {
   try {
