@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { WorkflowId } from './ids.js';
 import { DEFAULT_MAX_STEPS, DEFAULT_MODEL_PROVIDER, DynamicToolSources, ToolProtocol } from './task.js';
+import { ToolApprovals } from './tools/approval-policy.js';
 import { CredentialName } from './tools/http-auth.js';
 import { HttpUrl } from './tools/http-request.js';
 import { McpServerName } from './tools/mcp-server.js';
@@ -40,9 +41,23 @@ export const AgentDefinition = z.object({
    * definition) join the agent's tools, and recalled MCP actions may call them.
    */
   mcp_servers: z.array(McpServerName).max(32).optional(),
+  /**
+   * Approval rules of the agent's bound tools, by the name the model calls (tool, MCP tool or sub-agent).
+   * They add to a tool's own policy; they cannot waive it.
+   */
+  tool_approvals: ToolApprovals.optional(),
+  /**
+   * Other agents of the account this agent may call as tools, by workflow_id. Each becomes a tool named
+   * `agent_<workflow_id>` (function-name safe) taking `{input}`; a call runs a sub-task.
+   */
+  sub_agents: z.array(WorkflowId).max(32).optional(),
   max_steps: z.int().min(1).max(1000).default(DEFAULT_MAX_STEPS),
   /** Wall-clock budget of one run (see TaskLimits.deadline_ms). */
   deadline_ms: z.int().positive().optional(),
+  /** Token budget of a task of this agent (see TaskLimits.max_total_tokens); with a submitted one, the smaller applies. */
+  max_total_tokens: z.int().positive().optional(),
+  /** Cost budget of a task of this agent (see TaskLimits.max_cost_usd); with a submitted one, the smaller applies. */
+  max_cost_usd: z.number().positive().optional(),
 });
 export type AgentDefinition = z.infer<typeof AgentDefinition>;
 export type AgentDefinitionInput = z.input<typeof AgentDefinition>;

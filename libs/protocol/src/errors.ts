@@ -34,6 +34,15 @@ export const ErrorCode = {
    * be replayed; its final status is all that is left.
    */
   EVENTS_EXPIRED: 'EVENTS_EXPIRED',
+  /**
+   * A task went past its token or cost budget (ended between model calls), or an account past its daily
+   * cost cap (refused at submit).
+   */
+  BUDGET_EXCEEDED: 'BUDGET_EXCEEDED',
+  /** A tool call waited for approval longer than its timeout; the task ends. */
+  APPROVAL_TIMEOUT: 'APPROVAL_TIMEOUT',
+  /** An agent tool's call would nest sub-tasks deeper, or start more of them, than the mesh allows. */
+  SUBTASK_LIMIT_EXCEEDED: 'SUBTASK_LIMIT_EXCEEDED',
   INTERNAL: 'INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -76,6 +85,10 @@ export const ERROR_CODE_INFO: { readonly [C in ErrorCode]: ErrorCodeInfo } = {
   TASK_BINDING_MISMATCH: { httpStatus: 403, retryable: false },
   // 410 Gone: the events existed and will not come back.
   EVENTS_EXPIRED: { httpStatus: 410, retryable: false },
+  // 402 Payment Required: spending more is what is refused; a new budget (or day) is needed.
+  BUDGET_EXCEEDED: { httpStatus: 402, retryable: false },
+  APPROVAL_TIMEOUT: { httpStatus: 504, retryable: false },
+  SUBTASK_LIMIT_EXCEEDED: { httpStatus: 422, retryable: false },
   INTERNAL: { httpStatus: 500, retryable: false },
 };
 

@@ -19,6 +19,16 @@ export const EventType = {
    * attempts' events stands; text after `drop_text_after_seq` is streamed again by this attempt.
    */
   ATTEMPT_STARTED: 'attempt_started',
+  /** A tool call waits for a person's approval; the task parks (status `waiting_approval`) until decided. */
+  APPROVAL_REQUESTED: 'approval_requested',
+  /** The decision on an approval, written by the attempt that resumes the parked task. */
+  APPROVAL_DECIDED: 'approval_decided',
+  /** A call of an agent tool submitted a sub-task (followable on its own subject and SSE). */
+  SUBTASK_STARTED: 'subtask_started',
+  /** That sub-task ended; its answer (or error) is the call's `tool_result`. */
+  SUBTASK_FINISHED: 'subtask_finished',
+  /** A model call ended: its token usage and cost, and the task's running totals across attempts. */
+  STEP_FINISHED: 'step_finished',
   DONE: 'done',
   ERROR: 'error',
 } as const;
@@ -112,12 +122,65 @@ export const TokenUsage = z.object({
 });
 export type TokenUsage = z.infer<typeof TokenUsage>;
 
+/** US dollars, from the executor's price table; absent where the model's prices are not known. */
+const CostUsd = z.number().nonnegative();
+
+export const ApprovalRequestedData = z.object({
+  call_id: z.string().min(1),
+  tool: z.string().min(1),
+  /** As in the call's `tool_start` (scrubbed of the task's secrets). */
+  arguments: z.union([z.record(z.string(), z.unknown()), z.string()]),
+  /** Why approval is needed: the policy's reason, or one naming the rule that matched. */
+  reason: z.string(),
+  /** When the task ends with APPROVAL_TIMEOUT unless decided. */
+  expires_at: IsoDateTime,
+});
+
+export const ApprovalDecidedData = z.object({
+  call_id: z.string().min(1),
+  tool: z.string().min(1),
+  approved: z.boolean(),
+  comment: z.string().optional(),
+  decided_at: IsoDateTime,
+});
+
+export const SubtaskStartedData = z.object({
+  call_id: z.string().min(1),
+  tool: z.string().min(1),
+  /** The sub-task's own id: follow it on `mesh.events.<account>.<id>` or `/v1/tasks/{id}/events`. */
+  subtask_trace_id: TraceId,
+  workflow_id: z.string().min(1),
+});
+
+export const SubtaskFinishedData = z.object({
+  call_id: z.string().min(1),
+  tool: z.string().min(1),
+  subtask_trace_id: TraceId,
+  status: z.enum(['done', 'error', 'cancelled']),
+  usage: TokenUsage.optional(),
+  cost_usd: CostUsd.optional(),
+  error: z.object({ code: ErrorCodeSchema, message: z.string() }).optional(),
+});
+
+export const StepFinishedData = z.object({
+  /** The model round trip that ended (1-based, across attempts). */
+  step: z.int().min(1),
+  usage: TokenUsage,
+  cost_usd: CostUsd.optional(),
+  /** Every model call of the task so far, earlier attempts' included. */
+  total_usage: TokenUsage,
+  total_cost_usd: CostUsd.optional(),
+});
+
 export const DoneData = z.object({
   /** The final assistant answer. */
   message: z.string(),
   /** Model round trips taken. */
   steps: Count,
+  /** Every model call of the task, earlier attempts' included. */
   usage: TokenUsage,
+  /** Cost of that usage in US dollars, when the executor knows the model's prices. */
+  cost_usd: CostUsd.optional(),
   duration_ms: Count,
 });
 
@@ -165,6 +228,31 @@ export const AttemptStartedEvent = z.object({
   type: z.literal(EventType.ATTEMPT_STARTED),
   data: AttemptStartedData,
 });
+export const ApprovalRequestedEvent = z.object({
+  ...envelope,
+  type: z.literal(EventType.APPROVAL_REQUESTED),
+  data: ApprovalRequestedData,
+});
+export const ApprovalDecidedEvent = z.object({
+  ...envelope,
+  type: z.literal(EventType.APPROVAL_DECIDED),
+  data: ApprovalDecidedData,
+});
+export const SubtaskStartedEvent = z.object({
+  ...envelope,
+  type: z.literal(EventType.SUBTASK_STARTED),
+  data: SubtaskStartedData,
+});
+export const SubtaskFinishedEvent = z.object({
+  ...envelope,
+  type: z.literal(EventType.SUBTASK_FINISHED),
+  data: SubtaskFinishedData,
+});
+export const StepFinishedEvent = z.object({
+  ...envelope,
+  type: z.literal(EventType.STEP_FINISHED),
+  data: StepFinishedData,
+});
 export const DoneEvent = z.object({ ...envelope, type: z.literal(EventType.DONE), data: DoneData });
 export const ErrorEvent = z.object({ ...envelope, type: z.literal(EventType.ERROR), data: ErrorData });
 
@@ -175,6 +263,11 @@ export const TaskEvent = z.discriminatedUnion('type', [
   ToolProgressEvent,
   MessageChunkEvent,
   AttemptStartedEvent,
+  ApprovalRequestedEvent,
+  ApprovalDecidedEvent,
+  SubtaskStartedEvent,
+  SubtaskFinishedEvent,
+  StepFinishedEvent,
   DoneEvent,
   ErrorEvent,
 ]);
@@ -185,6 +278,11 @@ export type ToolResultEvent = z.infer<typeof ToolResultEvent>;
 export type ToolProgressEvent = z.infer<typeof ToolProgressEvent>;
 export type MessageChunkEvent = z.infer<typeof MessageChunkEvent>;
 export type AttemptStartedEvent = z.infer<typeof AttemptStartedEvent>;
+export type ApprovalRequestedEvent = z.infer<typeof ApprovalRequestedEvent>;
+export type ApprovalDecidedEvent = z.infer<typeof ApprovalDecidedEvent>;
+export type SubtaskStartedEvent = z.infer<typeof SubtaskStartedEvent>;
+export type SubtaskFinishedEvent = z.infer<typeof SubtaskFinishedEvent>;
+export type StepFinishedEvent = z.infer<typeof StepFinishedEvent>;
 export type DoneEvent = z.infer<typeof DoneEvent>;
 export type ErrorEvent = z.infer<typeof ErrorEvent>;
 export type TerminalEvent = DoneEvent | ErrorEvent;

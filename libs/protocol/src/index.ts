@@ -48,6 +48,8 @@ export { SEALED_VAULT_ALGORITHM } from './vault.js';
 
 export {
   TaskMeta,
+  TaskParent,
+  otelTraceIdOf,
   ClearTaskMeta,
   TaskInput,
   ToolProtocol,
@@ -94,6 +96,18 @@ export {
   DoneEvent,
 } from './events.js';
 export { ToolProgressData, AttemptStartedData } from './events.js';
+export {
+  ApprovalRequestedEvent,
+  ApprovalDecidedEvent,
+  SubtaskStartedEvent,
+  SubtaskFinishedEvent,
+  StepFinishedEvent,
+  ApprovalRequestedData,
+  ApprovalDecidedData,
+  SubtaskStartedData,
+  SubtaskFinishedData,
+  StepFinishedData,
+} from './events.js';
 export { ErrorEvent, ToolThinkingData, ToolStartData, ToolResultData, MessageChunkData } from './events.js';
 export { DoneData, ErrorData, ToolError, TokenUsage } from './events.js';
 export type { EventData, TerminalEvent, TerminalEventType } from './events.js';
@@ -128,6 +142,22 @@ export {
 export type { ActionRecallResponseInput } from './recall.js';
 
 export { AgentDefinition, AgentModel } from './agent.js';
+export {
+  ApprovalOperator,
+  ApprovalCondition,
+  ApprovalPolicy,
+  ArgumentPath,
+  ToolApprovals,
+  MAX_APPROVAL_TIMEOUT_MS,
+} from './tools/approval-policy.js';
+export {
+  ApprovalState,
+  ApprovalRecord,
+  ParkedTask,
+  ApprovalDecisionRequest,
+  TaskApprovals,
+} from './approval.js';
+export { AccountDailyUsage, accountUsageKey, utcDay } from './account-usage.js';
 export type { AgentDefinitionInput } from './agent.js';
 
 export {
@@ -211,7 +241,13 @@ export { DynamicTool, FixedParams } from './tools/dynamic-tool.js';
 export type { DynamicToolInput } from './tools/dynamic-tool.js';
 export { ToolDefinition, ToolType, ToolFormat, ToolOrigin } from './tools/canonical.js';
 export { HttpTool, HttpToolExecution, NativeTool, ScriptTool, ScriptHandler } from './tools/canonical.js';
-export { ScriptSecurityContext, ScriptExample, DynamicToolDefinition, McpTool } from './tools/canonical.js';
+export {
+  ScriptSecurityContext,
+  ScriptExample,
+  DynamicToolDefinition,
+  McpTool,
+  AgentTool,
+} from './tools/canonical.js';
 export {
   McpServerName,
   McpTransportType,

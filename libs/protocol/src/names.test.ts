@@ -46,12 +46,14 @@ describe('NATS names', () => {
     expect(Consumers.EXECUTOR.durable_name).toBe('executor');
     expect(Services.RECALL).toEqual({ name: 'recall', subject: 'mesh.recall.actions' });
     expect(Object.values(Buckets).sort()).toEqual([
+      'mesh_account_usage',
       'mesh_agents',
       'mesh_api_keys',
       'mesh_credentials',
       'mesh_idempotency',
       'mesh_mcp_servers',
       'mesh_native_providers',
+      'mesh_parked_tasks',
       'mesh_recall_actions',
       'mesh_recall_tools',
       'mesh_tasks',

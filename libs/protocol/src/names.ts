@@ -102,6 +102,10 @@ export const Buckets = {
   NATIVE_PROVIDERS: 'mesh_native_providers',
   /** MCP server definitions, owned like agents and tools (`acct.<account>.<name>` / `shared.<name>`). */
   MCP_SERVERS: 'mesh_mcp_servers',
+  /** `<account>.<trace_id>` → a task parked for approval (ParkedTask); deleted once it is queued again. */
+  PARKED_TASKS: 'mesh_parked_tasks',
+  /** `<account>.<YYYY-MM-DD>` (UTC) → the account's token and cost use that day (AccountDailyUsage). */
+  ACCOUNT_USAGE: 'mesh_account_usage',
 } as const;
 export type Bucket = (typeof Buckets)[keyof typeof Buckets];
 

@@ -12,6 +12,11 @@ export const SseEventName = {
   [EventType.TOOL_PROGRESS]: 'tool_progress',
   [EventType.MESSAGE_CHUNK]: 'message_chunk',
   [EventType.ATTEMPT_STARTED]: 'attempt_started',
+  [EventType.APPROVAL_REQUESTED]: 'approval_requested',
+  [EventType.APPROVAL_DECIDED]: 'approval_decided',
+  [EventType.SUBTASK_STARTED]: 'subtask_started',
+  [EventType.SUBTASK_FINISHED]: 'subtask_finished',
+  [EventType.STEP_FINISHED]: 'step_finished',
   [EventType.DONE]: 'done',
   [EventType.ERROR]: 'task_error',
 } as const satisfies Record<EventType, string>;

@@ -8,6 +8,8 @@ import { TraceId } from './trace-id.js';
 export const TaskStatus = {
   QUEUED: 'queued',
   RUNNING: 'running',
+  /** Parked until a person decides on a tool call; no executor holds it (see ParkedTask). */
+  WAITING_APPROVAL: 'waiting_approval',
   DONE: 'done',
   ERROR: 'error',
   CANCELLED: 'cancelled',
@@ -39,6 +41,8 @@ export const TaskStatusRecord = z.object({
   cancel_requested_at: IsoDateTime.optional(),
   /** Seq of the last event published, to resume a stream from. */
   last_seq: z.int().nonnegative().optional(),
+  /** Set on a sub-task: the task whose agent-tool call submitted it. */
+  parent_trace_id: TraceId.optional(),
   error: z
     .object({ code: ErrorCodeSchema, message: z.string(), retryable: z.boolean().optional() })
     .optional(),

@@ -26,6 +26,20 @@ export const DEFAULT_MODEL_PROVIDER = 'openai';
 
 export const AccountType = z.string().min(1).max(64);
 
+/**
+ * A sub-task's link to the task whose agent-tool call submitted it. The sub-task has its own trace_id (its
+ * task id: status, events, SSE) but its spans join the root task's trace (`root_trace_id`).
+ */
+export const TaskParent = z.strictObject({
+  trace_id: TraceId,
+  call_id: z.string().min(1),
+  /** The trace_id of the task at the top of the tree: the OpenTelemetry trace every sub-task joins. */
+  root_trace_id: TraceId,
+  /** 1 for a sub-task of a top-level task, 2 for its sub-task, ... */
+  depth: z.int().min(1).max(32),
+});
+export type TaskParent = z.infer<typeof TaskParent>;
+
 /** Task identity on the bus. */
 export const TaskMeta = z.object({
   workflow_id: WorkflowId,
@@ -37,8 +51,15 @@ export const TaskMeta = z.object({
   submitted_at: IsoDateTime,
   /** Absolute deadline of the whole task, across redeliveries. */
   deadline: IsoDateTime.optional(),
+  /** Set on a sub-task (see TaskParent). */
+  parent: TaskParent.optional(),
 });
 export type TaskMeta = z.infer<typeof TaskMeta>;
+
+/** The OpenTelemetry trace id of a task's spans: its own trace_id, or a sub-task's root's. */
+export function otelTraceIdOf(meta: Pick<TaskMeta, 'trace_id' | 'parent'>): TraceId {
+  return meta.parent?.root_trace_id ?? meta.trace_id;
+}
 
 /** Seed 001 task_meta as an upstream sends it; the gateway fills in the rest from auth and its clock. */
 export const ClearTaskMeta = z.object({
@@ -93,6 +114,13 @@ export const TaskLimits = z.strictObject({
    * Absent: only the task deadline (if any) applies.
    */
   deadline_ms: z.int().positive().optional(),
+  /**
+   * Tokens (prompt + completion, every model call, across attempts) the task may use; checked between
+   * model calls: the task ends with BUDGET_EXCEEDED once it has used this many.
+   */
+  max_total_tokens: z.int().positive().optional(),
+  /** Like max_total_tokens, in US dollars by the executor's price table (ignored for unpriced models). */
+  max_cost_usd: z.number().positive().optional(),
 });
 export type TaskLimits = z.infer<typeof TaskLimits>;
 

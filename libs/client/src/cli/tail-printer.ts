@@ -30,6 +30,16 @@ function summary(event: TaskEvent): string {
       return clip(`${event.data.tool} ${progressOf(event.data)}`);
     case 'attempt_started':
       return `attempt ${event.attempt} resumes; text after seq ${event.data.drop_text_after_seq} is void`;
+    case 'approval_requested':
+      return clip(`${event.data.tool} ${event.data.call_id} waits for approval: ${event.data.reason}`);
+    case 'approval_decided':
+      return `${event.data.tool} ${event.data.call_id} ${event.data.approved ? 'approved' : 'denied'}`;
+    case 'subtask_started':
+      return `${event.data.tool} sub-task ${event.data.subtask_trace_id}`;
+    case 'subtask_finished':
+      return `${event.data.tool} sub-task ${event.data.subtask_trace_id} ${event.data.status}`;
+    case 'step_finished':
+      return `step ${event.data.step}: ${event.data.usage.total_tokens} tokens (task ${event.data.total_usage.total_tokens})`;
     case 'done':
       return clip(JSON.stringify(event.data.message));
     case 'error':

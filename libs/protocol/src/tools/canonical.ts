@@ -3,6 +3,7 @@
 // OpenAI function `name`, a `description` and an object `parameters` schema: the part the model sees.
 // `origin` records the source format and its original id, so adapters can write the tool back exactly.
 import { z } from 'zod';
+import { WorkflowId } from '../ids.js';
 import { AuthConfig, CredentialName } from './http-auth.js';
 import { ContextParams } from './context-params.js';
 import {
@@ -13,6 +14,7 @@ import {
   ParamPlacement,
 } from './http-request.js';
 import { FixedParams } from './dynamic-tool.js';
+import { ApprovalPolicy } from './approval-policy.js';
 import { FunctionName } from './function-name.js';
 import { JsonObject, JsonSchema, JsonSchemaObject } from './json-schema.js';
 import { McpServerName } from './mcp-server.js';
@@ -25,6 +27,8 @@ export const ToolType = {
   SCRIPT: 'SCRIPT',
   DYNAMIC: 'DYNAMIC',
   MCP: 'MCP',
+  /** Another agent of the account, run as a sub-task; its final answer is the result. */
+  AGENT: 'AGENT',
 } as const;
 export type ToolType = (typeof ToolType)[keyof typeof ToolType];
 
@@ -58,6 +62,8 @@ const ToolCommon = {
   description: z.string(),
   parameters: JsonSchemaObject,
   origin: ToolOrigin.optional(),
+  /** Calls of the tool wait for a person's approval (always, or when a rule on the arguments matches). */
+  approval: ApprovalPolicy.optional(),
 };
 
 export const HttpToolExecution = z.object({
@@ -173,11 +179,25 @@ export const McpTool = z.object({
 });
 export type McpTool = z.infer<typeof McpTool>;
 
+/**
+ * Another agent of the same account, called as a tool: the call submits a sub-task (same user, same trace,
+ * linked to the calling task) and its final answer is the result. Made by the assembler from an agent's
+ * `sub_agents`; not stored in the tool registry.
+ */
+export const AgentTool = z.object({
+  type: z.literal(ToolType.AGENT),
+  ...ToolCommon,
+  /** The agent the sub-task runs. */
+  workflow_id: WorkflowId,
+});
+export type AgentTool = z.infer<typeof AgentTool>;
+
 export const ToolDefinition = z.discriminatedUnion('type', [
   HttpTool,
   NativeTool,
   ScriptTool,
   DynamicToolDefinition,
   McpTool,
+  AgentTool,
 ]);
 export type ToolDefinition = z.infer<typeof ToolDefinition>;

@@ -15,6 +15,7 @@
  */
 import {
   ErrorCode,
+  type AgentTool,
   type ClearVault,
   type McpServerConnection,
   type McpTool,
@@ -100,6 +101,8 @@ function runTool(runners: ToolRunners, task: TaskToolContext, secrets: SecretScr
           signal,
           ...(onProgress === undefined ? {} : { onProgress }),
         });
+      case 'AGENT':
+        return subAgentsUnavailable(tool);
     }
   };
 }
@@ -128,6 +131,14 @@ function scriptsUnavailable(tool: ScriptTool) {
     ErrorCode.NOT_FOUND,
     `script tool ${tool.name} is unavailable (this executor has no scripts directory); answer without it`,
     { tool_id: tool.tool_id },
+  );
+}
+
+function subAgentsUnavailable(tool: AgentTool) {
+  return toolFailure(
+    ErrorCode.NOT_FOUND,
+    `agent tool ${tool.name} is unavailable on this executor; answer without it`,
+    { workflow_id: tool.workflow_id },
   );
 }
 
