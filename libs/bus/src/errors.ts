@@ -119,3 +119,17 @@ export class PublishUnconfirmedError extends Error {
     super(`JetStream did not confirm a publish to ${subject} after ${attempts} tries`, options);
   }
 }
+
+/** A parked task's entry kept changing under every compare-and-set attempt (heavy contention). */
+export class ParkedTaskContentionError extends Error {
+  override readonly name = 'ParkedTaskContentionError';
+  readonly code = ErrorCode.CONFLICT;
+  readonly retryable = true;
+
+  constructor(
+    readonly key: string,
+    readonly attempts: number,
+  ) {
+    super(`parked task ${key} kept changing under ${attempts} updates`);
+  }
+}

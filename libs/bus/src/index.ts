@@ -90,6 +90,17 @@ export { copyLegacyToolBucket } from './registry/legacy-tool-bucket.js';
 export type { LegacyToolBucketReport } from './registry/legacy-tool-bucket.js';
 export type { LegacyMigrationReport } from './registry/legacy-registry-migration.js';
 export { TaskStatusStore } from './stores/task-status-store.js';
+export { ParkedTaskStore, resumeMessageId } from './parking/parked-task-store.js';
+export type { VersionedParkedTask } from './parking/parked-task-store.js';
+export {
+  cancelApprovals,
+  decideApproval,
+  DecisionRefusal,
+  expireApprovals,
+  isReadyToResume,
+  nextApprovalExpiry,
+} from './parking/approval-decisions.js';
+export type { ApprovalDecision, DecisionOutcome } from './parking/approval-decisions.js';
 export { DeadLetterStore, deadLetterOf } from './stores/dead-letter-store.js';
 export type { DeadLetterCause, DeadLetterFilter, StoredDeadLetter } from './stores/dead-letter-store.js';
 export type { VersionedTaskStatus } from './stores/task-status-store.js';

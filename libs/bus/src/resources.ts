@@ -208,6 +208,7 @@ export interface MeshBuckets {
   idempotency: KV;
   apiKeys: KV;
   mcpServers: KV;
+  parkedTasks: KV;
 }
 export type MeshBucketName = keyof MeshBuckets;
 
@@ -225,6 +226,8 @@ function meshBucketSettings(options: MeshResourceOptions): Record<MeshBucketName
     idempotency: [Buckets.IDEMPOTENCY, { ttl: options.idempotencyTtlMs ?? DAY_MS }],
     apiKeys: [Buckets.API_KEYS, {}],
     mcpServers: [Buckets.MCP_SERVERS, { history: 5 }],
+    // No TTL: an entry lives until its task is queued again (or its approvals expire and it is).
+    parkedTasks: [Buckets.PARKED_TASKS, {}],
   };
 }
 
@@ -236,6 +239,7 @@ const ALL_MESH_BUCKETS: readonly MeshBucketName[] = [
   'idempotency',
   'apiKeys',
   'mcpServers',
+  'parkedTasks',
 ];
 
 /**
