@@ -209,6 +209,7 @@ export interface MeshBuckets {
   apiKeys: KV;
   mcpServers: KV;
   parkedTasks: KV;
+  accountUsage: KV;
 }
 export type MeshBucketName = keyof MeshBuckets;
 
@@ -228,6 +229,8 @@ function meshBucketSettings(options: MeshResourceOptions): Record<MeshBucketName
     mcpServers: [Buckets.MCP_SERVERS, { history: 5 }],
     // No TTL: an entry lives until its task is queued again (or its approvals expire and it is).
     parkedTasks: [Buckets.PARKED_TASKS, {}],
+    // A day's usage is read on that day only; two days of TTL covers every time zone's reader.
+    accountUsage: [Buckets.ACCOUNT_USAGE, { ttl: 2 * DAY_MS }],
   };
 }
 
@@ -240,6 +243,7 @@ const ALL_MESH_BUCKETS: readonly MeshBucketName[] = [
   'apiKeys',
   'mcpServers',
   'parkedTasks',
+  'accountUsage',
 ];
 
 /**
