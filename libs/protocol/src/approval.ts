@@ -7,6 +7,13 @@ import { AccountId } from './names.js';
 import { AssembledTask } from './task.js';
 import { TraceId } from './trace-id.js';
 
+/**
+ * Header of a parked task queued again (its value: the attempt that parked it). Its delivery count starts
+ * at 1 like a new task's, but it has events to resume from: the executor reads them instead of starting
+ * fresh.
+ */
+export const RESUMED_PARK_HEADER = 'Agentmesh-Resumed-Park';
+
 export const ApprovalState = {
   PENDING: 'pending',
   APPROVED: 'approved',

@@ -156,6 +156,7 @@ export {
   ParkedTask,
   ApprovalDecisionRequest,
   TaskApprovals,
+  RESUMED_PARK_HEADER,
 } from './approval.js';
 export { AccountDailyUsage, accountUsageKey, utcDay } from './account-usage.js';
 export type { AgentDefinitionInput } from './agent.js';

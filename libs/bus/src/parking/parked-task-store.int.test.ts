@@ -1,5 +1,6 @@
 import {
   newTraceId,
+  RESUMED_PARK_HEADER,
   SEALED_VAULT_ALGORITHM,
   taskAssembledSubject,
   type AssembledTask,
@@ -87,7 +88,11 @@ async function queuedCopies(traceId: string): Promise<AssembledTask[]> {
   for (let seq = 1; seq <= info.state.last_seq; seq++) {
     const message = await jsm.streams.getMessage(STREAM, { seq }).catch(() => undefined);
     const task = message?.json<AssembledTask>();
-    if (task?.task_meta.trace_id === traceId) found.push(task);
+    if (task?.task_meta.trace_id === traceId) {
+      // Marked, so the executor resumes it from its events although its delivery count starts at 1.
+      expect(message?.header.get(RESUMED_PARK_HEADER)).toBe('1');
+      found.push(task);
+    }
   }
   return found;
 }

@@ -6,10 +6,10 @@
  * ({@link ParkedTaskStore.resumeIfReady}); the attempt that resumes it deletes the entry once its decisions
  * are in the event log (`approval_decided`). Every change is compare-and-set on the entry's revision.
  */
-import { ParkedTask, taskKey } from '@agentmesh/protocol';
+import { ParkedTask, RESUMED_PARK_HEADER, taskKey } from '@agentmesh/protocol';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
-import type { MsgHdrs } from '@nats-io/transport-node';
+import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
 import { ParkedTaskContentionError } from '../errors.js';
 import { decodeJson, encodeJson } from '../json.js';
 import { isJetStreamApiError } from '../jetstream-api-error.js';
@@ -86,7 +86,8 @@ export class ParkedTaskStore {
 
   /**
    * Queues the task again on its subject when it is ready to resume (every approval decided, or one
-   * expired or cancelled) and nobody has yet, then marks it resumed. Returns whether this call or an
+   * expired or cancelled) and nobody has yet, then marks it resumed. The message carries
+   * RESUMED_PARK_HEADER, so the executor resumes it from its events. Returns whether this call or an
    * earlier one queued it. Several callers may race here: the publish carries a Nats-Msg-Id of the park,
    * so the task is stored once in MESH_TASKS; a caller that dies between publish and mark leaves the
    * mark to the next one, whose publish is then a duplicate.
@@ -102,9 +103,11 @@ export class ParkedTaskStore {
     if (current.parked.resumed_at !== undefined) return true;
     if (!isReadyToResume(current.parked)) return false;
     const { parked } = current;
+    const headers = options.headers ?? natsHeaders();
+    headers.set(RESUMED_PARK_HEADER, String(parked.attempt));
     await publishWithRetry(js, parked.subject, encodeJson(parked.task), {
       msgID: resumeMessageId(parked),
-      ...(options.headers === undefined ? {} : { headers: options.headers }),
+      headers,
     });
     const resumedAt = (options.now ?? new Date()).toISOString();
     await this.update(accountId, traceId, (task) =>
