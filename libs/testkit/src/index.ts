@@ -94,3 +94,5 @@ export {
 } from './mcp/mcp-test-server.js';
 export { MCP_STDIO_SERVER_SCRIPT } from './mcp/mcp-stdio-script.js';
 export { MCP_TEST_IMAGE_BASE64, MCP_TEST_RESOURCE_URI } from './mcp/mcp-test-tools.js';
+
+export { parkedTaskFixture, type ParkedTaskFixtureOptions } from './parked-task-fixture.js';

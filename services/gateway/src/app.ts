@@ -35,8 +35,10 @@ import { registerMcpRoutes } from './routes/mcp.js';
 import { registerRecallRoutes } from './routes/recall.js';
 import { requestAuthenticator } from './routes/request-caller.js';
 import { registerTaskEventRoutes } from './routes/task-events-sse.js';
+import { registerTaskApprovalRoutes } from './routes/task-approvals.js';
 import { registerTaskRoutes } from './routes/tasks.js';
 import type { StreamTokens } from './stream-tokens.js';
+import type { ApprovalDesk } from './task-approvals.js';
 import type { TaskCanceller } from './task-cancellation.js';
 import type { TaskSubmitter } from './task-submission.js';
 
@@ -78,6 +80,8 @@ export interface GatewayAppDeps {
   authenticator: Authenticator;
   submitter: TaskSubmitter;
   canceller: TaskCanceller;
+  /** Decisions on the tool calls of parked tasks. */
+  approvals: ApprovalDesk;
   /** Fans stored task events out to SSE streams; undefined when SSE_LIVE_FEED is off. */
   liveEvents: LiveEventFeed | undefined;
   /** Seed 004's recall endpoints ask the recall service through it. */
@@ -140,6 +144,7 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
     statuses: stores.statuses,
     streamTokens: deps.streamTokens,
   });
+  registerTaskApprovalRoutes(app, { authenticate, approvals: deps.approvals });
   registerTaskEventRoutes(app, {
     authenticate,
     statuses: stores.statuses,

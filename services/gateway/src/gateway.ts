@@ -19,6 +19,7 @@ import {
   openMeshBuckets,
   ToolStore,
   TaskStatusStore,
+  ParkedTaskStore,
 } from '@agentmesh/bus';
 import { Streams } from '@agentmesh/protocol';
 import { logWaitingForResource, type Logger } from '@agentmesh/runtime';
@@ -33,6 +34,7 @@ import { LiveEventFeed } from './live-event-feed.js';
 import { startNatsIngress } from './nats-ingress.js';
 import { RecallForwarder } from './recall-forwarding.js';
 import { StreamTokens, streamTokenKey } from './stream-tokens.js';
+import { ApprovalDesk } from './task-approvals.js';
 import { TaskCanceller } from './task-cancellation.js';
 import { TaskSubmitter } from './task-submission.js';
 import { RunningTaskLimiter } from './running-task-limits.js';
@@ -114,6 +116,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
   }
 
   const statuses = new TaskStatusStore(buckets.tasks);
+  const parked = new ParkedTaskStore(buckets.parkedTasks);
   const runningLimiter =
     config.MAX_RUNNING_TASKS_PER_ACCOUNT > 0 || config.MAX_RUNNING_TASKS_PER_API_KEY > 0
       ? new RunningTaskLimiter({
@@ -199,7 +202,8 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     },
     authenticator,
     submitter,
-    canceller: new TaskCanceller({ nc, statuses, log }),
+    canceller: new TaskCanceller({ nc, js, statuses, parked, log }),
+    approvals: new ApprovalDesk({ js, statuses, parked, log }),
     liveEvents,
     recall: new RecallForwarder({ nc, timeoutMs: config.RECALL_TIMEOUT_MS, log }),
     metrics,

@@ -3,18 +3,25 @@
  * never runs: the assembler and executor check the flag first) and a CancelSignal goes out on
  * `mesh.control.cancel.<account>.<trace_id>` (so the executor running it aborts now). Cancelling twice is
  * harmless and sends the signal again; a task that has already ended cannot be cancelled.
+ *
+ * A task parked for approval is held by no executor, so no signal reaches it: its pending approvals are
+ * marked cancelled in `mesh_parked_tasks` and it is queued again, and the executor that takes it up sees
+ * the cancel flag and ends it CANCELLED.
  */
 import { CancelSignal, cancelSubject, isFinalTaskStatus, type TaskStatusRecord } from '@agentmesh/protocol';
-import { encodeJson, type TaskStatusStore } from '@agentmesh/bus';
+import { cancelApprovals, encodeJson, type ParkedTaskStore, type TaskStatusStore } from '@agentmesh/bus';
 import { injectTraceContext, taskRootContext, type Logger } from '@agentmesh/runtime';
+import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { context, trace } from '@opentelemetry/api';
-import type { Rejection } from './errors.js';
-import { Conflict, NotFound, ServiceUnavailable } from './errors.js';
+import { Conflict, NotFound, Rejection, ServiceUnavailable } from './errors.js';
 
 export interface TaskCancellerOptions {
   nc: NatsConnection;
+  js: JetStreamClient;
   statuses: TaskStatusStore;
+  /** Parked tasks: a cancel ends their wait for approval. */
+  parked: ParkedTaskStore;
   log: Logger;
   now?: () => Date;
 }
@@ -73,6 +80,29 @@ export class TaskCanceller {
       headers: injectTraceContext(),
     });
     this.options.log.info({ account_id: accountId }, 'task cancel requested');
-    return record;
+    const unparked = await this.endApprovalWait(traceId, accountId);
+    return unparked instanceof Rejection ? unparked : record;
+  }
+
+  /** Cancels the pending approvals of a parked task and queues it again (nothing when it is not parked). */
+  private async endApprovalWait(traceId: string, accountId: string): Promise<void | Rejection> {
+    const now = this.now();
+    try {
+      const parked = await this.options.parked.update(accountId, traceId, (current) =>
+        cancelApprovals(current, now),
+      );
+      if (parked === undefined) return;
+      const resumed = await this.options.parked.resumeIfReady(this.options.js, accountId, traceId, {
+        now,
+        headers: injectTraceContext(),
+      });
+      if (resumed)
+        this.options.log.info({ account_id: accountId }, 'parked task queued again to end cancelled');
+    } catch (error) {
+      this.options.log.error({ err: error, account_id: accountId }, 'parked task could not be unparked');
+      return new ServiceUnavailable('the cancel is recorded but the waiting task could not be woken; retry', {
+        cause: error,
+      });
+    }
   }
 }
