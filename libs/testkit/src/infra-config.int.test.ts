@@ -215,6 +215,34 @@ describe('infra/nats/accounts.conf', () => {
     expect(await kv.put('shared.x', '{}')).toBeGreaterThan(0);
   });
 
+  it('parked tasks: the provisioner creates the bucket; the gateway reads a parked task, records a decision compare-and-set and queues the task again on its assembled subject; the tenant may not read it', async () => {
+    const provisioner = await connectAs('provisioner');
+    const provisioning = await jetstreamManager(provisioner.nc);
+    await provisioning.streams
+      .info('MESH_TASKS')
+      .catch(() => provisioning.streams.add({ name: 'MESH_TASKS', subjects: ['mesh.tasks.>'] }));
+    await new Kvm(jetstream(provisioner.nc)).create('mesh_parked_tasks');
+    expect(provisioner.violations).toEqual([]);
+
+    const gateway = await connectAs('gateway');
+    const kv = await new Kvm(jetstream(gateway.nc)).open('mesh_parked_tasks');
+    await kv.put(`acme.${TRACE_ID}`, '{"approvals":"pending"}');
+    const entry = await kv.get(`acme.${TRACE_ID}`);
+    expect(entry?.string()).toBe('{"approvals":"pending"}');
+    expect(await kv.update(`acme.${TRACE_ID}`, '{"approvals":"approved"}', entry!.revision)).toBeGreaterThan(
+      entry!.revision,
+    );
+    const queued = await jetstream(gateway.nc).publish('mesh.tasks.assembled.acme', '{"task":"resumed"}');
+    expect(queued.stream).toBe('MESH_TASKS');
+    expect(gateway.violations).toEqual([]);
+
+    const tenant = await connectAs('tenant-acme');
+    await tenant.nc
+      .request('$JS.API.STREAM.INFO.KV_mesh_parked_tasks', '', { timeout: 1_000 })
+      .catch(() => undefined);
+    await refusedPublish(tenant, '$JS.API.STREAM.INFO.KV_mesh_parked_tasks');
+  });
+
   it('dead letters: the executor copies a task to MESH_DEAD_LETTERS, deletes it from MESH_TASKS and hears the MAX_DELIVERIES advisories; the gateway reads and drops letters; the assembler may not read them', async () => {
     const provisioner = await connectAs('provisioner');
     const provisioning = await jetstreamManager(provisioner.nc);
