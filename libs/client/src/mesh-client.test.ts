@@ -165,6 +165,75 @@ describe('MeshClient requests', () => {
     });
   });
 
+  const APPROVALS = {
+    trace_id: TRACE_ID,
+    resumed: false,
+    approvals: [
+      {
+        call_id: 'call_1',
+        tool: 'pay_invoice',
+        reason: 'amount above 1000',
+        seq: 3,
+        requested_at: '2026-01-01T00:00:01.000Z',
+        expires_at: '2026-01-01T01:00:01.000Z',
+        state: 'pending',
+      },
+    ],
+  };
+
+  it('approvals GETs /v1/tasks/:id/approvals and answers the validated list', async () => {
+    gateway.handle((_request, response) => sendJson(response, 200, APPROVALS));
+
+    expect(await client.approvals(TRACE_ID)).toEqual(APPROVALS);
+    expect(gateway.requests[0]).toMatchObject({ method: 'GET', path: `/v1/tasks/${TRACE_ID}/approvals` });
+  });
+
+  it('approve and deny POST {approve, comment} to /v1/tasks/:id/approvals/:call_id, the call id encoded, and answer the validated approvals', async () => {
+    const decided = {
+      ...APPROVALS,
+      resumed: true,
+      approvals: [
+        { ...APPROVALS.approvals[0], state: 'denied', comment: 'no', decided_at: '2026-01-01T00:00:09.000Z' },
+      ],
+    };
+    gateway.handle((_request, response) => sendJson(response, 200, decided));
+
+    expect(await client.deny(TRACE_ID, 'call/1', { comment: 'no' })).toEqual(decided);
+    await client.approve(TRACE_ID, 'call_2');
+
+    expect(gateway.requests[0]).toMatchObject({
+      method: 'POST',
+      path: `/v1/tasks/${TRACE_ID}/approvals/call%2F1`,
+    });
+    expect(JSON.parse(gateway.requests[0]!.body)).toEqual({ approve: false, comment: 'no' });
+    expect(JSON.parse(gateway.requests[1]!.body)).toEqual({ approve: true });
+  });
+
+  it('when the approval reply has an unknown state, decideApproval throws MeshProtocolError', async () => {
+    const wrong = { ...APPROVALS, approvals: [{ ...APPROVALS.approvals[0], state: 'maybe' }] };
+    gateway.handle((_request, response) => sendJson(response, 200, wrong));
+
+    await expect(client.decideApproval(TRACE_ID, 'call_1', { approve: true })).rejects.toThrow(
+      MeshProtocolError,
+    );
+  });
+
+  it('when the call was decided otherwise already, approve throws MeshApiError CONFLICT with the state', async () => {
+    gateway.handle((_request, response) =>
+      sendJson(response, 409, {
+        code: 'CONFLICT',
+        message: 'the approval of call call_1 is denied already',
+        detail: { call_id: 'call_1', state: 'denied' },
+      }),
+    );
+
+    await expect(client.approve(TRACE_ID, 'call_1')).rejects.toMatchObject({
+      code: 'CONFLICT',
+      status: 409,
+      detail: { state: 'denied' },
+    });
+  });
+
   it('when a proxy answers 502 without an error body, the call throws MeshUnreachableError', async () => {
     gateway.handle(
       (_request, response) =>

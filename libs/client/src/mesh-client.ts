@@ -1,11 +1,13 @@
 /**
  * The mesh as a caller sees it through the gateway's HTTP API: submit a task, follow its events,
- * read its status, cancel it. Every answer is validated against the protocol's schema; failures are
+ * read its status, cancel it, approve or deny the tool calls it waits on. Every answer is validated against the protocol's schema; failures are
  * the client's typed errors (see errors.ts).
  */
 import {
   SubmitTaskReply,
+  TaskApprovals,
   TaskStatusRecord,
+  type ApprovalDecisionRequest,
   type SubmitTaskRequestInput,
   type TaskEvent,
 } from '@agentmesh/protocol';
@@ -65,6 +67,62 @@ export class MeshClient {
     return this.http.json(response, TaskStatusRecord, `the reply to cancelling task ${traceId}`);
   }
 
+  /**
+   * The approvals of the task's current park (`GET /v1/tasks/:id/approvals`): pending and decided ones,
+   * an empty list when the task waits on nobody.
+   */
+  async approvals(traceId: string, options: CallOptions = {}): Promise<TaskApprovals> {
+    const response = await this.http.send('GET', `${taskPath(traceId)}/approvals`, {
+      signal: options.signal,
+    });
+    return this.http.json(response, TaskApprovals, `the approvals of task ${traceId}`);
+  }
+
+  /**
+   * Decides on a tool call the task waits on (`POST /v1/tasks/:id/approvals/:call_id`). Once every
+   * approval is decided the task is queued to go on (`resumed: true`); a denial reaches the model as a
+   * tool error carrying the comment. Sending the same decision again answers the current state; a
+   * different one on a decided call throws MeshApiError CONFLICT.
+   */
+  async decideApproval(
+    traceId: string,
+    callId: string,
+    decision: ApprovalDecisionRequest,
+    options: CallOptions = {},
+  ): Promise<TaskApprovals> {
+    const response = await this.http.send(
+      'POST',
+      `${taskPath(traceId)}/approvals/${encodeURIComponent(callId)}`,
+      {
+        body: decision.comment === undefined ? { approve: decision.approve } : decision,
+        signal: options.signal,
+      },
+    );
+    return this.http.json(
+      response,
+      TaskApprovals,
+      `the reply to deciding on call ${callId} of task ${traceId}`,
+    );
+  }
+
+  /** Approves a tool call the task waits on; see {@link decideApproval}. */
+  approve(
+    traceId: string,
+    callId: string,
+    options: CallOptions & { comment?: string } = {},
+  ): Promise<TaskApprovals> {
+    return this.decideApproval(traceId, callId, decisionOf(true, options.comment), options);
+  }
+
+  /** Denies a tool call the task waits on (the model sees the comment); see {@link decideApproval}. */
+  deny(
+    traceId: string,
+    callId: string,
+    options: CallOptions & { comment?: string } = {},
+  ): Promise<TaskApprovals> {
+    return this.decideApproval(traceId, callId, decisionOf(false, options.comment), options);
+  }
+
   /** The task's events over SSE, from the start or after `lastEventId`, to the terminal event. */
   events(traceId: string, options: EventsOptions = {}): AsyncIterable<TaskEvent> {
     return followTaskEvents(this.http, traceId, {
@@ -91,5 +149,8 @@ export class MeshClient {
     return { ...reply, events: this.events(reply.trace_id, options) };
   }
 }
+
+const decisionOf = (approve: boolean, comment: string | undefined): ApprovalDecisionRequest =>
+  comment === undefined ? { approve } : { approve, comment };
 
 const taskPath = (traceId: string): string => `v1/tasks/${encodeURIComponent(traceId)}`;

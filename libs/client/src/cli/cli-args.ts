@@ -20,6 +20,9 @@ export const USAGE = `Usage:
   agentmesh events <trace_id> [--after <seq>] [--json]
   agentmesh status <trace_id>
   agentmesh cancel <trace_id> [--reason <text>]
+  agentmesh approvals <trace_id> [--json]           tool calls the task waits on (and decided ones)
+  agentmesh approve <trace_id> <call_id> [--comment <text>] [--json]
+  agentmesh deny <trace_id> <call_id> [--comment <text>] [--json]   the model sees the comment
   agentmesh tail [--json]          every event of the account's tasks, live, until Ctrl-C
 
 ${MANAGEMENT_USAGE}
@@ -80,6 +83,16 @@ export type CliCommand =
   | { name: 'status'; connection: Connection; traceId: string }
   | { name: 'cancel'; connection: Connection; traceId: string; reason?: string }
   | { name: 'tail'; connection: Connection; json: boolean }
+  | { name: 'approvals'; connection: Connection; traceId: string; json: boolean }
+  | {
+      name: 'decide';
+      connection: Connection;
+      traceId: string;
+      callId: string;
+      approve: boolean;
+      comment?: string;
+      json: boolean;
+    }
   | ({ name: 'manage'; connection: Connection } & ManagementAction);
 
 export class UsageError extends Error {
@@ -115,6 +128,9 @@ const COMMAND_OPTIONS = {
   status: {},
   cancel: { reason: { type: 'string' } },
   tail: { json: { type: 'boolean' } },
+  approvals: { json: { type: 'boolean' } },
+  approve: { comment: { type: 'string' }, json: { type: 'boolean' } },
+  deny: { comment: { type: 'string' }, json: { type: 'boolean' } },
 } as const satisfies Record<string, Options>;
 
 type CommandName = keyof typeof COMMAND_OPTIONS;
@@ -168,7 +184,23 @@ export function parseCliArgs(argv: readonly string[], env: CliEnvironment): CliC
     if (parsed.positionals.length > 0) throw unexpected(parsed.positionals);
     return { name, connection, json: values.json === true };
   }
+  if (name === 'approve' || name === 'deny') {
+    const [traceId, callId, ...extra] = parsed.positionals;
+    if (traceId === undefined || traceId === '') throw new UsageError(`${name}: missing <trace_id>`);
+    if (callId === undefined || callId === '') throw new UsageError(`${name}: missing <call_id>`);
+    if (extra.length > 0) throw unexpected(extra);
+    return {
+      name: 'decide',
+      connection,
+      traceId,
+      callId,
+      approve: name === 'approve',
+      ...defined('comment', optionalString(values, 'comment')),
+      json: values.json === true,
+    };
+  }
   const traceId = onePositional(parsed.positionals, 'trace_id');
+  if (name === 'approvals') return { name, connection, traceId, json: values.json === true };
   if (name === 'events') {
     return {
       name,

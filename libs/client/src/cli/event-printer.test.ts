@@ -101,3 +101,93 @@ describe('following a task whose executor died and a new attempt resumed it', ()
     expect(JSON.parse(streams.stdout.text)).toEqual(resumedTask[4]);
   });
 });
+
+describe('following a task that waits for approval, calls sub-agents and reports its steps', () => {
+  const TRACE = '0af7651916cd43dd8448eb211c80319c';
+  const SUB = '1bf7651916cd43dd8448eb211c80319d';
+  const event = (seq: number, type: string, data: unknown): TaskEvent =>
+    TaskEvent.parse({ trace_id: TRACE, seq, ts: '2026-11-24T00:00:00.000Z', attempt: 1, type, data });
+  const printed = (...events: TaskEvent[]) => {
+    const streams = { stdout: new TextBuffer(), stderr: new TextBuffer() };
+    const printer = new EventPrinter(streams, { json: false, sharedTerminal: false });
+    for (const item of events) printer.print(item);
+    return streams;
+  };
+
+  it('approval_requested is a block on stderr with the tool, arguments, reason, expiry and the exact approve and deny commands', () => {
+    const { stdout, stderr } = printed(
+      event(3, 'approval_requested', {
+        call_id: 'call_9',
+        tool: 'pay_invoice',
+        arguments: { amount: 1200, vendor: 'ACME' },
+        reason: 'amount above 1000',
+        expires_at: '2026-11-24T01:00:00.000Z',
+      }),
+    );
+    expect(stdout.text).toBe('');
+    expect(stderr.text).toBe(
+      [
+        '[approval] pay_invoice waits for approval: amount above 1000',
+        '  call:      call_9',
+        '  arguments: {"amount":1200,"vendor":"ACME"}',
+        '  expires:   2026-11-24T01:00:00.000Z',
+        `  approve:   agentmesh approve ${TRACE} call_9 [--comment <text>]`,
+        `  deny:      agentmesh deny ${TRACE} call_9 [--comment <text>]`,
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('a call id a shell would split is quoted in the commands', () => {
+    const { stderr } = printed(
+      event(3, 'approval_requested', {
+        call_id: "call 1's",
+        tool: 't',
+        arguments: '{}',
+        reason: 'always',
+        expires_at: '2026-11-24T01:00:00.000Z',
+      }),
+    );
+    expect(stderr.text).toContain(`agentmesh approve ${TRACE} 'call 1'\\''s' [--comment <text>]`);
+  });
+
+  it('approval_decided, subtask_started/finished and step_finished are one short line each', () => {
+    const usage = { prompt_tokens: 100, completion_tokens: 50, total_tokens: 150 };
+    const { stderr } = printed(
+      event(4, 'approval_decided', {
+        call_id: 'call_9',
+        tool: 'pay_invoice',
+        approved: false,
+        comment: 'wrong vendor',
+        decided_at: '2026-11-24T00:10:00.000Z',
+      }),
+      event(5, 'subtask_started', {
+        call_id: 'c2',
+        tool: 'researcher',
+        subtask_trace_id: SUB,
+        workflow_id: 'research',
+      }),
+      event(6, 'subtask_finished', {
+        call_id: 'c2',
+        tool: 'researcher',
+        subtask_trace_id: SUB,
+        status: 'error',
+        error: { code: 'BUDGET_EXCEEDED', message: 'token budget spent' },
+      }),
+      event(7, 'step_finished', {
+        step: 2,
+        usage,
+        cost_usd: 0.0012,
+        total_usage: { ...usage, total_tokens: 400 },
+        total_cost_usd: 0.0031,
+      }),
+    );
+    expect(stderr.text.split('\n')).toEqual([
+      '[approval] pay_invoice call_9 denied (comment: "wrong vendor")',
+      `[sub-task] researcher started research as ${SUB} (follow: agentmesh events ${SUB})`,
+      `[sub-task] researcher ${SUB} error BUDGET_EXCEEDED: token budget spent`,
+      '[step 2] 150 tokens ($0.0012); task so far 400 tokens ($0.0031)',
+      '',
+    ]);
+  });
+});

@@ -7,8 +7,19 @@
  * cannot be taken back in a stream: the human form says so on stderr and prints the answer that stands
  * again on a fresh stdout line, so the last copy on screen continues into the final answer. `--json` prints
  * the event for the script to fold (TaskTranscript).
+ *
+ * A tool call waiting for approval is a block on stderr with the tool, its arguments, the reason, the
+ * expiry and the exact `agentmesh approve` / `agentmesh deny` commands; the stream then stays open until
+ * someone decides. Sub-tasks and finished model steps are one short line each.
  */
-import { TaskTranscript, type AttemptStartedEvent, type TaskEvent } from '@agentmesh/protocol';
+import {
+  TaskTranscript,
+  type ApprovalRequestedEvent,
+  type AttemptStartedEvent,
+  type SubtaskFinishedEvent,
+  type TaskEvent,
+  type TokenUsage,
+} from '@agentmesh/protocol';
 
 export interface TextSink {
   write(text: string): unknown;
@@ -20,6 +31,8 @@ export interface CliStreams {
 }
 
 const ARGUMENTS_PREVIEW_LENGTH = 120;
+/** Arguments of a call waiting for approval are what a person decides on: shown at more length. */
+const APPROVAL_ARGUMENTS_LENGTH = 2000;
 
 export class EventPrinter {
   /** Whether stdout is in the middle of a line (the answer's text so far did not end with one). */
@@ -71,7 +84,48 @@ export class EventPrinter {
         return;
       case 'tool_thinking':
         return;
+      case 'approval_requested':
+        this.approvalRequested(event);
+        return;
+      case 'approval_decided':
+        this.note(
+          `[approval] ${event.data.tool} ${event.data.call_id} ${event.data.approved ? 'approved' : 'denied'}${
+            event.data.comment === undefined ? '' : ` (comment: ${JSON.stringify(event.data.comment)})`
+          }`,
+        );
+        return;
+      case 'subtask_started':
+        this.note(
+          `[sub-task] ${event.data.tool} started ${event.data.workflow_id} as ${event.data.subtask_trace_id} (follow: agentmesh events ${event.data.subtask_trace_id})`,
+        );
+        return;
+      case 'subtask_finished':
+        this.note(`[sub-task] ${event.data.tool} ${event.data.subtask_trace_id} ${subtaskOutcome(event)}`);
+        return;
+      case 'step_finished':
+        this.note(
+          `[step ${event.data.step}] ${usageOf(event.data.usage, event.data.cost_usd)}; task so far ${usageOf(
+            event.data.total_usage,
+            event.data.total_cost_usd,
+          )}`,
+        );
+        return;
     }
+  }
+
+  private approvalRequested(event: ApprovalRequestedEvent): void {
+    const { tool, call_id: callId, reason, expires_at: expiresAt } = event.data;
+    const command = `${event.trace_id} ${shellWord(callId)}`;
+    this.note(
+      [
+        `[approval] ${tool} waits for approval: ${reason}`,
+        `  call:      ${callId}`,
+        `  arguments: ${preview(event.data.arguments, APPROVAL_ARGUMENTS_LENGTH)}`,
+        `  expires:   ${expiresAt}`,
+        `  approve:   agentmesh approve ${command} [--comment <text>]`,
+        `  deny:      agentmesh deny ${command} [--comment <text>]`,
+      ].join('\n'),
+    );
   }
 
   private answerText(text: string): void {
@@ -112,9 +166,26 @@ export class EventPrinter {
   }
 }
 
-function preview(value: unknown): string {
+function preview(value: unknown, length = ARGUMENTS_PREVIEW_LENGTH): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
-  return text.length > ARGUMENTS_PREVIEW_LENGTH ? `${text.slice(0, ARGUMENTS_PREVIEW_LENGTH)}…` : text;
+  return text.length > length ? `${text.slice(0, length)}…` : text;
+}
+
+/** `150 tokens ($0.0012)`: the cost only where the executor knows the model's prices. */
+export function usageOf(usage: TokenUsage, costUsd: number | undefined): string {
+  const tokens = `${usage.total_tokens} token${usage.total_tokens === 1 ? '' : 's'}`;
+  return costUsd === undefined ? tokens : `${tokens} ($${costUsd.toFixed(4)})`;
+}
+
+function subtaskOutcome(event: SubtaskFinishedEvent): string {
+  const { status, error, usage, cost_usd: cost } = event.data;
+  const outcome = error === undefined ? status : `${status} ${error.code}: ${error.message}`;
+  return usage === undefined ? outcome : `${outcome} (${usageOf(usage, cost)})`;
+}
+
+/** A call id as one shell word: quoted when it holds anything a shell would split or expand. */
+function shellWord(text: string): string {
+  return /^[A-Za-z0-9_.:-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
 }
 
 /** A tool's progress as `3/10 message` (MCP tools report it while they run). */

@@ -96,6 +96,10 @@ describe('agentmesh CLI', () => {
     ['status with two trace ids', ['status', TRACE_ID, TRACE_ID]],
     ['a --url that is not http', ['status', TRACE_ID, '--url', 'ftp://127.0.0.1']],
     ['a command option before the command', ['--follow', 'submit', '--workflow', 'w', '--message', 'hi']],
+    ['approve without a call id', ['approve', TRACE_ID]],
+    ['deny with a third argument', ['deny', TRACE_ID, 'call_1', 'extra']],
+    ['approve with an empty --comment', ['approve', TRACE_ID, 'call_1', '--comment', '']],
+    ['approvals without a trace id', ['approvals']],
   ])('when given %s, it exits 2 with the usage text and sends nothing', async (_case, argv) => {
     const { code, stdout, stderr } = await cli(argv);
 
@@ -280,6 +284,68 @@ describe('agentmesh CLI', () => {
     expect(gateway.requests[0]!.headers).toMatchObject({
       authorization: 'Bearer flag-key',
       'x-account-id': 'acme',
+    });
+  });
+
+  describe('approvals', () => {
+    const pending = {
+      call_id: 'call_1',
+      tool: 'pay_invoice',
+      reason: 'amount above 1000',
+      seq: 3,
+      requested_at: '2026-01-01T00:00:01.000Z',
+      expires_at: '2026-01-01T01:00:01.000Z',
+      state: 'pending',
+    };
+
+    it('approvals lists the pending calls with tool, reason and expiry, and how many the task still waits on', async () => {
+      gateway.handle((_request, response) =>
+        sendJson(response, 200, { trace_id: TRACE_ID, resumed: false, approvals: [pending] }),
+      );
+
+      const { code, stdout } = await cli(['approvals', TRACE_ID]);
+
+      expect(code).toBe(ExitCode.OK);
+      expect(gateway.requests[0]).toMatchObject({ method: 'GET', path: `/v1/tasks/${TRACE_ID}/approvals` });
+      expect(stdout).toBe(
+        `call_1 pending pay_invoice: amount above 1000 (expires 2026-01-01T01:00:01.000Z)\ntask ${TRACE_ID} still waits on 1 approval\n`,
+      );
+    });
+
+    it('deny --comment POSTs {approve: false, comment} for the call and prints its state and that the task goes on', async () => {
+      gateway.handle((_request, response) =>
+        sendJson(response, 200, {
+          trace_id: TRACE_ID,
+          resumed: true,
+          approvals: [{ ...pending, state: 'denied', comment: 'no', decided_at: '2026-01-01T00:00:09.000Z' }],
+        }),
+      );
+
+      const { code, stdout } = await cli(['deny', TRACE_ID, 'call_1', '--comment', 'no']);
+
+      expect(code).toBe(ExitCode.OK);
+      expect(gateway.requests[0]).toMatchObject({
+        method: 'POST',
+        path: `/v1/tasks/${TRACE_ID}/approvals/call_1`,
+      });
+      expect(JSON.parse(gateway.requests[0]!.body)).toEqual({ approve: false, comment: 'no' });
+      expect(stdout).toBe(`call_1 denied\ntask ${TRACE_ID} is queued to go on\n`);
+    });
+
+    it('when the call was decided otherwise already, approve exits 1 with error CONFLICT on stderr', async () => {
+      gateway.handle((_request, response) =>
+        sendJson(response, 409, {
+          code: 'CONFLICT',
+          message: 'the approval of call call_1 is denied already',
+          detail: { call_id: 'call_1', state: 'denied' },
+        }),
+      );
+
+      const { code, stderr } = await cli(['approve', TRACE_ID, 'call_1']);
+
+      expect(code).toBe(ExitCode.FAILED);
+      expect(JSON.parse(gateway.requests[0]!.body)).toEqual({ approve: true });
+      expect(stderr).toContain('error CONFLICT: the approval of call call_1 is denied already');
     });
   });
 });

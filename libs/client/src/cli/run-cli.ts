@@ -4,7 +4,7 @@
  * when interrupted. Errors are printed as `error <CODE>: <message>` (with `--json`, as the error
  * body). The API key is never printed: messages name the gateway by its origin only.
  */
-import { TaskStatus, type TaskEvent, type TaskStatusRecord } from '@agentmesh/protocol';
+import { TaskStatus, type TaskApprovals, type TaskEvent, type TaskStatusRecord } from '@agentmesh/protocol';
 import { MeshApiError, MeshClientError, MeshUnreachableError } from '../errors.js';
 import { ManagementClient } from '../management-client.js';
 import { MeshClient } from '../mesh-client.js';
@@ -130,6 +130,25 @@ async function runCommand(
     case 'status':
       context.stdout.write(`${JSON.stringify(await client.status(command.traceId, { signal }), null, 2)}\n`);
       return ExitCode.OK;
+    case 'approvals': {
+      const approvals = await client.approvals(command.traceId, { signal });
+      context.stdout.write(command.json ? `${JSON.stringify(approvals)}\n` : approvalsText(approvals));
+      return ExitCode.OK;
+    }
+    case 'decide': {
+      const approvals = await client.decideApproval(
+        command.traceId,
+        command.callId,
+        command.comment === undefined
+          ? { approve: command.approve }
+          : { approve: command.approve, comment: command.comment },
+        { signal },
+      );
+      context.stdout.write(
+        command.json ? `${JSON.stringify(approvals)}\n` : decisionText(approvals, command.callId),
+      );
+      return ExitCode.OK;
+    }
     case 'cancel': {
       const record = await client.cancel(command.traceId, {
         signal,
@@ -139,6 +158,28 @@ async function runCommand(
       return ExitCode.OK;
     }
   }
+}
+
+/** One line per approval: `<call_id> <state> <tool> …`, then whether the task goes on. */
+function approvalsText(approvals: TaskApprovals): string {
+  if (approvals.approvals.length === 0) return `task ${approvals.trace_id} waits on no approval\n`;
+  const lines = approvals.approvals.map((approval) =>
+    approval.state === 'pending'
+      ? `${approval.call_id} pending ${approval.tool}: ${approval.reason} (expires ${approval.expires_at})`
+      : `${approval.call_id} ${approval.state} ${approval.tool}`,
+  );
+  return `${lines.join('\n')}\n${resumedText(approvals)}`;
+}
+
+function decisionText(approvals: TaskApprovals, callId: string): string {
+  const approval = approvals.approvals.find((candidate) => candidate.call_id === callId);
+  return `${callId} ${approval?.state ?? 'decided'}\n${resumedText(approvals)}`;
+}
+
+function resumedText(approvals: TaskApprovals): string {
+  if (approvals.resumed) return `task ${approvals.trace_id} is queued to go on\n`;
+  const pending = approvals.approvals.filter((approval) => approval.state === 'pending').length;
+  return `task ${approvals.trace_id} still waits on ${pending} approval${pending === 1 ? '' : 's'}\n`;
 }
 
 /**
