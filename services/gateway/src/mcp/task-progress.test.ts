@@ -18,6 +18,36 @@ describe('task events as MCP progress', () => {
     expect(progressMessage(resumed)).toBe('attempt 2 resumed the task; the answer restarts after event 3');
   });
 
+  it('a tool call waiting for approval is a progress message naming the tool, the reason and how to approve it; the decision is one too', () => {
+    const requested: TaskEvent = {
+      ...envelope,
+      seq: 4,
+      type: 'approval_requested',
+      data: {
+        call_id: 'call_7',
+        tool: 'pay_invoice',
+        arguments: { amount: 1200 },
+        reason: 'amount above 1000',
+        expires_at: '2026-01-01T01:00:00.000Z',
+      },
+    };
+    expect(progressMessage(requested)).toBe(
+      `pay_invoice waits for approval (amount above 1000): approve or deny call call_7 with POST /v1/tasks/${envelope.trace_id}/approvals/call_7 or agentmesh approve|deny ${envelope.trace_id} call_7 before 2026-01-01T01:00:00.000Z`,
+    );
+    const decided: TaskEvent = {
+      ...envelope,
+      seq: 5,
+      type: 'approval_decided',
+      data: {
+        call_id: 'call_7',
+        tool: 'pay_invoice',
+        approved: true,
+        decided_at: '2026-01-01T00:10:00.000Z',
+      },
+    };
+    expect(progressMessage(decided)).toBe('pay_invoice approved');
+  });
+
   it('tool calls, tool results and answer pieces are progress; reasoning and the terminal event are not', () => {
     const events: TaskEvent[] = [
       { ...envelope, seq: 1, type: 'tool_thinking', data: { delta: 'hmm' } },

@@ -5,6 +5,8 @@
  * is. Reasoning deltas and the terminal event are not progress: the terminal event is the call's result.
  * A resumed attempt (`attempt_started`) is progress too: answer pieces already reported may be void, and
  * the new attempt reports them again; the call's result is `done`'s message, never the pieces.
+ * A tool call waiting for approval is progress that names what to do, so the person behind the MCP client
+ * knows the call waits for them (the call itself stays open until the task goes on and ends).
  */
 import { EventType, type TaskEvent } from '@agentmesh/protocol';
 
@@ -23,6 +25,12 @@ export function progressMessage(event: TaskEvent): string | undefined {
       return cut(`${event.data.tool}: ${event.data.message ?? event.data.progress}`);
     case EventType.MESSAGE_CHUNK:
       return cut(event.data.delta);
+    case EventType.APPROVAL_REQUESTED:
+      return cut(
+        `${event.data.tool} waits for approval (${event.data.reason}): approve or deny call ${event.data.call_id} with POST /v1/tasks/${event.trace_id}/approvals/${event.data.call_id} or agentmesh approve|deny ${event.trace_id} ${event.data.call_id} before ${event.data.expires_at}`,
+      );
+    case EventType.APPROVAL_DECIDED:
+      return `${event.data.tool} ${event.data.approved ? 'approved' : 'denied'}`;
     case EventType.ATTEMPT_STARTED:
       return `attempt ${event.attempt} resumed the task; the answer restarts after event ${event.data.drop_text_after_seq}`;
     default:
