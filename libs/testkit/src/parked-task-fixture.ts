@@ -22,6 +22,8 @@ export interface ParkedTaskFixtureOptions {
   /** How long each approval waits before it expires. */
   ttlMs?: number;
   workflowId?: string;
+  /** Where it is queued again; the account's assembled subject unless given. */
+  subject?: string;
 }
 
 export function parkedTaskFixture(options: ParkedTaskFixtureOptions): ParkedTask {
@@ -51,7 +53,7 @@ export function parkedTaskFixture(options: ParkedTaskFixtureOptions): ParkedTask
   return ParkedTask.parse({
     trace_id: options.traceId,
     account_id: options.accountId,
-    subject: taskAssembledSubject(options.accountId),
+    subject: options.subject ?? taskAssembledSubject(options.accountId),
     task,
     parked_at: now.toISOString(),
     attempt: 1,

@@ -35,7 +35,9 @@ async function api(method, path, body) {
 let lastSent;
 
 const view = new TaskView($('task'), {
+  api,
   onNotice: notice,
+  onOpenTask: (traceId) => openTask(traceId),
   onStatus: (traceId, status) => {
     if (lastSent?.trace_id === traceId) lastSent.status = status;
     const cell = document.querySelector(`#tasks tr[data-trace-id="${traceId}"] .status`);

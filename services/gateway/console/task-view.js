@@ -3,9 +3,11 @@
 // EventSource cannot send the API key), rendered as the streaming answer, the tool calls (arguments,
 // result, duration) and a timeline. The mesh's error event arrives as `task_error`: EventSource fires its
 // own `error` for connection trouble. A resumed attempt's `attempt_started` cuts the answer back to the
-// text that stands (answer-text.js).
+// text that stands (answer-text.js). Tool calls waiting for approval are listed with buttons
+// (approvals-view.js); sub-tasks link to their own view, and finished steps show tokens and cost.
 
 import { AnswerText } from './answer-text.js';
+import { ApprovalsView } from './approvals-view.js';
 
 /** SSE names of the gateway's events (services/gateway/README.md, "Event names"). */
 export const EVENT_NAMES = [
@@ -15,6 +17,11 @@ export const EVENT_NAMES = [
   'tool_progress',
   'message_chunk',
   'attempt_started',
+  'approval_requested',
+  'approval_decided',
+  'subtask_started',
+  'subtask_finished',
+  'step_finished',
   'done',
   'task_error',
 ];
@@ -26,14 +33,19 @@ const element = (tag, text, className) => {
   return node;
 };
 
+const usageText = (usage, costUsd) =>
+  `${usage.total_tokens} tokens${costUsd === undefined ? '' : ` ($${costUsd.toFixed(4)})`}`;
+
 const pretty = (value) => (typeof value === 'string' ? value : JSON.stringify(value, null, 2));
 
 export class TaskView {
-  constructor(root, { onStatus, onNotice }) {
+  constructor(root, { onStatus, onNotice, onOpenTask, api }) {
     this.root = root;
     this.onStatus = onStatus;
     this.onNotice = onNotice;
+    this.onOpenTask = onOpenTask;
     this.source = undefined;
+    this.approvals = new ApprovalsView(this.byId('approvals'), { api, onNotice });
   }
 
   /**
@@ -57,6 +69,7 @@ export class TaskView {
     this.byId('task-error').textContent = '';
     this.byId('tool-calls').replaceChildren();
     this.byId('timeline').replaceChildren();
+    this.approvals.reset(traceId);
     this.setStatus('connecting');
     void this.open();
   }
@@ -98,7 +111,7 @@ export class TaskView {
       });
     }
     source.addEventListener('open', () => {
-      if (!this.finished) this.setStatus('running');
+      if (!this.finished && this.status !== 'waiting_approval') this.setStatus('running');
     });
     // EventSource's own error: the connection failed or dropped. It reconnects by itself (sending
     // Last-Event-ID) unless the gateway refused, e.g. with 401 once the token has expired: then a new
@@ -142,6 +155,14 @@ export class TaskView {
       case 'tool_progress':
         this.toolProgress(event.data);
         break;
+      case 'approval_requested':
+        this.approvals.requested(event.data);
+        this.setStatus('waiting_approval');
+        break;
+      case 'approval_decided':
+        void this.approvals.refresh();
+        if (this.status === 'waiting_approval') this.setStatus('running');
+        break;
       case 'done':
         // The final answer is authoritative (a reconnect could have skipped deltas of an older attempt).
         this.byId('answer').textContent = event.data.message;
@@ -164,6 +185,35 @@ export class TaskView {
   }
 
   timeline(event, offsetMs) {
+    const item = element('li', `+${offsetMs} ms  #${event.seq} ${event.type}${this.detailOf(event)}`);
+    if (event.type === 'subtask_started' && this.onOpenTask) {
+      const open = element('button', 'Follow sub-task');
+      open.type = 'button';
+      open.setAttribute('aria-label', `Follow sub-task ${event.data.subtask_trace_id}`);
+      open.addEventListener('click', () => this.onOpenTask(event.data.subtask_trace_id));
+      item.append(' ', open);
+    }
+    this.byId('timeline').append(item);
+  }
+
+  detailOf(event) {
+    switch (event.type) {
+      case 'approval_requested':
+        return ` ${event.data.tool} waits for approval: ${event.data.reason}`;
+      case 'approval_decided':
+        return ` ${event.data.tool} ${event.data.approved ? 'approved' : 'denied'}`;
+      case 'subtask_started':
+        return ` ${event.data.tool} → ${event.data.workflow_id} ${event.data.subtask_trace_id}`;
+      case 'subtask_finished':
+        return ` ${event.data.tool} ${event.data.subtask_trace_id} ${event.data.status}${
+          event.data.error ? ` ${event.data.error.code}` : ''
+        }`;
+      case 'step_finished':
+        return ` step ${event.data.step}: ${usageText(event.data.usage, event.data.cost_usd)}; task ${usageText(
+          event.data.total_usage,
+          event.data.total_cost_usd,
+        )}`;
+    }
     const detail =
       event.type === 'tool_start' || event.type === 'tool_result' || event.type === 'tool_progress'
         ? ` ${event.data.tool}`
@@ -174,8 +224,7 @@ export class TaskView {
             : event.type === 'attempt_started'
               ? ` attempt ${event.attempt} resumed; text after #${event.data.drop_text_after_seq} restarts`
               : '';
-    const item = element('li', `+${offsetMs} ms  #${event.seq} ${event.type}${detail}`);
-    this.byId('timeline').append(item);
+    return detail;
   }
 
   toolStart({ call_id, tool, arguments: args }) {

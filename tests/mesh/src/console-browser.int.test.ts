@@ -3,14 +3,23 @@
  * real mesh: gateway, assembler and executor as processes on NATS, a scripted model that calls a tool
  * whose upstream is a recording API. The console runs a task and shows its answer and tool call, then
  * replays it from the recent-tasks list, and cuts a dead attempt's text back when a resumed attempt takes
- * over. Screenshots land in tests/mesh/.artifacts/.
+ * over, and lists a parked task's pending approval and approves it from the keyboard. Screenshots land in
+ * tests/mesh/.artifacts/.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TaskEventWriter } from '@agentmesh/bus';
+import { openMeshBuckets, ParkedTaskStore, TaskEventWriter, TaskStatusStore } from '@agentmesh/bus';
 import {
+  newTraceId,
+  RESUMED_PARK_HEADER,
+  Streams,
+  taskAssembledSubject,
+  TaskStatus,
+} from '@agentmesh/protocol';
+import {
+  parkedTaskFixture,
   startRecordingApi,
   startScriptedModel,
   type RecordingApi,
@@ -309,5 +318,82 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
     expect(await page.locator('#answer').textContent()).toBe(ANSWER);
     // (The CSP test before this one reports its blocked inline script on purpose.)
     expect(pageProblems.slice(problemsBefore)).toEqual([]);
+  });
+
+  it('when a task waits for approval, the console lists the call with its tool, arguments, reason and expiry; Approve pressed from the keyboard queues the task again and the list updates', async () => {
+    const problemsBefore = pageProblems.length;
+    const traceId = newTraceId();
+    // Queued again on a native class no executor here provides, so the copy stays in MESH_TASKS to be counted.
+    const subject = taskAssembledSubject(MESH_ACCOUNT, ['approval_console_check']);
+    const nc = await connect({ servers: mesh.nats.url });
+    try {
+      const js = jetstream(nc);
+      const jsm = await jetstreamManager(nc);
+      const buckets = await openMeshBuckets(js, { only: ['tasks', 'parkedTasks'] });
+      const statuses = new TaskStatusStore(buckets.tasks);
+      const parked = new ParkedTaskStore(buckets.parkedTasks);
+      // What an executor does when it parks a task: the parked record, approval_requested, the status.
+      const expiresAt = new Date(Date.now() + 600_000).toISOString();
+      await parked.park(
+        parkedTaskFixture({ traceId, accountId: MESH_ACCOUNT, callIds: ['call_pay_1'], subject }),
+      );
+      const writer = await TaskEventWriter.open(js, jsm, { accountId: MESH_ACCOUNT, traceId, attempt: 1 });
+      await writer.emit('approval_requested', {
+        call_id: 'call_pay_1',
+        tool: 'pay_invoice',
+        arguments: { amount: 1200, vendor: 'ACME GmbH' },
+        reason: 'amount above 1000',
+        expires_at: expiresAt,
+      });
+      const now = new Date().toISOString();
+      await statuses.create({
+        trace_id: traceId,
+        account_id: MESH_ACCOUNT,
+        workflow_id: 'payments',
+        status: TaskStatus.WAITING_APPROVAL,
+        attempt: 1,
+        submitted_at: now,
+        updated_at: now,
+      });
+
+      await page.getByRole('button', { name: 'Reload tasks' }).click();
+      const open = page.getByRole('button', { name: `Open task ${traceId}` });
+      await open.waitFor({ timeout: 15_000 });
+      await open.focus();
+      await page.keyboard.press('Enter');
+
+      const approval = page.locator('#approvals > li');
+      await expect.poll(() => approval.count(), POLL).toBe(1);
+      await expect
+        .poll(async () => (await approval.textContent()) ?? '', POLL)
+        .toContain('"vendor": "ACME GmbH"');
+      const text = (await approval.textContent()) ?? '';
+      expect(text).toContain('pay_invoice');
+      expect(text).toContain('pending');
+      expect(text).toContain('Reason: amount above 1000');
+      expect(text).toMatch(/Expires /);
+      expect(await page.locator('#task-status').textContent()).toBe('waiting_approval');
+      expect((await page.locator('#timeline > li').allTextContents()).join('\n')).toMatch(
+        /approval_requested pay_invoice waits for approval: amount above 1000/,
+      );
+      await page.screenshot({ path: join(ARTIFACTS, 'console-approval.png'), fullPage: true });
+
+      await page.getByLabel('Comment (optional)').fill('checked the invoice');
+      const approve = page.getByRole('button', { name: 'Approve pay_invoice call call_pay_1' });
+      await approve.focus();
+      await page.keyboard.press('Enter');
+
+      await expect.poll(async () => (await approval.textContent()) ?? '', POLL).toContain('approved');
+      expect(await page.getByRole('button', { name: /Approve pay_invoice/ }).count()).toBe(0);
+      expect((await approval.textContent()) ?? '').toContain('Comment: checked the invoice');
+      const info = await jsm.streams.info(Streams.TASKS.name, { subjects_filter: subject });
+      expect(info.state.subjects?.[subject]).toBe(1);
+      const queued = await jsm.streams.getMessage(Streams.TASKS.name, { last_by_subj: subject });
+      expect(queued?.header.get(RESUMED_PARK_HEADER)).toBe('1');
+      expect((await parked.get(MESH_ACCOUNT, traceId))?.parked.approvals[0]?.state).toBe('approved');
+      expect(pageProblems.slice(problemsBefore)).toEqual([]);
+    } finally {
+      await nc.close();
+    }
   });
 });

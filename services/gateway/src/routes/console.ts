@@ -19,6 +19,7 @@ const FILES = {
   'console.js': 'text/javascript; charset=utf-8',
   'task-view.js': 'text/javascript; charset=utf-8',
   'answer-text.js': 'text/javascript; charset=utf-8',
+  'approvals-view.js': 'text/javascript; charset=utf-8',
 } as const;
 
 export const CONSOLE_CSP = [
