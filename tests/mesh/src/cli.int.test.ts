@@ -3,7 +3,8 @@
  * whole mesh (gateway, assembler, executor as processes on real NATS, a scripted model, a recording
  * API standing in for a third-party service). Configuration from the environment, one-line errors,
  * a management round trip, an OpenAPI document imported from a URL and a task that calls it, `tail`,
- * and following a task over NATS (JetStream) without losing the events of a task that already ended.
+ * and following a task over NATS (JetStream) without losing the events of a task that already ended;
+ * listing, denying and approving the tool calls of a parked task.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -13,15 +14,25 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MeshClient } from '@agentmesh/client';
 import { followTaskEventsOverNats } from '@agentmesh/client/nats';
-import type { TaskEvent } from '@agentmesh/protocol';
+import { openMeshBuckets, ParkedTaskStore, TaskStatusStore } from '@agentmesh/bus';
+import {
+  newTraceId,
+  RESUMED_PARK_HEADER,
+  Streams,
+  taskAssembledSubject,
+  TaskStatus,
+  type TaskEvent,
+} from '@agentmesh/protocol';
 import {
   findFreePort,
+  parkedTaskFixture,
   startRecordingApi,
   startScriptedModel,
   waitFor,
   type RecordingApi,
   type ScriptedModel,
 } from '@agentmesh/testkit';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admin, sseEvents } from './mesh-client.js';
@@ -391,5 +402,58 @@ describe('following a task over NATS', () => {
       .map((line) => JSON.parse(line) as TaskEvent);
     expect(events).toEqual(await sseEvents(mesh, events[0]!.trace_id));
     expect(events.at(-1)).toMatchObject({ type: 'done', data: { message: ANSWER } });
+  });
+});
+
+describe('agentmesh approvals, approve and deny', () => {
+  it('lists the call a parked task waits on, denies it with a comment (the task is queued again once), and a later approve is one CONFLICT line', async () => {
+    const traceId = newTraceId();
+    // Queued again on a native class no executor here provides, so the copy stays in MESH_TASKS to be counted.
+    const subject = taskAssembledSubject(MESH_ACCOUNT, ['approval_cli_check']);
+    const nc = await connect({ servers: mesh.nats.url });
+    try {
+      const js = jetstream(nc);
+      const jsm = await jetstreamManager(nc);
+      const buckets = await openMeshBuckets(js, { only: ['tasks', 'parkedTasks'] });
+      const parked = new ParkedTaskStore(buckets.parkedTasks);
+      await parked.park(
+        parkedTaskFixture({ traceId, accountId: MESH_ACCOUNT, callIds: ['call_1'], subject }),
+      );
+      const now = new Date().toISOString();
+      await new TaskStatusStore(buckets.tasks).create({
+        trace_id: traceId,
+        account_id: MESH_ACCOUNT,
+        workflow_id: 'payments',
+        status: TaskStatus.WAITING_APPROVAL,
+        attempt: 1,
+        submitted_at: now,
+        updated_at: now,
+      });
+      const env = { AGENTMESH_URL: mesh.gatewayUrl, AGENTMESH_API_KEY: mesh.apiKey };
+
+      const listed = await agentmesh(['approvals', traceId], env);
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stdout).toMatch(/^call_1 pending pay_invoice: amount above 1000 \(expires .+\)\n/);
+      expect(listed.stdout).toContain(`task ${traceId} still waits on 1 approval`);
+
+      const denied = await agentmesh(['deny', traceId, 'call_1', '--comment', 'not this month'], env);
+      expect(denied.code, denied.stderr).toBe(0);
+      expect(denied.stdout).toBe(`call_1 denied\ntask ${traceId} is queued to go on\n`);
+      const stored = await parked.get(MESH_ACCOUNT, traceId);
+      expect(stored?.parked.approvals[0]).toMatchObject({ state: 'denied', comment: 'not this month' });
+      const info = await jsm.streams.info(Streams.TASKS.name, { subjects_filter: subject });
+      expect(info.state.subjects?.[subject]).toBe(1);
+      const queued = await jsm.streams.getMessage(Streams.TASKS.name, { last_by_subj: subject });
+      expect(queued?.header.get(RESUMED_PARK_HEADER)).toBe('1');
+
+      const late = await agentmesh(['approve', traceId, 'call_1'], env);
+      expect(late.code).toBe(1);
+      expect(late.stderr).toBe(
+        'error CONFLICT: the approval of call call_1 is denied already\ndetail: {"call_id":"call_1","state":"denied"}\n',
+      );
+      expect(late.stderr).not.toMatch(STACK_FRAME);
+    } finally {
+      await nc.close();
+    }
   });
 });
