@@ -161,6 +161,35 @@ describe('deciding on a parked task’s tool call', () => {
     expect(await queuedTasks('appr-expired')).toBe(0);
   });
 
+  it('when approve and deny of the same call race, exactly one wins (compare-and-set), the other is 409, and the task is queued once', async () => {
+    const traceId = await seedParkedTask('appr-race', ['call_1']);
+    const answers = await Promise.all([
+      decide('appr-race', traceId, 'call_1', { approve: true }),
+      decide('appr-race', traceId, 'call_1', { approve: false }),
+      decide('appr-race', traceId, 'call_1', { approve: false, comment: 'no' }),
+    ]);
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409, 409]);
+    const winner = answers.find((answer) => answer.status === 200)!;
+    const stored = await parkedTasks.get('appr-race', traceId);
+    expect(stored?.parked.approvals[0]?.state).toBe(winner.body.approvals[0].state);
+    expect(await queuedTasks('appr-race')).toBe(1);
+  });
+
+  it('when another approval of the task expired and the task was queued, deciding a still-pending one is 409', async () => {
+    const traceId = newTraceId();
+    const parked = parkedTaskFixture({ traceId, accountId: 'appr-gone', callIds: ['call_1', 'call_2'] });
+    await parkedTasks.park({
+      ...parked,
+      approvals: [{ ...parked.approvals[0]!, state: ApprovalState.EXPIRED }, parked.approvals[1]!],
+      resumed_at: new Date().toISOString(),
+    });
+    await seedStatus('appr-gone', traceId, TaskStatus.WAITING_APPROVAL);
+    const res = await decide('appr-gone', traceId, 'call_2', { approve: true });
+    expect(res.status).toBe(409);
+    expect(res.body).toMatchObject({ code: 'CONFLICT', detail: { call_id: 'call_2', state: 'pending' } });
+    expect((await parkedTasks.get('appr-gone', traceId))?.parked.approvals[1]?.state).toBe('pending');
+  });
+
   it('when the call is not one the task waits on, it is 404 NOT_FOUND', async () => {
     const traceId = await seedParkedTask('appr-unknown', ['call_1']);
     const res = await decide('appr-unknown', traceId, 'call_other', { approve: true });
