@@ -88,9 +88,23 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     { replicas: config.NATS_REPLICAS, deadLetterRetentionMs: config.DEAD_LETTER_RETENTION_MS },
     wait,
   );
+  // The buckets it uses, no more: its NATS user may read no other (infra/nats/accounts.conf).
   const buckets = await openMeshBuckets(
     js,
-    { replicas: config.NATS_REPLICAS, taskRetentionMs: config.TASK_RETENTION_MS },
+    {
+      replicas: config.NATS_REPLICAS,
+      taskRetentionMs: config.TASK_RETENTION_MS,
+      only: [
+        'agents',
+        'tools',
+        'credentials',
+        'tasks',
+        'idempotency',
+        'apiKeys',
+        'mcpServers',
+        'parkedTasks',
+      ],
+    },
     wait,
   );
   // The stream as it exists, which another service or an operator may have created.
