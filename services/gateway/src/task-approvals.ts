@@ -161,8 +161,9 @@ export class ApprovalDesk {
         'tool call approval decided',
       );
     }
+    // Re-read for `resumed_at`; the answer stands on what was stored when the read fails.
     const after = resumed ? await this.options.parked.get(accountId, traceId).catch(() => undefined) : stored;
-    return approvalsOf((after ?? stored).parked);
+    return approvalsOf((after ?? stored).parked, resumed);
   }
 
   private unavailable(error: unknown): Rejection {
@@ -200,10 +201,10 @@ function refusalOf(
   }
 }
 
-function approvalsOf(parked: ParkedTask): TaskApprovals {
+function approvalsOf(parked: ParkedTask, resumed = false): TaskApprovals {
   return TaskApprovals.parse({
     trace_id: parked.trace_id,
     approvals: parked.approvals,
-    resumed: parked.resumed_at !== undefined,
+    resumed: resumed || parked.resumed_at !== undefined,
   });
 }
