@@ -1,11 +1,11 @@
 /**
- * Cancelling a task: the status record gets `cancel_requested_at` (so a task that has not started
+ * Cancelling a task (libs/bus `requestTaskCancel`, which executors use for sub-tasks too): the status record gets `cancel_requested_at` (so a task that has not started
  * never runs: the assembler and executor check the flag first) and a CancelSignal goes out on
  * `mesh.control.cancel.<account>.<trace_id>` (so the executor running it aborts now). Cancelling twice is
  * harmless and sends the signal again; a task that has already ended cannot be cancelled.
  */
-import { CancelSignal, cancelSubject, isFinalTaskStatus, type TaskStatusRecord } from '@agentmesh/protocol';
-import { encodeJson, type TaskStatusStore } from '@agentmesh/bus';
+import { isFinalTaskStatus, type TaskStatusRecord } from '@agentmesh/protocol';
+import { requestTaskCancel, type TaskStatusStore } from '@agentmesh/bus';
 import { injectTraceContext, taskRootContext, type Logger } from '@agentmesh/runtime';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { context, trace } from '@opentelemetry/api';
@@ -45,16 +45,15 @@ export class TaskCanceller {
     accountId: string,
     reason: string | undefined,
   ): Promise<TaskStatusRecord | Rejection> {
-    const requestedAt = this.now().toISOString();
     let record: TaskStatusRecord | undefined;
     try {
-      record = await this.options.statuses.update(accountId, traceId, (current) =>
-        current === undefined ||
-        isFinalTaskStatus(current.status) ||
-        current.cancel_requested_at !== undefined
-          ? undefined
-          : { ...current, cancel_requested_at: requestedAt, updated_at: requestedAt },
-      );
+      record = await requestTaskCancel(this.options.nc, this.options.statuses, {
+        accountId,
+        traceId,
+        requestedAt: this.now(),
+        headers: injectTraceContext(),
+        ...(reason === undefined ? {} : { reason }),
+      });
     } catch (error) {
       this.options.log.error({ err: error }, 'task status unavailable');
       return new ServiceUnavailable('task status is unavailable right now; retry', { cause: error });
@@ -63,15 +62,6 @@ export class TaskCanceller {
     if (isFinalTaskStatus(record.status)) {
       return new Conflict(`task ${traceId} has already ended (${record.status})`, { status: record.status });
     }
-    const signal = CancelSignal.parse({
-      account_id: accountId,
-      trace_id: traceId,
-      requested_at: record.cancel_requested_at ?? requestedAt,
-      ...(reason === undefined ? {} : { reason }),
-    });
-    this.options.nc.publish(cancelSubject(accountId, traceId), encodeJson(signal), {
-      headers: injectTraceContext(),
-    });
     this.options.log.info({ account_id: accountId }, 'task cancel requested');
     return record;
   }
