@@ -33,6 +33,7 @@ import {
   MODEL_API_KEY_VAULT_ENTRY,
   type AssembledTask,
   type ClearVault,
+  otelTraceIdOf,
   type McpServerConnection,
   type TaskEvent,
   type ToolDefinition,
@@ -57,6 +58,9 @@ import { resumePointOf, type ResumePoint } from './resume/resume-point.js';
 import { toolExecutor, type ToolRunners } from './tools/tool-dispatch.js';
 import type { TaskAccount, TaskContextValues } from './tools/index.js';
 import { ToolCallError } from './tools/tool-errors.js';
+import { SubtaskFanOut } from './tools/sub-agent/index.js';
+
+const DEFAULT_MAX_SUBTASKS_PER_TASK = 8;
 
 /** What the consumer does with the task's message once the attempt is over. */
 export const AttemptDisposition = {
@@ -103,6 +107,8 @@ export interface TaskRunnerDependencies {
   deltaCoalescing?: DeltaCoalescing;
   /** Per model call, unless the task's model config sets `timeout_ms`. */
   llmTimeoutMs: number;
+  /** Sub-tasks (agent tool calls) one task may start across its attempts; 8 by default. */
+  maxSubtasksPerTask?: number;
   log: Logger;
   /** By default the instruments of the global meter provider (so the runner is made after telemetry starts). */
   metrics?: ExecutorMetrics;
@@ -133,7 +139,8 @@ export class TaskRunner {
     const secrets = new SecretScrubber();
     const release = this.#openSecrets.hold(secrets);
     try {
-      return await context.with(taskParentContext(delivery.headers, meta.trace_id), () =>
+      // A sub-task's spans join its root task's trace.
+      return await context.with(taskParentContext(delivery.headers, otelTraceIdOf(meta)), () =>
         inSpan(name, options, (span) => this.#run(task, delivery.attempt, { span, secrets })),
       );
     } finally {
@@ -303,7 +310,7 @@ export class TaskRunner {
     }
     const outcome = await this.#runLoop(
       task,
-      { vault, secrets },
+      { vault, secrets, deadline: abort.deadlineAt },
       sink,
       abort.signal,
       observed.metrics,
@@ -324,7 +331,11 @@ export class TaskRunner {
   /** The agent loop with this task's model, tools and vault; a bug inside it ends the task as INTERNAL. */
   async #runLoop(
     task: AssembledTask,
-    { vault, secrets }: { vault: ClearVault; secrets: SecretScrubber },
+    {
+      vault,
+      secrets,
+      deadline,
+    }: { vault: ClearVault; secrets: SecretScrubber; deadline: number | undefined },
     sink: TaskEventSink,
     signal: AbortSignal,
     metrics: TaskMetrics,
@@ -374,6 +385,15 @@ export class TaskRunner {
             secrets,
             context: toolContextOf(task),
             mcpServers,
+            subtasks: {
+              meta: task.task_meta,
+              ...(deadline === undefined ? {} : { deadline }),
+              fanOut: new SubtaskFanOut(
+                this.deps.maxSubtasksPerTask ?? DEFAULT_MAX_SUBTASKS_PER_TASK,
+                resume?.subtaskCallIds,
+              ),
+              emit: sink.emit,
+            },
           }),
           emit: sink.emit,
           emitDurably: sink.emitDurably,
