@@ -108,7 +108,9 @@ export class SubAgentToolRunner {
     const submitted = await this.#submit(tool, input, call, traceId);
     if (!submitted.ok) {
       // An unanswered request may have been accepted all the same: nothing must run unfollowed.
-      await this.#cancel(meta.account_id, traceId, 'the call that submitted it failed').catch(() => undefined);
+      await this.#cancel(meta.account_id, traceId, 'the call that submitted it failed').catch(
+        () => undefined,
+      );
       return submitted;
     }
     const ids = { call_id: call.callId, tool: tool.name, subtask_trace_id: traceId };
@@ -189,7 +191,10 @@ export class SubAgentToolRunner {
     }
     return {
       ok: false,
-      error: { code: ErrorCode.INTERNAL, message: `the gateway answered the sub-task of ${tool.name} unreadably` },
+      error: {
+        code: ErrorCode.INTERNAL,
+        message: `the gateway answered the sub-task of ${tool.name} unreadably`,
+      },
     };
   }
 
@@ -198,7 +203,10 @@ export class SubAgentToolRunner {
     accountId: string,
     traceId: string,
     final: TaskStatusRecord,
-  ): Promise<{ tool: ToolOutcome; finished: Omit<EventData<'subtask_finished'>, 'call_id' | 'tool' | 'subtask_trace_id'> }> {
+  ): Promise<{
+    tool: ToolOutcome;
+    finished: Omit<EventData<'subtask_finished'>, 'call_id' | 'tool' | 'subtask_trace_id'>;
+  }> {
     const terminal = await readLastTaskEvent(this.options.jsm, { accountId, traceId }).catch(() => undefined);
     if (terminal?.type === 'done') {
       const { message, usage, cost_usd } = terminal.data;

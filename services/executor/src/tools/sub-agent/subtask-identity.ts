@@ -8,7 +8,10 @@ import { createHash } from 'node:crypto';
 import { otelTraceIdOf, type TaskMeta, type TaskParent } from '@agentmesh/protocol';
 
 export function subtaskTraceId(parentTraceId: string, callId: string): string {
-  return createHash('sha256').update(`agentmesh-subtask\0${parentTraceId}\0${callId}`).digest('hex').slice(0, 32);
+  return createHash('sha256')
+    .update(`agentmesh-subtask\0${parentTraceId}\0${callId}`)
+    .digest('hex')
+    .slice(0, 32);
 }
 
 /** The sub-task's link to the calling task: one level deeper, in the root task's trace. */
