@@ -5,12 +5,7 @@
  * Used by the gateway's cancel API and by an executor cancelling the sub-tasks of a task that ended.
  * Cancelling twice is harmless and sends the signal again; a task that has already ended gets no signal.
  */
-import {
-  CancelSignal,
-  cancelSubject,
-  isFinalTaskStatus,
-  type TaskStatusRecord,
-} from '@agentmesh/protocol';
+import { CancelSignal, cancelSubject, isFinalTaskStatus, type TaskStatusRecord } from '@agentmesh/protocol';
 import type { MsgHdrs, NatsConnection } from '@nats-io/transport-node';
 import { encodeJson } from './json.js';
 import type { TaskStatusStore } from './stores/task-status-store.js';
@@ -37,9 +32,7 @@ export async function requestTaskCancel(
   const { accountId, traceId } = request;
   const requestedAt = (request.requestedAt ?? new Date()).toISOString();
   const record = await statuses.update(accountId, traceId, (current) =>
-    current === undefined ||
-    isFinalTaskStatus(current.status) ||
-    current.cancel_requested_at !== undefined
+    current === undefined || isFinalTaskStatus(current.status) || current.cancel_requested_at !== undefined
       ? undefined
       : { ...current, cancel_requested_at: requestedAt, updated_at: requestedAt },
   );

@@ -5,7 +5,12 @@
  * `STREAM.MSG.GET` the writer already uses to find the last event).
  */
 import { Streams, TaskEvent, taskEventsSubject } from '@agentmesh/protocol';
-import { JetStreamApiCodes, type JetStreamManager, type MsgRequest, type NextMsgRequest } from '@nats-io/jetstream';
+import {
+  JetStreamApiCodes,
+  type JetStreamManager,
+  type MsgRequest,
+  type NextMsgRequest,
+} from '@nats-io/jetstream';
 import { isJetStreamApiError } from './jetstream-api-error.js';
 import { decodeJson } from './json.js';
 
