@@ -4,8 +4,10 @@
  * the tool `agent_<workflow_id>`; the call runs a sub-task (through the gateway, like any task) whose agent
  * calls an HTTP tool on loopback; the sub-task's answer is the call's result and the parent answers with
  * it. Every span of both tasks is in the root task's one trace. Cancelling the parent over HTTP while its
- * sub-task runs cancels the sub-task too.
+ * sub-task runs cancels the sub-task too. An executor killed while a parent waits for its sub-task: the
+ * parent resumes on another executor and re-attaches to the same sub-task instead of starting a second.
  */
+import { MeshClient } from '@agentmesh/client';
 import type { TaskEvent, TaskStatusRecord } from '@agentmesh/protocol';
 import {
   startRecordingApi,
@@ -38,6 +40,8 @@ let model: ScriptedModel;
 let api: RecordingApi;
 let releaseSlowAnswer!: () => void;
 const slowAnswer = new Promise<void>((resolve) => (releaseSlowAnswer = resolve));
+let releaseHeldAnswer!: () => void;
+const heldAnswer = new Promise<void>((resolve) => (releaseHeldAnswer = resolve));
 
 /** Who is asking: each agent's system prompt names it. */
 function agentOf(request: { body: unknown }): string {
@@ -62,9 +66,14 @@ beforeAll(async () => {
       const agent = agentOf(request);
       const last = lastMessage(request);
       const answered = last.role === 'tool' ? String(last.content) : undefined;
-      if (agent === 'PARENT' || agent === 'SLOW PARENT') {
+      const subOf: Record<string, string> = {
+        PARENT: 'agent_researcher',
+        'SLOW PARENT': 'agent_slow_researcher',
+        'RESUMED PARENT': 'agent_held_researcher',
+      };
+      if (subOf[agent] !== undefined) {
         if (answered === undefined) {
-          const sub = agent === 'PARENT' ? 'agent_researcher' : 'agent_slow_researcher';
+          const sub = subOf[agent];
           return { toolCalls: [{ name: sub, arguments: { input: 'what is the answer?' } }] };
         }
         return { content: `parent relays: ${answered}` };
@@ -72,6 +81,10 @@ beforeAll(async () => {
       if (agent === 'RESEARCHER') {
         if (answered === undefined) return { toolCalls: [{ name: 'facts', arguments: { q: 'answer' } }] };
         return { content: `researcher found ${answered.includes('the-answer-is-42') ? '42' : 'nothing'}` };
+      }
+      if (agent === 'HELD RESEARCHER') {
+        // Held until its executor has been killed; asked again after the takeover, it answers at once.
+        return { content: 'held answer 7', chunkSize: 4, hold: { afterChunks: 1, until: heldAnswer } };
       }
       if (agent === 'SLOW RESEARCHER') {
         // Streams one chunk, then waits until the test ends: the sub-task is running when it is cancelled.
@@ -85,6 +98,8 @@ beforeAll(async () => {
     },
   });
   mesh = await startMesh({
+    // A quick takeover of a killed executor's tasks.
+    env: { executor: { ACK_WAIT_MS: '2000', ACK_PROGRESS_MS: '500', PULL_EXPIRES_MS: '1000' } },
     common: {
       OTEL_TRACES_EXPORTER: 'otlp',
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
@@ -110,10 +125,13 @@ beforeAll(async () => {
   await agent('slow_researcher', 'SLOW RESEARCHER', { description: 'Researches slowly' });
   await agent('parent', 'PARENT', { sub_agents: ['researcher'] });
   await agent('slow_parent', 'SLOW PARENT', { sub_agents: ['slow_researcher'] });
+  await agent('held_researcher', 'HELD RESEARCHER', {});
+  await agent('resumed_parent', 'RESUMED PARENT', { sub_agents: ['held_researcher'] });
 }, 180_000);
 
 afterAll(async () => {
   releaseSlowAnswer();
+  releaseHeldAnswer();
   await mesh?.stop();
   await Promise.all([collector?.stop(), api?.stop(), model?.stop()]);
 });
@@ -237,4 +255,49 @@ describe('agents calling agents', () => {
     expect(subEvents.filter((event) => event.type === 'done' || event.type === 'error')).toHaveLength(1);
     expect(await taskStatus(sub.trace_id)).toMatchObject({ status: 'cancelled', parent_trace_id: parentId });
   });
+
+  it('when the executor dies while a parent waits for its sub-task, the resumed parent re-attaches to the same sub-task: one sub-task, and the parent answers with its answer', async () => {
+    const client = new MeshClient({ baseUrl: mesh.gatewayUrl, apiKey: mesh.apiKey });
+    const task = await client.run({
+      workflow_id: 'resumed_parent',
+      user_id: 'u1',
+      messages: [{ role: 'user', content: 'ask your sub-agent' }],
+    });
+    const parentId = task.trace_id;
+    const received: TaskEvent[] = [];
+    const followed = (async () => {
+      for await (const event of task.events) received.push(event);
+    })().catch((error: unknown) => error);
+    await waitFor(() => received.some((event) => event.type === 'subtask_started'), {
+      timeoutMs: 30_000,
+      description: 'subtask_started',
+    });
+    await waitFor(() => model.requests.some((request) => agentOf(request) === 'HELD RESEARCHER'), {
+      timeoutMs: 20_000,
+      description: "the sub-agent's model call",
+    });
+
+    const [victim] = mesh.executors.splice(0);
+    await victim!.stop('SIGKILL');
+    releaseHeldAnswer();
+    await mesh.addExecutor();
+    expect(await followed).toBeUndefined();
+
+    const events = await sseEvents(mesh, parentId);
+    const done = events.at(-1);
+    expect(done?.type, JSON.stringify(done)).toBe('done');
+    expect((done as Extract<TaskEvent, { type: 'done' }>).data.message).toContain('held answer 7');
+    const starts = events.filter((event) => event.type === 'subtask_started');
+    expect(starts.length).toBe(2);
+    expect(new Set(starts.map((event) => event.data.subtask_trace_id)).size).toBe(1);
+    const takeover = events.find((event) => event.type === 'attempt_started');
+    expect(takeover).toMatchObject({ data: { rerun_call_ids: [starts[0]!.data.call_id] } });
+    const response = await fetch(`${mesh.gatewayUrl}/v1/tasks?limit=100`, {
+      headers: { authorization: `Bearer ${mesh.apiKey}` },
+    });
+    const { tasks } = (await response.json()) as { tasks: TaskStatusRecord[] };
+    const children = tasks.filter((record) => record.parent_trace_id === parentId);
+    expect(children.map((record) => record.trace_id)).toEqual([starts[0]!.data.subtask_trace_id]);
+    expect(children[0]!.status).toBe('done');
+  }, 120_000);
 });
