@@ -182,7 +182,9 @@ export const executorConfigSchema = baseConfigSchema
       ),
     SUBTASK_SUBMIT_TIMEOUT_MS: positiveInt()
       .default(10_000)
-      .describe("How long an agent tool call waits for the gateway to accept its sub-task (NATS mesh.gateway.submit)"),
+      .describe(
+        'How long an agent tool call waits for the gateway to accept its sub-task (NATS mesh.gateway.submit)',
+      ),
     RECALL_TIMEOUT_MS: positiveInt()
       .default(10_000)
       .describe("How long the recall_actions tool waits for the recall service's answer"),

@@ -30,9 +30,7 @@ type DeltaType = 'message_chunk' | 'tool_thinking';
 
 /** What an attempt emits besides the loop's progress: `attempt_started`, first of a resumed attempt. */
 export type SinkEvent =
-  | ProgressEvent
-  | SubtaskEvent
-  | { type: 'attempt_started'; data: EventData<'attempt_started'> };
+  ProgressEvent | SubtaskEvent | { type: 'attempt_started'; data: EventData<'attempt_started'> };
 
 export interface DeltaCoalescing {
   /** How long deltas gather into one event after the one that left at once. */

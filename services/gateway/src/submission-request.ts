@@ -44,7 +44,11 @@ export function parseSubmission(
   return parsePreAssembled(body, caller, recipient);
 }
 
-function parseSubmitRequest(body: unknown, caller: Caller, parent: TaskParent | undefined): Submission | Rejection {
+function parseSubmitRequest(
+  body: unknown,
+  caller: Caller,
+  parent: TaskParent | undefined,
+): Submission | Rejection {
   const account = requireAccount(caller);
   if (account instanceof Rejection) return account;
   const parsed = SubmitTaskRequest.safeParse(body);
