@@ -305,6 +305,38 @@ describe('SubAgentToolRunner', () => {
     expect(another).toMatchObject({ ok: false, error: { code: 'SUBTASK_LIMIT_EXCEEDED' } });
   });
 
+  it("when another task of the account already has the sub-task's id, the call fails CONFLICT, takes nothing of that task and leaves it alone", async () => {
+    const task = caller(parentMeta());
+    const subId = subtaskTraceId(task.meta.trace_id, 'call-1');
+    const now = new Date().toISOString();
+    // Submitted beforehand by somebody else over HTTP: no parent link.
+    await statuses.create({
+      trace_id: subId,
+      account_id: ACCOUNT,
+      workflow_id: 'researcher',
+      status: 'running',
+      attempt: 1,
+      submitted_at: now,
+      updated_at: now,
+    });
+    const abort = new TaskAbort();
+    const running = runner().run(
+      researcher,
+      { input: 'x' },
+      { callId: 'call-1', signal: abort.signal, task },
+    );
+
+    const outcome = await running;
+    abort.cancel();
+
+    expect(outcome).toMatchObject({
+      ok: false,
+      error: { code: 'CONFLICT', detail: { subtask_trace_id: subId } },
+    });
+    expect(task.events).toEqual([]);
+    expect((await statuses.get(ACCOUNT, subId))?.cancel_requested_at).toBeUndefined();
+  });
+
   it('when a sub-task would nest deeper than MAX_SUBTASK_DEPTH, the call is a SUBTASK_LIMIT_EXCEEDED tool error and nothing is submitted', async () => {
     const root = newTraceId();
     const task = caller(

@@ -39,7 +39,7 @@ import type { JetStreamManager } from '@nats-io/jetstream';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { TaskAbortReason } from '../../task-abort.js';
 import { toolFailure, toolSuccess, type ToolOutcome } from '../tool-outcome.js';
-import { awaitFinalStatus } from './subtask-end-watch.js';
+import { awaitFinalStatus, ForeignSubtaskError } from './subtask-end-watch.js';
 import type { SubtaskFanOut } from './subtask-fan-out.js';
 import { subtaskParent, subtaskTraceId } from './subtask-identity.js';
 
@@ -108,11 +108,13 @@ export class SubAgentToolRunner {
     const submitted = await this.#submit(tool, input, call, traceId);
     if (!submitted.ok) {
       // An unanswered request may have been accepted all the same: nothing must run unfollowed.
-      await this.#cancel(meta.account_id, traceId, 'the call that submitted it failed').catch(
-        () => undefined,
-      );
+      await this.#cancel(meta, traceId, 'the call that submitted it failed').catch(() => undefined);
       return submitted;
     }
+    const belongs = (record: TaskStatusRecord): boolean =>
+      record.parent_trace_id === meta.trace_id && record.workflow_id === tool.workflow_id;
+    const stored = await this.options.statuses.get(meta.account_id, traceId).catch(() => undefined);
+    if (stored !== undefined && !belongs(stored)) return foreign(tool, traceId);
     const ids = { call_id: call.callId, tool: tool.name, subtask_trace_id: traceId };
     call.task.emit({ type: EventType.SUBTASK_STARTED, data: { ...ids, workflow_id: tool.workflow_id } });
     let final: TaskStatusRecord;
@@ -123,8 +125,10 @@ export class SubAgentToolRunner {
         accountId: meta.account_id,
         traceId,
         signal: call.signal,
+        belongs,
       });
     } catch (error) {
+      if (error instanceof ForeignSubtaskError) return foreign(tool, traceId);
       if (!call.signal.aborted) {
         return toolFailure(
           ErrorCode.SERVICE_UNAVAILABLE,
@@ -133,7 +137,7 @@ export class SubAgentToolRunner {
         );
       }
       if (endsTask(call.signal.reason)) {
-        await this.#cancel(meta.account_id, traceId, 'its parent task ended').catch(() => undefined);
+        await this.#cancel(meta, traceId, 'its parent task ended').catch(() => undefined);
       }
       return stopped(call.signal);
     }
@@ -229,9 +233,12 @@ export class SubAgentToolRunner {
     };
   }
 
-  #cancel(accountId: string, traceId: string, reason: string): Promise<unknown> {
-    return requestTaskCancel(this.options.nc, this.options.statuses, {
-      accountId,
+  /** Cancels the sub-task at `traceId`, if the task there is this task's sub-task (never another's). */
+  async #cancel(meta: TaskMeta, traceId: string, reason: string): Promise<void> {
+    const record = await this.options.statuses.get(meta.account_id, traceId);
+    if (record?.parent_trace_id !== meta.trace_id) return;
+    await requestTaskCancel(this.options.nc, this.options.statuses, {
+      accountId: meta.account_id,
       traceId,
       reason,
       headers: injectTraceContext(),
@@ -243,6 +250,15 @@ export class SubAgentToolRunner {
 /** Whether an abort reason ends the task (cancel, deadline), rather than only handing this attempt on. */
 function endsTask(reason: unknown): boolean {
   return !(reason instanceof TaskAbortReason) || reason.endsTask;
+}
+
+/** Another task of the account sits at the sub-task's id: its answer must not pass for the sub-agent's. */
+function foreign(tool: AgentTool, traceId: string): ToolOutcome {
+  return toolFailure(
+    ErrorCode.CONFLICT,
+    `the sub-task of ${tool.name} could not run: another task of the account has its id; answer without it`,
+    { subtask_trace_id: traceId },
+  );
 }
 
 function stopped(signal: AbortSignal): ToolOutcome {

@@ -4,9 +4,12 @@
  * (`$KV.mesh_tasks.<account>.<trace_id>`) is taken first, then the record is read once, so a write is
  * either read or heard; after a reconnect (the subscription heard nothing meanwhile) it is read again. The
  * same three-part pattern the cancel listener uses for the tasks this executor runs.
+ *
+ * Every record seen must belong to the caller (`belongs`): a task of the same account could sit at the
+ * sub-task's id, submitted by somebody else, and its answer must never pass for the sub-agent's.
  */
 import { decodeJson, type TaskStatusStore } from '@agentmesh/bus';
-import { Buckets, isFinalTaskStatus, TaskStatusRecord, taskKey } from '@agentmesh/protocol';
+import { Buckets, ErrorCode, isFinalTaskStatus, TaskStatusRecord, taskKey } from '@agentmesh/protocol';
 import type { NatsConnection } from '@nats-io/transport-node';
 
 /** Set on a KV delete or purge (whose body is empty). */
@@ -19,11 +22,24 @@ export interface SubtaskEndWatchOptions {
   traceId: string;
   /** Aborting it stops the wait: the promise rejects with the signal's reason. */
   signal: AbortSignal;
+  /** Whether a record is the caller's sub-task; one that is not ends the wait ({@link ForeignSubtaskError}). */
+  belongs: (record: TaskStatusRecord) => boolean;
+}
+
+/** The task at the sub-task's id is not the caller's sub-task (another parent, another agent). */
+export class ForeignSubtaskError extends Error {
+  override readonly name = 'ForeignSubtaskError';
+  readonly code = ErrorCode.CONFLICT;
+  readonly retryable = false;
+
+  constructor(readonly traceId: string) {
+    super(`task ${traceId} is not this call's sub-task`);
+  }
 }
 
 /** The sub-task's final status record. */
 export function awaitFinalStatus(options: SubtaskEndWatchOptions): Promise<TaskStatusRecord> {
-  const { nc, statuses, accountId, traceId, signal } = options;
+  const { nc, statuses, accountId, traceId, signal, belongs } = options;
   const key = taskKey(accountId, traceId);
   return new Promise<TaskStatusRecord>((resolve, reject) => {
     let settled = false;
@@ -37,7 +53,9 @@ export function awaitFinalStatus(options: SubtaskEndWatchOptions): Promise<TaskS
       outcome();
     };
     const consider = (record: TaskStatusRecord | undefined): void => {
-      if (record !== undefined && isFinalTaskStatus(record.status)) finish(() => resolve(record));
+      if (record === undefined) return;
+      if (!belongs(record)) finish(() => reject(new ForeignSubtaskError(traceId)));
+      else if (isFinalTaskStatus(record.status)) finish(() => resolve(record));
     };
     const read = (): void => {
       statuses.get(accountId, traceId).then(consider, (error: unknown) => finish(() => reject(error)));
