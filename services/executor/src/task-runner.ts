@@ -188,9 +188,16 @@ export class TaskRunner {
       attempt = logged + 1;
       writer = writer.asAttempt(attempt);
     }
+    // Sub-tasks earlier attempts started: cancelled if the task ends in error without this attempt
+    // running their calls again (a cancel before it started, out of attempts).
+    const subtasks = resume?.subtaskCallIds.size ? { subtaskCallIds: resume.subtaskCallIds } : {};
     const workAttempts = new Set(resume?.workAttempts).add(attempt).size;
     if (workAttempts > this.deps.maxDeliver || delivered >= this.#maxDeliveries) {
-      return this.#endOutOfAttempts(task, { attempt, delivered, workAttempts }, writer, { span, metrics });
+      return this.#endOutOfAttempts(task, { attempt, delivered, workAttempts }, writer, {
+        span,
+        metrics,
+        ...subtasks,
+      });
     }
     const kid = task.runtime_config.vault.kid;
     if (!this.deps.keyring.has(kid)) {
@@ -200,7 +207,7 @@ export class TaskRunner {
       if (current?.cancel_requested_at !== undefined && !isFinalTaskStatus(current.status)) {
         const outcome = failure(ErrorCode.CANCELLED, 'the task was cancelled before it started');
         const emit = () => writer.emit(outcome.type, outcome.data);
-        return (await this.#finish(task, attempt, { span, metrics }, emit, undefined))
+        return (await this.#finish(task, attempt, { span, metrics, ...subtasks }, emit, undefined))
           ? AttemptDisposition.ACK
           : afterConflict(attempt);
       }
@@ -214,7 +221,7 @@ export class TaskRunner {
         `no executor holds the vault key "${kid}" the task was sealed for (${attempt} deliveries); add it to VAULT_PRIVATE_KEYS`,
       );
       const emit = () => writer.emit(outcome.type, outcome.data);
-      return (await this.#finish(task, attempt, { span, metrics }, emit, undefined))
+      return (await this.#finish(task, attempt, { span, metrics, ...subtasks }, emit, undefined))
         ? AttemptDisposition.ACK
         : afterConflict(attempt);
     }
@@ -223,7 +230,15 @@ export class TaskRunner {
     // Tracked before the cancel flag is read, so a cancel sent in between still reaches this attempt.
     const untrack = this.deps.running.add(accountId, traceId, abort);
     try {
-      return await this.#attempt(task, attempt, writer, abort, { span, metrics, untrack }, secrets, resume);
+      return await this.#attempt(
+        task,
+        attempt,
+        writer,
+        abort,
+        { span, metrics, untrack, ...subtasks },
+        secrets,
+        resume,
+      );
     } finally {
       untrack();
       abort.dispose();
@@ -465,7 +480,7 @@ export class TaskRunner {
   async #finish(
     task: AssembledTask,
     attempt: number,
-    { span, metrics, untrack }: AttemptObservers,
+    { span, metrics, untrack, subtaskCallIds }: AttemptObservers,
     emit: () => Promise<TaskEvent>,
     /** The status this attempt stored last, so the final one is written without reading first. */
     status: VersionedTaskStatus | undefined,
@@ -486,6 +501,9 @@ export class TaskRunner {
     // before writing the final one, which would only come back as an echo.
     untrack?.();
     await this.#recordFinalStatus(task, attempt, terminal, status);
+    if (terminal.type === 'error' && subtaskCallIds !== undefined) {
+      await this.deps.tools.subAgents?.cancelSubtasks(task.task_meta, subtaskCallIds, terminal.data.code);
+    }
     this.deps.log.info(
       { attempt, outcome: terminal.type, ...(terminal.type === 'error' ? { code: terminal.data.code } : {}) },
       'task attempt finished',
@@ -585,6 +603,8 @@ interface AttemptObservers {
   metrics: TaskMetrics;
   /** Stops tracking the attempt as running (idempotent); absent for attempts never tracked. */
   untrack?: () => void;
+  /** Calls of earlier attempts that started sub-tasks (`subtask_started` in the log). */
+  subtaskCallIds?: ReadonlySet<string>;
 }
 
 /** The account the task runs for, as tools pass it on (seed 004's x-account-id / x-account-type). */

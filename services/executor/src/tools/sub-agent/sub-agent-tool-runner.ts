@@ -233,6 +233,21 @@ export class SubAgentToolRunner {
     };
   }
 
+  /**
+   * Cancels the sub-tasks that calls of an ended task started (those still running: a finished one is
+   * left as it is). For a task that ended without its attempt running those calls again: cancelled
+   * before a redelivery started, out of attempts. Never throws: the task has ended either way.
+   */
+  async cancelSubtasks(meta: TaskMeta, callIds: Iterable<string>, why: string): Promise<void> {
+    await Promise.all(
+      [...callIds].map((callId) =>
+        this.#cancel(meta, subtaskTraceId(meta.trace_id, callId), `its parent task ended (${why})`).catch(
+          () => undefined,
+        ),
+      ),
+    );
+  }
+
   /** Cancels the sub-task at `traceId`, if the task there is this task's sub-task (never another's). */
   async #cancel(meta: TaskMeta, traceId: string, reason: string): Promise<void> {
     const record = await this.options.statuses.get(meta.account_id, traceId);
