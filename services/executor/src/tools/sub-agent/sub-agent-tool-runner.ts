@@ -92,7 +92,7 @@ export class SubAgentToolRunner {
     if (parent.depth > this.options.maxDepth) {
       return toolFailure(
         ErrorCode.SUBTASK_LIMIT_EXCEEDED,
-        `${tool.name} cannot be called here: this task is already a sub-task at depth ${parent.depth - 1}, and sub-tasks nest at most ${this.options.maxDepth} deep; answer without it`,
+        `${tool.name} cannot be called here: its sub-task would be nested ${parent.depth} deep, and sub-tasks nest at most ${this.options.maxDepth} deep; answer without it`,
         { max_depth: this.options.maxDepth },
       );
     }
