@@ -47,6 +47,22 @@ export class InvalidRegistryNameError extends Error {
 }
 
 /**
+ * An AGENT tool was to be stored in the tool registry: agent tools are made by the assembler from an
+ * agent's `sub_agents` (the agent is the definition), never stored as tools.
+ */
+export class AgentToolNotStorableError extends Error {
+  override readonly name = 'AgentToolNotStorableError';
+  readonly code = ErrorCode.INVALID_REQUEST;
+  readonly retryable = false;
+
+  constructor(readonly toolName: string) {
+    super(
+      `tool ${toolName} is of type AGENT: agent tools are not stored; list the agent's workflow_id in the calling agent's sub_agents instead`,
+    );
+  }
+}
+
+/**
  * KV refused a task status write for a reason other than a concurrent writer (a compare-and-set lost
  * is retried, not reported): the bucket is gone, the value is over its limit, the user may not write,
  * the server did not answer. Retryable when the server was not reached or gave no answer in time.

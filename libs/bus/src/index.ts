@@ -1,4 +1,5 @@
 export {
+  AgentToolNotStorableError,
   CorruptRecordError,
   EventStreamConflictError,
   InvalidRegistryNameError,
@@ -43,7 +44,9 @@ export type {
 export { TaskEventWriter } from './task-event-writer.js';
 export type { TaskEventWriterOptions } from './task-event-writer.js';
 export { expiredTaskEvents, followTaskEvents, storedTaskEventCount } from './task-event-reader.js';
-export { readTaskEventLog } from './task-event-log.js';
+export { readLastTaskEvent, readTaskEventLog } from './task-event-log.js';
+export { requestTaskCancel } from './task-cancel-request.js';
+export type { TaskCancelRequest } from './task-cancel-request.js';
 export type { ReadTaskEventLogOptions } from './task-event-log.js';
 export type { FollowTaskEventsOptions } from './task-event-reader.js';
 export { AgentStore } from './stores/agent-store.js';

@@ -5,7 +5,13 @@
  * `STREAM.MSG.GET` the writer already uses to find the last event).
  */
 import { Streams, TaskEvent, taskEventsSubject } from '@agentmesh/protocol';
-import type { JetStreamManager, MsgRequest, NextMsgRequest } from '@nats-io/jetstream';
+import {
+  JetStreamApiCodes,
+  type JetStreamManager,
+  type MsgRequest,
+  type NextMsgRequest,
+} from '@nats-io/jetstream';
+import { isJetStreamApiError } from './jetstream-api-error.js';
 import { decodeJson } from './json.js';
 
 export interface ReadTaskEventLogOptions {
@@ -38,4 +44,23 @@ export async function readTaskEventLog(
     streamSeq = message.seq + 1;
   }
   return events;
+}
+
+/**
+ * The task's last stored event (one message get, `last_by_subj`), or undefined when none is stored: a
+ * finished task's terminal event, for a task that followed it through its status record (an executor
+ * waiting for a sub-task).
+ */
+export async function readLastTaskEvent(
+  jsm: JetStreamManager,
+  { accountId, traceId }: { accountId: string; traceId: string },
+): Promise<TaskEvent | undefined> {
+  const subject = taskEventsSubject(accountId, traceId);
+  const last = await jsm.streams
+    .getMessage(Streams.EVENTS.name, { last_by_subj: subject })
+    .catch((error: unknown) => {
+      if (isJetStreamApiError(error, JetStreamApiCodes.NoMessageFound)) return null;
+      throw error;
+    });
+  return last ? decodeJson(TaskEvent, last.data, `${subject}#${last.seq}`) : undefined;
 }

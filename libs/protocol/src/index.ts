@@ -49,6 +49,7 @@ export { SEALED_VAULT_ALGORITHM } from './vault.js';
 export {
   TaskMeta,
   TaskParent,
+  TASK_PARENT_HEADER,
   otelTraceIdOf,
   ClearTaskMeta,
   TaskInput,

@@ -40,6 +40,13 @@ export const TaskParent = z.strictObject({
 });
 export type TaskParent = z.infer<typeof TaskParent>;
 
+/**
+ * The NATS header in which an executor hands a sub-task's TaskParent (JSON) to the gateway's trusted
+ * submit subject (`mesh.gateway.submit`). Read there only: HTTP and account-confined subjects ignore it, so
+ * no tenant can graft its task into another task's tree or trace.
+ */
+export const TASK_PARENT_HEADER = 'agentmesh-task-parent';
+
 /** Task identity on the bus. */
 export const TaskMeta = z.object({
   workflow_id: WorkflowId,

@@ -175,6 +175,27 @@ describe('infra/nats/accounts.conf', () => {
     expect(closedWith).toBeInstanceOf(PermissionViolationError);
   });
 
+  it("when the executor submits a sub-task on the gateway's trusted subject and cancels one, the gateway answers and the cancel is heard; an account's own submit subject stays closed to it", async () => {
+    const gateway = await connectAs('gateway');
+    const assembler = await connectAs('assembler');
+    const executor = await connectAs('executor');
+    const ingress = gateway.nc.subscribe('mesh.gateway.submit', { queue: 'gateway', max: 1 });
+    void (async () => {
+      for await (const msg of ingress) msg.respond(`accepted ${msg.string()}`);
+    })();
+    const cancel = await subscribeForOne(assembler, `mesh.control.cancel.acme.${TRACE_ID}`);
+    await gateway.nc.flush();
+
+    const reply = await executor.nc.request('mesh.gateway.submit', 'sub-task', { timeout: 5_000 });
+    executor.nc.publish(`mesh.control.cancel.acme.${TRACE_ID}`, 'cancel');
+    executor.nc.publish('mesh.gateway.submit.acme', 'confined');
+
+    expect(reply.string()).toBe('accepted sub-task');
+    expect((await cancel.message).string()).toBe('cancel');
+    await refusedPublish(executor, 'mesh.gateway.submit.acme');
+    expect(gateway.violations).toEqual([]);
+  });
+
   it('when the executor asks the recall service, recall answers on the reply subject it may only respond to', async () => {
     const recall = await connectAs('recall');
     const executor = await connectAs('executor');

@@ -48,6 +48,25 @@ export class BoundToolUnavailableError extends AssemblyError {
   }
 }
 
+/**
+ * The agent lists sub-agents (`sub_agents`) that neither its account nor the shared catalogue holds, or
+ * whose tool name (`agent_<workflow_id>`) one of its bound tools already has.
+ */
+export class SubAgentUnavailableError extends AssemblyError {
+  override readonly name = 'SubAgentUnavailableError';
+  readonly code = ErrorCode.NOT_FOUND;
+  readonly detail: { workflow_id: string; missing_sub_agents: string[]; clashing_tool_names: string[] };
+
+  constructor(workflowId: string, missing: string[], clashing: string[]) {
+    const parts = [
+      ...missing.map((id) => `${id} (no such agent)`),
+      ...clashing.map((name) => `${name} (a bound tool has this name)`),
+    ];
+    super(`agent "${workflowId}" lists sub-agents that cannot be called: ${parts.join(', ')}`);
+    this.detail = { workflow_id: workflowId, missing_sub_agents: missing, clashing_tool_names: clashing };
+  }
+}
+
 /** The agent binds MCP servers that neither its account nor the shared catalogue defines. */
 export class McpServerUnavailableError extends AssemblyError {
   override readonly name = 'McpServerUnavailableError';

@@ -22,6 +22,7 @@ import {
   Consumers,
   describeZodError,
   nativeClassesOf,
+  otelTraceIdOf,
   parseTaskSubject,
   ReceivedTask,
   type TaskMeta,
@@ -200,7 +201,8 @@ export class ReceivedTaskConsumer {
       return this.dropMalformed(msg, MalformedTaskReason.ACCOUNT_MISMATCH, 'account mismatch');
     }
     const ended = this.metrics.startAssembly();
-    const parent = taskParentContext(msg.headers, meta.trace_id);
+    // A sub-task's spans join its root task's trace.
+    const parent = taskParentContext(msg.headers, otelTraceIdOf(meta));
     const span = tracer.startSpan(
       'assemble',
       {

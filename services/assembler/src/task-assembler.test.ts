@@ -247,6 +247,65 @@ describe('agents binding MCP servers', () => {
   });
 });
 
+describe('agents calling agents (sub_agents)', () => {
+  const helper = qichachaAgent({
+    workflow_id: 'fact.checker',
+    description: 'Checks a fact and answers true or false',
+    tools: [],
+  });
+
+  it('each listed sub-agent becomes an AGENT tool agent_<workflow_id> (function-name safe) taking {input}, described by the sub-agent, after the bound tools', async () => {
+    const world: World = {
+      ...fullWorld,
+      agents: [qichachaAgent({ sub_agents: ['fact.checker', 'fact.checker'] }), helper],
+    };
+    const task = assembled(await assembleTask(receivedTask('company_research'), sources(world)));
+
+    expect(task.runtime_config.tools.map((tool) => tool.name)).toEqual([
+      'search_company_basic',
+      expect.stringMatching(/^agent_fact_checker_[0-9a-f]+$/),
+    ]);
+    const agentTool = task.runtime_config.tools[1]!;
+    expect(agentTool).toMatchObject({
+      type: 'AGENT',
+      workflow_id: 'fact.checker',
+      description: 'Checks a fact and answers true or false',
+      parameters: { type: 'object', required: ['input'], properties: { input: { type: 'string' } } },
+    });
+  });
+
+  it('when a listed sub-agent does not exist in the account or the shared catalogue, the task fails with NOT_FOUND naming it', async () => {
+    const world: World = {
+      ...fullWorld,
+      agents: [qichachaAgent({ sub_agents: ['fact.checker', 'ghost'] }), helper],
+    };
+    const failure = failed(await assembleTask(receivedTask('company_research'), sources(world)));
+
+    expect(failure.code).toBe('NOT_FOUND');
+    expect(failure.message).toContain('ghost');
+    expect(failure.detail).toEqual({
+      workflow_id: 'company_research',
+      missing_sub_agents: ['ghost'],
+      clashing_tool_names: [],
+    });
+  });
+
+  it('when a bound tool already has the name of a sub-agent tool, the task fails naming the clash', async () => {
+    const clashing = { ...weatherTool(), name: 'agent_helper' };
+    const world: World = {
+      ...fullWorld,
+      tools: [qichachaTool(), clashing],
+      agents: [
+        qichachaAgent({ tools: ['search_company_basic', 'agent_helper'], sub_agents: ['helper'] }),
+        qichachaAgent({ workflow_id: 'helper' }),
+      ],
+    };
+    const failure = failed(await assembleTask(receivedTask('company_research'), sources(world)));
+
+    expect(failure.detail).toMatchObject({ missing_sub_agents: [], clashing_tool_names: ['agent_helper'] });
+  });
+});
+
 describe('tasks that cannot be assembled', () => {
   it('when no agent has the workflow_id, the task fails with NOT_FOUND naming it', async () => {
     const failure = failed(await assembleTask(receivedTask('no_such_agent'), sources(fullWorld)));

@@ -6,6 +6,8 @@
  * target and auth mapping), so the vault opens in no other task. Expected failures come back as an {@link AssemblyError}, never thrown.
  * Pre-assembled tasks (sealed by the gateway) pass through unchanged.
  *
+ * An agent's `sub_agents` become AGENT tools (sub-agent-tools.ts), resolved like the agent itself.
+ *
  * Tenancy: the agent and every bound tool are resolved in the task's own account first and in the shared
  * catalogue (written by admins only) behind it, so a task never runs a definition another account can
  * change.
@@ -36,6 +38,7 @@ import {
   McpServerUnavailableError,
   type AssemblyError,
 } from './assembly-errors.js';
+import { bindSubAgents } from './sub-agent-tools.js';
 
 /** Finds the agent an account's task runs: the account's own, else the shared catalogue's. */
 export interface AgentLookup {
@@ -85,6 +88,13 @@ export async function assembleTask(
 
   const bound = await bindTools(scope, agent, sources.tools);
   if (!bound.ok) return bound;
+  const subAgents = await bindSubAgents(
+    scope,
+    agent,
+    sources.agents,
+    new Set(bound.tools.map((tool) => tool.name)),
+  );
+  if (!subAgents.ok) return subAgents;
   const servers = await bindMcpServers(scope, agent, sources.mcpServers);
   if (!servers.ok) return servers;
 
@@ -95,7 +105,14 @@ export async function assembleTask(
 
   return {
     ok: true,
-    task: buildAssembledTask(received, agent, bound.tools, resolved.values, sources.sealFor, servers.servers),
+    task: buildAssembledTask(
+      received,
+      agent,
+      [...bound.tools, ...subAgents.tools],
+      resolved.values,
+      sources.sealFor,
+      servers.servers,
+    ),
   };
 }
 

@@ -61,6 +61,21 @@ describe('reading a tool directory', () => {
     ]);
   });
 
+  it('an AGENT tool file is reported with a reason naming sub_agents and not read as a tool', async () => {
+    await put('agent.json', {
+      type: 'AGENT',
+      name: 'agent_helper',
+      description: 'asks the helper',
+      parameters: { type: 'object', properties: { input: { type: 'string' } } },
+      workflow_id: 'helper',
+    });
+
+    const scan = await readToolFiles(dir);
+
+    expect(scan.tools).toEqual([]);
+    expect(scan.rejected).toEqual([{ path: 'agent.json', reason: expect.stringContaining('sub_agents') }]);
+  });
+
   it('a file larger than the limit is refused unread', async () => {
     await put('huge.json', `{"pad": "${'x'.repeat(MAX_TOOL_FILE_BYTES)}"}`);
     const scan = await readToolFiles(dir);

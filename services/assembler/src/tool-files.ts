@@ -82,6 +82,9 @@ async function readToolFile(
     return { reason: `not valid JSON: ${errorText(error)}` };
   }
   const imported = importToolDefinition(json);
+  if (imported.success && imported.tool.type === 'AGENT') {
+    return { reason: "an AGENT tool is not a tool file: list the agent in the calling agent's sub_agents" };
+  }
   if (imported.success) return { format: imported.format, tool: imported.tool };
   if (imported.format === undefined || imported.error === undefined) {
     return {

@@ -36,6 +36,8 @@ describe('executor configuration', () => {
       OUTBOUND_ALLOW_HOSTS: ['127.0.0.1', '10.0.0.0/8'],
       // The model endpoint has its own allow-list: loopback for tools does not open it for models.
       MODEL_ALLOW_HOSTS: [],
+      MAX_SUBTASK_DEPTH: 3,
+      MAX_SUBTASKS_PER_TASK: 8,
     });
     expect(config.EXECUTOR_ID).toBeUndefined();
   });

@@ -163,6 +163,28 @@ export const executorConfigSchema = baseConfigSchema
     MCP_MAX_CONNECTIONS: positiveInt()
       .default(256)
       .describe('MCP server connections kept open at once; the least recently used is closed beyond it'),
+    MAX_SUBTASK_DEPTH: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(32)
+      .default(3)
+      .describe(
+        "How deep agent tools may nest sub-tasks: 1 lets a submitted task's agents call agents, but not those agents; 0 turns agent tools off. A deeper call is a SUBTASK_LIMIT_EXCEEDED tool error the model can answer around. Each waiting parent holds an executor slot (see MAX_CONCURRENT_TASKS)",
+      ),
+    MAX_SUBTASKS_PER_TASK: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .default(8)
+      .describe(
+        'Sub-tasks (agent tool calls) one task may start, across all its attempts (a call re-run after a crash re-attaches to its sub-task and is not counted again); one more is a SUBTASK_LIMIT_EXCEEDED tool error',
+      ),
+    SUBTASK_SUBMIT_TIMEOUT_MS: positiveInt()
+      .default(10_000)
+      .describe(
+        'How long an agent tool call waits for the gateway to accept its sub-task (NATS mesh.gateway.submit)',
+      ),
     RECALL_TIMEOUT_MS: positiveInt()
       .default(10_000)
       .describe("How long the recall_actions tool waits for the recall service's answer"),

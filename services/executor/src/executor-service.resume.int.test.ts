@@ -1,7 +1,14 @@
 // A redelivered task resumes from its own event log: an attempt that died left events behind (written here
 // as that attempt would have), and the next delivery goes on from them on a real NATS server.
-import { ensureMeshStreams, followTaskEvents, TaskEventWriter } from '@agentmesh/bus';
 import {
+  ensureMeshStreams,
+  followTaskEvents,
+  openMeshBuckets,
+  TaskEventWriter,
+  TaskStatusStore,
+} from '@agentmesh/bus';
+import {
+  cancelSubject,
   Consumers,
   isTerminalEvent,
   MODEL_API_KEY_VAULT_ENTRY,
@@ -28,6 +35,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcessExecutor } from './__fixtures__/in-process-executor.js';
 import { assembledTask, searchTool } from './__fixtures__/tasks.js';
 import { ensureExecutorConsumer } from './task-consumer.js';
+import { subtaskTraceId } from './tools/sub-agent/index.js';
 
 const ACCOUNT = 'acme';
 const MODEL_KEY = 'canary-model-key-77aa01';
@@ -315,5 +323,51 @@ describe('resuming a redelivered task from its event log', () => {
       ['done', 4],
     ]);
     expect(searchesFor(user)).toEqual([]);
+  });
+
+  it('a task cancelled while no attempt ran it ends CANCELLED on its redelivery, and the sub-task an earlier attempt started is cancelled with it', async () => {
+    const user = 'cancelled while it waited for its sub-task';
+    const task = newTask(user);
+    const traceId = task.task_meta.trace_id;
+    const subId = subtaskTraceId(traceId, 'call_sub');
+    const statuses = new TaskStatusStore((await openMeshBuckets(js, { only: ['tasks'] })).tasks);
+    const now = new Date().toISOString();
+    const record = { account_id: ACCOUNT, attempt: 1, submitted_at: now, updated_at: now } as const;
+    await statuses.create({
+      ...record,
+      trace_id: subId,
+      workflow_id: 'researcher',
+      status: 'running',
+      parent_trace_id: traceId,
+    });
+    await firstAttemptDies(task, [
+      ['tool_start', { call_id: 'call_sub', tool: 'agent_researcher', arguments: { input: 'dig' } }],
+      [
+        'subtask_started',
+        { call_id: 'call_sub', tool: 'agent_researcher', subtask_trace_id: subId, workflow_id: 'researcher' },
+      ],
+    ]);
+    await statuses.create({
+      ...record,
+      trace_id: traceId,
+      workflow_id: task.task_meta.workflow_id,
+      status: 'running',
+      cancel_requested_at: now,
+    });
+    const broadcast = client.subscribe(cancelSubject(ACCOUNT, subId), { max: 1, timeout: 10_000 });
+    const heard = (async () => {
+      for await (const msg of broadcast) return msg.json<{ trace_id: string }>();
+      return undefined;
+    })();
+    await client.flush();
+
+    await startInstance();
+    const events = await eventsOf(task);
+
+    expect(events.at(-1)).toMatchObject({ type: 'error', data: { code: 'CANCELLED' } });
+    expect(modelRequestsFor(user)).toEqual([]);
+    // The sub-task is cancelled once the parent's end is stored (its terminal event, then its status).
+    expect(await heard).toMatchObject({ trace_id: subId });
+    expect((await statuses.get(ACCOUNT, subId))?.cancel_requested_at).toBeDefined();
   });
 });

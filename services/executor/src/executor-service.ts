@@ -29,6 +29,7 @@ import { DeadLetterListener, DeadLetterRecorder } from './dead-letter-listener.j
 import type { ExecutorConfig } from './config.js';
 import { ExecutorMetrics } from './executor-metrics.js';
 import { createToolRunners, publishNativeTools } from './tools/executor-tools.js';
+import { SubAgentToolRunner } from './tools/sub-agent/index.js';
 import { ModelEndpointGuard, OpenAiChatClient } from './llm/index.js';
 import { endingMalformedTasks } from './malformed-task-ending.js';
 import { RunningTasks } from './running-tasks.js';
@@ -104,7 +105,17 @@ export async function startExecutor({
     metrics,
     keyring: config.VAULT_PRIVATE_KEYS,
     running,
-    tools: tools.runners,
+    tools: {
+      ...tools.runners,
+      subAgents: new SubAgentToolRunner({
+        nc,
+        jsm,
+        statuses,
+        maxDepth: config.MAX_SUBTASK_DEPTH,
+        submitTimeoutMs: config.SUBTASK_SUBMIT_TIMEOUT_MS,
+      }),
+    },
+    maxSubtasksPerTask: config.MAX_SUBTASKS_PER_TASK,
     createModel: (options) =>
       new OpenAiChatClient({
         ...options,

@@ -48,7 +48,10 @@ export class TaskAbort {
   readonly #timer: NodeJS.Timeout | undefined;
 
   /** `deadlineAt`: epoch ms after which the attempt is aborted with DEADLINE_EXCEEDED. */
-  constructor(deadlineAt?: number, now: () => number = Date.now) {
+  constructor(
+    readonly deadlineAt?: number,
+    now: () => number = Date.now,
+  ) {
     if (deadlineAt === undefined) return;
     const remaining = deadlineAt - now();
     if (remaining <= 0)

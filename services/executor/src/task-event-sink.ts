@@ -23,12 +23,14 @@
 import type { TaskEventWriter } from '@agentmesh/bus';
 import type { EventData, TaskEvent } from '@agentmesh/protocol';
 import type { LoopOutcome, ProgressEvent } from './agent-loop.js';
+import type { SubtaskEvent } from './tools/sub-agent/index.js';
 import { ScrubbingStream, type SecretScrubber } from './secrets/index.js';
 
 type DeltaType = 'message_chunk' | 'tool_thinking';
 
 /** What an attempt emits besides the loop's progress: `attempt_started`, first of a resumed attempt. */
-export type SinkEvent = ProgressEvent | { type: 'attempt_started'; data: EventData<'attempt_started'> };
+export type SinkEvent =
+  ProgressEvent | SubtaskEvent | { type: 'attempt_started'; data: EventData<'attempt_started'> };
 
 export interface DeltaCoalescing {
   /** How long deltas gather into one event after the one that left at once. */

@@ -33,6 +33,7 @@ import {
   MODEL_API_KEY_VAULT_ENTRY,
   type AssembledTask,
   type ClearVault,
+  otelTraceIdOf,
   type McpServerConnection,
   type TaskEvent,
   type ToolDefinition,
@@ -57,6 +58,9 @@ import { resumePointOf, type ResumePoint } from './resume/resume-point.js';
 import { toolExecutor, type ToolRunners } from './tools/tool-dispatch.js';
 import type { TaskAccount, TaskContextValues } from './tools/index.js';
 import { ToolCallError } from './tools/tool-errors.js';
+import { SubtaskFanOut } from './tools/sub-agent/index.js';
+
+const DEFAULT_MAX_SUBTASKS_PER_TASK = 8;
 
 /** What the consumer does with the task's message once the attempt is over. */
 export const AttemptDisposition = {
@@ -103,6 +107,8 @@ export interface TaskRunnerDependencies {
   deltaCoalescing?: DeltaCoalescing;
   /** Per model call, unless the task's model config sets `timeout_ms`. */
   llmTimeoutMs: number;
+  /** Sub-tasks (agent tool calls) one task may start across its attempts; 8 by default. */
+  maxSubtasksPerTask?: number;
   log: Logger;
   /** By default the instruments of the global meter provider (so the runner is made after telemetry starts). */
   metrics?: ExecutorMetrics;
@@ -133,7 +139,8 @@ export class TaskRunner {
     const secrets = new SecretScrubber();
     const release = this.#openSecrets.hold(secrets);
     try {
-      return await context.with(taskParentContext(delivery.headers, meta.trace_id), () =>
+      // A sub-task's spans join its root task's trace.
+      return await context.with(taskParentContext(delivery.headers, otelTraceIdOf(meta)), () =>
         inSpan(name, options, (span) => this.#run(task, delivery.attempt, { span, secrets })),
       );
     } finally {
@@ -181,9 +188,16 @@ export class TaskRunner {
       attempt = logged + 1;
       writer = writer.asAttempt(attempt);
     }
+    // Sub-tasks earlier attempts started: cancelled if the task ends in error without this attempt
+    // running their calls again (a cancel before it started, out of attempts).
+    const subtasks = resume?.subtaskCallIds.size ? { subtaskCallIds: resume.subtaskCallIds } : {};
     const workAttempts = new Set(resume?.workAttempts).add(attempt).size;
     if (workAttempts > this.deps.maxDeliver || delivered >= this.#maxDeliveries) {
-      return this.#endOutOfAttempts(task, { attempt, delivered, workAttempts }, writer, { span, metrics });
+      return this.#endOutOfAttempts(task, { attempt, delivered, workAttempts }, writer, {
+        span,
+        metrics,
+        ...subtasks,
+      });
     }
     const kid = task.runtime_config.vault.kid;
     if (!this.deps.keyring.has(kid)) {
@@ -193,7 +207,7 @@ export class TaskRunner {
       if (current?.cancel_requested_at !== undefined && !isFinalTaskStatus(current.status)) {
         const outcome = failure(ErrorCode.CANCELLED, 'the task was cancelled before it started');
         const emit = () => writer.emit(outcome.type, outcome.data);
-        return (await this.#finish(task, attempt, { span, metrics }, emit, undefined))
+        return (await this.#finish(task, attempt, { span, metrics, ...subtasks }, emit, undefined))
           ? AttemptDisposition.ACK
           : afterConflict(attempt);
       }
@@ -207,7 +221,7 @@ export class TaskRunner {
         `no executor holds the vault key "${kid}" the task was sealed for (${attempt} deliveries); add it to VAULT_PRIVATE_KEYS`,
       );
       const emit = () => writer.emit(outcome.type, outcome.data);
-      return (await this.#finish(task, attempt, { span, metrics }, emit, undefined))
+      return (await this.#finish(task, attempt, { span, metrics, ...subtasks }, emit, undefined))
         ? AttemptDisposition.ACK
         : afterConflict(attempt);
     }
@@ -216,7 +230,15 @@ export class TaskRunner {
     // Tracked before the cancel flag is read, so a cancel sent in between still reaches this attempt.
     const untrack = this.deps.running.add(accountId, traceId, abort);
     try {
-      return await this.#attempt(task, attempt, writer, abort, { span, metrics, untrack }, secrets, resume);
+      return await this.#attempt(
+        task,
+        attempt,
+        writer,
+        abort,
+        { span, metrics, untrack, ...subtasks },
+        secrets,
+        resume,
+      );
     } finally {
       untrack();
       abort.dispose();
@@ -303,7 +325,7 @@ export class TaskRunner {
     }
     const outcome = await this.#runLoop(
       task,
-      { vault, secrets },
+      { vault, secrets, deadline: abort.deadlineAt },
       sink,
       abort.signal,
       observed.metrics,
@@ -324,7 +346,11 @@ export class TaskRunner {
   /** The agent loop with this task's model, tools and vault; a bug inside it ends the task as INTERNAL. */
   async #runLoop(
     task: AssembledTask,
-    { vault, secrets }: { vault: ClearVault; secrets: SecretScrubber },
+    {
+      vault,
+      secrets,
+      deadline,
+    }: { vault: ClearVault; secrets: SecretScrubber; deadline: number | undefined },
     sink: TaskEventSink,
     signal: AbortSignal,
     metrics: TaskMetrics,
@@ -374,6 +400,15 @@ export class TaskRunner {
             secrets,
             context: toolContextOf(task),
             mcpServers,
+            subtasks: {
+              meta: task.task_meta,
+              ...(deadline === undefined ? {} : { deadline }),
+              fanOut: new SubtaskFanOut(
+                this.deps.maxSubtasksPerTask ?? DEFAULT_MAX_SUBTASKS_PER_TASK,
+                resume?.subtaskCallIds,
+              ),
+              emit: sink.emit,
+            },
           }),
           emit: sink.emit,
           emitDurably: sink.emitDurably,
@@ -445,7 +480,7 @@ export class TaskRunner {
   async #finish(
     task: AssembledTask,
     attempt: number,
-    { span, metrics, untrack }: AttemptObservers,
+    { span, metrics, untrack, subtaskCallIds }: AttemptObservers,
     emit: () => Promise<TaskEvent>,
     /** The status this attempt stored last, so the final one is written without reading first. */
     status: VersionedTaskStatus | undefined,
@@ -466,6 +501,9 @@ export class TaskRunner {
     // before writing the final one, which would only come back as an echo.
     untrack?.();
     await this.#recordFinalStatus(task, attempt, terminal, status);
+    if (terminal.type === 'error' && subtaskCallIds !== undefined) {
+      await this.deps.tools.subAgents?.cancelSubtasks(task.task_meta, subtaskCallIds, terminal.data.code);
+    }
     this.deps.log.info(
       { attempt, outcome: terminal.type, ...(terminal.type === 'error' ? { code: terminal.data.code } : {}) },
       'task attempt finished',
@@ -565,6 +603,8 @@ interface AttemptObservers {
   metrics: TaskMetrics;
   /** Stops tracking the attempt as running (idempotent); absent for attempts never tracked. */
   untrack?: () => void;
+  /** Calls of earlier attempts that started sub-tasks (`subtask_started` in the log). */
+  subtaskCallIds?: ReadonlySet<string>;
 }
 
 /** The account the task runs for, as tools pass it on (seed 004's x-account-id / x-account-type). */

@@ -182,6 +182,32 @@ describe('plugins', () => {
   });
 });
 
+describe('an AGENT tool', () => {
+  it('is refused by POST and PUT with 400 INVALID_REQUEST naming sub_agents, and nothing is stored', async () => {
+    const agentTool = {
+      type: 'AGENT',
+      name: 'agent_researcher',
+      description: 'asks the researcher',
+      parameters: { type: 'object', properties: { input: { type: 'string' } }, required: ['input'] },
+      workflow_id: 'researcher',
+    };
+    const posted = await call(gw.url, 'POST', '/v1/admin/tools', { body: agentTool, headers: admin });
+    const put = await call(gw.url, 'PUT', '/v1/admin/tools/agent_researcher', {
+      body: agentTool,
+      headers: admin,
+    });
+
+    for (const refused of [posted, put]) {
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatchObject({ code: 'INVALID_REQUEST' });
+      expect(refused.body.message).toContain('sub_agents');
+    }
+    expect((await call(gw.url, 'GET', '/v1/admin/tools/agent_researcher', { headers: admin })).status).toBe(
+      404,
+    );
+  });
+});
+
 describe('a tool written from an assembler tools-directory file', () => {
   it('cannot be deleted through the API: 409 CONFLICT names the file, and the tool stays', async () => {
     const { tools: plugins } = await openMeshBuckets(jetstream(client));

@@ -1,14 +1,18 @@
+import { openMeshBuckets, TaskStatusStore } from '@agentmesh/bus';
 import {
   accountSubmitSubject,
   ErrorBody,
+  newTraceId,
+  ReceivedTask,
   Streams,
   Subjects,
   SubmitTaskReply,
+  TASK_PARENT_HEADER,
   taskEventsSubject,
   taskReceivedSubject,
 } from '@agentmesh/protocol';
 import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
-import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH } from './json-body.js';
@@ -191,6 +195,63 @@ describe('NATS ingress mesh.gateway.submit.<account>', () => {
       await request(submission(), { 'x-api-key': 'nope-nope-nope' }, accountSubmitSubject('acme')),
     );
     expect(reply.code).toBe('UNAUTHORIZED');
+  });
+});
+
+describe('sub-tasks on the NATS ingress', () => {
+  const parentLink = () => {
+    const root = newTraceId();
+    return { trace_id: newTraceId(), call_id: 'call_1_0', root_trace_id: root, depth: 2 };
+  };
+
+  it('when an executor submits a sub-task on the trusted subject, its task carries the parent link and its status names the parent; the same sub-task again is answered as a repeat and queued once', async () => {
+    const account = 'nats-subtasks';
+    const parent = parentLink();
+    const traceId = newTraceId();
+    const headers = { 'x-account-id': account, [TASK_PARENT_HEADER]: JSON.stringify(parent) };
+
+    const reply = SubmitTaskReply.parse(await request(submission({ trace_id: traceId }), headers));
+    const again = SubmitTaskReply.parse(await request(submission({ trace_id: traceId }), headers));
+
+    expect(again.trace_id).toBe(reply.trace_id);
+    expect(await storedCount(account)).toBe(1);
+    const stored = await jsm.streams.getMessage(Streams.TASKS.name, {
+      last_by_subj: taskReceivedSubject(account),
+    });
+    expect(ReceivedTask.parse(stored!.json()).task_meta.parent).toEqual(parent);
+    const statuses = new TaskStatusStore(
+      (await openMeshBuckets(jetstream(client), { only: ['tasks'] })).tasks,
+    );
+    expect(await statuses.get(account, reply.trace_id)).toMatchObject({
+      status: 'queued',
+      parent_trace_id: parent.trace_id,
+    });
+  });
+
+  it("when a tenant sends a parent link on its own account's subject, it is FORBIDDEN and nothing is queued", async () => {
+    const account = 'nats-subtask-tenant';
+    const reply = ErrorBody.parse(
+      await request(
+        submission(),
+        { [TASK_PARENT_HEADER]: JSON.stringify(parentLink()) },
+        accountSubmitSubject(account),
+      ),
+    );
+    expect(reply.code).toBe('FORBIDDEN');
+    expect(await storedCount(account)).toBe(0);
+  });
+
+  it('when the parent link is not a TaskParent, the submission is INVALID_REQUEST and nothing is queued', async () => {
+    const account = 'nats-subtask-bad-link';
+    const reply = ErrorBody.parse(
+      await request(submission(), {
+        'x-account-id': account,
+        [TASK_PARENT_HEADER]: JSON.stringify({ ...parentLink(), depth: 0 }),
+      }),
+    );
+    expect(reply).toMatchObject({ code: 'INVALID_REQUEST' });
+    expect(reply.message).toContain(TASK_PARENT_HEADER);
+    expect(await storedCount(account)).toBe(0);
   });
 });
 

@@ -9,19 +9,31 @@
  *   here): the caller names its account in `x-account-id` / `x-account-type`.
  * On either, an `authorization: Bearer <api key>` (or `x-api-key`) header acts for the key's account.
  *
+ * Sub-tasks: an executor whose task calls an agent tool submits the sub-task on the trusted subject with
+ * its link to the calling task in the `agentmesh-task-parent` header (TaskParent, JSON) and its call's
+ * trace context (`traceparent`). Only the trusted subject reads that header; on an account subject it is
+ * refused (a tenant could otherwise graft its task into another task's tree and trace).
+ *
  * Bodies are read as HTTP bodies are (`json-body.ts`: nesting deeper than MAX_JSON_DEPTH is refused).
  *
  * Pre-assembled (seed 001) payloads are refused here: their vault is in clear, and no secret may
  * cross the bus in clear. Upstreams send those over HTTP, where the gateway seals the vault first.
  */
-import { isPreAssembledSubmission, parseSubmitSubject, Subjects, Wildcards } from '@agentmesh/protocol';
+import {
+  isPreAssembledSubmission,
+  parseSubmitSubject,
+  Subjects,
+  TASK_PARENT_HEADER,
+  TaskParent,
+  Wildcards,
+} from '@agentmesh/protocol';
 import { encodeJson } from '@agentmesh/bus';
 import type { Logger } from '@agentmesh/runtime';
 import { Match, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import type { Authenticator, Caller } from './auth.js';
 import { Forbidden, InternalFailure, InvalidRequest, PayloadTooLarge, Rejection } from './errors.js';
 import { parseJsonBody } from './json-body.js';
-import type { AcceptedTask, TaskSubmitter } from './task-submission.js';
+import type { AcceptedTask, SubmissionLink, TaskSubmitter } from './task-submission.js';
 
 export const GATEWAY_QUEUE_GROUP = 'gateway';
 
@@ -96,6 +108,8 @@ async function submit(options: NatsIngressOptions, msg: Msg): Promise<AcceptedTa
   if (msg.data.length > options.bodyLimitBytes) return new PayloadTooLarge(options.bodyLimitBytes);
   const caller = await identify(options.authenticator, msg);
   if (caller instanceof Rejection) return caller;
+  const link = subtaskLink(msg);
+  if (link instanceof Rejection) return link;
   let text: string;
   try {
     text = decoder.decode(msg.data);
@@ -110,7 +124,25 @@ async function submit(options: NatsIngressOptions, msg: Msg): Promise<AcceptedTa
       'pre-assembled payloads carry a clear vault and are accepted over HTTP only (POST /v1/tasks), never on the bus',
     );
   }
-  return options.submitter.submit(body, caller);
+  return options.submitter.submit(body, caller, link);
+}
+
+/** A sub-task's link to its calling task, read on the trusted subject only (see the header comment). */
+function subtaskLink(msg: Msg): SubmissionLink | undefined | Rejection {
+  const raw = msg.headers?.get(TASK_PARENT_HEADER, Match.IgnoreCase) || undefined;
+  if (raw === undefined) return undefined;
+  if (parseSubmitSubject(msg.subject)) {
+    return new Forbidden(`${TASK_PARENT_HEADER} is accepted on the trusted submit subject only`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return new InvalidRequest(`${TASK_PARENT_HEADER} is not JSON`);
+  }
+  const parent = TaskParent.safeParse(value);
+  if (!parent.success) return InvalidRequest.fromZod(parent.error, TASK_PARENT_HEADER);
+  return { parent: parent.data, ...(msg.headers === undefined ? {} : { traceHeaders: msg.headers }) };
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   ReceivedTask,
   SubmitTaskRequest,
   type TaskMeta,
+  type TaskParent,
 } from '@agentmesh/protocol';
 import type { SealFor } from '@agentmesh/vault';
 import { requireAccount, requirePrivileged, type Caller } from './auth.js';
@@ -31,13 +32,23 @@ export interface Submission {
   build(traceId: string, submittedAt: Date): ReceivedTask | Rejection;
 }
 
-export function parseSubmission(body: unknown, caller: Caller, recipient: SealFor): Submission | Rejection {
-  return isPreAssembledSubmission(body)
-    ? parsePreAssembled(body, caller, recipient)
-    : parseSubmitRequest(body, caller);
+/** `parent`: set for a sub-task (the trusted NATS ingress only); a pre-assembled payload cannot be one. */
+export function parseSubmission(
+  body: unknown,
+  caller: Caller,
+  recipient: SealFor,
+  parent?: TaskParent,
+): Submission | Rejection {
+  if (!isPreAssembledSubmission(body)) return parseSubmitRequest(body, caller, parent);
+  if (parent !== undefined) return new InvalidRequest('a sub-task cannot be a pre-assembled payload');
+  return parsePreAssembled(body, caller, recipient);
 }
 
-function parseSubmitRequest(body: unknown, caller: Caller): Submission | Rejection {
+function parseSubmitRequest(
+  body: unknown,
+  caller: Caller,
+  parent: TaskParent | undefined,
+): Submission | Rejection {
   const account = requireAccount(caller);
   if (account instanceof Rejection) return account;
   const parsed = SubmitTaskRequest.safeParse(body);
@@ -59,6 +70,7 @@ function parseSubmitRequest(body: unknown, caller: Caller): Submission | Rejecti
           account_type: account.accountType,
           submitted_at: submittedAt.toISOString(),
           deadline: request.deadline,
+          parent,
         }),
         input: { messages: request.messages, variables: request.variables ?? {} },
         ...optional('idempotency_key', request.idempotency_key),

@@ -1,5 +1,5 @@
 /**
- * Cancelling a task: the status record gets `cancel_requested_at` (so a task that has not started
+ * Cancelling a task (libs/bus `requestTaskCancel`, which executors use for sub-tasks too): the status record gets `cancel_requested_at` (so a task that has not started
  * never runs: the assembler and executor check the flag first) and a CancelSignal goes out on
  * `mesh.control.cancel.<account>.<trace_id>` (so the executor running it aborts now). Cancelling twice is
  * harmless and sends the signal again; a task that has already ended cannot be cancelled.
@@ -8,8 +8,13 @@
  * marked cancelled in `mesh_parked_tasks` and it is queued again, and the executor that takes it up sees
  * the cancel flag and ends it CANCELLED.
  */
-import { CancelSignal, cancelSubject, isFinalTaskStatus, type TaskStatusRecord } from '@agentmesh/protocol';
-import { cancelApprovals, encodeJson, type ParkedTaskStore, type TaskStatusStore } from '@agentmesh/bus';
+import { isFinalTaskStatus, type TaskStatusRecord } from '@agentmesh/protocol';
+import {
+  cancelApprovals,
+  requestTaskCancel,
+  type ParkedTaskStore,
+  type TaskStatusStore,
+} from '@agentmesh/bus';
 import { injectTraceContext, taskRootContext, type Logger } from '@agentmesh/runtime';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -52,16 +57,15 @@ export class TaskCanceller {
     accountId: string,
     reason: string | undefined,
   ): Promise<TaskStatusRecord | Rejection> {
-    const requestedAt = this.now().toISOString();
     let record: TaskStatusRecord | undefined;
     try {
-      record = await this.options.statuses.update(accountId, traceId, (current) =>
-        current === undefined ||
-        isFinalTaskStatus(current.status) ||
-        current.cancel_requested_at !== undefined
-          ? undefined
-          : { ...current, cancel_requested_at: requestedAt, updated_at: requestedAt },
-      );
+      record = await requestTaskCancel(this.options.nc, this.options.statuses, {
+        accountId,
+        traceId,
+        requestedAt: this.now(),
+        headers: injectTraceContext(),
+        ...(reason === undefined ? {} : { reason }),
+      });
     } catch (error) {
       this.options.log.error({ err: error }, 'task status unavailable');
       return new ServiceUnavailable('task status is unavailable right now; retry', { cause: error });
@@ -70,15 +74,6 @@ export class TaskCanceller {
     if (isFinalTaskStatus(record.status)) {
       return new Conflict(`task ${traceId} has already ended (${record.status})`, { status: record.status });
     }
-    const signal = CancelSignal.parse({
-      account_id: accountId,
-      trace_id: traceId,
-      requested_at: record.cancel_requested_at ?? requestedAt,
-      ...(reason === undefined ? {} : { reason }),
-    });
-    this.options.nc.publish(cancelSubject(accountId, traceId), encodeJson(signal), {
-      headers: injectTraceContext(),
-    });
     this.options.log.info({ account_id: accountId }, 'task cancel requested');
     const unparked = await this.endApprovalWait(traceId, accountId);
     return unparked instanceof Rejection ? unparked : record;

@@ -7,6 +7,10 @@
  * Trace ids are scoped by account: status records and the stream's message ids are keyed by account and
  * trace id, so two accounts using one trace id run two tasks, and neither learns of the other.
  *
+ * A sub-task (submitted by an executor on the trusted NATS subject, see nats-ingress.ts) carries its
+ * `task_meta.parent`; its status record names the parent (`parent_trace_id`), and its `gateway.submit`
+ * span is a child of the calling executor's tool span, in the root task's trace.
+ *
  * A repeat (same idempotency key from the same account, or the same trace_id again) answers the first
  * task's reply. An idempotency key is bound to its request (a digest of the validated request is kept
  * with the claim): the same key with another request is 422 IDEMPOTENCY_KEY_REUSED, never the first
@@ -26,6 +30,7 @@ import {
   taskReceivedSubject,
   type ReceivedTask,
   type SubmitTaskReply,
+  type TaskParent,
   type TaskStatusRecord,
 } from '@agentmesh/protocol';
 import {
@@ -36,9 +41,10 @@ import {
   type IdempotencyStore,
   type TaskStatusStore,
 } from '@agentmesh/bus';
-import { injectTraceContext, taskRootContext, type Logger } from '@agentmesh/runtime';
+import { injectTraceContext, taskParentContext, taskRootContext, type Logger } from '@agentmesh/runtime';
 import type { SealFor } from '@agentmesh/vault';
 import type { JetStreamClient } from '@nats-io/jetstream';
+import type { MsgHdrs } from '@nats-io/transport-node';
 import { context, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Caller } from './auth.js';
 import {
@@ -76,6 +82,13 @@ export interface TaskSubmitterOptions {
   now?: () => Date;
 }
 
+/** What links a sub-task to the task that submitted it; given by the trusted NATS ingress only. */
+export interface SubmissionLink {
+  parent: TaskParent;
+  /** The submit request's headers: the calling tool span's trace context, the sub-task's spans' parent. */
+  traceHeaders?: MsgHdrs;
+}
+
 export interface AcceptedTask {
   reply: SubmitTaskReply;
   /** The account the task runs for. */
@@ -97,11 +110,11 @@ export class TaskSubmitter {
     this.now = options.now ?? (() => new Date());
   }
 
-  async submit(body: unknown, caller: Caller): Promise<AcceptedTask | Rejection> {
+  async submit(body: unknown, caller: Caller, link?: SubmissionLink): Promise<AcceptedTask | Rejection> {
     const { metrics } = this.options;
     let outcome: AcceptedTask | Rejection;
     try {
-      outcome = await this.accept(body, caller);
+      outcome = await this.accept(body, caller, link);
     } catch (error) {
       // The ingress answers it INTERNAL.
       metrics.taskSubmission(SubmissionOutcome.REFUSED, ErrorCode.INTERNAL);
@@ -112,8 +125,12 @@ export class TaskSubmitter {
     return outcome;
   }
 
-  private async accept(body: unknown, caller: Caller): Promise<AcceptedTask | Rejection> {
-    const submission = parseSubmission(body, caller, this.options.vaultRecipient);
+  private async accept(
+    body: unknown,
+    caller: Caller,
+    link: SubmissionLink | undefined,
+  ): Promise<AcceptedTask | Rejection> {
+    const submission = parseSubmission(body, caller, this.options.vaultRecipient, link?.parent);
     if (submission instanceof Rejection) return submission;
     // The running-tasks slot first: a submission it refuses spends no token of the per-second rate.
     const slot = this.options.runningLimiter?.reserve(caller, submission.accountId);
@@ -121,7 +138,7 @@ export class TaskSubmitter {
     let outcome: AcceptedTask | Rejection | undefined;
     try {
       const limited = this.options.rateLimiter?.admit(caller, submission.accountId);
-      outcome = limited ?? (await this.acceptAdmitted(submission));
+      outcome = limited ?? (await this.acceptAdmitted(submission, link));
       return outcome;
     } finally {
       // Only a task published by this submission holds its slot until it ends.
@@ -133,7 +150,10 @@ export class TaskSubmitter {
     }
   }
 
-  private async acceptAdmitted(submission: Submission): Promise<AcceptedTask | Rejection> {
+  private async acceptAdmitted(
+    submission: Submission,
+    link: SubmissionLink | undefined,
+  ): Promise<AcceptedTask | Rejection> {
     let traceId = submission.traceId ?? newTraceId();
     if (submission.idempotencyKey !== undefined) {
       const key = submission.idempotencyKey;
@@ -158,7 +178,9 @@ export class TaskSubmitter {
           'agentmesh.workflow_id': submission.workflowId,
         },
       },
-      taskRootContext(traceId),
+      link === undefined
+        ? taskRootContext(traceId)
+        : taskParentContext(link.traceHeaders, link.parent.root_trace_id),
     );
     try {
       const outcome = await context.with(trace.setSpan(context.active(), span), () =>
@@ -186,6 +208,7 @@ export class TaskSubmitter {
       attempt: 0,
       submitted_at: task.task_meta.submitted_at,
       updated_at: submittedAt.toISOString(),
+      ...(task.task_meta.parent === undefined ? {} : { parent_trace_id: task.task_meta.parent.trace_id }),
     };
     // A new trace id is the common case: one create. Only a trace id that has a record already is read.
     const stored = await this.bus('task status', async () =>

@@ -49,6 +49,8 @@ let model: ScriptedModel;
 
 /** The model recalls the object's actions, calls the recalled tool, then answers. */
 function scriptedAgent(request: ChatCompletionRequest) {
+  const system = request.body.messages.find((message) => message.role === 'system')?.content;
+  if (system === 'DELEGATE' || system === 'HELPER') return delegation(request, system);
   const toolResults = request.body.messages.filter((message) => message.role === 'tool').length;
   if (toolResults === 0) {
     return {
@@ -68,6 +70,15 @@ function scriptedAgent(request: ChatCompletionRequest) {
     return { toolCalls: [{ name: 'search_object_instance', arguments: { kn_id: 'kn_medical', limit: 3 } }] };
   }
   return { content: 'Found one instance.' };
+}
+
+/** An agent that asks another agent (its sub-agent `helper`), and the helper, which answers at once. */
+function delegation(request: ChatCompletionRequest, agent: 'DELEGATE' | 'HELPER') {
+  if (agent === 'HELPER') return { content: 'helped' };
+  const answered = request.body.messages.some((message) => message.role === 'tool');
+  return answered
+    ? { content: 'the helper answered' }
+    : { toolCalls: [{ name: 'agent_helper', arguments: { input: 'help me' } }] };
 }
 
 async function admin(method: string, path: string, body?: unknown): Promise<void> {
@@ -162,6 +173,17 @@ beforeAll(async () => {
     model: { model_name: 'scripted', base_url: model.baseUrl, api_key_credential: 'MODEL_KEY' },
     tools: ['recall_actions'],
   });
+  for (const [workflowId, prompt, subAgents] of [
+    ['helper', 'HELPER', []],
+    ['delegating_agent', 'DELEGATE', ['helper']],
+  ] as const) {
+    await admin('POST', '/agents', {
+      workflow_id: workflowId,
+      system_prompt: prompt,
+      model: { model_name: 'scripted', base_url: model.baseUrl, api_key_credential: 'MODEL_KEY' },
+      sub_agents: subAgents,
+    });
+  }
 }, 240_000);
 
 afterAll(async () => {
@@ -251,6 +273,24 @@ describe('the mesh on least-privilege NATS users', () => {
       headers,
     });
     expect(SubmitTaskReply.parse(reply.json()).events_subject).toContain(`mesh.events.${ACCOUNT}.`);
+  });
+
+  it("an agent calling an agent runs to done: the executor submits the sub-task on the gateway's trusted subject as its own user", async () => {
+    const response = await fetch(`${mesh.gatewayUrl}/v1/tasks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${mesh.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...submission, workflow_id: 'delegating_agent' }),
+    });
+    const { trace_id } = (await response.json()) as { trace_id: string };
+    const events = await sseEvents(trace_id);
+
+    expect(events.find((event) => event.type === 'subtask_finished')).toMatchObject({
+      data: { status: 'done' },
+    });
+    expect(events.find((event) => event.type === 'tool_result')).toMatchObject({
+      data: { tool: 'agent_helper', ok: true, result: 'helped' },
+    });
+    expect(events.at(-1)?.type).toBe('done');
   });
 
   it('without an API key the gateway refuses HTTP callers (account headers are not trusted by default)', async () => {

@@ -109,6 +109,22 @@ describe('plugin store', () => {
     await buckets.tools.delete('shared.broken');
   });
 
+  it('an AGENT tool is refused (agents make those, from sub_agents) and nothing is stored', async () => {
+    const store = new ToolStore(buckets.tools);
+    const agentTool = {
+      type: 'AGENT' as const,
+      name: 'agent_helper',
+      description: 'asks the helper',
+      parameters: { type: 'object' as const, properties: { input: { type: 'string' } } },
+      workflow_id: 'helper',
+    };
+    await expect(store.put(SHARED_CATALOGUE, agentTool)).rejects.toMatchObject({
+      name: 'AgentToolNotStorableError',
+      code: 'INVALID_REQUEST',
+    });
+    expect(await store.get(SHARED_CATALOGUE, 'agent_helper')).toBeUndefined();
+  });
+
   it('names that are not registry keys (wildcards, spaces, unicode) are refused before KV is touched', async () => {
     const store = new ToolStore(buckets.tools);
     for (const name of ['*', '>', 'a b', 'caf\u00e9', 'a..b', '']) {

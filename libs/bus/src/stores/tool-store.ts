@@ -8,8 +8,9 @@
  * An entry written from an assembler's tools directory carries the file's path in
  * {@link TOOL_SOURCE_FILE_FIELD} beside the definition; parsing drops it, so readers see only the tool.
  */
-import { Buckets, ToolDefinition } from '@agentmesh/protocol';
+import { Buckets, ToolDefinition, ToolType } from '@agentmesh/protocol';
 import type { KV, KvWatchEntry } from '@nats-io/kv';
+import { AgentToolNotStorableError } from '../errors.js';
 import { decodeJson, encodeJson } from '../json.js';
 import { lookupOrder, parseScopedKey, scopedKey, type RegistryScope } from '../registry/registry-scope.js';
 import {
@@ -63,8 +64,10 @@ export class ToolStore {
     }
   }
 
+  /** Stores a tool; an AGENT tool is refused ({@link AgentToolNotStorableError}): agents make those. */
   async put(scope: RegistryScope, tool: ToolDefinition): Promise<ToolDefinition> {
     const parsed = ToolDefinition.parse(tool);
+    if (parsed.type === ToolType.AGENT) throw new AgentToolNotStorableError(parsed.name);
     await this.kv.put(scopedKey(scope, parsed.name), encodeJson(parsed));
     return parsed;
   }

@@ -172,6 +172,19 @@ describe('resuming from a task event log', () => {
     expect(point.dynamicToolsLookups.map((lookup) => lookup.call.id)).toEqual(['c1']);
   });
 
+  it('calls that started sub-tasks in earlier attempts are named (they count against the fan-out), and a call whose sub-task is still running stays pending, to re-attach', () => {
+    const sub = (id: string): [EventType, unknown] => [
+      'subtask_started',
+      { call_id: id, tool: 'agent_x', subtask_trace_id: 'b'.repeat(32), workflow_id: 'x' },
+    ];
+    const point = resumePointOf(
+      log(start('c1'), start('c2'), sub('c1'), sub('c2'), result('c1', 'answer'), { attempt: 2 }, sub('c2')),
+    );
+
+    expect([...point.subtaskCallIds].sort()).toEqual(['c1', 'c2']);
+    expect(point.pendingCalls.map((call) => call.id)).toEqual(['c2']);
+  });
+
   it('an empty log resumes nothing', () => {
     expect(resumePointOf([])).toMatchObject({
       steps: 0,

@@ -39,6 +39,8 @@ export interface ResumePoint {
   readonly dropTextAfterSeq: number;
   /** The distinct delivery attempts that wrote events: attempts that did work. */
   readonly workAttempts: ReadonlySet<number>;
+  /** Calls that submitted a sub-task (`subtask_started`): they count against the task's fan-out limit. */
+  readonly subtaskCallIds: ReadonlySet<string>;
 }
 
 interface Turn {
@@ -147,6 +149,9 @@ function assemble(
     dynamicToolsLookups,
     dropTextAfterSeq,
     workAttempts: new Set(events.map((event) => event.attempt)),
+    subtaskCallIds: new Set(
+      events.flatMap((event) => (event.type === 'subtask_started' ? [event.data.call_id] : [])),
+    ),
   };
 }
 

@@ -2,7 +2,8 @@
  * Sends each tool call to the runner for its tool type: HTTP tools run blind from their definition (seed
  * 000) with the task's opened vault; dynamic tools (seed 004) go to the tool box proxy with the task's
  * account; native tools (seed 002) run in this executor's code; script tools (seed 003) in the sandboxed
- * script runner; MCP tools on the task's MCP servers (`tools/call`). A tool this executor cannot run is a tool error the model can answer around, never a
+ * script runner; MCP tools on the task's MCP servers (`tools/call`); agent tools as sub-tasks
+ * (`sub-agent/`). A tool this executor cannot run is a tool error the model can answer around, never a
  * failed task.
  *
  * Every outcome, of every tool type, comes back with the task's secrets scrubbed out, before the model or
@@ -25,6 +26,7 @@ import {
 import type { ToolExecutor } from '../agent-loop.js';
 import type { NativeToolRegistry, ScriptTools } from './native/index.js';
 import type { McpToolRunner } from './mcp/index.js';
+import type { SubAgentToolRunner, SubtaskCallerContext } from './sub-agent/index.js';
 import { SecretScrubber } from '../secrets/index.js';
 import {
   toolFailure,
@@ -43,6 +45,8 @@ export interface ToolRunners {
   readonly scripts?: ScriptTools;
   /** Absent: MCP tools are unavailable here. */
   readonly mcp?: McpToolRunner;
+  /** Absent: agent tools (sub-tasks) are unavailable here. */
+  readonly subAgents?: SubAgentToolRunner;
 }
 
 /** What the tools of one task get from the task. */
@@ -58,6 +62,8 @@ export interface TaskToolContext {
   readonly context?: TaskContextValues;
   /** The MCP servers the task was assembled with (`runtime_config.mcp_servers`); the only ones it may call. */
   readonly mcpServers?: readonly McpServerConnection[];
+  /** What agent tools' sub-tasks need of the task; absent: agent tools are unavailable. */
+  readonly subtasks?: SubtaskCallerContext;
 }
 
 export function toolExecutor(runners: ToolRunners, task: TaskToolContext): ToolExecutor {
@@ -102,7 +108,8 @@ function runTool(runners: ToolRunners, task: TaskToolContext, secrets: SecretScr
           ...(onProgress === undefined ? {} : { onProgress }),
         });
       case 'AGENT':
-        return subAgentsUnavailable(tool);
+        if (runners.subAgents === undefined || task.subtasks === undefined) return subAgentsUnavailable(tool);
+        return runners.subAgents.run(tool, args, { callId, signal, task: task.subtasks });
     }
   };
 }

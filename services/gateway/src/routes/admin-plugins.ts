@@ -137,6 +137,12 @@ function registerToolRoutesAt(app: FastifyInstance, plugins: ToolStore, base: st
 
 function importTool(body: unknown): { format: string; tool: ToolDefinition } | Rejection {
   const imported = importToolDefinition(body);
+  if (imported.success && imported.tool.type === ToolType.AGENT) {
+    // Made from agents by the assembler (an agent's `sub_agents`), never stored: the agent is the definition.
+    return new InvalidRequest(
+      `type: AGENT tools are not stored; list the agent's workflow_id (${imported.tool.workflow_id}) in the calling agent's sub_agents`,
+    );
+  }
   if (imported.success) return { format: imported.format, tool: imported.tool };
   if (imported.error === undefined)
     return new InvalidRequest(`not a recognised tool definition: send ${FORMATS}`);
