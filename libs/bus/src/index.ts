@@ -5,6 +5,7 @@ export {
   PublishUnconfirmedError,
   TaskStatusContentionError,
   TaskStatusWriteError,
+  AccountUsageWriteError,
   TaskEventsExpiredError,
 } from './errors.js';
 export { isJetStreamApiError } from './jetstream-api-error.js';
@@ -90,6 +91,7 @@ export { copyLegacyToolBucket } from './registry/legacy-tool-bucket.js';
 export type { LegacyToolBucketReport } from './registry/legacy-tool-bucket.js';
 export type { LegacyMigrationReport } from './registry/legacy-registry-migration.js';
 export { TaskStatusStore } from './stores/task-status-store.js';
+export { AccountUsageStore, type TaskUsage } from './stores/account-usage-store.js';
 export { DeadLetterStore, deadLetterOf } from './stores/dead-letter-store.js';
 export type { DeadLetterCause, DeadLetterFilter, StoredDeadLetter } from './stores/dead-letter-store.js';
 export type { VersionedTaskStatus } from './stores/task-status-store.js';

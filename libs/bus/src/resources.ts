@@ -67,6 +67,9 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** How long a task's events and its status record are kept, unless told otherwise. */
 export const DEFAULT_TASK_RETENTION_MS = DAY_MS;
 
+/** How long an account's daily usage entry lives (`mesh_account_usage` TTL, from its last write). */
+export const ACCOUNT_USAGE_TTL_MS = 2 * DAY_MS;
+
 /** How long a dead letter is kept, unless told otherwise: long enough for an operator to look after a holiday. */
 export const DEFAULT_DEAD_LETTER_RETENTION_MS = 14 * DAY_MS;
 
@@ -208,6 +211,7 @@ export interface MeshBuckets {
   idempotency: KV;
   apiKeys: KV;
   mcpServers: KV;
+  accountUsage: KV;
 }
 export type MeshBucketName = keyof MeshBuckets;
 
@@ -225,6 +229,8 @@ function meshBucketSettings(options: MeshResourceOptions): Record<MeshBucketName
     idempotency: [Buckets.IDEMPOTENCY, { ttl: options.idempotencyTtlMs ?? DAY_MS }],
     apiKeys: [Buckets.API_KEYS, {}],
     mcpServers: [Buckets.MCP_SERVERS, { history: 5 }],
+    // A day's entry is read for caps during that UTC day only; two days outlive it across time zones.
+    accountUsage: [Buckets.ACCOUNT_USAGE, { ttl: ACCOUNT_USAGE_TTL_MS }],
   };
 }
 
@@ -236,6 +242,7 @@ const ALL_MESH_BUCKETS: readonly MeshBucketName[] = [
   'idempotency',
   'apiKeys',
   'mcpServers',
+  'accountUsage',
 ];
 
 /**

@@ -18,11 +18,17 @@
  * first, then the loop goes on from the answered turns, runs only the calls left without a result, and
  * runs each tool only once its `tool_start` is stored.
  *
+ * Spend: the task's model calls are priced by the executor's table and counted across attempts (from the
+ * earlier attempts' `step_finished` events); the attempt that writes the terminal event adds the task's
+ * total to its account's day (`mesh_account_usage`) right after that event is stored and before the final
+ * status, so one task is added once. A crash in between loses that task's addition (never doubles it).
+ *
  * What the message should get afterwards is returned as a disposition; the consumer acts on it.
  */
 import {
   EventStreamConflictError,
   readTaskEventLog,
+  type AccountUsageStore,
   TaskEventWriter,
   type TaskStatusStore,
   type VersionedTaskStatus,
@@ -30,6 +36,7 @@ import {
 import {
   ErrorCode,
   isFinalTaskStatus,
+  utcDay,
   MODEL_API_KEY_VAULT_ENTRY,
   type AssembledTask,
   type ClearVault,
@@ -57,6 +64,8 @@ import { resumePointOf, type ResumePoint } from './resume/resume-point.js';
 import { toolExecutor, type ToolRunners } from './tools/tool-dispatch.js';
 import type { TaskAccount, TaskContextValues } from './tools/index.js';
 import { ToolCallError } from './tools/tool-errors.js';
+import { priceOf, type ModelPriceTable } from './budget/model-prices.js';
+import { TaskSpend } from './budget/task-spend.js';
 
 /** What the consumer does with the task's message once the attempt is over. */
 export const AttemptDisposition = {
@@ -103,6 +112,10 @@ export interface TaskRunnerDependencies {
   deltaCoalescing?: DeltaCoalescing;
   /** Per model call, unless the task's model config sets `timeout_ms`. */
   llmTimeoutMs: number;
+  /** Prices of models (MODEL_PRICES); none: no task has a cost. */
+  prices?: ModelPriceTable;
+  /** Where finished tasks' usage is added to their account's day; none: not recorded. */
+  accountUsage?: Pick<AccountUsageStore, 'add'>;
   log: Logger;
   /** By default the instruments of the global meter provider (so the runner is made after telemetry starts). */
   metrics?: ExecutorMetrics;
@@ -240,8 +253,10 @@ export class TaskRunner {
         ? this.#statusRecord(task, attempt, current, { status: 'running', error: undefined })
         : undefined,
     );
+    const model = task.runtime_config.model;
+    const spend = new TaskSpend(priceOf(this.deps.prices ?? new Map(), model), resume?.spent);
     const endWith = async (outcome: LoopOutcome, emit = () => writer.emit(outcome.type, outcome.data)) =>
-      (await this.#finish(task, attempt, observed, emit, status))
+      (await this.#finish(task, attempt, observed, this.#addingUsage(task, spend, emit), status))
         ? AttemptDisposition.ACK
         : afterConflict(attempt);
     this.deps.log.info({ attempt }, 'task attempt started');
@@ -308,6 +323,7 @@ export class TaskRunner {
       abort.signal,
       observed.metrics,
       resume,
+      spend,
     );
     const reason = abort.reason;
     if (reason !== undefined && !reason.endsTask && outcome.type === 'error') {
@@ -329,6 +345,7 @@ export class TaskRunner {
     signal: AbortSignal,
     metrics: TaskMetrics,
     resume: ResumePoint | undefined,
+    spend: TaskSpend,
   ): Promise<LoopOutcome> {
     const mcpServers = task.runtime_config.mcp_servers ?? [];
     let tools = task.runtime_config.tools;
@@ -362,6 +379,8 @@ export class TaskRunner {
         ? {}
         : { dynamicToolSources: task.runtime_config.dynamic_tool_sources }),
       ...(resume === undefined ? {} : { resume }),
+      spend,
+      budget: task.limits,
     };
     try {
       return await runAgentLoop(
@@ -471,6 +490,31 @@ export class TaskRunner {
       'task attempt finished',
     );
     return true;
+  }
+
+  /**
+   * `emit` of a terminal event, then the task's spend added to its account's day. A failed addition is
+   * logged, not thrown: the task has ended, and its redelivery would not add it either.
+   */
+  #addingUsage(
+    task: AssembledTask,
+    spend: TaskSpend,
+    emit: () => Promise<TaskEvent>,
+  ): () => Promise<TaskEvent> {
+    return async () => {
+      const terminal = await emit();
+      const { total_tokens: totalTokens } = spend.usage;
+      const costUsd = spend.costUsd ?? 0;
+      const store = this.deps.accountUsage;
+      if (store === undefined || (totalTokens === 0 && costUsd === 0)) return terminal;
+      const accountId = task.task_meta.account_id;
+      try {
+        await store.add(accountId, utcDay(new Date(this.#now())), { totalTokens, costUsd });
+      } catch (error) {
+        this.deps.log.error({ err: error }, "could not add the task's usage to its account's day");
+      }
+      return terminal;
+    };
   }
 
   /**
