@@ -203,6 +203,38 @@ describe('resuming a redelivered task from its event log', () => {
     expect(lastTurnText).toBe(`answer to ${user}`);
   });
 
+  it("a resumed task's step_finished and done count the earlier attempt's model calls too", async () => {
+    const user = 'resume and count the tokens';
+    const task = newTask(user);
+    const earlier = { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 };
+    await firstAttemptDies(task, [
+      ['message_chunk', { delta: 'Searching.' }],
+      ['step_finished', { step: 1, usage: earlier, total_usage: earlier }],
+      ['tool_start', { call_id: 'call_1', tool: 'search', arguments: { q: user } }],
+      [
+        'tool_result',
+        { call_id: 'call_1', tool: 'search', ok: true, result: { hits: [user] }, duration_ms: 4 },
+      ],
+    ]);
+    await startInstance();
+    const events = await eventsOf(task);
+
+    expect(modelRequestsFor(user)).toHaveLength(1);
+    const steps = events.flatMap((event) => (event.type === 'step_finished' ? [event] : []));
+    expect(steps.map((event) => [event.attempt, event.data.step])).toEqual([
+      [1, 1],
+      [2, 2],
+    ]);
+    const own = steps[1]!.data.usage;
+    const total = {
+      prompt_tokens: 100 + own.prompt_tokens,
+      completion_tokens: 20 + own.completion_tokens,
+      total_tokens: 120 + own.total_tokens,
+    };
+    expect(steps[1]!.data.total_usage).toEqual(total);
+    expect(events.at(-1)).toMatchObject({ type: 'done', attempt: 2, data: { steps: 2, usage: total } });
+  });
+
   it('a call with a tool_start and no result runs once more with the same call_id and idempotency key', async () => {
     const user = 'resume a started call';
     const task = newTask(user);
@@ -219,7 +251,8 @@ describe('resuming a redelivered task from its event log', () => {
       ['attempt_started', 2],
       ['tool_start', 2],
       ['tool_result', 2],
-      ...events.slice(4, -1).map(() => ['message_chunk', 2]),
+      ...events.slice(4, -2).map(() => ['message_chunk', 2]),
+      ['step_finished', 2],
       ['done', 2],
     ]);
     expect(events[1]!.data).toMatchObject({
@@ -311,7 +344,8 @@ describe('resuming a redelivered task from its event log', () => {
 
     expect(events.slice(3).map((event) => [event.type, event.attempt])).toEqual([
       ['attempt_started', 4],
-      ...events.slice(4, -1).map(() => ['message_chunk', 4]),
+      ...events.slice(4, -2).map(() => ['message_chunk', 4]),
+      ['step_finished', 4],
       ['done', 4],
     ]);
     expect(searchesFor(user)).toEqual([]);
