@@ -61,6 +61,8 @@ function parseSubmitRequest(body: unknown, caller: Caller): Submission | Rejecti
           deadline: request.deadline,
         }),
         input: { messages: request.messages, variables: request.variables ?? {} },
+        // Only the budget is the submitter's; the assembler takes the smaller of it and the agent's.
+        ...optional('limits', request.limits),
         ...optional('idempotency_key', request.idempotency_key),
       }),
   };
