@@ -1,12 +1,20 @@
 // A redelivered task resumes from its own event log: an attempt that died left events behind (written here
 // as that attempt would have), and the next delivery goes on from them on a real NATS server.
-import { ensureMeshStreams, followTaskEvents, TaskEventWriter } from '@agentmesh/bus';
+import {
+  AccountUsageStore,
+  ensureMeshStreams,
+  followTaskEvents,
+  openMeshBuckets,
+  TaskEventWriter,
+  TaskStatusStore,
+} from '@agentmesh/bus';
 import {
   Consumers,
   isTerminalEvent,
   MODEL_API_KEY_VAULT_ENTRY,
   newTraceId,
   taskAssembledSubject,
+  utcDay,
   type AssembledTask,
   type EventData,
   type EventType,
@@ -16,6 +24,7 @@ import {
   startNats,
   startRecordingApi,
   startScriptedModel,
+  waitFor,
   type ChatCompletionRequest,
   type NatsServer,
   type RecordingApi,
@@ -95,10 +104,10 @@ async function startInstance(maxDeliver = 3, ackWaitMs = ACK_WAIT_MS): Promise<v
   );
 }
 
-function newTask(user: string): AssembledTask {
+function newTask(user: string, accountId = ACCOUNT): AssembledTask {
   return assembledTask({
     traceId: newTraceId(),
-    accountId: ACCOUNT,
+    accountId,
     modelBaseUrl: model.baseUrl,
     secrets: { SEARCH_KEY, [MODEL_API_KEY_VAULT_ENTRY]: MODEL_KEY },
     sealFor: vaultKeys,
@@ -114,7 +123,7 @@ async function firstAttemptDies(
   /** The attempt number its events carry (a replicated consumer can hand a count out twice). */
   writtenAs = 1,
 ): Promise<void> {
-  await js.publish(taskAssembledSubject(ACCOUNT), JSON.stringify(task), {
+  await js.publish(taskAssembledSubject(task.task_meta.account_id), JSON.stringify(task), {
     msgID: `${task.task_meta.trace_id}:assembled`,
   });
   const nc = await connect({ servers: nats.url });
@@ -123,7 +132,7 @@ async function firstAttemptDies(
     .then((consumer) => consumer.next({ expires: 5_000 }));
   expect(msg?.info.deliveryCount).toBe(1);
   const writer = TaskEventWriter.first(js, {
-    accountId: ACCOUNT,
+    accountId: task.task_meta.account_id,
     traceId: task.task_meta.trace_id,
     attempt: writtenAs,
   });
@@ -135,7 +144,7 @@ async function eventsOf(task: AssembledTask): Promise<TaskEvent[]> {
   const events: TaskEvent[] = [];
   const signal = AbortSignal.timeout(20_000);
   for await (const event of followTaskEvents(js, {
-    accountId: ACCOUNT,
+    accountId: task.task_meta.account_id,
     traceId: task.task_meta.trace_id,
     signal,
   }))
@@ -290,6 +299,29 @@ describe('resuming a redelivered task from its event log', () => {
       }),
     ]);
     expect(modelRequestsFor(user)).toHaveLength(0);
+  });
+
+  it("a task that runs out of attempts adds its earlier attempts' model calls to its account's day", async () => {
+    // An account of its own: the other tests' tasks add to theirs.
+    const SPENDER = 'spender';
+    const task = newTask('spent and died', SPENDER);
+    const used = { prompt_tokens: 300, completion_tokens: 33, total_tokens: 333 };
+    await firstAttemptDies(task, [
+      ['message_chunk', { delta: 'Hm' }],
+      ['step_finished', { step: 1, usage: used, total_usage: used }],
+    ]);
+    await startInstance(1);
+    const events = await eventsOf(task);
+    expect(events.at(-1)).toMatchObject({ type: 'error', data: { code: 'MAX_DELIVER_EXCEEDED' } });
+
+    const buckets = await openMeshBuckets(js, { only: ['tasks', 'accountUsage'] });
+    const statuses = new TaskStatusStore(buckets.tasks);
+    // The final status is written after the usage was added.
+    await waitFor(async () => (await statuses.get(SPENDER, task.task_meta.trace_id))?.status === 'error', {
+      timeoutMs: 10_000,
+    });
+    const usage = await new AccountUsageStore(buckets.accountUsage).get(SPENDER, utcDay(new Date()));
+    expect(usage).toMatchObject({ total_tokens: 333, tasks: 1 });
   });
 
   it('a first delivery (count 1) of a task whose events an earlier holder wrote is handed straight back and resumes as attempt 2, not left for ack_wait', async () => {

@@ -196,7 +196,13 @@ export class TaskRunner {
     }
     const workAttempts = new Set(resume?.workAttempts).add(attempt).size;
     if (workAttempts > this.deps.maxDeliver || delivered >= this.#maxDeliveries) {
-      return this.#endOutOfAttempts(task, { attempt, delivered, workAttempts }, writer, { span, metrics });
+      return this.#endOutOfAttempts(
+        task,
+        { attempt, delivered, workAttempts },
+        writer,
+        { span, metrics },
+        resume,
+      );
     }
     const kid = task.runtime_config.vault.kid;
     if (!this.deps.keyring.has(kid)) {
@@ -253,8 +259,7 @@ export class TaskRunner {
         ? this.#statusRecord(task, attempt, current, { status: 'running', error: undefined })
         : undefined,
     );
-    const model = task.runtime_config.model;
-    const spend = new TaskSpend(priceOf(this.deps.prices ?? new Map(), model), resume?.spent);
+    const spend = this.#spendOf(task, resume);
     const endWith = async (outcome: LoopOutcome, emit = () => writer.emit(outcome.type, outcome.data)) =>
       (await this.#finish(task, attempt, observed, this.#addingUsage(task, spend, emit), status))
         ? AttemptDisposition.ACK
@@ -492,6 +497,11 @@ export class TaskRunner {
     return true;
   }
 
+  /** What the task has spent so far (its earlier attempts'), priced by this executor's table. */
+  #spendOf(task: AssembledTask, resume: ResumePoint | undefined): TaskSpend {
+    return new TaskSpend(priceOf(this.deps.prices ?? new Map(), task.runtime_config.model), resume?.spent);
+  }
+
   /**
    * `emit` of a terminal event, then the task's spend added to its account's day. A failed addition is
    * logged, not thrown: the task has ended, and its redelivery would not add it either.
@@ -526,6 +536,7 @@ export class TaskRunner {
     { attempt, delivered, workAttempts }: { attempt: number; delivered: number; workAttempts: number },
     writer: TaskEventWriter,
     observed: AttemptObservers,
+    resume: ResumePoint | undefined,
   ): Promise<AttemptDisposition> {
     const message =
       workAttempts > this.deps.maxDeliver
@@ -533,7 +544,10 @@ export class TaskRunner {
         : `the task was delivered ${delivered} times without finishing (the consumer's limit, ${this.#maxDeliveries})`;
     const outcome = failure(ErrorCode.MAX_DELIVER_EXCEEDED, message);
     this.deps.log.warn({ attempt, work_attempts: workAttempts }, 'task exceeded its deliveries');
-    const emit = () => writer.emit(outcome.type, outcome.data);
+    // The earlier attempts' model calls count for the account, though this one ends the task unrun.
+    const emit = this.#addingUsage(task, this.#spendOf(task, resume), () =>
+      writer.emit(outcome.type, outcome.data),
+    );
     if (!(await this.#finish(task, attempt, observed, emit, undefined))) return afterConflict(attempt);
     await this.deps.deadLetters?.add(task, { code: ErrorCode.MAX_DELIVER_EXCEEDED, message }, attempt);
     return AttemptDisposition.TERM;
