@@ -20,8 +20,9 @@
  *
  * Spend: the task's model calls are priced by the executor's table and counted across attempts (from the
  * earlier attempts' `step_finished` events); the attempt that writes the terminal event adds the task's
- * total to its account's day (`mesh_account_usage`) right after that event is stored and before the final
- * status, so one task is added once. A crash in between loses that task's addition (never doubles it).
+ * total to its account's day (`mesh_account_usage`) once that event is stored (beside the final status
+ * write, before the message is settled), so one task is added once. A crash in between loses that task's
+ * addition (never doubles it).
  *
  * What the message should get afterwards is returned as a disposition; the consumer acts on it.
  */
@@ -260,10 +261,12 @@ export class TaskRunner {
         : undefined,
     );
     const spend = this.#spendOf(task, resume);
-    const endWith = async (outcome: LoopOutcome, emit = () => writer.emit(outcome.type, outcome.data)) =>
-      (await this.#finish(task, attempt, observed, this.#addingUsage(task, spend, emit), status))
-        ? AttemptDisposition.ACK
-        : afterConflict(attempt);
+    const endWith = async (outcome: LoopOutcome, emit = () => writer.emit(outcome.type, outcome.data)) => {
+      const usage = this.#addingUsage(task, spend, emit);
+      const finished = await this.#finish(task, attempt, observed, usage.emit, status);
+      await usage.added();
+      return finished ? AttemptDisposition.ACK : afterConflict(attempt);
+    };
     this.deps.log.info({ attempt }, 'task attempt started');
     if (status?.record.cancel_requested_at !== undefined) {
       this.deps.log.info({ trace_id: traceId }, 'task was cancelled before it started');
@@ -503,28 +506,37 @@ export class TaskRunner {
   }
 
   /**
-   * `emit` of a terminal event, then the task's spend added to its account's day. A failed addition is
-   * logged, not thrown: the task has ended, and its redelivery would not add it either.
+   * `emit` of a terminal event, and once it is stored, the task's spend added to its account's day, beside
+   * the final status write (which it does not delay); `added` resolves when the addition is done, and the
+   * attempt awaits it before the message is settled. A failed addition is logged, not thrown: the task has
+   * ended, and its redelivery would not add it either.
    */
   #addingUsage(
     task: AssembledTask,
     spend: TaskSpend,
     emit: () => Promise<TaskEvent>,
-  ): () => Promise<TaskEvent> {
-    return async () => {
-      const terminal = await emit();
-      const { total_tokens: totalTokens } = spend.usage;
-      const costUsd = spend.costUsd ?? 0;
-      const store = this.deps.accountUsage;
-      if (store === undefined || (totalTokens === 0 && costUsd === 0)) return terminal;
-      const accountId = task.task_meta.account_id;
-      try {
-        await store.add(accountId, utcDay(new Date(this.#now())), { totalTokens, costUsd });
-      } catch (error) {
-        this.deps.log.error({ err: error }, "could not add the task's usage to its account's day");
-      }
-      return terminal;
+  ): { emit: () => Promise<TaskEvent>; added: () => Promise<void> } {
+    let adding = Promise.resolve();
+    return {
+      emit: async () => {
+        const terminal = await emit();
+        adding = this.#addUsage(task, spend);
+        return terminal;
+      },
+      added: () => adding,
     };
+  }
+
+  async #addUsage(task: AssembledTask, spend: TaskSpend): Promise<void> {
+    const { total_tokens: totalTokens } = spend.usage;
+    const costUsd = spend.costUsd ?? 0;
+    const store = this.deps.accountUsage;
+    if (store === undefined || (totalTokens === 0 && costUsd === 0)) return;
+    try {
+      await store.add(task.task_meta.account_id, utcDay(new Date(this.#now())), { totalTokens, costUsd });
+    } catch (error) {
+      this.deps.log.error({ err: error }, "could not add the task's usage to its account's day");
+    }
   }
 
   /**
@@ -545,10 +557,12 @@ export class TaskRunner {
     const outcome = failure(ErrorCode.MAX_DELIVER_EXCEEDED, message);
     this.deps.log.warn({ attempt, work_attempts: workAttempts }, 'task exceeded its deliveries');
     // The earlier attempts' model calls count for the account, though this one ends the task unrun.
-    const emit = this.#addingUsage(task, this.#spendOf(task, resume), () =>
+    const usage = this.#addingUsage(task, this.#spendOf(task, resume), () =>
       writer.emit(outcome.type, outcome.data),
     );
-    if (!(await this.#finish(task, attempt, observed, emit, undefined))) return afterConflict(attempt);
+    const finished = await this.#finish(task, attempt, observed, usage.emit, undefined);
+    await usage.added();
+    if (!finished) return afterConflict(attempt);
     await this.deps.deadLetters?.add(task, { code: ErrorCode.MAX_DELIVER_EXCEEDED, message }, attempt);
     return AttemptDisposition.TERM;
   }

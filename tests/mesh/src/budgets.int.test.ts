@@ -4,7 +4,8 @@
  * events reach the client over SSE with their cost, and the usage the executor added to the account's day
  * makes the gateway refuse the account's next task with RATE_LIMITED.
  */
-import type { TaskEvent } from '@agentmesh/protocol';
+import { AccountUsageStore, openMeshBuckets } from '@agentmesh/bus';
+import { utcDay, type TaskEvent } from '@agentmesh/protocol';
 import {
   startRecordingApi,
   startScriptedModel,
@@ -12,6 +13,8 @@ import {
   type RecordingApi,
   type ScriptedModel,
 } from '@agentmesh/testkit';
+import { jetstream } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { admin, sseEvents, submit } from './mesh-client.js';
 import { MESH_ACCOUNT, startMesh, type Mesh } from './mesh-harness.js';
@@ -92,16 +95,18 @@ it("an agent's token budget stops its task between steps with BUDGET_EXCEEDED, a
   expect(events.at(-1)!.data).toMatchObject({ code: 'BUDGET_EXCEEDED', retryable: false });
   expect((events.at(-1)!.data as { message: string }).message).toContain('100 tokens of its budget of 100');
 
-  // The final status is written after the task's usage was added to the account's day.
-  await waitFor(
-    async () => {
-      const response = await fetch(`${mesh.gatewayUrl}/v1/tasks/${traceId}`, {
-        headers: { authorization: `Bearer ${mesh.apiKey}` },
-      });
-      return ((await response.json()) as { status?: string }).status === 'error';
-    },
-    { timeoutMs: 10_000, description: 'the final status' },
-  );
+  // The executor adds the task's usage to the account's day once the terminal event is stored.
+  const nc = await connect({ servers: mesh.nats.url });
+  try {
+    const { accountUsage } = await openMeshBuckets(jetstream(nc), { only: ['accountUsage'] });
+    const store = new AccountUsageStore(accountUsage);
+    await waitFor(async () => (await store.get(MESH_ACCOUNT, utcDay(new Date()))).tasks === 1, {
+      timeoutMs: 10_000,
+      description: "the task's usage added to the account's day",
+    });
+  } finally {
+    await nc.close();
+  }
   const refused = await submit(mesh, task);
   expect(refused.status).toBe(429);
   expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
