@@ -97,6 +97,23 @@ export class TaskStatusContentionError extends Error {
   }
 }
 
+/** An account's daily usage could not be added to (`mesh_account_usage`). */
+export class AccountUsageWriteError extends Error {
+  override readonly name = 'AccountUsageWriteError';
+  readonly code = ErrorCode.INTERNAL;
+
+  constructor(
+    readonly key: string,
+    readonly retryable: boolean,
+    options: ErrorOptions & { cause: unknown },
+  ) {
+    super(
+      `account usage ${key} could not be added to: ${options.cause instanceof Error ? options.cause.message : String(options.cause)}`,
+      options,
+    );
+  }
+}
+
 /**
  * A finished task none of whose events MESH_EVENTS still holds (they outlived its retention): following
  * it would wait for events that cannot come. Its final status is all that is left.

@@ -6,6 +6,7 @@ export {
   PublishUnconfirmedError,
   TaskStatusContentionError,
   TaskStatusWriteError,
+  AccountUsageWriteError,
   TaskEventsExpiredError,
 } from './errors.js';
 export { isJetStreamApiError } from './jetstream-api-error.js';
@@ -104,6 +105,7 @@ export {
   nextApprovalExpiry,
 } from './parking/approval-decisions.js';
 export type { ApprovalDecision, DecisionOutcome } from './parking/approval-decisions.js';
+export { AccountUsageStore, type TaskUsage } from './stores/account-usage-store.js';
 export { DeadLetterStore, deadLetterOf } from './stores/dead-letter-store.js';
 export type { DeadLetterCause, DeadLetterFilter, StoredDeadLetter } from './stores/dead-letter-store.js';
 export type { VersionedTaskStatus } from './stores/task-status-store.js';

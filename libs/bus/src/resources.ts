@@ -67,6 +67,9 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** How long a task's events and its status record are kept, unless told otherwise. */
 export const DEFAULT_TASK_RETENTION_MS = DAY_MS;
 
+/** How long an account's daily usage entry lives (`mesh_account_usage` TTL, from its last write). */
+export const ACCOUNT_USAGE_TTL_MS = 2 * DAY_MS;
+
 /** How long a dead letter is kept, unless told otherwise: long enough for an operator to look after a holiday. */
 export const DEFAULT_DEAD_LETTER_RETENTION_MS = 14 * DAY_MS;
 
@@ -229,8 +232,8 @@ function meshBucketSettings(options: MeshResourceOptions): Record<MeshBucketName
     mcpServers: [Buckets.MCP_SERVERS, { history: 5 }],
     // No TTL: an entry lives until its task is queued again (or its approvals expire and it is).
     parkedTasks: [Buckets.PARKED_TASKS, {}],
-    // A day's usage is read on that day only; two days of TTL covers every time zone's reader.
-    accountUsage: [Buckets.ACCOUNT_USAGE, { ttl: 2 * DAY_MS }],
+    // A day's entry is read for caps during that UTC day only; two days outlive it across time zones.
+    accountUsage: [Buckets.ACCOUNT_USAGE, { ttl: ACCOUNT_USAGE_TTL_MS }],
   };
 }
 

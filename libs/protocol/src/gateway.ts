@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { ChatMessage } from './chat.js';
 import { IdempotencyKey, IsoDateTime, UserIdInput, WorkflowId } from './ids.js';
-import { ClearTaskPayload } from './task.js';
+import { ClearTaskPayload, TaskLimits } from './task.js';
 import { TaskStatusRecord } from './task-status.js';
 import { TraceId, TraceIdInput } from './trace-id.js';
 import { JsonObject } from './tools/json-schema.js';
@@ -19,6 +19,11 @@ export const SubmitTaskRequest = z.object({
   /** Upstream's own id for the task, 32 hex or a UUID; generated when absent. */
   trace_id: TraceIdInput.optional(),
   deadline: IsoDateTime.optional(),
+  /**
+   * The task's token and cost budget (see TaskLimits); with the agent's own (AgentDefinition
+   * max_total_tokens / max_cost_usd), the smaller applies. Other limits are the agent's.
+   */
+  limits: TaskLimits.pick({ max_total_tokens: true, max_cost_usd: true }).optional(),
 });
 export type SubmitTaskRequest = z.infer<typeof SubmitTaskRequest>;
 export type SubmitTaskRequestInput = z.input<typeof SubmitTaskRequest>;

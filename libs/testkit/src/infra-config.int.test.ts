@@ -264,6 +264,40 @@ describe('infra/nats/accounts.conf', () => {
     await refusedPublish(tenant, '$JS.API.STREAM.INFO.KV_mesh_parked_tasks');
   });
 
+  it("accounts' daily usage: the executor adds to mesh_account_usage, the gateway reads it but may not write it, the assembler may not read it", async () => {
+    const provisioner = await connectAs('provisioner');
+    await new Kvm(jetstream(provisioner.nc)).create('mesh_account_usage', { ttl: 2 * 86_400_000 });
+    const executor = await connectAs('executor');
+    const written = await new Kvm(jetstream(executor.nc)).open('mesh_account_usage');
+    const revision = await written.create('acme.2026-11-24', '{"total_tokens":10}');
+    expect(await written.update('acme.2026-11-24', '{"total_tokens":20}', revision)).toBeGreaterThan(
+      revision,
+    );
+
+    const gateway = await connectAs('gateway');
+    const read = await new Kvm(jetstream(gateway.nc)).open('mesh_account_usage');
+    expect((await read.get('acme.2026-11-24'))?.string()).toBe('{"total_tokens":20}');
+    const forged = await read.put('acme.2026-11-24', '{"total_tokens":0}').then(
+      () => undefined,
+      (rejection: unknown) => rejection,
+    );
+    expect((forged as { cause?: unknown })?.cause ?? forged).toMatchObject({
+      operation: 'publish',
+      subject: '$KV.mesh_account_usage.acme.2026-11-24',
+    });
+
+    const assembler = await connectAs('assembler');
+    const peek = await new Kvm(jetstream(assembler.nc))
+      .open('mesh_account_usage')
+      .then((kv) => kv.get('acme.2026-11-24'))
+      .then(
+        () => undefined,
+        (rejection: unknown) => rejection,
+      );
+    expect(peek).toBeInstanceOf(Error);
+    expect(assembler.violations.some((error) => error.subject.includes('KV_mesh_account_usage'))).toBe(true);
+  });
+
   it('dead letters: the executor copies a task to MESH_DEAD_LETTERS, deletes it from MESH_TASKS and hears the MAX_DELIVERIES advisories; the gateway reads and drops letters; the assembler may not read them', async () => {
     const provisioner = await connectAs('provisioner');
     const provisioning = await jetstreamManager(provisioner.nc);

@@ -429,3 +429,42 @@ function disabledQichachaTool(): ToolDefinition {
   if (tool.type !== 'HTTP') throw new Error('the qichacha fixture is an HTTP tool');
   return { ...tool, status: 'disabled' };
 }
+
+describe('the budget of an assembled task', () => {
+  const world = (budget: { max_total_tokens?: number; max_cost_usd?: number }): World => ({
+    ...fullWorld,
+    agents: [qichachaAgent(budget)],
+  });
+  const submitted = (limits: { max_total_tokens?: number; max_cost_usd?: number }) =>
+    ReceivedTask.parse({ ...receivedTask('company_research'), limits });
+
+  it("when the agent and the submission both set a budget, the task's limits have the smaller of each", async () => {
+    const task = submitted({ max_total_tokens: 5_000, max_cost_usd: 2 });
+    const result = assembled(
+      await assembleTask(task, sources(world({ max_total_tokens: 8_000, max_cost_usd: 0.5 }))),
+    );
+    expect(result.limits).toEqual({
+      max_steps: 7,
+      deadline_ms: 120_000,
+      max_total_tokens: 5_000,
+      max_cost_usd: 0.5,
+    });
+  });
+
+  it("when only one of them sets a budget, that one applies; the submission's max_steps does not replace the agent's", async () => {
+    const fromAgent = assembled(
+      await assembleTask(receivedTask('company_research'), sources(world({ max_total_tokens: 8_000 }))),
+    );
+    expect(fromAgent.limits).toEqual({ max_steps: 7, deadline_ms: 120_000, max_total_tokens: 8_000 });
+    const fromSubmission = assembled(
+      await assembleTask(
+        ReceivedTask.parse({
+          ...receivedTask('company_research'),
+          limits: { max_steps: 99, max_cost_usd: 1 },
+        }),
+        sources(world({})),
+      ),
+    );
+    expect(fromSubmission.limits).toEqual({ max_steps: 7, deadline_ms: 120_000, max_cost_usd: 1 });
+  });
+});

@@ -212,9 +212,30 @@ export function buildAssembledTask(
       ...(agent.dynamic_tool_sources?.length ? { dynamic_tool_sources: agent.dynamic_tool_sources } : {}),
       ...(mcpServers.length > 0 ? { mcp_servers: mcpServers } : {}),
     },
-    limits: TaskLimits.parse({ max_steps: agent.max_steps, deadline_ms: agent.deadline_ms }),
+    limits: TaskLimits.parse({
+      max_steps: agent.max_steps,
+      deadline_ms: agent.deadline_ms,
+      ...taskBudgetOf(agent, received.limits),
+    }),
   });
   return sealTask(bound, vault, sealFor);
+}
+
+/** The task's token and cost budget: the agent's and the submitted one, the smaller where both are set. */
+export function taskBudgetOf(
+  agent: Pick<AgentDefinition, 'max_total_tokens' | 'max_cost_usd'>,
+  submitted: Pick<TaskLimits, 'max_total_tokens' | 'max_cost_usd'> | undefined,
+): Pick<TaskLimits, 'max_total_tokens' | 'max_cost_usd'> {
+  const tokens = smaller(agent.max_total_tokens, submitted?.max_total_tokens);
+  const cost = smaller(agent.max_cost_usd, submitted?.max_cost_usd);
+  return {
+    ...(tokens === undefined ? {} : { max_total_tokens: tokens }),
+    ...(cost === undefined ? {} : { max_cost_usd: cost }),
+  };
+}
+
+function smaller(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
 }
 
 /** The vault entries the tools and MCP servers read (each server's go to that server only). */

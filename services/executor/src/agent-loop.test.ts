@@ -1,4 +1,4 @@
-import type { ChatMessage, NativeTool, ToolDefinition } from '@agentmesh/protocol';
+import type { ChatMessage, EventData, NativeTool, ToolDefinition } from '@agentmesh/protocol';
 import {
   startRecordingApi,
   startScriptedModel,
@@ -13,6 +13,7 @@ import { searchTool } from './__fixtures__/tasks.js';
 import { runAgentLoop, type AgentTask, type LoopOutcome, type ProgressEvent } from './agent-loop.js';
 import { OpenAiChatClient } from './llm/index.js';
 import { TaskAbort } from './task-abort.js';
+import { TaskSpend, type TaskBudget } from './budget/task-spend.js';
 import { toolExecutor } from './tools/tool-dispatch.js';
 import { NativeToolRegistry } from './tools/native/index.js';
 import { DynamicToolRunner, HttpToolRunner } from './tools/index.js';
@@ -31,8 +32,17 @@ afterEach(async () => {
 interface Harness {
   model: ScriptedModel;
   api: RecordingApi;
+  /** Every event but `step_finished`. */
   events: ProgressEvent[];
-  run(options?: { tools?: ToolDefinition[]; maxSteps?: number; abort?: TaskAbort }): Promise<LoopOutcome>;
+  /** The `step_finished` events. */
+  steps: EventData<'step_finished'>[];
+  run(options?: {
+    tools?: ToolDefinition[];
+    maxSteps?: number;
+    abort?: TaskAbort;
+    spend?: TaskSpend;
+    budget?: TaskBudget;
+  }): Promise<LoopOutcome>;
 }
 
 async function harness(modelOptions: ScriptedModelOptions, routes: RouteSpec[] = []): Promise<Harness> {
@@ -46,13 +56,15 @@ async function harness(modelOptions: ScriptedModelOptions, routes: RouteSpec[] =
     backoff: { initialMs: 10, maxMs: 50 },
   });
   const events: ProgressEvent[] = [];
+  const steps: EventData<'step_finished'>[] = [];
   const runner = httpTools;
   const origin = api.url;
   return {
     model,
     api,
     events,
-    run: ({ tools = [searchTool(origin)], maxSteps = 5, abort = new TaskAbort() } = {}) => {
+    steps,
+    run: ({ tools = [searchTool(origin)], maxSteps = 5, abort = new TaskAbort(), spend, budget } = {}) => {
       const task: AgentTask = {
         model: { name: 'scripted-model' },
         messages: [
@@ -61,6 +73,8 @@ async function harness(modelOptions: ScriptedModelOptions, routes: RouteSpec[] =
         ],
         tools,
         maxSteps,
+        ...(spend === undefined ? {} : { spend }),
+        ...(budget === undefined ? {} : { budget }),
       };
       return runAgentLoop(
         task,
@@ -74,7 +88,10 @@ async function harness(modelOptions: ScriptedModelOptions, routes: RouteSpec[] =
             },
             { vault: { SEARCH_KEY }, account: { id: 'acme' } },
           ),
-          emit: (event) => events.push(event),
+          emit: (event) => {
+            if (event.type === 'step_finished') steps.push(event.data);
+            else events.push(event);
+          },
         },
         abort.signal,
       );
@@ -422,6 +439,128 @@ describe('the agent loop', () => {
       type: 'tool_result',
       data: { ok: false, error: { code: 'NOT_FOUND' } },
     });
+    expect(outcome.type).toBe('done');
+  });
+});
+
+describe('the agent loop, counting and budgeting model calls', () => {
+  const price = { input_per_million_usd: 1, output_per_million_usd: 2 };
+  const twoSteps = {
+    script: [
+      {
+        toolCalls: [{ id: 'call_a', name: 'search', arguments: { q: 'agentmesh' } }],
+        usage: { prompt_tokens: 10, completion_tokens: 5 },
+      },
+      { content: 'Found 3 hits.', usage: { prompt_tokens: 30, completion_tokens: 4 } },
+    ],
+  };
+  const searchRoute: RouteSpec[] = [{ method: 'GET', path: '/search', reply: ok({ hits: 3 }) }];
+
+  it("when a priced task resumes, each model call's step_finished has its usage and cost and the totals of every attempt, and done reports them", async () => {
+    const h = await harness(twoSteps, searchRoute);
+    const earlier = {
+      usage: { prompt_tokens: 100, completion_tokens: 50, total_tokens: 150 },
+      costUsd: 0.0002,
+    };
+    const outcome = await h.run({ spend: new TaskSpend(price, earlier) });
+
+    expect(h.steps).toEqual([
+      {
+        step: 1,
+        usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+        cost_usd: 0.00002,
+        total_usage: { prompt_tokens: 110, completion_tokens: 55, total_tokens: 165 },
+        total_cost_usd: 0.00022,
+      },
+      {
+        step: 2,
+        usage: { prompt_tokens: 30, completion_tokens: 4, total_tokens: 34 },
+        cost_usd: 0.000038,
+        total_usage: { prompt_tokens: 140, completion_tokens: 59, total_tokens: 199 },
+        total_cost_usd: 0.000258,
+      },
+    ]);
+    expect(outcome).toEqual({
+      type: 'done',
+      data: {
+        message: 'Found 3 hits.',
+        steps: 2,
+        usage: { prompt_tokens: 140, completion_tokens: 59, total_tokens: 199 },
+        cost_usd: 0.000258,
+        duration_ms: expect.any(Number),
+      },
+    });
+  });
+
+  it('when the model has no price, step_finished and done carry tokens but no cost, and a cost budget does not stop the task', async () => {
+    const h = await harness(twoSteps, searchRoute);
+    const outcome = await h.run({ budget: { max_cost_usd: 0.000001 } });
+
+    expect(h.steps.map((step) => Object.keys(step).sort())).toEqual([
+      ['step', 'total_usage', 'usage'],
+      ['step', 'total_usage', 'usage'],
+    ]);
+    expect(outcome.type).toBe('done');
+    expect(outcome.data).not.toHaveProperty('cost_usd');
+  });
+
+  it('when step 1 uses up the token budget, its tool still runs, the model is not asked again and the task ends BUDGET_EXCEEDED', async () => {
+    const h = await harness(
+      {
+        script: [
+          {
+            toolCalls: [{ id: 'call_a', name: 'search', arguments: { q: 'agentmesh' } }],
+            usage: { prompt_tokens: 60, completion_tokens: 40 },
+          },
+          {
+            toolCalls: [{ id: 'call_b', name: 'search', arguments: { q: 'again' } }],
+            usage: { prompt_tokens: 60, completion_tokens: 40 },
+          },
+          { content: 'never asked', usage: { prompt_tokens: 1, completion_tokens: 1 } },
+        ],
+      },
+      searchRoute,
+    );
+    const outcome = await h.run({ budget: { max_total_tokens: 100 } });
+
+    expect(h.api.requests).toHaveLength(1);
+    expect(h.model.requests).toHaveLength(1);
+    expect(types(h.events)).toEqual(['tool_start', 'tool_result']);
+    expect(h.steps).toHaveLength(1);
+    expect(outcome).toEqual({
+      type: 'error',
+      data: {
+        code: 'BUDGET_EXCEEDED',
+        message:
+          'the task used 100 tokens of its budget of 100 (max_total_tokens); the model was not asked again',
+        retryable: false,
+        detail: { used_tokens: 100, max_total_tokens: 100 },
+      },
+    });
+  });
+
+  it('when step 1 spends the cost budget of a priced task, the model is not asked again and the task ends BUDGET_EXCEEDED', async () => {
+    const h = await harness(twoSteps, searchRoute);
+    // Step 1 costs $0.00002.
+    const outcome = await h.run({ spend: new TaskSpend(price), budget: { max_cost_usd: 0.00001 } });
+
+    expect(h.api.requests).toHaveLength(1);
+    expect(h.model.requests).toHaveLength(1);
+    expect(outcome.type).toBe('error');
+    expect(outcome.data).toMatchObject({
+      code: 'BUDGET_EXCEEDED',
+      retryable: false,
+      detail: { used_cost_usd: 0.00002, max_cost_usd: 0.00001 },
+    });
+  });
+
+  it('when the task stays within its budgets, it runs to done', async () => {
+    const h = await harness(twoSteps, searchRoute);
+    const outcome = await h.run({
+      spend: new TaskSpend(price),
+      budget: { max_total_tokens: 16, max_cost_usd: 1 },
+    });
+    expect(h.model.requests).toHaveLength(2);
     expect(outcome.type).toBe('done');
   });
 });

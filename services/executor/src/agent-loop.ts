@@ -10,6 +10,10 @@
  * Write-ahead: a step's tools run only once its `tool_start`s are stored (`emitDurably`), so every side
  * effect has its announcement in the task's log even when the attempt dies during the call.
  *
+ * Budget: each model call's usage (and cost) becomes a `step_finished` event with the task's running totals
+ * (see budget/task-spend.ts); before asking the model again, a task past its token or cost budget ends with
+ * BUDGET_EXCEEDED.
+ *
  * Resume: given a {@link ResumePoint} (a redelivered task's conversation rebuilt from its events), the loop
  * starts from it: answered model turns are not asked again, calls with a written result do not run again,
  * calls that were started and left without a result run again with their call_id (and a new
@@ -27,7 +31,6 @@ import {
   type ChatToolCall,
   type ChatToolMessage,
   type EventData,
-  type TokenUsage,
   type ToolDefinition,
 } from '@agentmesh/protocol';
 import type { TaskMetrics } from './executor-metrics.js';
@@ -38,8 +41,8 @@ import { abortError } from './task-abort.js';
 import { shownToolResult, TaskToolSet, type DynamicToolsChange } from './tools/task-tools.js';
 import { prepareToolCall, toolMessage, withCallIds, type PreparedToolCall } from './tools/tool-call.js';
 import { toolFailure, type ToolOutcome } from './tools/index.js';
-import { addUsage } from './token-usage.js';
 import type { ResumePoint } from './resume/resume-point.js';
+import { TaskSpend, type TaskBudget } from './budget/task-spend.js';
 
 /** The model client as the loop uses it (OpenAiChatClient in production). */
 export interface ChatModel {
@@ -61,7 +64,8 @@ export type ToolExecutor = (
   ctx: ToolExecutionContext,
 ) => Promise<ToolOutcome>;
 
-type ProgressType = 'tool_thinking' | 'tool_start' | 'tool_progress' | 'tool_result' | 'message_chunk';
+type ProgressType =
+  'tool_thinking' | 'tool_start' | 'tool_progress' | 'tool_result' | 'message_chunk' | 'step_finished';
 export type ProgressEvent = { [T in ProgressType]: { type: T; data: EventData<T> } }[ProgressType];
 
 export type LoopOutcome =
@@ -106,6 +110,10 @@ export interface AgentTask {
   dynamicToolSources?: readonly string[];
   /** Where earlier attempts of a redelivered task left off (the conversation after `messages`). */
   resume?: ResumePoint;
+  /** What the task has spent (earlier attempts' included, priced when the model is); a fresh, unpriced one by default. */
+  spend?: TaskSpend;
+  /** Tokens and dollars the task may spend; checked before every model call. */
+  budget?: TaskBudget;
 }
 
 export async function runAgentLoop(
@@ -122,7 +130,7 @@ export async function runAgentLoop(
     ...(task.model.temperature === undefined ? {} : { temperature: task.model.temperature }),
     ...(task.model.max_tokens === undefined ? {} : { max_tokens: task.model.max_tokens }),
   };
-  const usage: TokenUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  const spend = task.spend ?? new TaskSpend();
   if (task.resume !== undefined) {
     await lookUpDynamicToolsAgain(task.resume, tools, deps, signal);
     const pending = task.resume.pendingCalls;
@@ -138,6 +146,8 @@ export async function runAgentLoop(
 
   for (let step = (task.resume?.steps ?? 0) + 1; ; step++) {
     if (signal.aborted) return aborted(signal);
+    const overBudget = spend.overBudget(task.budget);
+    if (overBudget !== undefined) return { type: 'error', data: overBudget };
     let result: ChatResult;
     try {
       const offered = tools.size > 0 ? { tools: tools.modelTools() } : {};
@@ -154,13 +164,15 @@ export async function runAgentLoop(
       }
       throw error;
     }
-    addUsage(usage, result.usage);
+    // Not awaited: it is stored with the step's next write (its tool_starts, or the terminal event).
+    deps.emit({ type: 'step_finished', data: spend.addStep(step, result.usage) });
     const calls = withCallIds(result.message.tool_calls ?? [], step);
     if (calls.length === 0) {
       const data = {
         message: result.message.content ?? '',
         steps: step,
-        usage,
+        usage: spend.usage,
+        ...(spend.costUsd === undefined ? {} : { cost_usd: spend.costUsd }),
         duration_ms: now() - startedAt,
       };
       return { type: 'done', data };

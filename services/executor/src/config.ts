@@ -11,6 +11,7 @@ import { baseConfigSchema } from '@agentmesh/runtime';
 import { refusedEnvironmentVariable } from '@agentmesh/script-runner';
 import { importVaultPrivateKey } from '@agentmesh/vault';
 import { z } from 'zod';
+import { ModelPriceTableJson } from './budget/model-prices.js';
 
 /** Private keys by key id (`kid:base64url,kid2:base64url`); several during a key rotation. */
 const VaultPrivateKeys = z.string().transform((raw, ctx): ReadonlyMap<string, string> => {
@@ -136,6 +137,9 @@ export const executorConfigSchema = baseConfigSchema
       .describe(
         'Retries of a model call on 429, 5xx and connection errors (with backoff, honouring Retry-After)',
       ),
+    MODEL_PRICES: ModelPriceTableJson.describe(
+      'Prices of models in US dollars per million tokens, as JSON: {"<model_name>": {"input_per_million_usd": 0.15, "output_per_million_usd": 0.6}}; a key `<base_url host>/<model_name>` (e.g. `api.openai.com/gpt-4o-mini`) wins over the bare name. Tasks of a listed model report cost_usd (step_finished, done) and are held to max_cost_usd; others have no cost. Default {}',
+    ),
     TOOL_TIMEOUT_MS: positiveInt()
       .default(30_000)
       .describe('Budget of one tool call whose definition sets no timeout_ms'),

@@ -209,20 +209,20 @@ async function takeAndCrash(): Promise<void> {
 }
 
 describe('the executor service on NATS', () => {
-  it('runs an assembled task with an HTTP tool and streams tool_start, tool_result, message_chunks and done in seq order', async () => {
+  it('runs an assembled task with an HTTP tool and streams step_finished, tool_start, tool_result, message_chunks, step_finished and done in seq order', async () => {
     await startInstance();
     const task = newTask({ user: 'who makes agentmesh?', tools: [searchTool(api.url)] });
     await publishTask(task);
     const events = await eventsOf(task);
 
     const types = events.map((e) => e.type);
-    expect(types.slice(0, 2)).toEqual(['tool_start', 'tool_result']);
-    expect(types.slice(2, -1).every((type) => type === 'message_chunk')).toBe(true);
-    expect(types.length).toBeGreaterThan(3);
-    expect(types.at(-1)).toBe('done');
+    expect(types.slice(0, 3)).toEqual(['step_finished', 'tool_start', 'tool_result']);
+    expect(types.slice(3, -2).every((type) => type === 'message_chunk')).toBe(true);
+    expect(types.length).toBeGreaterThan(5);
+    expect(types.slice(-2)).toEqual(['step_finished', 'done']);
     expect(events.map((e) => e.seq)).toEqual(events.map((_, index) => index + 1));
     expect(events.every((e) => e.attempt === 1 && e.trace_id === task.task_meta.trace_id)).toBe(true);
-    expect(events[1]!.data).toMatchObject({ ok: true, result: { hits: ['who makes agentmesh?'] } });
+    expect(events[2]!.data).toMatchObject({ ok: true, result: { hits: ['who makes agentmesh?'] } });
     expect(events.at(-1)!.data).toMatchObject({ message: 'answer to who makes agentmesh?', steps: 2 });
 
     // The vault was opened in memory: the model got its key, the API its credential.

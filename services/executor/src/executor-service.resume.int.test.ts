@@ -1,6 +1,7 @@
 // A redelivered task resumes from its own event log: an attempt that died left events behind (written here
 // as that attempt would have), and the next delivery goes on from them on a real NATS server.
 import {
+  AccountUsageStore,
   ensureMeshStreams,
   followTaskEvents,
   openMeshBuckets,
@@ -14,6 +15,7 @@ import {
   MODEL_API_KEY_VAULT_ENTRY,
   newTraceId,
   taskAssembledSubject,
+  utcDay,
   type AssembledTask,
   type EventData,
   type EventType,
@@ -23,6 +25,7 @@ import {
   startNats,
   startRecordingApi,
   startScriptedModel,
+  waitFor,
   type ChatCompletionRequest,
   type NatsServer,
   type RecordingApi,
@@ -103,10 +106,10 @@ async function startInstance(maxDeliver = 3, ackWaitMs = ACK_WAIT_MS): Promise<v
   );
 }
 
-function newTask(user: string): AssembledTask {
+function newTask(user: string, accountId = ACCOUNT): AssembledTask {
   return assembledTask({
     traceId: newTraceId(),
-    accountId: ACCOUNT,
+    accountId,
     modelBaseUrl: model.baseUrl,
     secrets: { SEARCH_KEY, [MODEL_API_KEY_VAULT_ENTRY]: MODEL_KEY },
     sealFor: vaultKeys,
@@ -122,7 +125,7 @@ async function firstAttemptDies(
   /** The attempt number its events carry (a replicated consumer can hand a count out twice). */
   writtenAs = 1,
 ): Promise<void> {
-  await js.publish(taskAssembledSubject(ACCOUNT), JSON.stringify(task), {
+  await js.publish(taskAssembledSubject(task.task_meta.account_id), JSON.stringify(task), {
     msgID: `${task.task_meta.trace_id}:assembled`,
   });
   const nc = await connect({ servers: nats.url });
@@ -131,7 +134,7 @@ async function firstAttemptDies(
     .then((consumer) => consumer.next({ expires: 5_000 }));
   expect(msg?.info.deliveryCount).toBe(1);
   const writer = TaskEventWriter.first(js, {
-    accountId: ACCOUNT,
+    accountId: task.task_meta.account_id,
     traceId: task.task_meta.trace_id,
     attempt: writtenAs,
   });
@@ -143,7 +146,7 @@ async function eventsOf(task: AssembledTask): Promise<TaskEvent[]> {
   const events: TaskEvent[] = [];
   const signal = AbortSignal.timeout(20_000);
   for await (const event of followTaskEvents(js, {
-    accountId: ACCOUNT,
+    accountId: task.task_meta.account_id,
     traceId: task.task_meta.trace_id,
     signal,
   }))
@@ -211,6 +214,38 @@ describe('resuming a redelivered task from its event log', () => {
     expect(lastTurnText).toBe(`answer to ${user}`);
   });
 
+  it("a resumed task's step_finished and done count the earlier attempt's model calls too", async () => {
+    const user = 'resume and count the tokens';
+    const task = newTask(user);
+    const earlier = { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 };
+    await firstAttemptDies(task, [
+      ['message_chunk', { delta: 'Searching.' }],
+      ['step_finished', { step: 1, usage: earlier, total_usage: earlier }],
+      ['tool_start', { call_id: 'call_1', tool: 'search', arguments: { q: user } }],
+      [
+        'tool_result',
+        { call_id: 'call_1', tool: 'search', ok: true, result: { hits: [user] }, duration_ms: 4 },
+      ],
+    ]);
+    await startInstance();
+    const events = await eventsOf(task);
+
+    expect(modelRequestsFor(user)).toHaveLength(1);
+    const steps = events.flatMap((event) => (event.type === 'step_finished' ? [event] : []));
+    expect(steps.map((event) => [event.attempt, event.data.step])).toEqual([
+      [1, 1],
+      [2, 2],
+    ]);
+    const own = steps[1]!.data.usage;
+    const total = {
+      prompt_tokens: 100 + own.prompt_tokens,
+      completion_tokens: 20 + own.completion_tokens,
+      total_tokens: 120 + own.total_tokens,
+    };
+    expect(steps[1]!.data.total_usage).toEqual(total);
+    expect(events.at(-1)).toMatchObject({ type: 'done', attempt: 2, data: { steps: 2, usage: total } });
+  });
+
   it('a call with a tool_start and no result runs once more with the same call_id and idempotency key', async () => {
     const user = 'resume a started call';
     const task = newTask(user);
@@ -227,7 +262,8 @@ describe('resuming a redelivered task from its event log', () => {
       ['attempt_started', 2],
       ['tool_start', 2],
       ['tool_result', 2],
-      ...events.slice(4, -1).map(() => ['message_chunk', 2]),
+      ...events.slice(4, -2).map(() => ['message_chunk', 2]),
+      ['step_finished', 2],
       ['done', 2],
     ]);
     expect(events[1]!.data).toMatchObject({
@@ -265,6 +301,32 @@ describe('resuming a redelivered task from its event log', () => {
       }),
     ]);
     expect(modelRequestsFor(user)).toHaveLength(0);
+  });
+
+  it("a task that runs out of attempts adds its earlier attempts' model calls to its account's day", async () => {
+    // An account of its own: the other tests' tasks add to theirs.
+    const SPENDER = 'spender';
+    const task = newTask('spent and died', SPENDER);
+    const used = { prompt_tokens: 300, completion_tokens: 33, total_tokens: 333 };
+    await firstAttemptDies(task, [
+      ['message_chunk', { delta: 'Hm' }],
+      ['step_finished', { step: 1, usage: used, total_usage: used }],
+    ]);
+    await startInstance(1);
+    const events = await eventsOf(task);
+    expect(events.at(-1)).toMatchObject({ type: 'error', data: { code: 'MAX_DELIVER_EXCEEDED' } });
+
+    const { accountUsage } = await openMeshBuckets(js, { only: ['accountUsage'] });
+    const store = new AccountUsageStore(accountUsage);
+    // Added by the attempt once its terminal event was stored.
+    const usage = await waitFor(
+      async () => {
+        const today = await store.get(SPENDER, utcDay(new Date()));
+        return today.tasks > 0 ? today : undefined;
+      },
+      { timeoutMs: 10_000, description: "the task's usage added" },
+    );
+    expect(usage).toMatchObject({ total_tokens: 333, tasks: 1 });
   });
 
   it('a first delivery (count 1) of a task whose events an earlier holder wrote is handed straight back and resumes as attempt 2, not left for ack_wait', async () => {
@@ -319,7 +381,8 @@ describe('resuming a redelivered task from its event log', () => {
 
     expect(events.slice(3).map((event) => [event.type, event.attempt])).toEqual([
       ['attempt_started', 4],
-      ...events.slice(4, -1).map(() => ['message_chunk', 4]),
+      ...events.slice(4, -2).map(() => ['message_chunk', 4]),
+      ['step_finished', 4],
       ['done', 4],
     ]);
     expect(searchesFor(user)).toEqual([]);

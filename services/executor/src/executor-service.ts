@@ -10,6 +10,7 @@
  * connection of their own.
  */
 import {
+  AccountUsageStore,
   DeadLetterStore,
   ensureDeadLetterStream,
   ensureMeshStreams,
@@ -62,7 +63,11 @@ export async function startExecutor({
   );
   const buckets = await openMeshBuckets(
     js,
-    { replicas: config.NATS_REPLICAS, taskRetentionMs: config.TASK_RETENTION_MS, only: ['tasks'] },
+    {
+      replicas: config.NATS_REPLICAS,
+      taskRetentionMs: config.TASK_RETENTION_MS,
+      only: ['tasks', 'accountUsage'],
+    },
     wait,
   );
 
@@ -127,6 +132,8 @@ export async function startExecutor({
     deadLetters,
     deltaCoalescing: { windowMs: config.EVENT_DELTA_WINDOW_MS, maxChars: config.EVENT_DELTA_MAX_CHARS },
     llmTimeoutMs: config.LLM_TIMEOUT_MS,
+    prices: config.MODEL_PRICES,
+    accountUsage: new AccountUsageStore(buckets.accountUsage),
     log,
     openSecrets,
   });

@@ -18,11 +18,18 @@
  * first, then the loop goes on from the answered turns, runs only the calls left without a result, and
  * runs each tool only once its `tool_start` is stored.
  *
+ * Spend: the task's model calls are priced by the executor's table and counted across attempts (from the
+ * earlier attempts' `step_finished` events); the attempt that writes the terminal event adds the task's
+ * total to its account's day (`mesh_account_usage`) once that event is stored (beside the final status
+ * write, before the message is settled), so one task is added once. A crash in between loses that task's
+ * addition (never doubles it).
+ *
  * What the message should get afterwards is returned as a disposition; the consumer acts on it.
  */
 import {
   EventStreamConflictError,
   readTaskEventLog,
+  type AccountUsageStore,
   TaskEventWriter,
   type TaskStatusStore,
   type VersionedTaskStatus,
@@ -30,6 +37,7 @@ import {
 import {
   ErrorCode,
   isFinalTaskStatus,
+  utcDay,
   MODEL_API_KEY_VAULT_ENTRY,
   type AssembledTask,
   type ClearVault,
@@ -61,6 +69,8 @@ import { ToolCallError } from './tools/tool-errors.js';
 import { SubtaskFanOut } from './tools/sub-agent/index.js';
 
 const DEFAULT_MAX_SUBTASKS_PER_TASK = 8;
+import { priceOf, type ModelPriceTable } from './budget/model-prices.js';
+import { TaskSpend } from './budget/task-spend.js';
 
 /** What the consumer does with the task's message once the attempt is over. */
 export const AttemptDisposition = {
@@ -109,6 +119,10 @@ export interface TaskRunnerDependencies {
   llmTimeoutMs: number;
   /** Sub-tasks (agent tool calls) one task may start across its attempts; 8 by default. */
   maxSubtasksPerTask?: number;
+  /** Prices of models (MODEL_PRICES); none: no task has a cost. */
+  prices?: ModelPriceTable;
+  /** Where finished tasks' usage is added to their account's day; none: not recorded. */
+  accountUsage?: Pick<AccountUsageStore, 'add'>;
   log: Logger;
   /** By default the instruments of the global meter provider (so the runner is made after telemetry starts). */
   metrics?: ExecutorMetrics;
@@ -193,11 +207,13 @@ export class TaskRunner {
     const subtasks = resume?.subtaskCallIds.size ? { subtaskCallIds: resume.subtaskCallIds } : {};
     const workAttempts = new Set(resume?.workAttempts).add(attempt).size;
     if (workAttempts > this.deps.maxDeliver || delivered >= this.#maxDeliveries) {
-      return this.#endOutOfAttempts(task, { attempt, delivered, workAttempts }, writer, {
-        span,
-        metrics,
-        ...subtasks,
-      });
+      return this.#endOutOfAttempts(
+        task,
+        { attempt, delivered, workAttempts },
+        writer,
+        { span, metrics, ...subtasks },
+        resume,
+      );
     }
     const kid = task.runtime_config.vault.kid;
     if (!this.deps.keyring.has(kid)) {
@@ -262,10 +278,13 @@ export class TaskRunner {
         ? this.#statusRecord(task, attempt, current, { status: 'running', error: undefined })
         : undefined,
     );
-    const endWith = async (outcome: LoopOutcome, emit = () => writer.emit(outcome.type, outcome.data)) =>
-      (await this.#finish(task, attempt, observed, emit, status))
-        ? AttemptDisposition.ACK
-        : afterConflict(attempt);
+    const spend = this.#spendOf(task, resume);
+    const endWith = async (outcome: LoopOutcome, emit = () => writer.emit(outcome.type, outcome.data)) => {
+      const usage = this.#addingUsage(task, spend, emit);
+      const finished = await this.#finish(task, attempt, observed, usage.emit, status);
+      await usage.added();
+      return finished ? AttemptDisposition.ACK : afterConflict(attempt);
+    };
     this.deps.log.info({ attempt }, 'task attempt started');
     if (status?.record.cancel_requested_at !== undefined) {
       this.deps.log.info({ trace_id: traceId }, 'task was cancelled before it started');
@@ -330,6 +349,7 @@ export class TaskRunner {
       abort.signal,
       observed.metrics,
       resume,
+      spend,
     );
     const reason = abort.reason;
     if (reason !== undefined && !reason.endsTask && outcome.type === 'error') {
@@ -355,6 +375,7 @@ export class TaskRunner {
     signal: AbortSignal,
     metrics: TaskMetrics,
     resume: ResumePoint | undefined,
+    spend: TaskSpend,
   ): Promise<LoopOutcome> {
     const mcpServers = task.runtime_config.mcp_servers ?? [];
     let tools = task.runtime_config.tools;
@@ -388,6 +409,8 @@ export class TaskRunner {
         ? {}
         : { dynamicToolSources: task.runtime_config.dynamic_tool_sources }),
       ...(resume === undefined ? {} : { resume }),
+      spend,
+      budget: task.limits,
     };
     try {
       return await runAgentLoop(
@@ -511,6 +534,45 @@ export class TaskRunner {
     return true;
   }
 
+  /** What the task has spent so far (its earlier attempts'), priced by this executor's table. */
+  #spendOf(task: AssembledTask, resume: ResumePoint | undefined): TaskSpend {
+    return new TaskSpend(priceOf(this.deps.prices ?? new Map(), task.runtime_config.model), resume?.spent);
+  }
+
+  /**
+   * `emit` of a terminal event, and once it is stored, the task's spend added to its account's day, beside
+   * the final status write (which it does not delay); `added` resolves when the addition is done, and the
+   * attempt awaits it before the message is settled. A failed addition is logged, not thrown: the task has
+   * ended, and its redelivery would not add it either.
+   */
+  #addingUsage(
+    task: AssembledTask,
+    spend: TaskSpend,
+    emit: () => Promise<TaskEvent>,
+  ): { emit: () => Promise<TaskEvent>; added: () => Promise<void> } {
+    let adding = Promise.resolve();
+    return {
+      emit: async () => {
+        const terminal = await emit();
+        adding = this.#addUsage(task, spend);
+        return terminal;
+      },
+      added: () => adding,
+    };
+  }
+
+  async #addUsage(task: AssembledTask, spend: TaskSpend): Promise<void> {
+    const { total_tokens: totalTokens } = spend.usage;
+    const costUsd = spend.costUsd ?? 0;
+    const store = this.deps.accountUsage;
+    if (store === undefined || (totalTokens === 0 && costUsd === 0)) return;
+    try {
+      await store.add(task.task_meta.account_id, utcDay(new Date(this.#now())), { totalTokens, costUsd });
+    } catch (error) {
+      this.deps.log.error({ err: error }, "could not add the task's usage to its account's day");
+    }
+  }
+
   /**
    * Ends a task that has used up its attempts with MAX_DELIVER_EXCEEDED, without running it; the message
    * is terminated (it must not come back). The one place a task runs out of deliveries.
@@ -520,6 +582,7 @@ export class TaskRunner {
     { attempt, delivered, workAttempts }: { attempt: number; delivered: number; workAttempts: number },
     writer: TaskEventWriter,
     observed: AttemptObservers,
+    resume: ResumePoint | undefined,
   ): Promise<AttemptDisposition> {
     const message =
       workAttempts > this.deps.maxDeliver
@@ -527,8 +590,13 @@ export class TaskRunner {
         : `the task was delivered ${delivered} times without finishing (the consumer's limit, ${this.#maxDeliveries})`;
     const outcome = failure(ErrorCode.MAX_DELIVER_EXCEEDED, message);
     this.deps.log.warn({ attempt, work_attempts: workAttempts }, 'task exceeded its deliveries');
-    const emit = () => writer.emit(outcome.type, outcome.data);
-    if (!(await this.#finish(task, attempt, observed, emit, undefined))) return afterConflict(attempt);
+    // The earlier attempts' model calls count for the account, though this one ends the task unrun.
+    const usage = this.#addingUsage(task, this.#spendOf(task, resume), () =>
+      writer.emit(outcome.type, outcome.data),
+    );
+    const finished = await this.#finish(task, attempt, observed, usage.emit, undefined);
+    await usage.added();
+    if (!finished) return afterConflict(attempt);
     await this.deps.deadLetters?.add(task, { code: ErrorCode.MAX_DELIVER_EXCEEDED, message }, attempt);
     return AttemptDisposition.TERM;
   }

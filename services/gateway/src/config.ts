@@ -59,6 +59,25 @@ const apiKeyList = z.string().transform((value, ctx) => {
 
 const keySet = z.string().transform((value) => new Set(entries(value)));
 
+const DailyCaps = z.strictObject({
+  tokens: z.int().nonnegative().optional(),
+  cost_usd: z.number().nonnegative().optional(),
+});
+
+/** `{"<account>": {"tokens": n, "cost_usd": n}}` → account → caps. */
+const accountDailyCaps = z
+  .string()
+  .transform((raw, ctx): unknown => {
+    try {
+      return JSON.parse(raw) as unknown;
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON object of caps by account id' });
+      return z.NEVER;
+    }
+  })
+  .pipe(z.record(AccountId, DailyCaps))
+  .transform((caps) => new Map(Object.entries(caps)));
+
 export const gatewayConfigSchema = baseConfigSchema.extend({
   HTTP_HOST: z.string().min(1).default('127.0.0.1').describe('Address the HTTP server binds to'),
   HTTP_PORT: z.coerce
@@ -111,6 +130,34 @@ export const gatewayConfigSchema = baseConfigSchema.extend({
     .default(30_000)
     .describe(
       'How long the seed 004 recall endpoints wait for the recall service (over NATS) before answering 502 SERVICE_UNAVAILABLE; above its worst case of upstream time-outs and retries',
+    ),
+  ACCOUNT_DAILY_TOKEN_CAP: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .describe(
+      'Tokens (prompt + completion, of tasks that ended) one account may use per UTC day; at or over it a submission gets 429 RATE_LIMITED with Retry-After to the next UTC day. Default for every account (ACCOUNT_DAILY_CAPS overrides it). 0: no cap',
+    ),
+  ACCOUNT_DAILY_COST_CAP_USD: z.coerce
+    .number()
+    .min(0)
+    .default(0)
+    .describe(
+      "US dollars (by the executors' MODEL_PRICES, of tasks that ended) one account may spend per UTC day; at or over it a submission gets 402 BUDGET_EXCEEDED. Default for every account (ACCOUNT_DAILY_CAPS overrides it). 0: no cap",
+    ),
+  ACCOUNT_DAILY_CAPS: accountDailyCaps
+    .optional()
+    .describe(
+      'Per-account daily caps as JSON, replacing the defaults field by field: {"acme": {"tokens": 2000000, "cost_usd": 25}}; 0 lifts that cap for the account',
+    ),
+  ACCOUNT_USAGE_CACHE_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(2_000)
+    .describe(
+      "How long this instance reuses an account's usage of the day (KV mesh_account_usage) read for the daily caps; a capped account's submissions cost one KV get per this interval. 0: read on every submission",
     ),
   SUBMIT_RATE_PER_ACCOUNT: z.coerce
     .number()

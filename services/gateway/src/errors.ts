@@ -150,7 +150,7 @@ export class IdempotencyKeyReused extends Rejection {
 
 /** Too many of something at once; the client may try again after `retryAfterSeconds`. */
 export class RateLimited extends Rejection {
-  override readonly name = 'RateLimited';
+  override readonly name: string = 'RateLimited';
   constructor(
     message: string,
     readonly retryAfterSeconds: number,
@@ -161,6 +161,36 @@ export class RateLimited extends Rejection {
 
   override get headers(): Readonly<Record<string, string>> {
     return { 'retry-after': String(this.retryAfterSeconds) };
+  }
+}
+
+/** The account has used its daily token cap (429 RATE_LIMITED, Retry-After: the next UTC day). */
+export class DailyTokenCapReached extends RateLimited {
+  override readonly name = 'DailyTokenCapReached';
+  constructor(used: number, cap: number, retryAfterSeconds: number) {
+    super(
+      `this account used ${used} tokens today (UTC) of its daily cap of ${cap}; retry after the day ends`,
+      retryAfterSeconds,
+      // Said in the body too: a NATS ingress reply has no Retry-After header.
+      {
+        scope: 'account_daily_tokens',
+        used_tokens: used,
+        cap_tokens: cap,
+        retry_after_seconds: retryAfterSeconds,
+      },
+    );
+  }
+}
+
+/** The account has spent its daily cost cap (402 BUDGET_EXCEEDED). */
+export class DailyCostCapReached extends Rejection {
+  override readonly name = 'DailyCostCapReached';
+  constructor(usedUsd: number, capUsd: number) {
+    super(
+      ErrorCode.BUDGET_EXCEEDED,
+      `this account spent $${usedUsd} today (UTC) of its daily cap of $${capUsd}; no task is accepted until the day ends`,
+      { scope: 'account_daily_cost', used_cost_usd: usedUsd, cap_cost_usd: capUsd },
+    );
   }
 }
 

@@ -6,6 +6,7 @@
 import { hkdfSync } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import {
+  AccountUsageStore,
   AgentStore,
   McpServerStore,
   ApiKeyStore,
@@ -40,6 +41,7 @@ import { TaskSubmitter } from './task-submission.js';
 import { RunningTaskLimiter } from './running-task-limits.js';
 import { SubmissionRateLimiter } from './submission-rate-limits.js';
 import { TaskQueueDepth } from './task-queue-depth.js';
+import { AccountDailyCaps } from './account-daily-caps.js';
 
 export interface GatewayContext {
   config: Readonly<GatewayConfig>;
@@ -103,6 +105,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
         'apiKeys',
         'mcpServers',
         'parkedTasks',
+        'accountUsage',
       ],
     },
     wait,
@@ -182,6 +185,12 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     ...(config.ADMIN_API_KEYS ? { adminKeys: config.ADMIN_API_KEYS } : {}),
     apiKeyStore: apiKeys,
   });
+  const dailyCaps = new AccountDailyCaps({
+    defaults: { tokens: config.ACCOUNT_DAILY_TOKEN_CAP, cost_usd: config.ACCOUNT_DAILY_COST_CAP_USD },
+    perAccount: config.ACCOUNT_DAILY_CAPS ?? new Map(),
+    usage: new AccountUsageStore(buckets.accountUsage),
+    cacheMs: config.ACCOUNT_USAGE_CACHE_MS,
+  });
   const submitter = new TaskSubmitter({
     js,
     statuses,
@@ -193,6 +202,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
       perApiKey: config.SUBMIT_RATE_PER_API_KEY,
     }),
     ...(runningLimiter ? { runningLimiter } : {}),
+    ...(dailyCaps.active ? { dailyCaps } : {}),
     ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
     metrics,
     log,

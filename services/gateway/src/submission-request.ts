@@ -73,6 +73,8 @@ function parseSubmitRequest(
           parent,
         }),
         input: { messages: request.messages, variables: request.variables ?? {} },
+        // Only the budget is the submitter's; the assembler takes the smaller of it and the agent's.
+        ...optional('limits', request.limits),
         ...optional('idempotency_key', request.idempotency_key),
       }),
   };

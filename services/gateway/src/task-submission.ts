@@ -1,5 +1,5 @@
 /**
- * Accepting a task, the same for HTTP and the NATS ingress: validate → running-task and rate limits → trace_id (the upstream's,
+ * Accepting a task, the same for HTTP and the NATS ingress: validate → the account's daily caps → running-task and rate limits → trace_id (the upstream's,
  * normalised, or a new one) → idempotency claim → status `queued` → publish the ReceivedTask to
  * `mesh.tasks.received.<account>` with Nats-Msg-Id = `<account>.<trace_id>` and the trace context of a
  * `gateway.submit` span rooted in the task's trace (so the task's trace_id is the trace's id).
@@ -58,6 +58,7 @@ import { SubmissionOutcome, type GatewayMetrics } from './gateway-metrics.js';
 import { parseSubmission, type Submission } from './submission-request.js';
 import type { RunningTaskLimiter } from './running-task-limits.js';
 import type { SubmissionRateLimiter } from './submission-rate-limits.js';
+import type { AccountDailyCaps } from './account-daily-caps.js';
 
 export interface TaskSubmitterOptions {
   js: JetStreamClient;
@@ -74,6 +75,8 @@ export interface TaskSubmitterOptions {
   rateLimiter?: SubmissionRateLimiter;
   /** Refuses submissions beyond the configured tasks running at once; none: no limit. */
   runningLimiter?: RunningTaskLimiter;
+  /** Refuses submissions of accounts past their daily token or cost cap; none: no caps. */
+  dailyCaps?: AccountDailyCaps;
   /** Makes `events_url` absolute. */
   publicBaseUrl?: string;
   /** Counts every submission by outcome. */
@@ -132,6 +135,11 @@ export class TaskSubmitter {
   ): Promise<AcceptedTask | Rejection> {
     const submission = parseSubmission(body, caller, this.options.vaultRecipient, link?.parent);
     if (submission instanceof Rejection) return submission;
+    const dailyCaps = this.options.dailyCaps;
+    if (dailyCaps !== undefined) {
+      const capped = await this.bus('account usage', () => dailyCaps.check(submission.accountId));
+      if (capped !== undefined) return capped;
+    }
     // The running-tasks slot first: a submission it refuses spends no token of the per-second rate.
     const slot = this.options.runningLimiter?.reserve(caller, submission.accountId);
     if (slot instanceof RateLimited) return slot;

@@ -119,18 +119,17 @@ describe('the mesh end to end', () => {
   let qccTrace = '';
   let qccEvents: TaskEvent[] = [];
 
-  it("seed 000's qichacha plugin: the API gets the credential headers and the query, the events run tool_start → tool_result → message_chunk… → done", async () => {
+  it("seed 000's qichacha plugin: the API gets the credential headers and the query, the events run step_finished → tool_start → tool_result → message_chunk… → step_finished → done", async () => {
     const { reply, events } = await runTask('查一下字节跳动');
     qccTrace = reply.trace_id;
     qccEvents = events;
     expect(reply.events_subject).toBe(`mesh.events.${MESH_ACCOUNT}.${reply.trace_id}`);
 
     const types = eventTypes(events);
-    expect(types[0]).toBe('tool_start');
-    expect(types[1]).toBe('tool_result');
-    expect(types.slice(2, -1).every((type) => type === 'message_chunk')).toBe(true);
+    expect(types.slice(0, 3)).toEqual(['step_finished', 'tool_start', 'tool_result']);
+    expect(types.slice(3, -2).every((type) => type === 'message_chunk')).toBe(true);
     expect(types.filter((type) => type === 'message_chunk').length).toBeGreaterThan(1);
-    expect(types.at(-1)).toBe('done');
+    expect(types.slice(-2)).toEqual(['step_finished', 'done']);
     expect(expectStrictlyIncreasing(events)).toBe(true);
     expect(events.every((event) => event.trace_id === reply.trace_id)).toBe(true);
 

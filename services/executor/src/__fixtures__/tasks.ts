@@ -42,6 +42,8 @@ export interface AssembledTaskOptions {
   mcpServers?: McpServerConnection[];
   maxSteps?: number;
   deadlineMs?: number;
+  /** The task's token and cost budget (limits.max_total_tokens / max_cost_usd). */
+  budget?: { max_total_tokens?: number; max_cost_usd?: number };
   /** Seed 001 `input.variables`; none by default. */
   variables?: Record<string, string | number | boolean>;
   systemPrompt?: string;
@@ -78,6 +80,7 @@ export function assembledTask(options: AssembledTaskOptions): AssembledTask {
     limits: {
       max_steps: options.maxSteps ?? 5,
       ...(options.deadlineMs === undefined ? {} : { deadline_ms: options.deadlineMs }),
+      ...options.budget,
     },
   });
   return AssembledTask.parse(sealTask(bound, options.secrets, options.sealFor));

@@ -193,4 +193,33 @@ describe('resuming from a task event log', () => {
       dropTextAfterSeq: 0,
     });
   });
+  it("step_finished events leave the turns' text and the void text as they are, and their sum is what earlier attempts spent", () => {
+    const step = (n: number, prompt: number, completion: number, cost?: number): [EventType, unknown] => [
+      'step_finished',
+      {
+        step: n,
+        usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+        ...(cost === undefined ? {} : { cost_usd: cost }),
+        total_usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+      },
+    ];
+    const point = resumePointOf(
+      log(
+        chunk('Let me look.'),
+        step(1, 10, 5, 0.001),
+        start('c1'),
+        result('c1', 'hit'),
+        chunk('The answer '),
+        chunk('is cut off'),
+        step(2, 20, 7, 0.002),
+      ),
+    );
+
+    expect(point.conversation[0]).toMatchObject({ role: 'assistant', content: 'Let me look.' });
+    expect(point).toMatchObject({ steps: 1, resolvedCalls: 1, dropTextAfterSeq: 4 });
+    expect(point.spent).toEqual({
+      usage: { prompt_tokens: 30, completion_tokens: 12, total_tokens: 42 },
+      costUsd: 0.003,
+    });
+  });
 });

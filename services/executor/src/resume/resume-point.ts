@@ -11,10 +11,14 @@
  * earlier `attempt_started` voided (all of it sits before that marker, a non-text event), and reasoning
  * (`tool_thinking`), which the loop never sends back either.
  *
+ * `step_finished` events say what the model calls cost, not what the model said: they leave the
+ * conversation alone, and their sum is what the earlier attempts spent (`spent`).
+ *
  * A `tool_start` with a call_id seen before is a re-run of a pending call by a later attempt, not a new
  * turn.
  */
 import type { ChatAssistantMessage, ChatMessage, ChatToolCall, TaskEvent } from '@agentmesh/protocol';
+import { earlierSpendOf, type EarlierSpend } from '../budget/task-spend.js';
 import { dynamicToolEntries } from '../tools/task-tools.js';
 import { toolMessage } from '../tools/tool-call.js';
 import type { ToolOutcome } from '../tools/tool-outcome.js';
@@ -41,6 +45,8 @@ export interface ResumePoint {
   readonly workAttempts: ReadonlySet<number>;
   /** Calls that submitted a sub-task (`subtask_started`): they count against the task's fan-out limit. */
   readonly subtaskCallIds: ReadonlySet<string>;
+  /** What the earlier attempts' model calls used (their `step_finished` events); none: nothing. */
+  readonly spent?: EarlierSpend;
 }
 
 interface Turn {
@@ -62,6 +68,7 @@ export function resumePointOf(events: readonly TaskEvent[]): ResumePoint {
         text += event.data.delta;
         continue;
       case 'tool_thinking':
+      case 'step_finished':
         continue;
       case 'tool_start': {
         const { call_id: id, tool, arguments: args } = event.data;
@@ -152,6 +159,7 @@ function assemble(
     subtaskCallIds: new Set(
       events.flatMap((event) => (event.type === 'subtask_started' ? [event.data.call_id] : [])),
     ),
+    spent: earlierSpendOf(events),
   };
 }
 

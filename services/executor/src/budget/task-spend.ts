@@ -1,0 +1,104 @@
+/**
+ * What a task has spent on model calls, across its attempts, and its token and cost budget. Each model call
+ * adds its usage (and its cost, when the model is priced) and yields the `step_finished` event that says so;
+ * a redelivered task starts from the sum of the `step_finished` events its earlier attempts wrote. Between
+ * model calls the loop asks {@link TaskSpend.overBudget} whether another may be made.
+ */
+import {
+  ErrorCode,
+  type EventData,
+  type TaskEvent,
+  type TaskLimits,
+  type TokenUsage,
+} from '@agentmesh/protocol';
+import { costOf, roundUsd, type ModelPrice } from './model-prices.js';
+import { addUsage } from '../token-usage.js';
+
+/** The spend of earlier attempts, as their `step_finished` events tell it. */
+export interface EarlierSpend {
+  readonly usage: TokenUsage;
+  /** Dollars of the priced calls among them. */
+  readonly costUsd: number;
+}
+
+export type TaskBudget = Pick<TaskLimits, 'max_total_tokens' | 'max_cost_usd'>;
+
+/** Sums the `step_finished` events of a task's log. */
+export function earlierSpendOf(events: readonly TaskEvent[]): EarlierSpend {
+  const usage: TokenUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  let costUsd = 0;
+  for (const event of events) {
+    if (event.type !== 'step_finished') continue;
+    addUsage(usage, event.data.usage);
+    costUsd += event.data.cost_usd ?? 0;
+  }
+  return { usage, costUsd: roundUsd(costUsd) };
+}
+
+export class TaskSpend {
+  readonly #usage: TokenUsage;
+  #costUsd: number;
+
+  constructor(
+    /** The task model's price; none: the spend has no cost. */
+    private readonly price?: ModelPrice,
+    earlier?: EarlierSpend,
+  ) {
+    this.#usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+    if (earlier !== undefined) addUsage(this.#usage, earlier.usage);
+    this.#costUsd = earlier?.costUsd ?? 0;
+  }
+
+  /** Every model call of the task so far (a copy). */
+  get usage(): TokenUsage {
+    return { ...this.#usage };
+  }
+
+  /** Dollars spent so far; undefined when the model has no price. */
+  get costUsd(): number | undefined {
+    return this.price === undefined ? undefined : this.#costUsd;
+  }
+
+  /** Adds a model call's usage; returns the data of its `step_finished` event. */
+  addStep(step: number, usage: TokenUsage): EventData<'step_finished'> {
+    addUsage(this.#usage, usage);
+    if (this.price === undefined) return { step, usage: { ...usage }, total_usage: this.usage };
+    const cost = costOf(usage, this.price);
+    this.#costUsd = roundUsd(this.#costUsd + cost);
+    return {
+      step,
+      usage: { ...usage },
+      cost_usd: cost,
+      total_usage: this.usage,
+      total_cost_usd: this.#costUsd,
+    };
+  }
+
+  /**
+   * The `error` of a task that may not ask the model again: it has used its tokens or (priced) dollars.
+   * Undefined while it is within its budget.
+   */
+  overBudget(budget: TaskBudget | undefined): EventData<'error'> | undefined {
+    const maxTokens = budget?.max_total_tokens;
+    const used = this.#usage.total_tokens;
+    if (maxTokens !== undefined && used >= maxTokens) {
+      return {
+        code: ErrorCode.BUDGET_EXCEEDED,
+        message: `the task used ${used} tokens of its budget of ${maxTokens} (max_total_tokens); the model was not asked again`,
+        retryable: false,
+        detail: { used_tokens: used, max_total_tokens: maxTokens },
+      };
+    }
+    const maxCost = budget?.max_cost_usd;
+    const cost = this.costUsd;
+    if (maxCost !== undefined && cost !== undefined && cost >= maxCost) {
+      return {
+        code: ErrorCode.BUDGET_EXCEEDED,
+        message: `the task spent $${cost} of its budget of $${maxCost} (max_cost_usd); the model was not asked again`,
+        retryable: false,
+        detail: { used_cost_usd: cost, max_cost_usd: maxCost },
+      };
+    }
+    return undefined;
+  }
+}
