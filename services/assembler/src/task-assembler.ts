@@ -29,6 +29,7 @@ import {
 } from '@agentmesh/protocol';
 import { accountScope, type RegistryScope } from '@agentmesh/bus';
 import { sealTask, type SealFor } from '@agentmesh/vault';
+import { withBindingApprovals } from './tool-approvals.js';
 import {
   AgentNotFoundError,
   BoundToolUnavailableError,
@@ -124,7 +125,8 @@ export async function bindTools(
   if (missing.length > 0 || disabled.length > 0) {
     return { ok: false, failure: new BoundToolUnavailableError(agent.workflow_id, missing, disabled) };
   }
-  return { ok: true, tools: found.map(({ tool }) => tool as ToolDefinition) };
+  const tools = found.map(({ tool }) => tool as ToolDefinition);
+  return { ok: true, tools: withBindingApprovals(tools, agent.tool_approvals) };
 }
 
 /**
