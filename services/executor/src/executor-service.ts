@@ -14,6 +14,7 @@ import {
   ensureDeadLetterStream,
   ensureMeshStreams,
   openMeshBuckets,
+  ParkedTaskStore,
   TaskStatusStore,
 } from '@agentmesh/bus';
 import {
@@ -24,6 +25,7 @@ import {
 } from '@agentmesh/runtime';
 import { executorConsumer } from '@agentmesh/protocol';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { ApprovalTimeouts } from './approval/approval-timeouts.js';
 import { CancelListener } from './cancel-listener.js';
 import { DeadLetterListener, DeadLetterRecorder } from './dead-letter-listener.js';
 import type { ExecutorConfig } from './config.js';
@@ -61,7 +63,11 @@ export async function startExecutor({
   );
   const buckets = await openMeshBuckets(
     js,
-    { replicas: config.NATS_REPLICAS, taskRetentionMs: config.TASK_RETENTION_MS, only: ['tasks'] },
+    {
+      replicas: config.NATS_REPLICAS,
+      taskRetentionMs: config.TASK_RETENTION_MS,
+      only: ['tasks', 'parkedTasks'],
+    },
     wait,
   );
 
@@ -97,6 +103,13 @@ export async function startExecutor({
   const metrics = new ExecutorMetrics();
   const deadLetters = new DeadLetterRecorder(new DeadLetterStore(js, jsm), log);
   const deadLetterListener = DeadLetterListener.start({ nc, js, jsm, statuses, recorder: deadLetters, log });
+  const parkedTasks = new ParkedTaskStore(buckets.parkedTasks);
+  const approvalTimeouts = await ApprovalTimeouts.start({
+    store: parkedTasks,
+    js,
+    log,
+    requeueGraceMs: config.APPROVAL_REQUEUE_GRACE_MS,
+  });
   const runner = new TaskRunner({
     js,
     jsm,
@@ -118,6 +131,8 @@ export async function startExecutor({
     llmTimeoutMs: config.LLM_TIMEOUT_MS,
     log,
     openSecrets,
+    parkedTasks,
+    approvals: { defaultTimeoutMs: config.APPROVAL_TIMEOUT_MS, eventRetentionMs: config.TASK_RETENTION_MS },
   });
   const consumer = TaskConsumer.start(
     js,
@@ -142,6 +157,7 @@ export async function startExecutor({
       // After the consumer: tasks finishing during the grace period can still be cancelled.
       await cancels.stop();
       await deadLetterListener.stop();
+      approvalTimeouts.stop();
       await nativeTools
         .stop()
         .catch((error: unknown) =>
