@@ -2,6 +2,7 @@
 // tool API: a call that needs approval parks the task (no executor holds it), the decision is taken the
 // way the gateway takes it (ParkedTaskStore: decideApproval, then resumeIfReady), and any executor resumes it.
 import {
+  cancelApprovals,
   decideApproval,
   openMeshBuckets,
   ParkedTaskStore,
@@ -350,6 +351,68 @@ describe('a tool call that needs approval', () => {
     await statusBecomes(large, 'waiting_approval');
     expect((await logOf(large)).map((event) => event.type)).toEqual(['tool_start', 'approval_requested']);
     expect(paymentsOf(5000)).toEqual([]);
+  });
+
+  it('cancelled while it waits (what the gateway does: cancel the approvals, queue it), the task ends with CANCELLED and the tool never runs', async () => {
+    await startInstance();
+    const task = await submit('pay 8100 then change my mind', payTool('pay', LARGE_AMOUNTS));
+    const traceId = task.task_meta.trace_id;
+    await statusBecomes(task, 'waiting_approval');
+    await parkedTasks.update(ACCOUNT, traceId, (parked) => cancelApprovals(parked, new Date()));
+    expect(await parkedTasks.resumeIfReady(js, ACCOUNT, traceId)).toBe(true);
+
+    const events = await eventsUntil(task, 'error');
+    expect(events.at(-1)).toMatchObject({ type: 'error', data: { code: 'CANCELLED' } });
+    expect(paymentsOf(8100)).toEqual([]);
+    await statusBecomes(task, 'cancelled');
+  });
+
+  it('a redelivery of the delivery that parked the task (not the queued-again one) is acked without running it', async () => {
+    const parker = await startInstance();
+    const task = await submit('pay 8200 twice over', payTool('pay', LARGE_AMOUNTS));
+    await statusBecomes(task, 'waiting_approval');
+    await parker.stop();
+    const before = await logOf(task);
+    // The parking delivery comes again (as when its ack was lost): taken and handed back here, it is
+    // delivered to the executor with a count of 2 and without the queued-again header.
+    await js.publish(taskAssembledSubject(ACCOUNT), JSON.stringify(task), {
+      msgID: `${task.task_meta.trace_id}:again`,
+    });
+    const taken = await js.consumers
+      .get(Consumers.EXECUTOR.stream, Consumers.EXECUTOR.durable_name)
+      .then((consumer) => consumer.next({ expires: 5_000 }));
+    expect(taken?.info.deliveryCount).toBe(1);
+    taken!.nak();
+    const second = await startInstance();
+    await waitFor(
+      async () => {
+        const info = await jsm.consumers.info(Consumers.EXECUTOR.stream, Consumers.EXECUTOR.durable_name);
+        const settled = info.num_pending === 0 && info.num_ack_pending === 0;
+        return settled && second.logs.some((line) => line.includes('task attempt') || line.includes('dropping'));
+      },
+      { timeoutMs: 15_000, description: 'the redelivery taken and acked' },
+    );
+    expect(await logOf(task)).toEqual(before);
+    expect((await statuses.get(ACCOUNT, task.task_meta.trace_id))?.status).toBe('waiting_approval');
+    expect((await parkedTasks.get(ACCOUNT, task.task_meta.trace_id))?.parked.approvals[0]?.state).toBe(
+      'pending',
+    );
+    expect(paymentsOf(8200)).toEqual([]);
+  });
+
+  it('decided by someone who died before queuing the task, it is queued by an executor after the grace period', async () => {
+    await startInstance({ APPROVAL_REQUEUE_GRACE_MS: '500' });
+    const task = await submit('pay 8300 then vanish', payTool('pay', LARGE_AMOUNTS));
+    const traceId = task.task_meta.trace_id;
+    await statusBecomes(task, 'waiting_approval');
+    await parkedTasks.update(ACCOUNT, traceId, (parked) => {
+      const outcome = decideApproval(parked, 'call_pay', { approve: true }, new Date());
+      return outcome.ok ? outcome.parked : undefined;
+    });
+
+    const events = await eventsUntil(task, 'done');
+    expect(events.at(-1)).toMatchObject({ type: 'done' });
+    expect(paymentsOf(8300)).toHaveLength(1);
   });
 
   it('approved five times in a row, a task does not run out of attempts (parking is not a failed attempt)', async () => {
