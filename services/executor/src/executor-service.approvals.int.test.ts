@@ -388,7 +388,9 @@ describe('a tool call that needs approval', () => {
       async () => {
         const info = await jsm.consumers.info(Consumers.EXECUTOR.stream, Consumers.EXECUTOR.durable_name);
         const settled = info.num_pending === 0 && info.num_ack_pending === 0;
-        return settled && second.logs.some((line) => line.includes('task attempt') || line.includes('dropping'));
+        return (
+          settled && second.logs.some((line) => line.includes('task attempt') || line.includes('dropping'))
+        );
       },
       { timeoutMs: 15_000, description: 'the redelivery taken and acked' },
     );
