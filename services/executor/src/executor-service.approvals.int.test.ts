@@ -7,6 +7,7 @@ import {
   openMeshBuckets,
   ParkedTaskStore,
   readTaskEventLog,
+  TaskEventWriter,
   TaskStatusStore,
   type MeshBuckets,
 } from '@agentmesh/bus';
@@ -415,6 +416,35 @@ describe('a tool call that needs approval', () => {
     const events = await eventsUntil(task, 'done');
     expect(events.at(-1)).toMatchObject({ type: 'done' });
     expect(paymentsOf(8300)).toHaveLength(1);
+  });
+
+  it('when the attempt that wrote the decisions died before deleting the parked entry, the next delivery deletes it and the task ends done', async () => {
+    const parker = await startInstance();
+    const task = await submit('pay 8400 and crash after deciding', payTool('pay', LARGE_AMOUNTS));
+    const traceId = task.task_meta.trace_id;
+    await statusBecomes(task, 'waiting_approval');
+    await parker.stop();
+    await parkedTasks.update(ACCOUNT, traceId, (parked) => {
+      const outcome = decideApproval(parked, 'call_pay', { approve: true }, new Date());
+      return outcome.ok ? outcome.parked : undefined;
+    });
+    // Attempt 2 wrote the decision, then died (its queued-again message comes back once more).
+    const writer = await TaskEventWriter.open(js, jsm, { accountId: ACCOUNT, traceId, attempt: 2 });
+    await writer.emit('approval_decided', {
+      call_id: 'call_pay',
+      tool: 'pay',
+      approved: true,
+      decided_at: new Date().toISOString(),
+    });
+    expect(await parkedTasks.resumeIfReady(js, ACCOUNT, traceId)).toBe(true);
+
+    await startInstance();
+    const events = await eventsUntil(task, 'done');
+    expect(events.filter((event) => event.type === 'approval_decided')).toHaveLength(1);
+    expect(paymentsOf(8400)).toHaveLength(1);
+    await waitFor(async () => (await parkedTasks.get(ACCOUNT, traceId)) === undefined, {
+      description: 'the left entry deleted',
+    });
   });
 
   it('approved five times in a row, a task does not run out of attempts (parking is not a failed attempt)', async () => {

@@ -58,7 +58,7 @@ import {
   type LoopOutcome,
   type LoopResult,
 } from './agent-loop.js';
-import { settleApprovals } from './approval/approval-settlement.js';
+import { releaseLeftPark, settleApprovals } from './approval/approval-settlement.js';
 import { parkTask, type ApprovalSettings } from './approval/task-parking.js';
 import type { DeadLetterRecorder } from './dead-letter-listener.js';
 import { ExecutorMetrics, type TaskMetrics } from './executor-metrics.js';
@@ -233,6 +233,10 @@ export class TaskRunner {
       return (await this.#finish(task, attempt, { span, metrics }, emit, undefined))
         ? AttemptDisposition.ACK
         : afterConflict(attempt);
+    }
+    if (queuedAgain && resume?.awaitingApproval.length === 0 && this.deps.parkedTasks !== undefined) {
+      const parkedAttempt = Number(delivery.headers?.get(RESUMED_PARK_HEADER));
+      await releaseLeftPark(this.deps.parkedTasks, task, parkedAttempt);
     }
     if (resume !== undefined && resume.awaitingApproval.length > 0) {
       const store = this.deps.parkedTasks;

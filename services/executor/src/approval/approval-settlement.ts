@@ -111,3 +111,20 @@ export async function settleApprovals(
 function failure(code: ErrorCode, message: string): LoopOutcome {
   return { type: 'error', data: { code, message, retryable: false } };
 }
+
+/**
+ * The parked entry a queued-again task left behind when the attempt that wrote its decisions died before
+ * deleting it (a later delivery finds the decisions in the log, not awaiting): deleted once, if it is still
+ * the park this delivery was queued for (the header names its attempt) and was queued.
+ */
+export async function releaseLeftPark(
+  store: ParkedTaskStore,
+  task: AssembledTask,
+  parkedAttempt: number,
+): Promise<void> {
+  const { account_id: accountId, trace_id: traceId } = task.task_meta;
+  const entry = await store.get(accountId, traceId);
+  if (entry === undefined || entry.parked.resumed_at === undefined) return;
+  if (entry.parked.attempt !== parkedAttempt) return;
+  await store.delete(accountId, traceId, entry.revision);
+}
