@@ -368,11 +368,17 @@ describe('a tool call that needs approval', () => {
     await statusBecomes(task, 'cancelled');
   });
 
-  it('a redelivery of the delivery that parked the task (not the queued-again one) is acked without running it', async () => {
+  it('a redelivery of the delivery that parked the task (not the queued-again one) is acked without running it, and the status says waiting_approval again', async () => {
     const parker = await startInstance();
     const task = await submit('pay 8200 twice over', payTool('pay', LARGE_AMOUNTS));
     await statusBecomes(task, 'waiting_approval');
     await parker.stop();
+    // As a delivery that ran before it knew the task was parked leaves it (a first delivery writes
+    // `running` without reading the log).
+    await statuses.update(ACCOUNT, task.task_meta.trace_id, (current) => ({
+      ...current!,
+      status: 'running',
+    }));
     const before = await logOf(task);
     // The parking delivery comes again (as when its ack was lost): taken and handed back here, it is
     // delivered to the executor with a count of 2 and without the queued-again header.
@@ -401,6 +407,30 @@ describe('a tool call that needs approval', () => {
       'pending',
     );
     expect(paymentsOf(8200)).toEqual([]);
+  });
+
+  it('a cancel requested while a stray delivery had the status say running reaches the parked task: it ends CANCELLED', async () => {
+    const parker = await startInstance();
+    const task = await submit('pay 8500 and cancel in the gap', payTool('pay', LARGE_AMOUNTS));
+    const traceId = task.task_meta.trace_id;
+    await statusBecomes(task, 'waiting_approval');
+    await parker.stop();
+    await statuses.update(ACCOUNT, traceId, (current) => ({
+      ...current!,
+      status: 'running',
+      cancel_requested_at: new Date().toISOString(),
+    }));
+    await js.publish(taskAssembledSubject(ACCOUNT), JSON.stringify(task), { msgID: `${traceId}:stray` });
+    const taken = await js.consumers
+      .get(Consumers.EXECUTOR.stream, Consumers.EXECUTOR.durable_name)
+      .then((consumer) => consumer.next({ expires: 5_000 }));
+    taken!.nak();
+    await startInstance();
+
+    const events = await eventsUntil(task, 'error');
+    expect(events.at(-1)).toMatchObject({ type: 'error', data: { code: 'CANCELLED' } });
+    expect(paymentsOf(8500)).toEqual([]);
+    await statusBecomes(task, 'cancelled');
   });
 
   it('decided by someone who died before queuing the task, it is queued by an executor after the grace period', async () => {

@@ -243,7 +243,15 @@ export class TaskRunner {
       if (store === undefined)
         throw new Error('a parked task was delivered to a runner without parked tasks');
       const settled = await settleApprovals(
-        { store, js: this.deps.js, writer, queuedAgain, now: this.#now },
+        {
+          store,
+          statuses: this.deps.statuses,
+          js: this.deps.js,
+          writer,
+          queuedAgain,
+          now: this.#now,
+          statusRecord: (current, change) => this.#statusRecord(task, attempt, current, change),
+        },
         task,
         resume.awaitingApproval,
       );

@@ -6,13 +6,20 @@
  * the entry is deleted (only the revision read: a newer park stays) and the task goes on. Expired: the task
  * ends with APPROVAL_TIMEOUT; cancelled: with CANCELLED.
  */
-import { type ParkedTaskStore, type TaskEventWriter } from '@agentmesh/bus';
+import {
+  cancelApprovals,
+  type ParkedTaskStore,
+  type TaskEventWriter,
+  type TaskStatusStore,
+} from '@agentmesh/bus';
 import {
   ApprovalState,
   ErrorCode,
+  isFinalTaskStatus,
   type ApprovalRecord,
   type AssembledTask,
   type TaskEvent,
+  type TaskStatusRecord,
 } from '@agentmesh/protocol';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { LoopOutcome } from '../agent-loop.js';
@@ -28,18 +35,25 @@ export type ApprovalSettlement =
 
 export interface SettlementContext {
   store: ParkedTaskStore;
+  statuses: TaskStatusStore;
   js: JetStreamClient;
   writer: Pick<TaskEventWriter, 'emit'>;
   /** Whether the delivery is the parked task queued again (RESUMED_PARK_HEADER). */
   queuedAgain: boolean;
   now: () => number;
+  /** The status record this attempt writes, built as the runner builds its others. */
+  statusRecord: (
+    current: TaskStatusRecord | undefined,
+    change: Partial<TaskStatusRecord>,
+  ) => TaskStatusRecord;
 }
 
 export async function settleApprovals(
-  { store, js, writer, queuedAgain, now }: SettlementContext,
+  context: SettlementContext,
   task: AssembledTask,
   awaiting: readonly string[],
 ): Promise<ApprovalSettlement> {
+  const { store, js, writer, queuedAgain, now } = context;
   const { account_id: accountId, trace_id: traceId } = task.task_meta;
   const entry = await store.get(accountId, traceId);
   const records = awaiting.map((callId) => entry?.parked.approvals.find((a) => a.call_id === callId));
@@ -62,6 +76,7 @@ export async function settleApprovals(
   // it, is dropped; the task is queued here should the queuing have been missed), and only once every
   // approval is decided or one expired or was cancelled (the task then ends whatever the others are).
   if (!queuedAgain || (pending && expired === undefined && !cancelled)) {
+    if (pending && expired === undefined && !cancelled) await keepWaiting(context, task);
     await store.resumeIfReady(js, accountId, traceId, { now: new Date(now()) });
     return { kind: 'waiting' };
   }
@@ -106,6 +121,29 @@ export async function settleApprovals(
   }
   await release();
   return { kind: 'decided', events };
+}
+
+/**
+ * The status of a task that still waits, put right: a delivery that ran before it knew the task was parked
+ * (a first delivery writes `running` without reading the log) leaves `running`, under which a cancel
+ * would be sent to an attempt that no longer runs. A cancel requested meanwhile cancels the approvals
+ * (the task is then queued again, and ends CANCELLED).
+ */
+async function keepWaiting(context: SettlementContext, task: AssembledTask): Promise<void> {
+  const { account_id: accountId, trace_id: traceId } = task.task_meta;
+  const status = await context.statuses.updateFrom(accountId, traceId, (current) =>
+    current === undefined ||
+    current.status === 'waiting_approval' ||
+    isFinalTaskStatus(current.status) ||
+    current.cancel_requested_at !== undefined
+      ? undefined
+      : context.statusRecord(current, { status: 'waiting_approval', error: undefined }),
+  );
+  const record = status?.record;
+  if (record?.cancel_requested_at !== undefined && !isFinalTaskStatus(record.status)) {
+    const at = new Date(context.now());
+    await context.store.update(accountId, traceId, (parked) => cancelApprovals(parked, at));
+  }
 }
 
 function failure(code: ErrorCode, message: string): LoopOutcome {
