@@ -298,6 +298,49 @@ describe('infra/nats/accounts.conf', () => {
     expect(assembler.violations.some((error) => error.subject.includes('KV_mesh_account_usage'))).toBe(true);
   });
 
+  it('parked tasks: the executor keeps, changes, watches and deletes them in mesh_parked_tasks and queues one again on its assembled-task subject; it may not purge the bucket, and the assembler may not read it', async () => {
+    const provisioner = await connectAs('provisioner');
+    const provisioning = await jetstreamManager(provisioner.nc);
+    await provisioning.streams
+      .info('MESH_TASKS')
+      .catch(() => provisioning.streams.add({ name: 'MESH_TASKS', subjects: ['mesh.tasks.>'] }));
+    await new Kvm(jetstream(provisioner.nc)).create('mesh_parked_tasks');
+
+    const executor = await connectAs('executor');
+    const js = jetstream(executor.nc);
+    const kv = await new Kvm(js).open('mesh_parked_tasks');
+    const watch = await kv.watch();
+    const key = `acme.${TRACE_ID}`;
+    const parked = await kv.put(key, '{"approvals":["pending"]}');
+    expect((await kv.get(key))?.string()).toBe('{"approvals":["pending"]}');
+    const decided = await kv.update(key, '{"approvals":["approved"]}', parked);
+    const seen: string[] = [];
+    for await (const entry of watch) {
+      seen.push(entry.string());
+      if (entry.revision === decided) break;
+    }
+    expect(seen).toEqual(['{"approvals":["pending"]}', '{"approvals":["approved"]}']);
+    const queued = await js.publish('mesh.tasks.assembled.acme', '{"task":"resumed"}', {
+      msgID: `${key}.resume.1`,
+    });
+    expect(queued).toMatchObject({ stream: 'MESH_TASKS', duplicate: false });
+    await kv.delete(key, { previousSeq: decided });
+    expect(await kv.get(key)).toMatchObject({ operation: 'DEL' });
+    expect(executor.violations).toEqual([]);
+
+    await (await jetstreamManager(executor.nc)).streams.purge('KV_mesh_parked_tasks').catch(() => undefined);
+    await refusedPublish(executor, '$JS.API.STREAM.PURGE.KV_mesh_parked_tasks');
+    const assembler = await connectAs('assembler');
+    await new Kvm(jetstream(assembler.nc))
+      .open('mesh_parked_tasks')
+      .then((bucket) => bucket.get(key))
+      .catch(() => undefined);
+    await waitFor(
+      () => assembler.violations.find((error) => error.subject?.includes('KV_mesh_parked_tasks')),
+      { description: 'the assembler refused the parked tasks bucket' },
+    );
+  });
+
   it('dead letters: the executor copies a task to MESH_DEAD_LETTERS, deletes it from MESH_TASKS and hears the MAX_DELIVERIES advisories; the gateway reads and drops letters; the assembler may not read them', async () => {
     const provisioner = await connectAs('provisioner');
     const provisioning = await jetstreamManager(provisioner.nc);

@@ -175,6 +175,61 @@ describe('assembling a task from the registry', () => {
   });
 });
 
+describe('approval rules of an agent’s tool bindings', () => {
+  it('the binding’s rules join the tool’s own: the task’s tool asks for approval when either matches', async () => {
+    const tool = {
+      ...weatherTool(),
+      approval: { when: [{ arg: 'city', op: 'eq' as const, value: 'Paris' }], timeout_ms: 60_000 },
+    };
+    const agent = qichachaAgent({
+      tools: ['get_weather'],
+      tool_approvals: {
+        get_weather: { when: [{ arg: 'days', op: 'gt', value: 3 }], reason: 'long forecasts cost' },
+      },
+    });
+    const result = assembled(
+      await assembleTask(
+        receivedTask('company_research'),
+        sources({ ...fullWorld, agents: [agent], tools: [tool] }),
+      ),
+    );
+    expect(result.runtime_config.tools[0]?.approval).toEqual({
+      when: [
+        { arg: 'city', op: 'eq', value: 'Paris' },
+        { arg: 'days', op: 'gt', value: 3 },
+      ],
+      reason: 'long forecasts cost',
+      timeout_ms: 60_000,
+    });
+  });
+
+  it('a binding that asks for every call makes every call need approval, whatever the tool’s conditions', async () => {
+    const tool = {
+      ...weatherTool(),
+      approval: { when: [{ arg: 'city', op: 'eq' as const, value: 'Paris' }] },
+    };
+    const agent = qichachaAgent({ tools: ['get_weather'], tool_approvals: { get_weather: {} } });
+    const result = assembled(
+      await assembleTask(
+        receivedTask('company_research'),
+        sources({ ...fullWorld, agents: [agent], tools: [tool] }),
+      ),
+    );
+    expect(result.runtime_config.tools[0]?.approval).toEqual({});
+  });
+
+  it('a binding rule for a tool without a policy becomes its policy; unbound rules change nothing', async () => {
+    const agent = qichachaAgent({
+      tools: ['get_weather', 'search_company_basic'],
+      tool_approvals: { get_weather: { reason: 'ask first' } },
+    });
+    const result = assembled(
+      await assembleTask(receivedTask('company_research'), sources({ ...fullWorld, agents: [agent] })),
+    );
+    expect(result.runtime_config.tools.map((t) => t.approval)).toEqual([{ reason: 'ask first' }, undefined]);
+  });
+});
+
 describe('agents binding MCP servers', () => {
   const github: McpServerDefinitionInput = {
     name: 'github',

@@ -31,6 +31,7 @@ import {
 } from '@agentmesh/protocol';
 import { accountScope, type RegistryScope } from '@agentmesh/bus';
 import { sealTask, type SealFor } from '@agentmesh/vault';
+import { withBindingApprovals } from './tool-approvals.js';
 import {
   AgentNotFoundError,
   BoundToolUnavailableError,
@@ -141,7 +142,8 @@ export async function bindTools(
   if (missing.length > 0 || disabled.length > 0) {
     return { ok: false, failure: new BoundToolUnavailableError(agent.workflow_id, missing, disabled) };
   }
-  return { ok: true, tools: found.map(({ tool }) => tool as ToolDefinition) };
+  const tools = found.map(({ tool }) => tool as ToolDefinition);
+  return { ok: true, tools: withBindingApprovals(tools, agent.tool_approvals) };
 }
 
 /**

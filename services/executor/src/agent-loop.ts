@@ -19,6 +19,11 @@
  * calls that were started and left without a result run again with their call_id (and a new
  * `tool_start`), and the step count goes on from the turns already answered.
  *
+ * Approval: a call whose tool's policy asks for it (approval/approval-rules.ts) is announced with the
+ * others but held, not run; once the step's other calls have their results the loop returns a `parked`
+ * result naming the held calls, and the runner parks the task. Calls the resume point says were approved
+ * run without asking again.
+ *
  * The loop publishes nothing itself and emits no terminal event: it hands progress events to `emit` and
  * returns the terminal outcome, so the caller decides what an attempt that was interrupted writes. Model,
  * tool execution and event sink are injected, which lets tests run it against real HTTP servers without
@@ -43,6 +48,7 @@ import { prepareToolCall, toolMessage, withCallIds, type PreparedToolCall } from
 import { toolFailure, type ToolOutcome } from './tools/index.js';
 import type { ResumePoint } from './resume/resume-point.js';
 import { TaskSpend, type TaskBudget } from './budget/task-spend.js';
+import { approvalNeeded, type ApprovalNeed } from './approval/approval-rules.js';
 
 /** The model client as the loop uses it (OpenAiChatClient in production). */
 export interface ChatModel {
@@ -71,6 +77,23 @@ export type ProgressEvent = { [T in ProgressType]: { type: T; data: EventData<T>
 export type LoopOutcome =
   { type: 'done'; data: EventData<'done'> } | { type: 'error'; data: EventData<'error'> };
 
+/** A call announced (its `tool_start` stored) but held until a person approves it. */
+export interface HeldCall {
+  readonly callId: string;
+  readonly tool: string;
+  /** As its `tool_start` shows them. */
+  readonly arguments: Record<string, unknown> | string;
+  readonly need: ApprovalNeed;
+}
+
+/** The step's other calls are answered; these wait for approval, and the task parks. */
+export interface ParkedLoop {
+  type: 'parked';
+  data: { held: readonly HeldCall[] };
+}
+
+export type LoopResult = LoopOutcome | ParkedLoop;
+
 export interface AgentLoopDependencies {
   model: ChatModel;
   executeTool: ToolExecutor;
@@ -90,6 +113,11 @@ export interface AgentLoopDependencies {
   onDynamicTools?: (change: DynamicToolsChange, tool: string) => void;
   /** Told about every model call and every tool call that runs. */
   metrics?: TaskMetrics;
+  /**
+   * The caller parks tasks: calls needing approval are held and the loop may return `parked`. Without it
+   * such a call is not run either: the model gets a tool error saying it cannot be approved here.
+   */
+  parking?: true;
   now?: () => number;
 }
 
@@ -116,13 +144,24 @@ export interface AgentTask {
   budget?: TaskBudget;
 }
 
+export function runAgentLoop(
+  task: AgentTask,
+  deps: AgentLoopDependencies & { parking: true },
+  signal: AbortSignal,
+): Promise<LoopResult>;
+export function runAgentLoop(
+  task: AgentTask,
+  deps: AgentLoopDependencies,
+  signal: AbortSignal,
+): Promise<LoopOutcome>;
 export async function runAgentLoop(
   task: AgentTask,
   deps: AgentLoopDependencies,
   signal: AbortSignal,
-): Promise<LoopOutcome> {
+): Promise<LoopResult> {
   const now = deps.now ?? Date.now;
   const startedAt = now();
+  const approved = task.resume?.approvedCalls ?? new Set<string>();
   const conversation: ChatMessage[] = [...task.messages, ...(task.resume?.conversation ?? [])];
   const tools = new TaskToolSet(task.tools, task.dynamicToolSources);
   const settings: Omit<ChatRequest, 'messages' | 'tools'> = {
@@ -136,11 +175,12 @@ export async function runAgentLoop(
     const pending = task.resume.pendingCalls;
     if (pending.length > 0) {
       if (signal.aborted) return aborted(signal);
-      const answered = await runToolCalls(pending, tools, deps, signal);
+      const answered = await runToolCalls(pending, tools, deps, signal, approved);
       if (answered === undefined) return unannounced(signal);
       const start = conversation.length;
-      answerCalls(answered, conversation, tools, deps);
+      answerCalls(answered.done, conversation, tools, deps);
       orderToolMessages(conversation, start);
+      if (answered.held.length > 0) return { type: 'parked', data: { held: answered.held } };
     }
   }
 
@@ -186,9 +226,10 @@ export async function runAgentLoop(
       );
     }
     conversation.push(assistantTurn(result.message, calls));
-    const answered = await runToolCalls(calls, tools, deps, signal);
+    const answered = await runToolCalls(calls, tools, deps, signal, approved);
     if (answered === undefined) return unannounced(signal);
-    answerCalls(answered, conversation, tools, deps);
+    answerCalls(answered.done, conversation, tools, deps);
+    if (answered.held.length > 0) return { type: 'parked', data: { held: answered.held } };
     if (signal.aborted) return aborted(signal);
   }
 }
@@ -295,14 +336,16 @@ interface AnsweredCall {
 
 /**
  * Runs one step's calls once their `tool_start`s are stored; the outcomes come back in the order the model
- * made the calls. Undefined when the starts could not be stored: then no call runs.
+ * made the calls. Calls that need approval (and were not approved before) are held instead of run.
+ * Undefined when the starts could not be stored: then no call runs.
  */
 async function runToolCalls(
   calls: readonly ChatToolCall[],
   tools: TaskToolSet,
   deps: AgentLoopDependencies,
   signal: AbortSignal,
-): Promise<AnsweredCall[] | undefined> {
+  approved: ReadonlySet<string>,
+): Promise<{ done: AnsweredCall[]; held: HeldCall[] } | undefined> {
   const prepared = calls.map((call) => prepareToolCall(call, tools));
   const starts = prepared.map((call): ProgressEvent => ({
     type: 'tool_start',
@@ -321,7 +364,25 @@ async function runToolCalls(
       }
     }
   }
-  return Promise.all(prepared.map((call) => runToolCall(call, deps, signal)));
+  const held: HeldCall[] = [];
+  const runnable = prepared.map((call): PreparedToolCall | undefined => {
+    if (!('tool' in call.run) || approved.has(call.callId)) return call;
+    const need = approvalNeeded(call.run.tool, call.run.args);
+    if (need === undefined) return call;
+    if (deps.parking !== true) {
+      const failure = toolFailure(
+        ErrorCode.FORBIDDEN,
+        `${call.toolName} needs approval (${need.reason}), and this runner cannot wait for one`,
+      );
+      return { ...call, run: { failure } };
+    }
+    held.push({ callId: call.callId, tool: call.toolName, arguments: call.shownArguments, need });
+    return undefined;
+  });
+  const done = await Promise.all(
+    runnable.filter((call) => call !== undefined).map((call) => runToolCall(call, deps, signal)),
+  );
+  return { done, held };
 }
 
 async function runToolCall(

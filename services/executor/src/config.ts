@@ -90,6 +90,16 @@ export const executorConfigSchema = baseConfigSchema
       .describe(
         "JetStream's delivery limit of the executor consumers (max_deliver), a backstop for tasks whose deliveries keep dying before any work: the delivery that reaches it ends the task with MAX_DELIVER_EXCEEDED. Default 2 × MAX_DELIVER + 1; must be above MAX_DELIVER",
       ),
+    APPROVAL_TIMEOUT_MS: positiveInt()
+      .default(24 * 60 * 60 * 1000)
+      .describe(
+        "How long a tool call waits for a person's approval when its tool's policy sets no timeout_ms; then the task ends with APPROVAL_TIMEOUT. Cut to nine tenths of TASK_RETENTION_MS (the task's events must outlive the wait)",
+      ),
+    APPROVAL_REQUEUE_GRACE_MS: positiveInt()
+      .default(10_000)
+      .describe(
+        'How long a parked task whose approvals are all decided may stay unqueued (its decider died between deciding and queuing it) before an executor queues it',
+      ),
     DEAD_LETTER_RETENTION_MS: positiveInt()
       .default(DEFAULT_DEAD_LETTER_RETENTION_MS)
       .describe(

@@ -37,8 +37,11 @@ const TASK_SECONDS = [0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800,
 const TOOL_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 const STEPS = [1, 2, 3, 4, 5, 8, 10, 15, 20, 30, 50, 100];
 
-/** How a task ended, as the `outcome` attribute: `done`, or its error code lower-cased. */
-export type TaskOutcome = 'done' | ErrorCode;
+/**
+ * How a task attempt ended, as the `outcome` attribute: `done`, its error code lower-cased, or `parked`
+ * (it waits for approval; the attempt that resumes it ends it).
+ */
+export type TaskOutcome = 'done' | 'parked' | ErrorCode;
 
 /** The executor's instruments; create it once the meter provider is registered (the API has no proxy). */
 export class ExecutorMetrics {

@@ -2,7 +2,13 @@
 // (in its streamed answer, its reasoning, its tool calls and its errors) and an API that echoes them back
 // JSON-escaped, URL-encoded, base64'd and upper-cased. No form of any of them may reach a stored event,
 // a message on the wire, a log line or an exported span.
-import { followTaskEvents, openMeshBuckets, TaskStatusStore } from '@agentmesh/bus';
+import {
+  followTaskEvents,
+  openMeshBuckets,
+  ParkedTaskStore,
+  readTaskEventLog,
+  TaskStatusStore,
+} from '@agentmesh/bus';
 import {
   Consumers,
   isTerminalEvent,
@@ -363,6 +369,30 @@ describe('scrubbing secrets from what leaves the executor', () => {
     expect(leaks(JSON.stringify(status))).toEqual([]);
   });
 
+  it('when the model puts a key into the arguments of a call that needs approval, approval_requested carries [REDACTED] and the parked entry holds it only sealed', async () => {
+    const user = 'pay whoever holds the search key';
+    behaviours.set(user, () => ({
+      toolCalls: [{ id: 'call_guarded', name: 'guarded', arguments: { q: `send to ${SEARCH_KEY}` } }],
+    }));
+    const task = newTask(user, [{ ...searchTool(api.url, 'guarded', '/search'), approval: {} }]);
+    await js.publish(taskAssembledSubject(ACCOUNT), JSON.stringify(task), {
+      msgID: `${task.task_meta.trace_id}:assembled`,
+    });
+    const traceId = task.task_meta.trace_id;
+    const events = await waitFor(
+      async () => {
+        const log = await readTaskEventLog(jsm, { accountId: ACCOUNT, traceId, throughSeq: 1_000 });
+        return log.some((event) => event.type === 'approval_requested') && log;
+      },
+      { timeoutMs: 15_000, description: 'the approval request' },
+    );
+    expect(ofType(events, 'approval_requested')[0]?.data.arguments).toEqual({ q: 'send to [REDACTED]' });
+    expect(ofType(events, 'tool_start')[0]?.data.arguments).toEqual({ q: 'send to [REDACTED]' });
+    const parked = await new ParkedTaskStore((await openMeshBuckets(js)).parkedTasks).get(ACCOUNT, traceId);
+    expect(parked?.parked.task).toEqual(task);
+    expect(leaks(JSON.stringify(parked))).toEqual([]);
+  });
+
   it('no form of any canary reached MESH_EVENTS (read whole), the task statuses, the wire, a log line or an exported span', async () => {
     await waitFor(
       async () => {
@@ -373,7 +403,7 @@ describe('scrubbing secrets from what leaves the executor', () => {
     );
     await spanProcessor.forceFlush();
     const stored: string[] = [];
-    for (const stream of [Streams.EVENTS.name, Streams.TASKS.name, 'KV_mesh_tasks']) {
+    for (const stream of [Streams.EVENTS.name, Streams.TASKS.name, 'KV_mesh_tasks', 'KV_mesh_parked_tasks']) {
       const info = await jsm.streams.info(stream);
       for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
         const msg = await jsm.streams.getMessage(stream, { seq }).catch(() => null);

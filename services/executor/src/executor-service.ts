@@ -15,6 +15,7 @@ import {
   ensureDeadLetterStream,
   ensureMeshStreams,
   openMeshBuckets,
+  ParkedTaskStore,
   TaskStatusStore,
 } from '@agentmesh/bus';
 import {
@@ -25,6 +26,7 @@ import {
 } from '@agentmesh/runtime';
 import { executorConsumer } from '@agentmesh/protocol';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { ApprovalTimeouts } from './approval/approval-timeouts.js';
 import { CancelListener } from './cancel-listener.js';
 import { DeadLetterListener, DeadLetterRecorder } from './dead-letter-listener.js';
 import type { ExecutorConfig } from './config.js';
@@ -66,7 +68,7 @@ export async function startExecutor({
     {
       replicas: config.NATS_REPLICAS,
       taskRetentionMs: config.TASK_RETENTION_MS,
-      only: ['tasks', 'accountUsage'],
+      only: ['tasks', 'accountUsage', 'parkedTasks'],
     },
     wait,
   );
@@ -103,6 +105,13 @@ export async function startExecutor({
   const metrics = new ExecutorMetrics();
   const deadLetters = new DeadLetterRecorder(new DeadLetterStore(js, jsm), log);
   const deadLetterListener = DeadLetterListener.start({ nc, js, jsm, statuses, recorder: deadLetters, log });
+  const parkedTasks = new ParkedTaskStore(buckets.parkedTasks);
+  const approvalTimeouts = await ApprovalTimeouts.start({
+    store: parkedTasks,
+    js,
+    log,
+    requeueGraceMs: config.APPROVAL_REQUEUE_GRACE_MS,
+  });
   const runner = new TaskRunner({
     js,
     jsm,
@@ -136,6 +145,8 @@ export async function startExecutor({
     accountUsage: new AccountUsageStore(buckets.accountUsage),
     log,
     openSecrets,
+    parkedTasks,
+    approvals: { defaultTimeoutMs: config.APPROVAL_TIMEOUT_MS, eventRetentionMs: config.TASK_RETENTION_MS },
   });
   const consumer = TaskConsumer.start(
     js,
@@ -160,6 +171,7 @@ export async function startExecutor({
       // After the consumer: tasks finishing during the grace period can still be cancelled.
       await cancels.stop();
       await deadLetterListener.stop();
+      approvalTimeouts.stop();
       await nativeTools
         .stop()
         .catch((error: unknown) =>

@@ -28,9 +28,15 @@ import { ScrubbingStream, type SecretScrubber } from './secrets/index.js';
 
 type DeltaType = 'message_chunk' | 'tool_thinking';
 
-/** What an attempt emits besides the loop's progress: `attempt_started`, first of a resumed attempt. */
+/**
+ * What an attempt emits besides the loop's progress: `attempt_started`, first of a resumed attempt,
+ * `approval_requested` of a parking one, and the sub-task events of an agent tool's call.
+ */
 export type SinkEvent =
-  ProgressEvent | SubtaskEvent | { type: 'attempt_started'; data: EventData<'attempt_started'> };
+  | ProgressEvent
+  | SubtaskEvent
+  | { type: 'attempt_started'; data: EventData<'attempt_started'> }
+  | { type: 'approval_requested'; data: EventData<'approval_requested'> };
 
 export interface DeltaCoalescing {
   /** How long deltas gather into one event after the one that left at once. */
@@ -116,6 +122,13 @@ export class TaskEventSink {
     const data = this.secrets.scrubDeep(outcome.data);
     // `type` and `data` come from one outcome, a pairing TypeScript cannot follow through the call.
     return this.writer.emit(outcome.type, data as never);
+  }
+
+  /** Resolves once every event queued so far is stored; rejects when one could not be. */
+  async stored(): Promise<void> {
+    this.#endDeltas();
+    await this.#chain;
+    if (this.#failed) throw asError(this.#failure);
   }
 
   get seq(): number {

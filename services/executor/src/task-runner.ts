@@ -24,6 +24,10 @@
  * write, before the message is settled), so one task is added once. A crash in between loses that task's
  * addition (never doubles it).
  *
+ * Approval: calls that need a person's approval park the task (approval/task-parking.ts) and the delivery
+ * is acked; the parked task queued again (RESUMED_PARK_HEADER) resumes from its events like a redelivery,
+ * after its decisions are written (approval/approval-settlement.ts).
+ *
  * What the message should get afterwards is returned as a disposition; the consumer acts on it.
  */
 import {
@@ -31,6 +35,7 @@ import {
   readTaskEventLog,
   type AccountUsageStore,
   TaskEventWriter,
+  type ParkedTaskStore,
   type TaskStatusStore,
   type VersionedTaskStatus,
 } from '@agentmesh/bus';
@@ -39,6 +44,9 @@ import {
   isFinalTaskStatus,
   utcDay,
   MODEL_API_KEY_VAULT_ENTRY,
+  nativeClassesOf,
+  RESUMED_PARK_HEADER,
+  taskAssembledSubject,
   type AssembledTask,
   type ClearVault,
   otelTraceIdOf,
@@ -52,7 +60,15 @@ import { openTaskVault, VaultTamperedError, type VaultKeyring } from '@agentmesh
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { MsgHdrs } from '@nats-io/transport-node';
 import { context, type Span } from '@opentelemetry/api';
-import { runAgentLoop, type AgentTask, type ChatModel, type LoopOutcome } from './agent-loop.js';
+import {
+  runAgentLoop,
+  type AgentTask,
+  type ChatModel,
+  type LoopOutcome,
+  type LoopResult,
+} from './agent-loop.js';
+import { releaseLeftPark, settleApprovals } from './approval/approval-settlement.js';
+import { parkTask, type ApprovalSettings } from './approval/task-parking.js';
 import type { DeadLetterRecorder } from './dead-letter-listener.js';
 import { ExecutorMetrics, type TaskMetrics } from './executor-metrics.js';
 import { XmlToolProtocolModel } from './xml-protocol/index.js';
@@ -128,6 +144,10 @@ export interface TaskRunnerDependencies {
   metrics?: ExecutorMetrics;
   /** Where running tasks' secrets are held for the log and span filters; a private set by default. */
   openSecrets?: OpenSecrets;
+  /** Where tasks waiting for approval are kept (KV mesh_parked_tasks); none: a call needing approval fails. */
+  parkedTasks?: ParkedTaskStore;
+  /** Approval timeouts; 24 h by default, cut below 24 h of event retention. */
+  approvals?: ApprovalSettings;
   now?: () => number;
 }
 
@@ -155,7 +175,7 @@ export class TaskRunner {
     try {
       // A sub-task's spans join its root task's trace.
       return await context.with(taskParentContext(delivery.headers, otelTraceIdOf(meta)), () =>
-        inSpan(name, options, (span) => this.#run(task, delivery.attempt, { span, secrets })),
+        inSpan(name, options, (span) => this.#run(task, delivery, { span, secrets })),
       );
     } finally {
       release();
@@ -164,16 +184,19 @@ export class TaskRunner {
 
   async #run(
     task: AssembledTask,
-    delivered: number,
+    delivery: Delivery,
     { span, secrets }: { span: Span; secrets: SecretScrubber },
   ): Promise<AttemptDisposition> {
     const { trace_id: traceId, account_id: accountId } = task.task_meta;
     const metrics = this.#metrics.startTask();
+    const delivered = delivery.attempt;
     let attempt = delivered;
     const writerOptions = { accountId, traceId, attempt, headers: () => injectTraceContext() };
+    // A parked task queued again starts its delivery count at 1, but has events to resume from.
+    const queuedAgain = delivery.headers?.has(RESUMED_PARK_HEADER) === true;
     // Only a redelivery can find events of an earlier attempt (see TaskEventWriter.first).
     let writer =
-      attempt === 1
+      attempt === 1 && !queuedAgain
         ? TaskEventWriter.first(this.deps.js, writerOptions)
         : await TaskEventWriter.open(this.deps.js, this.deps.jsm, writerOptions);
     if (writer.terminal) {
@@ -183,7 +206,7 @@ export class TaskRunner {
     }
     // Read only when earlier attempts wrote something: a first delivery, or one after deaths before any
     // work, costs no read.
-    const resume =
+    let resume =
       writer.seq === 0
         ? undefined
         : resumePointOf(
@@ -193,7 +216,7 @@ export class TaskRunner {
     // later one: a replicated consumer that changed leader can deliver a task again with a count it had
     // already handed out (seen on a 3-node cluster after a member was paused). Two writers with one
     // number would make the clients' rule (drop earlier attempts' text) and the work-attempt count wrong.
-    const logged = resume === undefined ? 0 : Math.max(...resume.workAttempts);
+    const logged = resume === undefined ? 0 : resume.lastAttempt;
     if (logged >= attempt) {
       this.deps.log.info(
         { delivered, attempt: logged + 1 },
@@ -240,6 +263,44 @@ export class TaskRunner {
       return (await this.#finish(task, attempt, { span, metrics, ...subtasks }, emit, undefined))
         ? AttemptDisposition.ACK
         : afterConflict(attempt);
+    }
+    if (queuedAgain && resume?.awaitingApproval.length === 0 && this.deps.parkedTasks !== undefined) {
+      const parkedAttempt = Number(delivery.headers?.get(RESUMED_PARK_HEADER));
+      await releaseLeftPark(this.deps.parkedTasks, task, parkedAttempt);
+    }
+    if (resume !== undefined && resume.awaitingApproval.length > 0) {
+      const store = this.deps.parkedTasks;
+      if (store === undefined)
+        throw new Error('a parked task was delivered to a runner without parked tasks');
+      const settled = await settleApprovals(
+        {
+          store,
+          statuses: this.deps.statuses,
+          js: this.deps.js,
+          writer,
+          queuedAgain,
+          now: this.#now,
+          statusRecord: (current, change) => this.#statusRecord(task, attempt, current, change),
+        },
+        task,
+        resume.awaitingApproval,
+      );
+      if (settled.kind === 'waiting') {
+        this.deps.log.info({ attempt }, 'the task waits for approval; dropping this delivery');
+        return AttemptDisposition.ACK;
+      }
+      if (settled.kind === 'ended') {
+        const outcome = settled.outcome;
+        const emit = () => writer.emit(outcome.type, outcome.data);
+        if (!(await this.#finish(task, attempt, { span, metrics }, emit, undefined))) {
+          return afterConflict(attempt);
+        }
+        await settled.release();
+        return AttemptDisposition.ACK;
+      }
+      const events = await readTaskEventLog(this.deps.jsm, { accountId, traceId, throughSeq: writer.seq });
+      resume = resumePointOf(events);
+      this.deps.log.info({ attempt, decided: settled.events.length }, 'approvals decided; resuming the task');
     }
     const startedAt = this.#now();
     const abort = new TaskAbort(deadlineOf(task, startedAt), this.#now);
@@ -351,6 +412,9 @@ export class TaskRunner {
       resume,
       spend,
     );
+    if (outcome.type === 'parked') {
+      return this.#park(task, attempt, outcome.data.held, sink, observed);
+    }
     const reason = abort.reason;
     if (reason !== undefined && !reason.endsTask && outcome.type === 'error') {
       sink.dispose();
@@ -361,6 +425,44 @@ export class TaskRunner {
       return this.#lostEventStream(reason, attempt);
     }
     return endWith(outcome, () => sink.finish(outcome));
+  }
+
+  /** Parks the task until its held calls are decided (approval/task-parking.ts); the delivery is acked. */
+  async #park(
+    task: AssembledTask,
+    attempt: number,
+    held: Parameters<typeof parkTask>[1]['held'],
+    sink: TaskEventSink,
+    { metrics, untrack }: AttemptObservers,
+  ): Promise<AttemptDisposition> {
+    const store = this.deps.parkedTasks;
+    if (store === undefined) throw new Error('a task was parked by a runner without parked tasks');
+    const { account_id: accountId } = task.task_meta;
+    const parked = await parkTask(
+      {
+        store,
+        statuses: this.deps.statuses,
+        js: this.deps.js,
+        settings: this.deps.approvals ?? DEFAULT_APPROVAL_SETTINGS,
+        now: this.#now,
+        statusRecord: (current, change) => this.#statusRecord(task, attempt, current, change),
+      },
+      {
+        task,
+        subject: taskAssembledSubject(accountId, nativeClassesOf(task.runtime_config.tools)),
+        attempt,
+        held,
+        sink,
+      },
+    );
+    sink.dispose();
+    untrack?.();
+    metrics.ended('parked');
+    this.deps.log.info(
+      { attempt, waiting: parked.waiting, calls: held.map((call) => call.callId) },
+      'task parked: tool calls wait for approval; the delivery is acked',
+    );
+    return AttemptDisposition.ACK;
   }
 
   /** The agent loop with this task's model, tools and vault; a bug inside it ends the task as INTERNAL. */
@@ -376,7 +478,7 @@ export class TaskRunner {
     metrics: TaskMetrics,
     resume: ResumePoint | undefined,
     spend: TaskSpend,
-  ): Promise<LoopOutcome> {
+  ): Promise<LoopResult> {
     const mcpServers = task.runtime_config.mcp_servers ?? [];
     let tools = task.runtime_config.tools;
     if (mcpServers.length > 0) {
@@ -446,6 +548,8 @@ export class TaskRunner {
             if (rejected.length > 0) this.deps.log.warn({ tool, rejected }, 'dynamic tools rejected');
           },
           metrics,
+          // Without a store to park in, calls needing approval are refused (a tool error), never run.
+          ...(this.deps.parkedTasks === undefined ? {} : { parking: true as const }),
         },
         signal,
       );
@@ -703,6 +807,9 @@ function unsupportedModel(task: AssembledTask): string | undefined {
   }
   return undefined;
 }
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const DEFAULT_APPROVAL_SETTINGS: ApprovalSettings = { defaultTimeoutMs: DAY_MS, eventRetentionMs: DAY_MS };
 
 /** JetStream's delivery limit for a given MAX_DELIVER when none is configured: room for deaths before work. */
 export function deliveryBackstop(maxDeliver: number): number {

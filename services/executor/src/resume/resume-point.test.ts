@@ -223,3 +223,77 @@ describe('resuming from a task event log', () => {
     });
   });
 });
+
+describe('resuming a task that parked for approval', () => {
+  const requested = (id: string): [EventType, unknown] => [
+    'approval_requested',
+    {
+      call_id: id,
+      tool: 'search',
+      arguments: { q: id },
+      reason: 'r',
+      expires_at: '2030-01-01T00:00:00.000Z',
+    },
+  ];
+  const decided = (id: string, approved: boolean, comment?: string): [EventType, unknown] => [
+    'approval_decided',
+    {
+      call_id: id,
+      tool: 'search',
+      approved,
+      decided_at: '2030-01-01T00:00:00.000Z',
+      ...(comment ? { comment } : {}),
+    },
+  ];
+
+  it('a requested approval without a decision awaits one; the parking attempt is not a work attempt', () => {
+    const point = resumePointOf(log(start('c1'), start('c2'), result('c2', 'ok'), requested('c1')));
+    expect(point.awaitingApproval).toEqual(['c1']);
+    expect(point.workAttempts).toEqual(new Set());
+    expect(point.lastAttempt).toBe(1);
+    expect(point.pendingCalls.map((call) => call.id)).toEqual(['c1']);
+  });
+
+  it('an approved call is pending (it runs again, without asking) and stops awaiting', () => {
+    const point = resumePointOf(log(start('c1'), requested('c1'), { attempt: 2 }, decided('c1', true)));
+    expect(point.awaitingApproval).toEqual([]);
+    expect(point.approvedCalls).toEqual(new Set(['c1']));
+    expect(point.pendingCalls.map((call) => call.id)).toEqual(['c1']);
+    expect(point.workAttempts).toEqual(new Set([2]));
+    expect(point.lastAttempt).toBe(2);
+  });
+
+  it('a denied call is answered with the denial and its comment, even when the attempt died before writing its tool_result', () => {
+    const point = resumePointOf(
+      log(start('c1'), requested('c1'), { attempt: 2 }, decided('c1', false, 'not this vendor')),
+    );
+    expect(point.pendingCalls).toEqual([]);
+    expect(point.conversation.at(-1)).toEqual({
+      role: 'tool',
+      tool_call_id: 'c1',
+      content: JSON.stringify({
+        error: { code: 'FORBIDDEN', message: 'the call was denied by an approver: not this vendor' },
+      }),
+    });
+  });
+
+  it('attempts that parked again and again do not add up: only the ones that ended otherwise count', () => {
+    const point = resumePointOf(
+      log(
+        start('c1'),
+        requested('c1'),
+        { attempt: 2 },
+        decided('c1', true),
+        start('c1'),
+        result('c1', 'paid'),
+        start('c2'),
+        requested('c2'),
+        { attempt: 3 },
+        decided('c2', true),
+        start('c2'),
+      ),
+    );
+    expect(point.workAttempts).toEqual(new Set([3]));
+    expect(point.lastAttempt).toBe(3);
+  });
+});

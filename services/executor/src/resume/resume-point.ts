@@ -16,12 +16,19 @@
  *
  * A `tool_start` with a call_id seen before is a re-run of a pending call by a later attempt, not a new
  * turn.
+ *
+ * Approvals: a call with `approval_requested` and no `approval_decided` awaits a decision (the runner reads
+ * it from the parked task before anything runs); an approved call left without a result runs again without
+ * asking; a denied one is answered with the denial (its `tool_result` follows the decision, but the
+ * decision alone answers it should the attempt have died in between). An attempt that wrote an
+ * `approval_requested` ended by parking: it is not a work attempt that failed.
  */
 import type { ChatAssistantMessage, ChatMessage, ChatToolCall, TaskEvent } from '@agentmesh/protocol';
 import { earlierSpendOf, type EarlierSpend } from '../budget/task-spend.js';
 import { dynamicToolEntries } from '../tools/task-tools.js';
 import { toolMessage } from '../tools/tool-call.js';
 import type { ToolOutcome } from '../tools/tool-outcome.js';
+import { deniedCallOutcome } from '../approval/denied-call.js';
 
 /** A resolved call whose shown result carries `_dynamic_tools`: the tools it added must be added again. */
 export interface DynamicToolsLookup {
@@ -41,12 +48,18 @@ export interface ResumePoint {
   readonly dynamicToolsLookups: readonly DynamicToolsLookup[];
   /** Seq of the last non-text event kept: earlier attempts' text after it is void. */
   readonly dropTextAfterSeq: number;
-  /** The distinct delivery attempts that wrote events: attempts that did work. */
+  /** The distinct delivery attempts that wrote events and did not end by parking: attempts that did work. */
   readonly workAttempts: ReadonlySet<number>;
   /** Calls that submitted a sub-task (`subtask_started`): they count against the task's fan-out limit. */
   readonly subtaskCallIds: ReadonlySet<string>;
   /** What the earlier attempts' model calls used (their `step_finished` events); none: nothing. */
   readonly spent?: EarlierSpend;
+  /** The highest attempt number in the events (parked attempts included). */
+  readonly lastAttempt: number;
+  /** Calls a person approved: they run without asking again. */
+  readonly approvedCalls: ReadonlySet<string>;
+  /** Calls whose approval was requested and is not decided in the events, in request order. */
+  readonly awaitingApproval: readonly string[];
 }
 
 interface Turn {
@@ -62,6 +75,9 @@ export function resumePointOf(events: readonly TaskEvent[]): ResumePoint {
   let lastNonText = 0;
   /** The turn whose tool_starts are being read (no other event since its first one). */
   let open: Turn | undefined;
+  const requested = new Map<string, string>();
+  const approvedCalls = new Set<string>();
+  const parkedAttempts = new Set<number>();
   for (const event of events) {
     switch (event.type) {
       case 'message_chunk':
@@ -104,6 +120,25 @@ export function resumePointOf(events: readonly TaskEvent[]): ResumePoint {
       case 'attempt_started':
         open = undefined;
         break;
+      case 'approval_requested':
+        open = undefined;
+        requested.set(event.data.call_id, event.data.tool);
+        parkedAttempts.add(event.attempt);
+        break;
+      case 'approval_decided': {
+        open = undefined;
+        const data = event.data;
+        requested.delete(data.call_id);
+        if (data.approved) {
+          approvedCalls.add(data.call_id);
+          break;
+        }
+        const turn = turns.findLast((candidate) => candidate.calls.some((call) => call.id === data.call_id));
+        if (turn !== undefined && !turn.results.has(data.call_id)) {
+          turn.results.set(data.call_id, deniedCallOutcome(data.comment));
+        }
+        break;
+      }
       case 'done':
       case 'error':
         // A terminal event ends the task; the runner acknowledges such a task before resuming anything.
@@ -113,13 +148,19 @@ export function resumePointOf(events: readonly TaskEvent[]): ResumePoint {
     text = '';
     lastNonText = event.seq;
   }
-  return assemble(turns, lastNonText, events);
+  const approvals = { approvedCalls, awaitingApproval: [...requested.keys()], parkedAttempts };
+  return assemble(turns, lastNonText, events, approvals);
 }
 
 function assemble(
   turns: readonly Turn[],
   dropTextAfterSeq: number,
   events: readonly TaskEvent[],
+  {
+    approvedCalls,
+    awaitingApproval,
+    parkedAttempts,
+  }: { approvedCalls: Set<string>; awaitingApproval: string[]; parkedAttempts: Set<number> },
 ): ResumePoint {
   const conversation: ChatMessage[] = [];
   const dynamicToolsLookups: DynamicToolsLookup[] = [];
@@ -155,7 +196,12 @@ function assemble(
     resolvedCalls,
     dynamicToolsLookups,
     dropTextAfterSeq,
-    workAttempts: new Set(events.map((event) => event.attempt)),
+    workAttempts: new Set(
+      events.map((event) => event.attempt).filter((attempt) => !parkedAttempts.has(attempt)),
+    ),
+    lastAttempt: Math.max(0, ...events.map((event) => event.attempt)),
+    approvedCalls,
+    awaitingApproval,
     subtaskCallIds: new Set(
       events.flatMap((event) => (event.type === 'subtask_started' ? [event.data.call_id] : [])),
     ),
