@@ -125,6 +125,7 @@ export async function startExecutor({
         nc,
         jsm,
         statuses,
+        parked: { store: parkedTasks, js },
         maxDepth: config.MAX_SUBTASK_DEPTH,
         submitTimeoutMs: config.SUBTASK_SUBMIT_TIMEOUT_MS,
       }),

@@ -9,12 +9,7 @@
  * the cancel flag and ends it CANCELLED.
  */
 import { isFinalTaskStatus, type TaskStatusRecord } from '@agentmesh/protocol';
-import {
-  cancelApprovals,
-  requestTaskCancel,
-  type ParkedTaskStore,
-  type TaskStatusStore,
-} from '@agentmesh/bus';
+import { requestTaskCancel, type ParkedTaskStore, type TaskStatusStore } from '@agentmesh/bus';
 import { injectTraceContext, taskRootContext, type Logger } from '@agentmesh/runtime';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -83,11 +78,7 @@ export class TaskCanceller {
   private async endApprovalWait(traceId: string, accountId: string): Promise<void | Rejection> {
     const now = this.now();
     try {
-      const parked = await this.options.parked.update(accountId, traceId, (current) =>
-        cancelApprovals(current, now),
-      );
-      if (parked === undefined) return;
-      const resumed = await this.options.parked.resumeIfReady(this.options.js, accountId, traceId, {
+      const resumed = await this.options.parked.cancelWait(this.options.js, accountId, traceId, {
         now,
         headers: injectTraceContext(),
       });

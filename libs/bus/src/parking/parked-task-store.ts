@@ -15,7 +15,7 @@ import { decodeJson, encodeJson } from '../json.js';
 import { isJetStreamApiError } from '../jetstream-api-error.js';
 import { publishWithRetry } from '../jetstream-publish.js';
 import { JetStreamApiCodes } from '@nats-io/jetstream';
-import { isReadyToResume } from './approval-decisions.js';
+import { cancelApprovals, isReadyToResume } from './approval-decisions.js';
 
 const MAX_CAS_ATTEMPTS = 10;
 
@@ -116,6 +116,23 @@ export class ParkedTaskStore {
         : undefined,
     );
     return true;
+  }
+
+  /**
+   * Ends a parked task's wait because the task was cancelled: its pending approvals are cancelled and it
+   * is queued again, so an executor takes it up and ends it CANCELLED. Returns whether it was queued;
+   * false when the task is not parked (nothing to do: a running task hears the cancel itself).
+   */
+  async cancelWait(
+    js: JetStreamClient,
+    accountId: string,
+    traceId: string,
+    options: { now?: Date; headers?: MsgHdrs } = {},
+  ): Promise<boolean> {
+    const now = options.now ?? new Date();
+    const parked = await this.update(accountId, traceId, (current) => cancelApprovals(current, now));
+    if (parked === undefined) return false;
+    return this.resumeIfReady(js, accountId, traceId, { ...options, now });
   }
 
   /** Deletes the entry, only if it is still the one read at `revision` (a newer park stays). */

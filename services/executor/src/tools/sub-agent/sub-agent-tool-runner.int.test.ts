@@ -3,7 +3,13 @@
 // answered as such) and a test that plays the sub-task's executor (its events and final status written
 // with the bus's own writer and store). What is checked: what the runner submits, how it follows the
 // sub-task to its end, the cancel cascade, re-attaching after a hand-back, and the limits.
-import { ensureMeshStreams, openMeshBuckets, TaskEventWriter, TaskStatusStore } from '@agentmesh/bus';
+import {
+  ensureMeshStreams,
+  openMeshBuckets,
+  ParkedTaskStore,
+  TaskEventWriter,
+  TaskStatusStore,
+} from '@agentmesh/bus';
 import {
   cancelSubject,
   newTraceId,
@@ -14,7 +20,7 @@ import {
   type TaskMeta,
   type TaskStatusRecord,
 } from '@agentmesh/protocol';
-import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
+import { parkedTaskFixture, startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -267,6 +273,43 @@ describe('SubAgentToolRunner', () => {
     expect(outcome).toMatchObject({ ok: false, error: { code: 'CANCELLED' } });
     expect((await statuses.get(ACCOUNT, subId))?.cancel_requested_at).toBeDefined();
     expect(await heard).toMatchObject({ trace_id: subId, reason: 'its parent task ended' });
+  });
+
+  it("when the calling task is cancelled while its sub-task waits for approval (held by no executor), the sub-task's approvals are cancelled and it is queued again to end", async () => {
+    const parked = new ParkedTaskStore((await openMeshBuckets(js, { only: ['parkedTasks'] })).parkedTasks);
+    const task = caller(parentMeta());
+    const subId = subtaskTraceId(task.meta.trace_id, 'call-parked');
+    const abort = new TaskAbort();
+    const running = new SubAgentToolRunner({
+      nc,
+      jsm,
+      statuses,
+      maxDepth: 3,
+      parked: { store: parked, js },
+    }).run(researcher, { input: 'needs approval' }, { callId: 'call-parked', signal: abort.signal, task });
+    await waitFor(() => task.events.length === 1, { description: 'subtask_started' });
+    // The sub-task's executor parked it: its tool call waits for a person.
+    await parked.park(
+      parkedTaskFixture({
+        traceId: subId,
+        accountId: ACCOUNT,
+        callIds: ['c1'],
+        subject: 'mesh.tasks.assembled.acme.parked-test',
+      }),
+    );
+    await statuses.update(ACCOUNT, subId, (current) =>
+      current === undefined
+        ? undefined
+        : { ...current, status: 'waiting_approval', updated_at: new Date().toISOString() },
+    );
+
+    abort.cancel('by its user');
+    expect(await running).toMatchObject({ ok: false, error: { code: 'CANCELLED' } });
+
+    const after = (await parked.get(ACCOUNT, subId))?.parked;
+    expect(after?.approvals.map((approval) => approval.state)).toEqual(['cancelled']);
+    expect(after?.resumed_at).toBeDefined();
+    expect((await statuses.get(ACCOUNT, subId))?.cancel_requested_at).toBeDefined();
   });
 
   it('when the attempt is handed back while its sub-task runs, the sub-task goes on, and the call run again with its call_id re-attaches to it: one sub-task', async () => {

@@ -21,7 +21,12 @@
  * mesh taken by parents waiting for sub-tasks, those sub-tasks wait for a slot until their deadline. The
  * limits bound how many slots one tree of tasks can take; size MAX_CONCURRENT_TASKS above them.
  */
-import { readLastTaskEvent, requestTaskCancel, type TaskStatusStore } from '@agentmesh/bus';
+import {
+  readLastTaskEvent,
+  requestTaskCancel,
+  type ParkedTaskStore,
+  type TaskStatusStore,
+} from '@agentmesh/bus';
 import {
   ErrorBody,
   ErrorCode,
@@ -35,7 +40,7 @@ import {
   type TaskStatusRecord,
 } from '@agentmesh/protocol';
 import { injectTraceContext } from '@agentmesh/runtime';
-import type { JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { TaskAbortReason } from '../../task-abort.js';
 import { toolFailure, toolSuccess, type ToolOutcome } from '../tool-outcome.js';
@@ -52,6 +57,8 @@ export interface SubAgentToolRunnerOptions {
   nc: NatsConnection;
   jsm: JetStreamManager;
   statuses: TaskStatusStore;
+  /** Parked tasks: a sub-task waiting for approval is woken to end when its parent cancels it. */
+  parked?: { store: ParkedTaskStore; js: JetStreamClient };
   /** Deepest sub-task allowed (1: a top-level task's sub-tasks, but not theirs). */
   maxDepth: number;
   /** How long the gateway may take to accept a sub-task. */
@@ -252,12 +259,18 @@ export class SubAgentToolRunner {
   async #cancel(meta: TaskMeta, traceId: string, reason: string): Promise<void> {
     const record = await this.options.statuses.get(meta.account_id, traceId);
     if (record?.parent_trace_id !== meta.trace_id) return;
+    const requestedAt = this.options.now?.() ?? new Date();
     await requestTaskCancel(this.options.nc, this.options.statuses, {
       accountId: meta.account_id,
       traceId,
       reason,
       headers: injectTraceContext(),
-      ...(this.options.now === undefined ? {} : { requestedAt: this.options.now() }),
+      requestedAt,
+    });
+    // A sub-task waiting for approval is held by no executor: no broadcast reaches it.
+    await this.options.parked?.store.cancelWait(this.options.parked.js, meta.account_id, traceId, {
+      now: requestedAt,
+      headers: injectTraceContext(),
     });
   }
 }
