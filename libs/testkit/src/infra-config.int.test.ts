@@ -309,8 +309,9 @@ describe('infra/nats/accounts.conf', () => {
     const executor = await connectAs('executor');
     const js = jetstream(executor.nc);
     const kv = await new Kvm(js).open('mesh_parked_tasks');
-    const watch = await kv.watch();
-    const key = `acme.${TRACE_ID}`;
+    // Not the gateway test's key, and a watch of this key only: the bucket outlives each test.
+    const key = `acme.${TRACE_ID.replace(/.$/, 'e')}`;
+    const watch = await kv.watch({ key });
     const parked = await kv.put(key, '{"approvals":["pending"]}');
     expect((await kv.get(key))?.string()).toBe('{"approvals":["pending"]}');
     const decided = await kv.update(key, '{"approvals":["approved"]}', parked);
