@@ -68,9 +68,14 @@ async function loadAgents() {
   }
 }
 
+/** Numbers list reads: an answer to an older read that arrives after a newer one is dropped. */
+let tasksRead = 0;
+
 async function loadTasks() {
+  const read = ++tasksRead;
   try {
     const { tasks } = await api('GET', '/v1/tasks?limit=20');
+    if (read !== tasksRead) return;
     $('tasks').replaceChildren(...tasks.map(taskRow));
     // A task whose status is rewritten while the list is read can be missing from it (the bucket keeps
     // one revision per key, so the listing may pass over it): the task just sent is shown all the same.

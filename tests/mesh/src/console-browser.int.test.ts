@@ -192,7 +192,8 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
     expect(callText).toContain('ByteDance');
     expect(callText).toContain('2012');
     const timeline = (await page.locator('#timeline > li').allTextContents()).join('\n');
-    expect(timeline).toMatch(/#1 tool_start search_company_basic/);
+    expect(timeline).toMatch(/#\d+ tool_start search_company_basic/);
+    expect(timeline).toMatch(/#1 step_finished step 1: \d+ tokens/);
     expect(timeline).toMatch(/tool_result search_company_basic/);
     expect(timeline).toMatch(/message_chunk/);
     expect(timeline).toMatch(/done$/);

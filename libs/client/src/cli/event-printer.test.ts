@@ -151,7 +151,7 @@ describe('following a task that waits for approval, calls sub-agents and reports
     expect(stderr.text).toContain(`agentmesh approve ${TRACE} 'call 1'\\''s' [--comment <text>]`);
   });
 
-  it('approval_decided, subtask_started/finished and step_finished are one short line each', () => {
+  it('approval_decided and subtask_started/finished are one short line each; step_finished prints nothing', () => {
     const usage = { prompt_tokens: 100, completion_tokens: 50, total_tokens: 150 };
     const { stderr } = printed(
       event(4, 'approval_decided', {
@@ -186,7 +186,6 @@ describe('following a task that waits for approval, calls sub-agents and reports
       '[approval] pay_invoice call_9 denied (comment: "wrong vendor")',
       `[sub-task] researcher started research as ${SUB} (follow: agentmesh events ${SUB})`,
       `[sub-task] researcher ${SUB} error BUDGET_EXCEEDED: token budget spent`,
-      '[step 2] 150 tokens ($0.0012); task so far 400 tokens ($0.0031)',
       '',
     ]);
   });

@@ -103,12 +103,7 @@ export class EventPrinter {
         this.note(`[sub-task] ${event.data.tool} ${event.data.subtask_trace_id} ${subtaskOutcome(event)}`);
         return;
       case 'step_finished':
-        this.note(
-          `[step ${event.data.step}] ${usageOf(event.data.usage, event.data.cost_usd)}; task so far ${usageOf(
-            event.data.total_usage,
-            event.data.total_cost_usd,
-          )}`,
-        );
+        // Every model call has one: a line each would bury the answer. `--json` and `agentmesh tail` show them.
         return;
     }
   }
