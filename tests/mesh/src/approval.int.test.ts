@@ -189,7 +189,11 @@ it('a task cancelled while it waits for approval ends cancelled, and its call ne
 
   const events = await sseEvents(mesh, traceId);
   expect(events.at(-1)).toMatchObject({ type: 'error', data: { code: 'CANCELLED' } });
-  expect((await taskStatus(traceId)).status).toBe('cancelled');
+  // The final status is written after the terminal event is stored.
+  await waitFor(async () => (await taskStatus(traceId)).status === 'cancelled', {
+    timeoutMs: 10_000,
+    description: 'status cancelled',
+  });
   expect((await decide(traceId, 'call_pay', { approve: true })).status).toBe(409);
   expect(api.requests.length).toBe(before);
 }, 180_000);
