@@ -150,6 +150,11 @@ export const executorConfigSchema = baseConfigSchema
     MODEL_PRICES: ModelPriceTableJson.describe(
       'Prices of models in US dollars per million tokens, as JSON: {"<model_name>": {"input_per_million_usd": 0.15, "output_per_million_usd": 0.6}}; a key `<base_url host>/<model_name>` (e.g. `api.openai.com/gpt-4o-mini`) wins over the bare name. Tasks of a listed model report cost_usd (step_finished, done) and are held to max_cost_usd; others have no cost. Default {}',
     ),
+    ACCOUNT_USAGE_FLUSH_MS: positiveInt()
+      .default(1_000)
+      .describe(
+        "How long finished tasks' usage gathers before it is added to their accounts' days (mesh_account_usage), in one write per account and day; an executor that dies loses at most this much",
+      ),
     TOOL_TIMEOUT_MS: positiveInt()
       .default(30_000)
       .describe('Budget of one tool call whose definition sets no timeout_ms'),

@@ -26,6 +26,7 @@ import {
 } from '@agentmesh/runtime';
 import { executorConsumer } from '@agentmesh/protocol';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { AccountUsageBatcher } from './budget/account-usage-batcher.js';
 import { ApprovalTimeouts } from './approval/approval-timeouts.js';
 import { CancelListener } from './cancel-listener.js';
 import { DeadLetterListener, DeadLetterRecorder } from './dead-letter-listener.js';
@@ -106,6 +107,15 @@ export async function startExecutor({
   const deadLetters = new DeadLetterRecorder(new DeadLetterStore(js, jsm), log);
   const deadLetterListener = DeadLetterListener.start({ nc, js, jsm, statuses, recorder: deadLetters, log });
   const parkedTasks = new ParkedTaskStore(buckets.parkedTasks);
+  const accountUsage = new AccountUsageBatcher({
+    store: new AccountUsageStore(buckets.accountUsage),
+    flushMs: config.ACCOUNT_USAGE_FLUSH_MS,
+    onError: (error, batch) =>
+      log.error(
+        { err: error, account_id: batch.accountId },
+        "could not add usage to the account's day; kept for the next try",
+      ),
+  });
   const approvalTimeouts = await ApprovalTimeouts.start({
     store: parkedTasks,
     js,
@@ -143,7 +153,7 @@ export async function startExecutor({
     deltaCoalescing: { windowMs: config.EVENT_DELTA_WINDOW_MS, maxChars: config.EVENT_DELTA_MAX_CHARS },
     llmTimeoutMs: config.LLM_TIMEOUT_MS,
     prices: config.MODEL_PRICES,
-    accountUsage: new AccountUsageStore(buckets.accountUsage),
+    accountUsage,
     log,
     openSecrets,
     parkedTasks,
@@ -173,6 +183,8 @@ export async function startExecutor({
       await cancels.stop();
       await deadLetterListener.stop();
       approvalTimeouts.stop();
+      // After the consumer: the usage of the last tasks is written before NATS closes.
+      await accountUsage.stop();
       await nativeTools
         .stop()
         .catch((error: unknown) =>

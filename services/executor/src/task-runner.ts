@@ -33,7 +33,7 @@
 import {
   EventStreamConflictError,
   readTaskEventLog,
-  type AccountUsageStore,
+  type TaskUsage,
   TaskEventWriter,
   type ParkedTaskStore,
   type TaskStatusStore,
@@ -137,8 +137,8 @@ export interface TaskRunnerDependencies {
   maxSubtasksPerTask?: number;
   /** Prices of models (MODEL_PRICES); none: no task has a cost. */
   prices?: ModelPriceTable;
-  /** Where finished tasks' usage is added to their account's day; none: not recorded. */
-  accountUsage?: Pick<AccountUsageStore, 'add'>;
+  /** Where finished tasks' usage is added to their account's day (AccountUsageBatcher); none: not recorded. */
+  accountUsage?: { add(accountId: string, day: string, usage: TaskUsage): Promise<unknown> };
   log: Logger;
   /** By default the instruments of the global meter provider (so the runner is made after telemetry starts). */
   metrics?: ExecutorMetrics;

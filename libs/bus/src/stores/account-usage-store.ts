@@ -15,10 +15,12 @@ import { JetStreamApiCodes } from '@nats-io/jetstream';
 
 const MAX_CAS_ATTEMPTS = 10;
 
-/** What one task adds to its account's day. */
+/** What one task (or a batch of `tasks` tasks) adds to its account's day. */
 export interface TaskUsage {
   readonly totalTokens: number;
   readonly costUsd: number;
+  /** How many tasks this is; 1 when absent. */
+  readonly tasks?: number;
 }
 
 export class AccountUsageStore {
@@ -31,7 +33,7 @@ export class AccountUsageStore {
     );
   }
 
-  /** Adds one task's usage to the account's day; returns the day's new total. */
+  /** Adds one task's usage (or a batch's) to the account's day; returns the day's new total. */
   async add(accountId: string, day: string, task: TaskUsage): Promise<AccountDailyUsage> {
     const key = accountUsageKey(AccountId.parse(accountId), day);
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
@@ -41,7 +43,7 @@ export class AccountUsageStore {
         ...base,
         total_tokens: base.total_tokens + task.totalTokens,
         cost_usd: Math.round((base.cost_usd + task.costUsd) * 1e10) / 1e10,
-        tasks: base.tasks + 1,
+        tasks: base.tasks + (task.tasks ?? 1),
       });
       try {
         if (current === undefined) await this.kv.create(key, encodeJson(next));
