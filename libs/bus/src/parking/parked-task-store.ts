@@ -12,9 +12,8 @@ import type { KV } from '@nats-io/kv';
 import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
 import { ParkedTaskContentionError } from '../errors.js';
 import { decodeJson, encodeJson } from '../json.js';
-import { isJetStreamApiError } from '../jetstream-api-error.js';
+import { isLostCompareAndSet } from '../jetstream-api-error.js';
 import { publishWithRetry } from '../jetstream-publish.js';
-import { JetStreamApiCodes } from '@nats-io/jetstream';
 import { cancelApprovals, isReadyToResume } from './approval-decisions.js';
 
 const MAX_CAS_ATTEMPTS = 10;
@@ -155,12 +154,4 @@ export class ParkedTaskStore {
 /** One id per park of a task: its queued-again message is stored once however many callers race. */
 export function resumeMessageId(parked: ParkedTask): string {
   return `${parked.account_id}.${parked.trace_id}.resume.${parked.attempt}.${Date.parse(parked.parked_at)}`;
-}
-
-function isLostCompareAndSet(error: unknown): boolean {
-  return isJetStreamApiError(
-    error,
-    JetStreamApiCodes.StreamWrongLastSequence,
-    JetStreamApiCodes.StreamWrongLastSequenceUnknown,
-  );
 }

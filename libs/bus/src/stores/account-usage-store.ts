@@ -9,9 +9,8 @@ import { AccountDailyUsage, AccountId, accountUsageKey } from '@agentmesh/protoc
 import { JetStreamApiError } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { AccountUsageWriteError } from '../errors.js';
-import { isJetStreamApiError } from '../jetstream-api-error.js';
+import { isLostCompareAndSet } from '../jetstream-api-error.js';
 import { decodeJson, encodeJson } from '../json.js';
-import { JetStreamApiCodes } from '@nats-io/jetstream';
 
 const MAX_CAS_ATTEMPTS = 10;
 
@@ -73,12 +72,4 @@ export class AccountUsageStore {
 
 function empty(accountId: string, day: string): AccountDailyUsage {
   return { account_id: accountId, day, total_tokens: 0, cost_usd: 0, tasks: 0 };
-}
-
-function isLostCompareAndSet(error: unknown): boolean {
-  return isJetStreamApiError(
-    error,
-    JetStreamApiCodes.StreamWrongLastSequence,
-    JetStreamApiCodes.StreamWrongLastSequenceUnknown,
-  );
 }

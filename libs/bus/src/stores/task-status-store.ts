@@ -5,12 +5,12 @@
  * Updates are compare-and-set on the entry's revision, so concurrent writers never lose a change.
  */
 import { AccountId, taskKey, TaskStatusRecord } from '@agentmesh/protocol';
-import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
+import { JetStreamApiError } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { TaskStatusContentionError, TaskStatusWriteError } from '../errors.js';
 import { decodeJson, encodeJson } from '../json.js';
 import { lastDistinctKeys } from './recent-keys.js';
-import { isJetStreamApiError } from '../jetstream-api-error.js';
+import { isLostCompareAndSet } from '../jetstream-api-error.js';
 
 const MAX_CAS_ATTEMPTS = 10;
 
@@ -108,16 +108,4 @@ export class TaskStatusStore {
     }
     throw new TaskStatusContentionError(key, MAX_CAS_ATTEMPTS);
   }
-}
-
-/**
- * JetStream's answer to a write whose expected revision is not the subject's last one; the KV client
- * reports `create` on an existing key the same way (10164 when the server cannot tell the sequence).
- */
-function isLostCompareAndSet(error: unknown): boolean {
-  return isJetStreamApiError(
-    error,
-    JetStreamApiCodes.StreamWrongLastSequence,
-    JetStreamApiCodes.StreamWrongLastSequenceUnknown,
-  );
 }
