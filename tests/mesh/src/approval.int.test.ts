@@ -15,7 +15,7 @@ import {
   type ScriptedModel,
 } from '@agentmesh/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { admin, sseEvents } from './mesh-client.js';
+import { admin, sseEvents, taskStatus } from './mesh-client.js';
 import { MESH_ACCOUNT, startMesh, type Mesh } from './mesh-harness.js';
 
 let mesh: Mesh;
@@ -75,13 +75,6 @@ afterAll(async () => {
   await api?.stop();
 });
 
-async function taskStatus(traceId: string): Promise<TaskStatusRecord> {
-  const response = await fetch(`${mesh.gatewayUrl}/v1/tasks/${traceId}`, {
-    headers: { authorization: `Bearer ${mesh.apiKey}` },
-  });
-  return (await response.json()) as TaskStatusRecord;
-}
-
 async function decide(traceId: string, callId: string, body: unknown): Promise<Response> {
   return fetch(`${mesh.gatewayUrl}/v1/tasks/${traceId}/approvals/${callId}`, {
     method: 'POST',
@@ -105,7 +98,7 @@ async function parkedTask(amount: number): Promise<{ traceId: string; received: 
     timeoutMs: 30_000,
     description: 'approval_requested',
   });
-  await waitFor(async () => (await taskStatus(task.trace_id)).status === 'waiting_approval', {
+  await waitFor(async () => (await taskStatus(mesh, task.trace_id)).status === 'waiting_approval', {
     timeoutMs: 10_000,
     description: 'status waiting_approval',
   });
@@ -190,7 +183,7 @@ it('a task cancelled while it waits for approval ends cancelled, and its call ne
   const events = await sseEvents(mesh, traceId);
   expect(events.at(-1)).toMatchObject({ type: 'error', data: { code: 'CANCELLED' } });
   // The final status is written after the terminal event is stored.
-  await waitFor(async () => (await taskStatus(traceId)).status === 'cancelled', {
+  await waitFor(async () => (await taskStatus(mesh, traceId)).status === 'cancelled', {
     timeoutMs: 10_000,
     description: 'status cancelled',
   });

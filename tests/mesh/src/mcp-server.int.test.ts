@@ -23,7 +23,7 @@ import {
   type ScriptedModel,
 } from '@agentmesh/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admin, expectStrictlyIncreasing, sseEvents } from './mesh-client.js';
+import { admin, expectStrictlyIncreasing, sseEvents, taskStatus } from './mesh-client.js';
 import { MESH_ACCOUNT, startMesh, type Mesh } from './mesh-harness.js';
 
 const OTHER_ACCOUNT = 'globex';
@@ -64,13 +64,6 @@ async function connectMcp(
   await client.connect(transport);
   clients.push(client);
   return { client, transport };
-}
-
-async function taskStatus(traceId: string): Promise<TaskStatusRecord> {
-  const response = await fetch(`${mesh.gatewayUrl}/v1/tasks/${traceId}`, {
-    headers: { authorization: `Bearer ${mesh.apiKey}` },
-  });
-  return (await response.json()) as TaskStatusRecord;
 }
 
 /** Why the gateway cancelled an MCP call's task, from its log. */
@@ -195,7 +188,7 @@ describe('the mesh as an MCP server', () => {
         .map((event) => (event.data as { delta: string }).delta),
     ]);
     expect(expectStrictlyIncreasing(events)).toBe(true);
-    expect(await taskStatus(traceId!)).toMatchObject({ status: 'done', workflow_id: 'registry_agent' });
+    expect(await taskStatus(mesh, traceId!)).toMatchObject({ status: 'done', workflow_id: 'registry_agent' });
     // The call's message is the task's user message, and its tool really ran.
     const modelCall = model.requests.find((request) =>
       JSON.stringify(request.body).includes('When was Acme founded?'),
@@ -250,7 +243,7 @@ describe('the mesh as an MCP server', () => {
     const traceId = traceIdOf(progress)!;
     const status = await waitFor(
       async () => {
-        const record = await taskStatus(traceId);
+        const record = await taskStatus(mesh, traceId);
         return record.status === 'cancelled' && record;
       },
       { timeoutMs: 30_000, description: 'the task to end cancelled' },
@@ -298,7 +291,7 @@ describe('the mesh as an MCP server', () => {
 
     const status = await waitFor(
       async () => {
-        const record = await taskStatus(traceId);
+        const record = await taskStatus(mesh, traceId);
         return record.status === 'cancelled' && record;
       },
       { timeoutMs: 30_000, description: 'the task to end cancelled' },

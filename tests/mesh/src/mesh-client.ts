@@ -2,7 +2,7 @@
  * What an upstream or a person does with a running mesh, as small helpers for the end-to-end tests:
  * management calls, submissions, and reading a task's events over SSE or NATS.
  */
-import type { TaskEvent } from '@agentmesh/protocol';
+import type { TaskEvent, TaskStatusRecord } from '@agentmesh/protocol';
 import { SseParser, type SseMessage } from '@agentmesh/sse';
 import { waitFor } from '@agentmesh/testkit';
 import type { Mesh } from './mesh-harness.js';
@@ -30,6 +30,14 @@ export async function submit(
     headers: { authorization: `Bearer ${mesh.apiKey}`, 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
   });
+}
+
+/** A task's status record, as `GET /v1/tasks/{id}` answers it to the mesh's tenant. */
+export async function taskStatus(mesh: Mesh, traceId: string): Promise<TaskStatusRecord> {
+  const response = await fetch(`${mesh.gatewayUrl}/v1/tasks/${traceId}`, {
+    headers: { authorization: `Bearer ${mesh.apiKey}` },
+  });
+  return (await response.json()) as TaskStatusRecord;
 }
 
 /** Reads an SSE response to its end (the gateway closes it after the terminal event). */

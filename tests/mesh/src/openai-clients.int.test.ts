@@ -17,7 +17,7 @@ import {
 import { generateText, streamText } from 'ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admin, eventTypes, sseEvents } from './mesh-client.js';
+import { admin, eventTypes, sseEvents, taskStatus } from './mesh-client.js';
 import { MESH_ACCOUNT, startMesh, type Mesh } from './mesh-harness.js';
 
 const ANSWER = 'ByteDance was founded in 2012 in Beijing, says the lookup.';
@@ -49,13 +49,6 @@ async function adminFor(account: string, method: string, path: string, body: unk
 }
 
 const traceOf = (completionId: string): string => completionId.replace(/^chatcmpl-/, '');
-
-async function taskStatus(traceId: string): Promise<{ status: string }> {
-  const response = await fetch(`${mesh.gatewayUrl}/v1/tasks/${traceId}`, {
-    headers: { authorization: `Bearer ${mesh.apiKey}` },
-  });
-  return (await response.json()) as { status: string };
-}
 
 const terminals = (events: TaskEvent[]) => events.filter((e) => e.type === 'done' || e.type === 'error');
 
@@ -161,7 +154,7 @@ describe('the official openai client', () => {
     expect(toModel.map((message) => message.role)).toEqual(['system', 'system', 'user', 'assistant', 'tool']);
     expect(toModel[0]?.content).toBe('You serve EMEA.');
     expect(toModel[1]?.content).toBe('Answer in one sentence.');
-    expect(await taskStatus(traceId)).toMatchObject({ status: 'done' });
+    expect(await taskStatus(mesh, traceId)).toMatchObject({ status: 'done' });
   });
 
   it('a streamed completion yields the tool call as agentmesh chunks, the answer as content deltas, a stop chunk, then usage', async () => {
@@ -311,7 +304,7 @@ describe('the official openai client', () => {
     expect(limited).toMatchObject({ status: 429, code: 'rate_limited', type: 'rate_limit_error' });
     expect((limited as InstanceType<typeof OpenAI.RateLimitError>).headers.get('retry-after')).toBe('5');
 
-    await waitFor(async () => (await taskStatus(traceId)).status === 'cancelled', {
+    await waitFor(async () => (await taskStatus(mesh, traceId)).status === 'cancelled', {
       timeoutMs: 15_000,
       description: 'the task to end cancelled',
     });

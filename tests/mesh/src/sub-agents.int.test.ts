@@ -18,7 +18,7 @@ import {
   type ScriptedModel,
 } from '@agentmesh/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admin, expectStrictlyIncreasing, sseEvents, submit } from './mesh-client.js';
+import { admin, expectStrictlyIncreasing, sseEvents, submit, taskStatus } from './mesh-client.js';
 import { startMesh, type Mesh } from './mesh-harness.js';
 
 interface OtlpSpan {
@@ -158,13 +158,6 @@ async function submitTask(workflowId: string): Promise<string> {
   return ((await response.json()) as { trace_id: string }).trace_id;
 }
 
-async function taskStatus(traceId: string): Promise<TaskStatusRecord> {
-  const response = await fetch(`${mesh.gatewayUrl}/v1/tasks/${traceId}`, {
-    headers: { authorization: `Bearer ${mesh.apiKey}` },
-  });
-  return (await response.json()) as TaskStatusRecord;
-}
-
 describe('agents calling agents', () => {
   it("when a parent agent calls a sub-agent that calls an HTTP tool, the parent answers with the sub-agent's answer, and every span of both tasks is in one trace", async () => {
     const parentId = await submitTask('parent');
@@ -192,7 +185,7 @@ describe('agents calling agents', () => {
     });
     expect(subEvents.at(-1)).toMatchObject({ type: 'done', data: { message: 'researcher found 42' } });
     expect(api.requests.filter((request) => request.path === '/facts')).toHaveLength(1);
-    expect(await taskStatus(subId)).toMatchObject({ status: 'done', parent_trace_id: parentId });
+    expect(await taskStatus(mesh, subId)).toMatchObject({ status: 'done', parent_trace_id: parentId });
 
     const agentSpans = await waitFor(
       () => {
@@ -253,7 +246,15 @@ describe('agents calling agents', () => {
     const subEvents = await sseEvents(mesh, sub.trace_id);
     expect(subEvents.at(-1)).toMatchObject({ type: 'error', data: { code: 'CANCELLED' } });
     expect(subEvents.filter((event) => event.type === 'done' || event.type === 'error')).toHaveLength(1);
-    expect(await taskStatus(sub.trace_id)).toMatchObject({ status: 'cancelled', parent_trace_id: parentId });
+    // The final status is written after the terminal event is stored.
+    const subStatus = await waitFor(
+      async () => {
+        const record = await taskStatus(mesh, sub.trace_id);
+        return record.status === 'cancelled' ? record : undefined;
+      },
+      { timeoutMs: 10_000, description: "the sub-task's final status" },
+    );
+    expect(subStatus).toMatchObject({ status: 'cancelled', parent_trace_id: parentId });
   });
 
   it('when the executor dies while a parent waits for its sub-task, the resumed parent re-attaches to the same sub-task: one sub-task, and the parent answers with its answer', async () => {
