@@ -6,7 +6,7 @@
  * the task goes on.
  */
 import { MeshClient } from '@agentmesh/client';
-import type { TaskEvent, TaskStatusRecord } from '@agentmesh/protocol';
+import type { TaskEvent } from '@agentmesh/protocol';
 import {
   startRecordingApi,
   startScriptedModel,

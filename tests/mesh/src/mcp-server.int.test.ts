@@ -14,7 +14,7 @@ import {
   type CallToolResult,
   type Progress,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { TaskEvent, TaskStatusRecord } from '@agentmesh/protocol';
+import type { TaskEvent } from '@agentmesh/protocol';
 import {
   startRecordingApi,
   startScriptedModel,
