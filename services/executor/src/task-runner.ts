@@ -206,12 +206,11 @@ export class TaskRunner {
     }
     // Read only when earlier attempts wrote something: a first delivery, or one after deaths before any
     // work, costs no read.
-    let resume =
+    const earlierEvents =
       writer.seq === 0
-        ? undefined
-        : resumePointOf(
-            await readTaskEventLog(this.deps.jsm, { accountId, traceId, throughSeq: writer.seq }),
-          );
+        ? []
+        : await readTaskEventLog(this.deps.jsm, { accountId, traceId, throughSeq: writer.seq });
+    let resume = writer.seq === 0 ? undefined : resumePointOf(earlierEvents);
     // The attempt is JetStream's delivery count, unless the log already has events of that number or a
     // later one: a replicated consumer that changed leader can deliver a task again with a count it had
     // already handed out (seen on a 3-node cluster after a member was paused). Two writers with one
@@ -298,8 +297,8 @@ export class TaskRunner {
         await settled.release();
         return AttemptDisposition.ACK;
       }
-      const events = await readTaskEventLog(this.deps.jsm, { accountId, traceId, throughSeq: writer.seq });
-      resume = resumePointOf(events);
+      // The log as read, and the decisions this attempt just wrote after it (no other writer can have).
+      resume = resumePointOf([...earlierEvents, ...settled.events]);
       this.deps.log.info({ attempt, decided: settled.events.length }, 'approvals decided; resuming the task');
     }
     const startedAt = this.#now();
