@@ -357,9 +357,15 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
         updated_at: now,
       });
 
-      await page.getByRole('button', { name: 'Reload tasks' }).click();
+      // The account's task listing (a KV key listing) can come back short while the server is busy (the
+      // known GET /v1/tasks listing race); a person reloads, so the test does too.
       const open = page.getByRole('button', { name: `Open task ${traceId}` });
-      await open.waitFor({ timeout: 15_000 });
+      await expect
+        .poll(async () => {
+          await page.getByRole('button', { name: 'Reload tasks' }).click();
+          return open.count();
+        }, POLL)
+        .toBe(1);
       await open.focus();
       await page.keyboard.press('Enter');
 
