@@ -110,8 +110,10 @@ describe('retryStartup', () => {
   it('when the signal aborts during a wait, start-up stops waiting', async () => {
     const abort = new AbortController();
     const attempt = failingThen([new TimeoutError(), new TimeoutError()]);
+    // The bound sits far beyond the first wait, so a slow clock tick cannot turn the wait into a
+    // StartupTimeoutError before the abort is seen.
     const failure = retryStartup(attempt.attempt, {
-      timeoutMs: 600_000,
+      timeoutMs: 3_600_000,
       initialDelayMs: 600_000,
       signal: abort.signal,
       onWait: () => abort.abort(),
