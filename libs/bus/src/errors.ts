@@ -166,3 +166,31 @@ export class ParkedTaskContentionError extends Error {
     super(`parked task ${key} kept changing under ${attempts} updates`);
   }
 }
+
+/** A KV key listing did not reach the bucket's last write within its bound (a stalled or lost server). */
+export class KeyListingTimeoutError extends Error {
+  override readonly name = 'KeyListingTimeoutError';
+  readonly code = ErrorCode.SERVICE_UNAVAILABLE;
+  readonly retryable = true;
+
+  constructor(
+    readonly bucket: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`listing the keys of KV ${bucket} did not finish within ${timeoutMs} ms`);
+  }
+}
+
+/** A KV key listing's consumer was closed by the server or the connection before the listing ended. */
+export class KeyListingClosedError extends Error {
+  override readonly name = 'KeyListingClosedError';
+  readonly code = ErrorCode.SERVICE_UNAVAILABLE;
+  readonly retryable = true;
+
+  constructor(
+    readonly bucket: string,
+    options?: ErrorOptions,
+  ) {
+    super(`the key listing of KV ${bucket} was closed before it ended`, options);
+  }
+}

@@ -3,6 +3,8 @@ export {
   CorruptRecordError,
   EventStreamConflictError,
   InvalidRegistryNameError,
+  KeyListingClosedError,
+  KeyListingTimeoutError,
   PublishUnconfirmedError,
   TaskStatusContentionError,
   TaskStatusWriteError,
@@ -11,6 +13,8 @@ export {
 } from './errors.js';
 export { isJetStreamApiError } from './jetstream-api-error.js';
 export { decodeJson, encodeJson } from './json.js';
+export { listLatestKeys, visitLatestKeys } from './stores/latest-keys.js';
+export type { LatestKeysOptions } from './stores/latest-keys.js';
 export { DEFAULT_PUBLISH_RETRY, publishWithRetry } from './jetstream-publish.js';
 export type { ConfirmedPublish, PublishRetry } from './jetstream-publish.js';
 export { decodeCancelSignal } from './cancel-signal.js';

@@ -262,6 +262,14 @@ describe('the mesh on least-privilege NATS users', () => {
     const { trace_id } = (await response.json()) as { trace_id: string };
     const events = await sseEvents(trace_id);
     expect(events.at(-1)?.type).toBe('done');
+
+    // The account's task list is read through a consumer on mesh_tasks, which the gateway's user may make.
+    const listed = await fetch(`${mesh.gatewayUrl}/v1/tasks?limit=100`, {
+      headers: { authorization: `Bearer ${mesh.apiKey}` },
+    });
+    expect(listed.status).toBe(200);
+    const { tasks } = (await listed.json()) as { tasks: { trace_id: string }[] };
+    expect(tasks.map((task) => task.trace_id)).toContain(trace_id);
   });
 
   it('the trusted upstream submits for an account named in x-account-id on the bare subject', async () => {

@@ -5,7 +5,7 @@
 import type { KV } from '@nats-io/kv';
 import type { z } from 'zod';
 import { decodeJson } from '../json.js';
-import { collect } from '../kv-keys.js';
+import { listLatestKeys } from '../stores/latest-keys.js';
 import { lookupOrder, scopePrefix, type RegistryScope } from './registry-scope.js';
 
 /** A registry bucket with the schema of what it holds and its name (for errors naming a bad entry). */
@@ -30,7 +30,7 @@ export async function listScope<S extends z.ZodType>(
   bucket: DefinitionBucket<S>,
   scope: RegistryScope,
 ): Promise<z.infer<S>[]> {
-  const keys = await collect(await bucket.kv.keys(`${scopePrefix(scope)}>`));
+  const keys = await listLatestKeys(bucket.kv, `${scopePrefix(scope)}>`);
   const definitions = await Promise.all(keys.sort().map((key) => readScopedEntry(bucket, key)));
   return definitions.filter((definition) => definition !== undefined);
 }

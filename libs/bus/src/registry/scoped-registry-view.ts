@@ -4,6 +4,7 @@
  * shared catalogue and never an account's definitions.
  */
 import type { KV, KvEntry } from '@nats-io/kv';
+import { listLatestKeys } from '../stores/latest-keys.js';
 import { scopedKey, scopePrefix, type RegistryScope } from './registry-scope.js';
 
 /** The part of a KV bucket the registry writers use, addressed by definition name. */
@@ -19,7 +20,7 @@ export function scopedRegistryView(kv: KV, scope: RegistryScope): RegistryBucket
   const prefix = scopePrefix(scope);
   return {
     async keys() {
-      const keys = await kv.keys(`${prefix}>`);
+      const keys = await listLatestKeys(kv, `${prefix}>`);
       return (async function* names() {
         for await (const key of keys) yield key.slice(prefix.length);
       })();

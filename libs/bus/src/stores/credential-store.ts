@@ -7,7 +7,8 @@
 import { encryptSecret, type MasterKey } from '@agentmesh/vault';
 import type { KV } from '@nats-io/kv';
 import { encodeJson } from '../json.js';
-import { collect, decodeKeySegment, encodeKeySegment } from '../kv-keys.js';
+import { decodeKeySegment, encodeKeySegment } from '../kv-keys.js';
+import { listLatestKeys } from './latest-keys.js';
 import { credentialKey, decodeStoredSecret, openStoredSecret } from './credential-record.js';
 
 export interface CredentialKeys {
@@ -52,7 +53,7 @@ export class CredentialStore {
   /** Names of the user's credentials (never their values). */
   async listNames(accountId: string, userId: string): Promise<string[]> {
     const prefix = this.prefix(accountId, userId);
-    const keys = await collect(await this.kv.keys(`${prefix}.*`));
+    const keys = await listLatestKeys(this.kv, `${prefix}.*`);
     const names: string[] = [];
     for (const key of keys) {
       const entry = await this.kv.get(key);

@@ -9,7 +9,8 @@ import { JetStreamApiError } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { TaskStatusContentionError, TaskStatusWriteError } from '../errors.js';
 import { decodeJson, encodeJson } from '../json.js';
-import { lastDistinctKeys } from './recent-keys.js';
+import { visitLatestKeys } from './latest-keys.js';
+import { RecentKeys } from './recent-keys.js';
 import { isLostCompareAndSet } from '../jetstream-api-error.js';
 
 const MAX_CAS_ATTEMPTS = 10;
@@ -26,11 +27,13 @@ export class TaskStatusStore {
   /**
    * The account's `limit` most recently written task records, newest first. Keys arrive in the order of
    * their last write, so only the last `limit` are kept while the account's keys stream past
-   * ({@link lastDistinctKeys}): memory stays bounded by `limit`, and only those records are read.
+   * ({@link RecentKeys}): memory stays bounded by `limit`, and only those records are read. The listing
+   * ends at the bucket's last write ({@link visitLatestKeys}), so a task written while it runs is kept.
    */
   async listRecent(accountId: string, limit: number): Promise<TaskStatusRecord[]> {
-    const recent = await lastDistinctKeys(await this.kv.keys(`${AccountId.parse(accountId)}.*`), limit);
-    const records = await Promise.all(recent.map(async (key) => (await this.read(key))?.record));
+    const recent = new RecentKeys(limit);
+    await visitLatestKeys(this.kv, `${AccountId.parse(accountId)}.*`, (key) => recent.add(key));
+    const records = await Promise.all(recent.keys().map(async (key) => (await this.read(key))?.record));
     return records.filter((record): record is TaskStatusRecord => record?.account_id === accountId).reverse();
   }
 
