@@ -67,19 +67,26 @@ export async function visitLatestKeys(
   let highest = 0;
   let checking = false;
   let checkAgain = false;
-  let settle: { resolve: () => void; reject: (error: unknown) => void } | undefined;
-  let outcome: { error?: unknown } | undefined;
+  let finished = false;
   let messages: ConsumerMessages | undefined;
+  let listed!: () => void;
+  let failed!: (error: unknown) => void;
+  const listing = new Promise<void>((resolve, reject) => {
+    listed = resolve;
+    failed = reject;
+  });
+  // Awaited below; a failure that comes before then is not an unhandled rejection.
+  listing.catch(() => undefined);
   const finish = (error?: unknown): void => {
-    if (outcome) return;
-    outcome = { error };
+    if (finished) return;
+    finished = true;
     messages?.stop();
-    if (error === undefined) settle?.resolve();
-    else settle?.reject(error);
+    if (error === undefined) listed();
+    else failed(error);
   };
   // Asks the stream for the last sequence under the filter: delivered up to it means listed.
   const check = (): void => {
-    if (outcome) return;
+    if (finished) return;
     if (checking) {
       checkAgain = true;
       return;
@@ -99,7 +106,7 @@ export async function visitLatestKeys(
     );
   };
   const onMessage = (message: JsMsg): void => {
-    if (outcome) return;
+    if (finished) return;
     highest = Math.max(highest, message.seq);
     const operation = message.headers?.get('KV-Operation');
     if (operation !== 'DEL' && operation !== 'PURGE') {
@@ -110,25 +117,18 @@ export async function visitLatestKeys(
 
   const timer = setTimeout(() => finish(new KeyListingTimeoutError(bucket.bucket, timeoutMs)), timeoutMs);
   try {
-    messages = await consumer.consume({ callback: onMessage });
-    const settled = new Promise<void>((resolve, reject) => {
-      settle = { resolve, reject };
-    });
-    const closed = messages.closed();
+    const consumed = await consumer.consume({ callback: onMessage });
+    messages = consumed;
     void (async () => {
-      for await (const status of messages.status()) if (status.type === 'heartbeat') check();
+      for await (const status of consumed.status()) if (status.type === 'heartbeat') check();
     })();
-    void closed.then(
+    consumed.closed().then(
       () => finish(new KeyListingClosedError(bucket.bucket)),
       (error: unknown) => finish(new KeyListingClosedError(bucket.bucket, { cause: error })),
     );
     // Nothing was pending when the consumer was made: the keys `boundary` saw may have gone since.
     if (initiallyPending === 0) check();
-    if (outcome) {
-      if (outcome.error !== undefined) throw outcome.error;
-      return;
-    }
-    await settled;
+    await listing;
   } finally {
     clearTimeout(timer);
     messages?.stop();
@@ -138,15 +138,16 @@ export async function visitLatestKeys(
 
 /** The live keys of `kv` matching `filter`, in the order of their last writes ({@link visitLatestKeys}). */
 export async function listLatestKeys(kv: KV, filter: string, options?: LatestKeysOptions): Promise<string[]> {
-  const keys = new Map<string, true>();
+  // A Set keeps insertion order: a key seen again moves to its later place.
+  const keys = new Set<string>();
   await visitLatestKeys(
     kv,
     filter,
     (key) => {
       keys.delete(key);
-      keys.set(key, true);
+      keys.add(key);
     },
     options,
   );
-  return [...keys.keys()];
+  return [...keys];
 }
