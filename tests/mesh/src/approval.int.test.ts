@@ -15,8 +15,15 @@ import {
   type ScriptedModel,
 } from '@agentmesh/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { admin, sseEvents, taskStatus } from './mesh-client.js';
-import { MESH_ACCOUNT, startMesh, type Mesh } from './mesh-harness.js';
+import {
+  admin,
+  registerQueryTool,
+  scriptedModel,
+  sseEvents,
+  storeModelKey,
+  taskStatus,
+} from './mesh-client.js';
+import { startMesh, type Mesh } from './mesh-harness.js';
 
 let mesh: Mesh;
 let model: ScriptedModel;
@@ -48,19 +55,17 @@ beforeAll(async () => {
     executors: 2,
     env: { executor: { ACK_WAIT_MS: '2000', ACK_PROGRESS_MS: '500', PULL_EXPIRES_MS: '1000' } },
   });
-  await admin(mesh, 'PUT', `/accounts/${MESH_ACCOUNT}/users/u1/credentials/MODEL_KEY`, {
-    value: 'model-key',
-  });
-  await admin(mesh, 'POST', '/plugins', {
-    schema_version: 'v1',
+  await storeModelKey(mesh);
+  await registerQueryTool(mesh, {
     name: 'pay',
     description: 'pays an amount',
-    parameters: { type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] },
-    execution: { method: 'GET', base_url: `${api.url}/pay`, param_placement: 'query' },
+    url: `${api.url}/pay`,
+    parameter: 'amount',
+    type: 'number',
   });
   await admin(mesh, 'POST', '/agents', {
     workflow_id: 'paying_agent',
-    model: { model_name: 'scripted', base_url: model.baseUrl, api_key_credential: 'MODEL_KEY' },
+    model: scriptedModel(model.baseUrl),
     tools: ['pay'],
     // The agent's binding of the tool asks for approval of large payments only.
     tool_approvals: {

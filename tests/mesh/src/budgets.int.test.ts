@@ -16,7 +16,7 @@ import {
 import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { admin, sseEvents, submit } from './mesh-client.js';
+import { admin, registerQueryTool, scriptedModel, sseEvents, storeModelKey, submit } from './mesh-client.js';
 import { MESH_ACCOUNT, startMesh, type Mesh } from './mesh-harness.js';
 
 let mesh: Mesh;
@@ -42,19 +42,17 @@ beforeAll(async () => {
       gateway: { ACCOUNT_DAILY_TOKEN_CAP: '100', ACCOUNT_USAGE_CACHE_MS: '0' },
     },
   });
-  await admin(mesh, 'PUT', `/accounts/${MESH_ACCOUNT}/users/u1/credentials/MODEL_KEY`, {
-    value: 'model-key',
-  });
-  await admin(mesh, 'POST', '/plugins', {
-    schema_version: 'v1',
+  await storeModelKey(mesh);
+  await registerQueryTool(mesh, {
     name: 'search',
     description: 'searches',
-    parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
-    execution: { method: 'GET', base_url: `${api.url}/search`, param_placement: 'query' },
+    url: `${api.url}/search`,
+    parameter: 'q',
+    type: 'string',
   });
   await admin(mesh, 'POST', '/agents', {
     workflow_id: 'budgeted_agent',
-    model: { model_name: 'scripted', base_url: model.baseUrl, api_key_credential: 'MODEL_KEY' },
+    model: scriptedModel(model.baseUrl),
     tools: ['search'],
     max_steps: 10,
     max_total_tokens: 100,

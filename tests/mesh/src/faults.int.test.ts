@@ -13,8 +13,8 @@ import {
   type ScriptedModel,
 } from '@agentmesh/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { admin, sseEvents, submit } from './mesh-client.js';
-import { MESH_ACCOUNT, startMesh, type Mesh } from './mesh-harness.js';
+import { admin, registerQueryTool, scriptedModel, sseEvents, storeModelKey, submit } from './mesh-client.js';
+import { startMesh, type Mesh } from './mesh-harness.js';
 
 let mesh: Mesh;
 let model: ScriptedModel;
@@ -38,19 +38,17 @@ beforeAll(async () => {
     executors: 2,
     env: { executor: { ACK_WAIT_MS: '4000', ACK_PROGRESS_MS: '1000' } },
   });
-  await admin(mesh, 'PUT', `/accounts/${MESH_ACCOUNT}/users/u1/credentials/MODEL_KEY`, {
-    value: 'model-key',
-  });
-  await admin(mesh, 'POST', '/plugins', {
-    schema_version: 'v1',
+  await storeModelKey(mesh);
+  await registerQueryTool(mesh, {
     name: 'lookup',
     description: 'slow lookup',
-    parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
-    execution: { method: 'GET', base_url: `${api.url}/lookup`, param_placement: 'query' },
+    url: `${api.url}/lookup`,
+    parameter: 'q',
+    type: 'string',
   });
   await admin(mesh, 'POST', '/agents', {
     workflow_id: 'slow_agent',
-    model: { model_name: 'scripted', base_url: model.baseUrl, api_key_credential: 'MODEL_KEY' },
+    model: scriptedModel(model.baseUrl),
     tools: ['lookup'],
   });
 }, 180_000);

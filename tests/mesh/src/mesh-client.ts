@@ -5,7 +5,7 @@
 import type { TaskEvent, TaskStatusRecord } from '@agentmesh/protocol';
 import { SseParser, type SseMessage } from '@agentmesh/sse';
 import { waitFor } from '@agentmesh/testkit';
-import type { Mesh } from './mesh-harness.js';
+import { MESH_ACCOUNT, type Mesh } from './mesh-harness.js';
 
 export async function admin(mesh: Mesh, method: string, path: string, body?: unknown): Promise<Response> {
   const response = await fetch(`${mesh.gatewayUrl}/v1/admin${path}`, {
@@ -18,6 +18,38 @@ export async function admin(mesh: Mesh, method: string, path: string, body?: unk
   });
   if (!response.ok) throw new Error(`${method} ${path} → ${response.status} ${await response.text()}`);
   return response;
+}
+
+/** Stores `value` as the tenant's model key: user u1's credential `MODEL_KEY`, which {@link scriptedModel} names. */
+export async function storeModelKey(mesh: Mesh, value = 'model-key'): Promise<void> {
+  await admin(mesh, 'PUT', `/accounts/${MESH_ACCOUNT}/users/u1/credentials/MODEL_KEY`, { value });
+}
+
+/** An agent's model: the scripted model server at `baseUrl`, its key read from the credential `MODEL_KEY`. */
+export function scriptedModel(baseUrl: string): {
+  model_name: string;
+  base_url: string;
+  api_key_credential: string;
+} {
+  return { model_name: 'scripted', base_url: baseUrl, api_key_credential: 'MODEL_KEY' };
+}
+
+/** Registers a tool that calls `GET <url>` with its one required parameter in the query. */
+export async function registerQueryTool(
+  mesh: Mesh,
+  tool: { name: string; description: string; url: string; parameter: string; type: 'string' | 'number' },
+): Promise<void> {
+  await admin(mesh, 'POST', '/plugins', {
+    schema_version: 'v1',
+    name: tool.name,
+    description: tool.description,
+    parameters: {
+      type: 'object',
+      properties: { [tool.parameter]: { type: tool.type } },
+      required: [tool.parameter],
+    },
+    execution: { method: 'GET', base_url: tool.url, param_placement: 'query' },
+  });
 }
 
 export async function submit(

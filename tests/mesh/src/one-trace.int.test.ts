@@ -11,8 +11,8 @@ import {
   type ScriptedModel,
 } from '@agentmesh/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { admin, sseEvents, submit } from './mesh-client.js';
-import { MESH_ACCOUNT, startMesh, type Mesh } from './mesh-harness.js';
+import { admin, registerQueryTool, scriptedModel, sseEvents, storeModelKey, submit } from './mesh-client.js';
+import { startMesh, type Mesh } from './mesh-harness.js';
 
 interface OtlpSpan {
   traceId: string;
@@ -52,19 +52,17 @@ beforeAll(async () => {
       OTEL_BSP_SCHEDULE_DELAY: '100',
     },
   });
-  await admin(mesh, 'PUT', `/accounts/${MESH_ACCOUNT}/users/u1/credentials/MODEL_KEY`, {
-    value: 'canary-trace-key-81',
-  });
-  await admin(mesh, 'POST', '/plugins', {
-    schema_version: 'v1',
+  await storeModelKey(mesh, 'canary-trace-key-81');
+  await registerQueryTool(mesh, {
     name: 'lookup',
     description: 'lookup',
-    parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
-    execution: { method: 'GET', base_url: `${api.url}/lookup`, param_placement: 'query' },
+    url: `${api.url}/lookup`,
+    parameter: 'q',
+    type: 'string',
   });
   await admin(mesh, 'POST', '/agents', {
     workflow_id: 'traced_agent',
-    model: { model_name: 'scripted', base_url: model.baseUrl, api_key_credential: 'MODEL_KEY' },
+    model: scriptedModel(model.baseUrl),
     tools: ['lookup'],
   });
 }, 180_000);

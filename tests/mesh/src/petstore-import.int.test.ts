@@ -10,7 +10,7 @@ import {
   type ScriptedModel,
 } from '@agentmesh/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { admin, eventTypes, sseEvents, submit } from './mesh-client.js';
+import { admin, eventTypes, scriptedModel, sseEvents, storeModelKey, submit } from './mesh-client.js';
 import { MESH_ACCOUNT, startMesh, type Mesh } from './mesh-harness.js';
 
 const corpus = new URL('../../../../shared/openapi-corpus/petstore3-swagger-api.yaml', import.meta.url);
@@ -59,15 +59,13 @@ it('imported pet store operations are called by an agent with every argument in 
   const apiKeyCredential = imported.credentials.find((name) => /API_KEY/i.test(name));
   expect(apiKeyCredential).toBeDefined();
 
-  await admin(mesh, 'PUT', `/accounts/${MESH_ACCOUNT}/users/u1/credentials/MODEL_KEY`, {
-    value: 'model-key',
-  });
+  await storeModelKey(mesh);
   await admin(mesh, 'PUT', `/accounts/${MESH_ACCOUNT}/users/u1/credentials/${apiKeyCredential}`, {
     value: PET_KEY,
   });
   await admin(mesh, 'POST', '/agents', {
     workflow_id: 'petstore_agent',
-    model: { model_name: 'scripted', base_url: model.baseUrl, api_key_credential: 'MODEL_KEY' },
+    model: scriptedModel(model.baseUrl),
     tools: [updateUser, findByStatus, getPet],
   });
 

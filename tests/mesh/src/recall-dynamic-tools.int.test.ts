@@ -12,7 +12,7 @@ import {
   waitFor,
 } from '@agentmesh/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { admin, eventTypes, sseEvents, submit } from './mesh-client.js';
+import { admin, eventTypes, scriptedModel, sseEvents, storeModelKey, submit } from './mesh-client.js';
 import { MESH_ACCOUNT, startMesh, type Mesh } from './mesh-harness.js';
 
 const BOX = 'e59f35f8-65f3-46bb-b5f1-a428380b3edc';
@@ -108,12 +108,10 @@ beforeAll(async () => {
       API_URL_TEMPLATE: `${proxy.url}/proxy/{box_id}/{tool_id}`,
     },
   });
-  await admin(mesh, 'PUT', `/accounts/${MESH_ACCOUNT}/users/u1/credentials/MODEL_KEY`, {
-    value: 'model-key',
-  });
+  await storeModelKey(mesh);
   await admin(mesh, 'POST', '/agents', {
     workflow_id: 'recall_agent',
-    model: { model_name: 'scripted', base_url: model.baseUrl, api_key_credential: 'MODEL_KEY' },
+    model: scriptedModel(model.baseUrl),
     tools: ['recall_actions'],
   });
 }, 180_000);

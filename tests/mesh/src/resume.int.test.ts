@@ -14,8 +14,8 @@ import {
   type ScriptedModel,
 } from '@agentmesh/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { admin, sseEvents } from './mesh-client.js';
-import { MESH_ACCOUNT, startMesh, type Mesh } from './mesh-harness.js';
+import { admin, registerQueryTool, scriptedModel, sseEvents, storeModelKey } from './mesh-client.js';
+import { startMesh, type Mesh } from './mesh-harness.js';
 
 const ANSWER = 'The payment of 5 went through.';
 
@@ -51,19 +51,17 @@ beforeAll(async () => {
     // A quick takeover: the dead executor's delivery comes back after 2 s.
     env: { executor: { ACK_WAIT_MS: '2000', ACK_PROGRESS_MS: '500', PULL_EXPIRES_MS: '1000' } },
   });
-  await admin(mesh, 'PUT', `/accounts/${MESH_ACCOUNT}/users/u1/credentials/MODEL_KEY`, {
-    value: 'model-key',
-  });
-  await admin(mesh, 'POST', '/plugins', {
-    schema_version: 'v1',
+  await storeModelKey(mesh);
+  await registerQueryTool(mesh, {
     name: 'pay',
     description: 'pays an amount',
-    parameters: { type: 'object', properties: { amount: { type: 'string' } }, required: ['amount'] },
-    execution: { method: 'GET', base_url: `${api.url}/pay`, param_placement: 'query' },
+    url: `${api.url}/pay`,
+    parameter: 'amount',
+    type: 'string',
   });
   await admin(mesh, 'POST', '/agents', {
     workflow_id: 'paying_agent',
-    model: { model_name: 'scripted', base_url: model.baseUrl, api_key_credential: 'MODEL_KEY' },
+    model: scriptedModel(model.baseUrl),
     tools: ['pay'],
   });
 }, 180_000);

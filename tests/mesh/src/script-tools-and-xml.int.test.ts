@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import type { TaskEvent } from '@agentmesh/protocol';
 import { startScriptedModel, waitFor, type ScriptedModel } from '@agentmesh/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { admin, eventTypes, sseEvents, submit } from './mesh-client.js';
-import { MESH_ACCOUNT, startMesh, type Mesh } from './mesh-harness.js';
+import { admin, eventTypes, scriptedModel, sseEvents, storeModelKey, submit } from './mesh-client.js';
+import { startMesh, type Mesh } from './mesh-harness.js';
 
 let mesh: Mesh;
 let model: ScriptedModel;
@@ -55,9 +55,7 @@ beforeAll(async () => {
       executor: { SCRIPTS_DIR: scriptsDir, SCRIPTS_CACHE_DIR: join(root, 'cache') },
     },
   });
-  await admin(mesh, 'PUT', `/accounts/${MESH_ACCOUNT}/users/u1/credentials/MODEL_KEY`, {
-    value: 'model-key',
-  });
+  await storeModelKey(mesh);
 }, 180_000);
 
 afterAll(async () => {
@@ -97,7 +95,7 @@ it('tool files dropped in while the mesh runs become callable; a malformed one i
   expect((await pluginNames()).sort()).toEqual(['demo__count-words', 'demo__shout']);
   await mesh.assembler.waitForLog((line) => JSON.stringify(line).includes('broken.tool.json'), 20_000);
 
-  const agentModel = { model_name: 'scripted', base_url: model.baseUrl, api_key_credential: 'MODEL_KEY' };
+  const agentModel = scriptedModel(model.baseUrl);
   for (const [workflowId, protocol] of [
     ['scripts_native', 'native'],
     ['scripts_xml', 'xml'],

@@ -18,7 +18,14 @@ import {
   type ScriptedModel,
 } from '@agentmesh/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admin, expectStrictlyIncreasing, sseEvents, submit, taskStatus } from './mesh-client.js';
+import {
+  admin,
+  expectStrictlyIncreasing,
+  registerQueryTool,
+  sseEvents,
+  submit,
+  taskStatus,
+} from './mesh-client.js';
 import { startMesh, type Mesh } from './mesh-harness.js';
 
 interface OtlpSpan {
@@ -107,12 +114,12 @@ beforeAll(async () => {
       OTEL_BSP_SCHEDULE_DELAY: '100',
     },
   });
-  await admin(mesh, 'POST', '/plugins', {
-    schema_version: 'v1',
+  await registerQueryTool(mesh, {
     name: 'facts',
     description: 'looks a fact up',
-    parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
-    execution: { method: 'GET', base_url: `${api.url}/facts`, param_placement: 'query' },
+    url: `${api.url}/facts`,
+    parameter: 'q',
+    type: 'string',
   });
   const agent = (workflowId: string, prompt: string, extra: Record<string, unknown>) =>
     admin(mesh, 'POST', '/agents', {

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import type { TaskEvent } from '@agentmesh/protocol';
 import { startScriptedModel, waitFor, type ScriptedModel } from '@agentmesh/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { admin, sseEvents, submit } from './mesh-client.js';
-import { MESH_ACCOUNT, startMesh, type Mesh } from './mesh-harness.js';
+import { admin, scriptedModel, sseEvents, storeModelKey, submit } from './mesh-client.js';
+import { startMesh, type Mesh } from './mesh-harness.js';
 
 let mesh: Mesh;
 let model: ScriptedModel;
@@ -54,15 +54,13 @@ beforeAll(async () => {
   // The first executor has no scripts directory; the second one has.
   mesh = await startMesh({ executors: 1, env: { assembler: { TOOLS_DIR: toolsDir } } });
   await mesh.addExecutor({ SCRIPTS_DIR: scriptsDir, SCRIPTS_CACHE_DIR: join(root, 'cache') });
-  await admin(mesh, 'PUT', `/accounts/${MESH_ACCOUNT}/users/u1/credentials/MODEL_KEY`, {
-    value: 'model-key',
-  });
+  await storeModelKey(mesh);
   await waitFor(async () => (await admin(mesh, 'GET', '/plugins/demo__count-words')).ok, {
     timeoutMs: 20_000,
   });
   await admin(mesh, 'POST', '/agents', {
     workflow_id: 'word_counter',
-    model: { model_name: 'scripted', base_url: model.baseUrl, api_key_credential: 'MODEL_KEY' },
+    model: scriptedModel(model.baseUrl),
     tools: ['demo__count-words'],
   });
 }, 180_000);
