@@ -8,7 +8,13 @@
  * no "Permissions Violation" line. Unlike trust-boundary.int.test.ts, nothing here is meant to be refused:
  * every line the server logs is a grant the config lacks.
  */
-import { accountSubmitSubject, SubmitTaskReply, type TaskEvent } from '@agentmesh/protocol';
+import {
+  accountSubmitSubject,
+  DeadLetter,
+  deadLetterSubject,
+  SubmitTaskReply,
+  type TaskEvent,
+} from '@agentmesh/protocol';
 import { SseParser } from '@agentmesh/sse';
 import {
   findFreePort,
@@ -20,6 +26,8 @@ import {
   type RecordingApi,
   type ScriptedModel,
 } from '@agentmesh/testkit';
+import { jetstream } from '@nats-io/jetstream';
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACCOUNT, startSecureMesh, type SecureMesh } from './secure-mesh.js';
 
@@ -424,6 +432,37 @@ describe('the whole mesh on the least-privilege users of accounts.conf', () => {
     });
     await ok(call('POST', `/v1/tasks/${traceId}/cancel`));
     expect((await sseEvents(traceId)).at(-1)).toMatchObject({ type: 'error', data: { code: 'CANCELLED' } });
+  });
+
+  it('a dead letter (stored as the executor stores one) is listed, shown, re-driven to done and dropped', async () => {
+    const traceId = randomBytes(16).toString('hex');
+    const letter = DeadLetter.parse({
+      trace_id: traceId,
+      account_id: ACCOUNT,
+      workflow_id: 'plain_agent',
+      user_id: 'u1',
+      reason: { code: 'MAX_DELIVER_EXCEEDED', message: 'out of attempts' },
+      attempts: 3,
+      dead_at: new Date().toISOString(),
+      source: 'executor',
+      consumer: 'executor',
+      input: { messages: [{ role: 'user', content: 'again' }] },
+    });
+    const executor = await mesh.connectAs('executor');
+    await jetstream(executor.nc).publish(deadLetterSubject(ACCOUNT, traceId), JSON.stringify(letter));
+
+    const listed = (await (await admin('GET', '/dead-letters')).json()) as {
+      dead_letters: { trace_id: string }[];
+    };
+    expect(listed.dead_letters.map((entry) => entry.trace_id)).toEqual([traceId]);
+    await admin('GET', `/dead-letters/${traceId}`);
+    const redriven = (await (await admin('POST', `/dead-letters/${traceId}/redrive`)).json()) as {
+      trace_id: string;
+    };
+    expect((await sseEvents(redriven.trace_id)).at(-1)?.type).toBe('done');
+    await admin('DELETE', `/dead-letters/${traceId}`);
+    const after = (await (await admin('GET', '/dead-letters')).json()) as { dead_letters: unknown[] };
+    expect(after.dead_letters).toEqual([]);
   });
 
   it("the gateway's /metrics shows the queue depth of both stages", async () => {
