@@ -237,7 +237,20 @@ beforeAll(async () => {
       OPERATOR_INTEGRATION_URL: toolbox.url,
       API_URL_TEMPLATE: `${proxy.url}/proxy/{box_id}/{tool_id}`,
     },
-    env: { gateway: { METRICS_PORT: String(metricsPort), QUEUE_DEPTH_MAX_AGE_MS: '1000' } },
+    // Limits and caps on, and periodic work made frequent, so their calls happen within the run too.
+    env: {
+      gateway: {
+        METRICS_PORT: String(metricsPort),
+        QUEUE_DEPTH_MAX_AGE_MS: '1000',
+        MAX_RUNNING_TASKS_PER_ACCOUNT: '100',
+        MAX_RUNNING_TASKS_PER_API_KEY: '100',
+        RUNNING_TASKS_RECHECK_MS: '200',
+        SUBMIT_RATE_PER_ACCOUNT: '1000',
+        ACCOUNT_DAILY_TOKEN_CAP: '100000000',
+        ACCOUNT_USAGE_CACHE_MS: '0',
+      },
+      executor: { NATIVE_PROVIDER_TTL_MS: '1500' },
+    },
   });
 
   const modelOf = { model_name: 'scripted', base_url: model.baseUrl, api_key_credential: 'MODEL_KEY' };
