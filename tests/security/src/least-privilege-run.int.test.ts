@@ -491,5 +491,10 @@ describe('the whole mesh on the least-privilege users of accounts.conf', () => {
     expect(serverLog.some((line) => line.includes('Server is ready'))).toBe(true);
     const violations = serverLog.filter((line) => VIOLATION.test(line));
     expect(violations, `nats-server refused these calls:\n${violations.join('\n')}`).toEqual([]);
+    // The services' side of the same: a refusal reported on their status stream or in an error they logged.
+    const refusedInServices = Object.values(mesh.services)
+      .flatMap((service) => service.logs)
+      .filter((line) => line.msg === 'NATS refused an operation' || VIOLATION.test(JSON.stringify(line)));
+    expect(refusedInServices).toEqual([]);
   });
 });
