@@ -1,5 +1,6 @@
 /**
- * The life cycle every service shares: parse config once, start telemetry, create the logger, connect
+ * The life cycle every service shares: parse config once, start telemetry, create the logger, bind the
+ * metrics endpoint when METRICS_PORT asks for one (a port that cannot be bound is fatal), connect
  * to NATS, start (again, with backoff, while NATS/JetStream is unavailable), and on SIGTERM/SIGINT stop the service's own work first, then drain the NATS
  * connection, flush telemetry and exit.
  */
