@@ -40,7 +40,7 @@ export async function runCommand<S extends z.ZodType<BaseConfig>>(
     );
     process.exit(1);
   }
-  const log = createLogger({ service: command.name, level: config.LOG_LEVEL });
+  const log = createLogger({ service: command.name, level: config.LOG_LEVEL, format: config.LOG_FORMAT });
   let nc: NatsConnection | undefined;
   try {
     nc = await connect({ ...options, waitOnFirstConnect: false, maxReconnectAttempts: 0 });

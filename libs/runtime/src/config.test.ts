@@ -8,6 +8,7 @@ describe('loadConfig', () => {
     expect(config).toEqual({
       NATS_URL: 'nats://127.0.0.1:4222',
       LOG_LEVEL: 'info',
+      METRICS_HOST: '127.0.0.1',
       NATS_REPLICAS: 1,
       TASK_RETENTION_MS: 86_400_000,
       SHUTDOWN_TIMEOUT_MS: 10_000,

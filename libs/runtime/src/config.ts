@@ -66,6 +66,34 @@ export const baseConfigSchema = z.object({
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')
     .describe('Minimum level of log lines written to stdout'),
+  LOG_FORMAT: z
+    .enum(['json', 'pretty'])
+    .optional()
+    .describe(
+      'How log lines are written: `json` (one JSON object a line, for collectors) or `pretty` (coloured, one readable line each, for people). Default: `pretty` when stdout is a terminal, else `json`',
+    ),
+  METRICS_PORT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(65535)
+    .optional()
+    .describe(
+      "Port of this service's Prometheus endpoint (`http://METRICS_HOST:METRICS_PORT/metrics`); unset: no endpoint. Give each service its own port. A port that cannot be bound stops start-up",
+    ),
+  METRICS_HOST: z
+    .string()
+    .min(1)
+    .default('127.0.0.1')
+    .describe(
+      'Address the Prometheus endpoint listens on (with METRICS_PORT); `0.0.0.0` for a scraper on another host',
+    ),
+  OTEL_METRICS_EXPORTER: z
+    .string()
+    .optional()
+    .describe(
+      'OpenTelemetry metric exporters, comma-separated (`otlp`, `console`, `prometheus`, `none`); unset: metrics are recorded only when METRICS_PORT is set. `prometheus` needs METRICS_PORT and is served there; it cannot be combined with `otlp`/`console`',
+    ),
   NATS_REPLICAS: z.coerce
     .number()
     .int()

@@ -58,4 +58,37 @@ describe('createLogger', () => {
     });
     expect(lines[1]).toContain(value);
   });
+
+  it('when the format is pretty, lines are readable text, secret-named fields are redacted and the secret filters still apply', () => {
+    const canary = 'canary-pretty-7a41d2';
+    const filtered = 'filtered-value-90be3f';
+    const { lines, stream } = capture();
+    const log = createLogger({ service: 'gateway', format: 'pretty', destination: stream, colorize: true });
+    const remove = addSecretFilter((text) => text.split(filtered).join('[gone]'));
+    try {
+      log.info(
+        { request: { headers: { authorization: `Bearer ${canary}` } }, api_key: canary },
+        'request in',
+      );
+      log.error({ err: new Error(`upstream echoed ${filtered}`) }, `failed with ${filtered}`);
+    } finally {
+      remove();
+    }
+
+    const text = lines.join('');
+    expect(text).toMatch(/INFO.*gateway: request in/);
+    expect(text).toMatch(/ERROR.*gateway: failed with \[gone\]/);
+    expect(text).toContain('\u001b['); // coloured
+    expect(() => JSON.parse(lines[0]!) as unknown).toThrow();
+    expect(text).not.toContain(canary);
+    expect(text).not.toContain(filtered);
+    expect(text).toContain('[redacted]');
+    expect(text).toContain('upstream echoed [gone]');
+  });
+
+  it('when no format is asked for and lines go to a stream, they are JSON', () => {
+    const { lines, stream } = capture();
+    createLogger({ service: 'gateway', destination: stream }).info('plain');
+    expect(JSON.parse(lines[0]!)).toMatchObject({ msg: 'plain' });
+  });
 });

@@ -37,6 +37,13 @@ describe('runService', () => {
     expect(service.logs.map((line) => line.msg)).toContain('service stopped');
   });
 
+  it('with LOG_FORMAT=pretty a service writes readable lines instead of JSON', async () => {
+    const service = await startServiceProcess({ entry, env: { NATS_URL: nats.url, LOG_FORMAT: 'pretty' } });
+    const ready = await service.waitForLog((line) => /INFO.*echo: service ready/.test(String(line.msg)));
+    expect(() => JSON.parse(String(ready.msg)) as unknown).toThrow();
+    expect(await service.stop('SIGTERM')).toBe(0);
+  });
+
   it('when a variable is invalid, start-up stops with one message naming it, and exit code 1', async () => {
     const service = await startServiceProcess({
       entry,

@@ -1,5 +1,6 @@
 /**
- * The life cycle every service shares: parse config once, start telemetry, create the logger, connect
+ * The life cycle every service shares: parse config once, start telemetry, create the logger, bind the
+ * metrics endpoint when METRICS_PORT asks for one (a port that cannot be bound is fatal), connect
  * to NATS, start (again, with backoff, while NATS/JetStream is unavailable), and on SIGTERM/SIGINT stop the service's own work first, then drain the NATS
  * connection, flush telemetry and exit.
  */
@@ -11,6 +12,7 @@ import {
 import type { z } from 'zod';
 import { baseConfigSchema, ConfigError, loadConfig, type BaseConfig } from './config.js';
 import { createLogger, type Logger } from './logger.js';
+import { MetricsEndpoint, metricsPlan, type MetricsPlan } from './metrics-endpoint.js';
 import { natsConnectionOptions } from './nats-connection.js';
 import { retryStartup } from './startup-retry.js';
 import { connectWithTurnBatching } from './nats-transport.js';
@@ -44,17 +46,24 @@ export async function runService<S extends z.ZodType<BaseConfig>>(
 ): Promise<void> {
   let config: Readonly<z.infer<S>>;
   let natsOptions: NodeConnectionOptions;
+  let metrics: MetricsPlan;
   try {
     config = loadConfig((definition.configSchema ?? baseConfigSchema) as S);
     natsOptions = natsConnectionOptions({ settings: config, name: definition.name });
+    metrics = metricsPlan(config);
   } catch (error) {
     const message = error instanceof ConfigError ? error.message : String(error);
     process.stderr.write(`${definition.name}: ${message}\n`);
     process.exit(1);
   }
 
-  const telemetry = startTelemetry({ service: definition.name, env: process.env });
-  const log = createLogger({ service: definition.name, level: config.LOG_LEVEL });
+  const metricsEndpoint = metrics.endpoint ? new MetricsEndpoint(metrics.endpoint) : undefined;
+  const telemetry = startTelemetry({
+    service: definition.name,
+    env: process.env,
+    ...(metricsEndpoint ? { metricReaders: [metricsEndpoint.reader] } : {}),
+  });
+  const log = createLogger({ service: definition.name, level: config.LOG_LEVEL, format: config.LOG_FORMAT });
   let nc: NatsConnection | undefined;
   let running: RunningService | undefined;
   let stopping = false;
@@ -89,6 +98,8 @@ export async function runService<S extends z.ZodType<BaseConfig>>(
   for (const signal of SIGNALS) process.once(signal, () => void shutdown(signal));
 
   try {
+    // Bound before NATS: a taken port is a mistake in this service's settings, reported at once.
+    if (metricsEndpoint) log.info({ url: await metricsEndpoint.listen() }, 'metrics served');
     nc = await connectWithTurnBatching(natsOptions);
     reportRefusals(nc, log);
     if (stopping) return;

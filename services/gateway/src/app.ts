@@ -102,8 +102,11 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
   installJsonBodyParser(app);
   installCors(app, settings.corsAllowedOrigins);
 
+  // A person reading the log wants what went wrong: answered requests at debug, refusals at info,
+  // the gateway's own failures at warn.
   app.addHook('onResponse', async (request, reply) => {
-    log.info(
+    const level = reply.statusCode >= 500 ? 'warn' : reply.statusCode >= 300 ? 'info' : 'debug';
+    log[level](
       {
         method: request.method,
         route: request.routeOptions.url ?? '(none)',

@@ -160,3 +160,19 @@ describe('while the gateway stops', () => {
     expect(body.message).toContain('shutting down');
   });
 });
+
+describe('request log lines', () => {
+  it('when a request succeeds its line is at debug; when it is refused, at info', async () => {
+    const before = gw.logs.length;
+    expect((await call(gw.url, 'GET', '/healthz')).status).toBe(200);
+    expect((await call(gw.url, 'GET', '/v1/tasks/abc')).status).toBe(401);
+    const lines = gw.logs
+      .slice(before)
+      .map((line) => JSON.parse(line) as { msg?: string; level?: string; route?: string; status?: number })
+      .filter((line) => line.msg === 'http request');
+    expect(lines.map(({ level, status }) => ({ level, status }))).toEqual([
+      { level: 'debug', status: 200 },
+      { level: 'info', status: 401 },
+    ]);
+  });
+});

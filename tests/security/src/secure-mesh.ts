@@ -43,7 +43,7 @@ export interface SecureMesh {
   /** API key of account `acme`. */
   apiKey: string;
   adminKey: string;
-  services: Record<'gateway' | 'assembler' | 'executor' | 'recall', ServiceProcess>;
+  services: Record<ServiceName, ServiceProcess>;
   provisioning: ServiceProcess;
   /** Log lines the gateway wrote before the provisioning ran. */
   gatewayLogsBeforeProvisioning: LogLine[];
@@ -52,9 +52,20 @@ export interface SecureMesh {
   stop(): Promise<void>;
 }
 
+type ServiceName = 'gateway' | 'assembler' | 'executor' | 'recall';
+
 export interface SecureMeshOptions {
   /** Environment of the recall service (its upstream URLs). */
   recall: Record<string, string>;
+  /** More environment per service (METRICS_PORT, shorter intervals, …). */
+  env?: Partial<Record<ServiceName, Record<string, string>>>;
+  /** Keep nats-server's whole log for {@link NatsServer.log} (to read its permission violations). */
+  keepNatsLog?: boolean;
+  /**
+   * Provision before any service starts, as a deployment does (default: the gateway starts first and
+   * waits, which costs one refused create per stream).
+   */
+  provisionFirst?: boolean;
 }
 
 export async function startSecureMesh(options: SecureMeshOptions): Promise<SecureMesh> {
@@ -63,6 +74,7 @@ export async function startSecureMesh(options: SecureMeshOptions): Promise<Secur
 
   const nats = await startNats({
     name: 'secure-mesh',
+    keepLog: options.keepNatsLog ?? false,
     config: {
       dir: INFRA_NATS_DIR,
       file: 'accounts.conf',
@@ -95,7 +107,16 @@ export async function startSecureMesh(options: SecureMeshOptions): Promise<Secur
     return service;
   };
 
+  const provision = async (): Promise<ServiceProcess> => {
+    const provisioning = await start('gateway/src/provision.ts', login('provisioner'));
+    if ((await provisioning.exited) !== 0) {
+      throw new Error(`provisioning failed:\n${JSON.stringify(provisioning.logs)}\n${provisioning.stderr()}`);
+    }
+    return provisioning;
+  };
+
   try {
+    const provisionedFirst = options.provisionFirst ? await provision() : undefined;
     const gateway = await start('gateway/src/index.ts', {
       ...login('gateway'),
       ...credentialKeys,
@@ -104,24 +125,29 @@ export async function startSecureMesh(options: SecureMeshOptions): Promise<Secur
       HTTP_PORT: String(port),
       API_KEYS: `${apiKey}=${ACCOUNT}`,
       ADMIN_API_KEYS: adminKey,
+      ...options.env?.gateway,
     });
-    await gateway.waitForLog((line) => String(line.msg).startsWith('waiting for '), 60_000);
-    const gatewayLogsBeforeProvisioning = [...gateway.logs];
-
-    const provisioning = await start('gateway/src/provision.ts', login('provisioner'));
-    if ((await provisioning.exited) !== 0) {
-      throw new Error(`provisioning failed:\n${JSON.stringify(provisioning.logs)}\n${provisioning.stderr()}`);
+    if (!provisionedFirst) {
+      await gateway.waitForLog((line) => String(line.msg).startsWith('waiting for '), 60_000);
     }
+    const gatewayLogsBeforeProvisioning = [...gateway.logs];
+    const provisioning = provisionedFirst ?? (await provision());
 
     const [assembler, executor, recall] = await Promise.all([
-      start('assembler/src/index.ts', { ...login('assembler'), ...credentialKeys, ...sealKeys }),
+      start('assembler/src/index.ts', {
+        ...login('assembler'),
+        ...credentialKeys,
+        ...sealKeys,
+        ...options.env?.assembler,
+      }),
       start('executor/src/index.ts', {
         ...login('executor'),
         VAULT_PRIVATE_KEYS: `${vaultKeys.kid}:${vaultKeys.privateKey}`,
         OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost',
         MODEL_ALLOW_HOSTS: '127.0.0.1',
+        ...options.env?.executor,
       }),
-      start('recall/src/index.ts', { ...login('recall'), ...options.recall }),
+      start('recall/src/index.ts', { ...login('recall'), ...options.recall, ...options.env?.recall }),
     ]);
     const services = { gateway, assembler, executor, recall };
     await Promise.all(

@@ -59,8 +59,17 @@ export interface NatsConnection {
   inboxPrefix?: string;
 }
 
+/** Where the gateway URL came from, so a hint can say what to change. */
+export const UrlSource = {
+  FLAG: '--url',
+  ENV: 'AGENTMESH_URL',
+  DEFAULT: 'default',
+} as const;
+export type UrlSource = (typeof UrlSource)[keyof typeof UrlSource];
+
 export interface Connection {
   url: string;
+  urlSource: UrlSource;
   apiKey?: string;
   account?: string;
 }
@@ -281,7 +290,11 @@ function natsOf(
 }
 
 function connectionOf(values: Record<string, string | boolean | undefined>, env: CliEnvironment): Connection {
-  const url = optionalString(values, 'url') ?? nonEmpty(env.url) ?? DEFAULT_GATEWAY_URL;
+  const flag = optionalString(values, 'url');
+  const fromEnv = nonEmpty(env.url);
+  const url = flag ?? fromEnv ?? DEFAULT_GATEWAY_URL;
+  const urlSource =
+    flag !== undefined ? UrlSource.FLAG : fromEnv !== undefined ? UrlSource.ENV : UrlSource.DEFAULT;
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -293,6 +306,7 @@ function connectionOf(values: Record<string, string | boolean | undefined>, env:
   }
   return {
     url,
+    urlSource,
     ...defined('apiKey', optionalString(values, 'api-key') ?? nonEmpty(env.apiKey)),
     ...defined('account', optionalString(values, 'account')),
   };

@@ -12,6 +12,7 @@ import { CliInputError, type CliInputSources } from './cli-input.js';
 import {
   parseCliArgs,
   USAGE,
+  UrlSource,
   UsageError,
   type CliCommand,
   type CliEnvironment,
@@ -73,10 +74,21 @@ export async function runCli(argv: readonly string[], context: CliContext): Prom
 function hint(error: MeshClientError, connection: Connection, context: CliContext): void {
   if (error instanceof MeshUnreachableError && error.message.startsWith('cannot reach the gateway')) {
     context.stderr.write(
-      `hint: is the gateway running at ${new URL(connection.url).origin}? Set AGENTMESH_URL or pass --url (npm start's gateway is at http://127.0.0.1:8080)\n`,
+      `hint: is the gateway running at ${connection.url}? ${urlAdvice(connection.urlSource)}\n`,
     );
   } else if (error instanceof MeshApiError && error.status === 401 && connection.apiKey === undefined) {
     context.stderr.write('hint: no API key given: set AGENTMESH_API_KEY (or pass --api-key)\n');
+  }
+}
+
+function urlAdvice(source: UrlSource): string {
+  switch (source) {
+    case UrlSource.FLAG:
+      return 'That URL came from --url.';
+    case UrlSource.ENV:
+      return 'That URL came from AGENTMESH_URL; change it, or pass --url.';
+    case UrlSource.DEFAULT:
+      return 'That is the default, used because neither --url nor AGENTMESH_URL was given: set AGENTMESH_URL to the gateway URL npm start printed.';
   }
 }
 

@@ -66,6 +66,29 @@ describe('agentmesh configuration and errors', () => {
     expect(stderr).not.toContain('    at ');
   });
 
+  it.each([
+    ['AGENTMESH_URL', (url: string) => ({ args: [], env: { url } }), 'came from AGENTMESH_URL'],
+    ['--url', (url: string) => ({ args: ['--url', url], env: {} }), 'came from --url'],
+  ])(
+    'when the gateway given by %s cannot be reached, the hint names that URL (path included), never another port',
+    async (_source, given, origin) => {
+      const url = `http://127.0.0.1:${await closedPort()}/mesh`;
+      const { args, env } = given(url);
+
+      const { stderr } = await cli(['agents', 'list', ...args], { env: { ...env, apiKey: ADMIN_KEY } });
+
+      const hint = stderr.trimEnd().split('\n')[1]!;
+      expect(hint).toContain(`is the gateway running at ${url}?`);
+      expect(hint).toContain(origin);
+      expect(hint).not.toContain('8080');
+    },
+  );
+
+  it('when neither --url nor AGENTMESH_URL is given, the connection records that the default was used (the hint says so)', () => {
+    const command = parseCliArgs(['status', 'x'], {});
+    expect(command).toMatchObject({ connection: { url: DEFAULT_GATEWAY_URL, urlSource: 'default' } });
+  });
+
   it('when no API key is set and the gateway answers 401, it says to set AGENTMESH_API_KEY', async () => {
     gateway.handle((_request, response) =>
       sendJson(response, 401, { code: 'UNAUTHORIZED', message: 'missing API key' }),

@@ -43,7 +43,7 @@ export async function startNatsContainer(
   spec: NatsRuntimeSpec,
   extras: NatsContainerExtras = {},
 ): Promise<NatsRuntime> {
-  const tail = new LineTail();
+  const tail = new LineTail(spec.logLines);
   let logEnded: Promise<unknown> = Promise.resolve();
   const configArgs = spec.config ? ['-c', `${CONFIG_DIR}/${spec.config.file}`] : [];
   const definition = new GenericContainer(image)

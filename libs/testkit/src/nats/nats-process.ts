@@ -38,7 +38,7 @@ export async function startNatsProcess(binary: string, spec: NatsRuntimeSpec): P
 
 class NatsProcess implements NatsRuntime {
   readonly mode = NatsMode.process;
-  readonly #tail = new LineTail();
+  readonly #tail: LineTail;
   #child: ChildProcess | undefined;
   #exited: Promise<unknown> = Promise.resolve();
   #state: ProcessState = 'stopped';
@@ -47,7 +47,9 @@ class NatsProcess implements NatsRuntime {
     private readonly binary: string,
     private readonly spec: NatsRuntimeSpec,
     readonly storeDir: string,
-  ) {}
+  ) {
+    this.#tail = new LineTail(spec.logLines);
+  }
 
   get id(): string {
     return `pid:${this.#child?.pid ?? 'none'}`;

@@ -17,6 +17,8 @@ export interface NatsRuntimeSpec {
   startupTimeoutMs: number;
   /** A configuration file the server loads (`-c`), with the environment its `$VARIABLES` come from. */
   config?: NatsServerConfig;
+  /** How many of the server's last log lines are kept (default 40); `Infinity` keeps them all. */
+  logLines?: number;
 }
 
 /**
@@ -56,7 +58,7 @@ export interface NatsRuntime {
   restart(): Promise<void>;
   /** Final teardown: stops the server and removes the container or temp store. Idempotent. */
   remove(): Promise<void>;
-  /** Last lines the server logged, for error messages. */
+  /** Last lines the server logged (as many as the spec's `logLines`), for error messages. */
   logTail(): string[];
 }
 

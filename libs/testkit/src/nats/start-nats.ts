@@ -32,11 +32,15 @@ export interface StartNatsOptions {
   config?: NatsServerConfig;
   /** How the readiness check (and restarts') log in when the configuration demands it. */
   client?: NatsClientOptions;
+  /** Keep every line the server logs for {@link NatsServer.log} (default: the last 40). */
+  keepLog?: boolean;
 }
 
 export interface NatsServer extends NatsServerControls {
   /** Stops the server and removes its container (or process and temp store). Idempotent. */
   stop(): Promise<void>;
+  /** The lines the server logged so far: all of them with `keepLog`, else the last 40. */
+  log(): string[];
 }
 
 export async function startNats(options: StartNatsOptions = {}): Promise<NatsServer> {
@@ -59,6 +63,7 @@ export async function startNats(options: StartNatsOptions = {}): Promise<NatsSer
       jetstream,
       startupTimeoutMs,
       ...(options.config ? { config: options.config } : {}),
+      ...(options.keepLog ? { logLines: Infinity } : {}),
     });
     return { runtime, port, monitorPort };
   });
@@ -79,5 +84,5 @@ export async function startNats(options: StartNatsOptions = {}): Promise<NatsSer
     throw error;
   }
   announceNatsServer(runtime, settings, controls.url);
-  return Object.assign(controls, { stop: () => runtime.remove() });
+  return Object.assign(controls, { stop: () => runtime.remove(), log: () => runtime.logTail() });
 }
