@@ -54,6 +54,13 @@ describe('ManagementClient', () => {
     expect(JSON.parse(gateway.requests[0]!.body)).toEqual({ value: 'account-canary-value' });
   });
 
+  it('listAccounts reads GET /v1/admin/accounts and validates the answer', async () => {
+    gateway.handle((_request, response) => sendJson(response, 200, { accounts: ['acme', 'globex'] }));
+
+    expect(await management.listAccounts()).toEqual(['acme', 'globex']);
+    expect(gateway.requests[0]).toMatchObject({ method: 'GET', path: '/v1/admin/accounts' });
+  });
+
   it('deleting an account-wide credential that is not there is a MeshApiError NOT_FOUND', async () => {
     gateway.handle((_request, response) =>
       sendJson(response, 404, { code: 'NOT_FOUND', message: 'no account-wide credential K in account acme' }),

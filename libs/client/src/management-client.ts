@@ -8,6 +8,7 @@
  * Every answer is validated against the protocol's schema.
  */
 import {
+  AccountList,
   AgentDefinition,
   AgentList,
   ApiKeyRegistrationReply,
@@ -169,6 +170,16 @@ export class ManagementClient {
   ): Promise<void> {
     const path = `${credentialsPath(accountId, userId)}/${encodeURIComponent(name)}`;
     await this.noContent('DELETE', path, undefined, options, `deleting credential ${name}`);
+  }
+
+  /**
+   * The accounts an admin may act for (`headers: {'x-account-id': …}`), as the gateway knows them: from its
+   * configured API keys, accounts' own agents and tools, and stored credentials. Needs an admin key naming
+   * no account.
+   */
+  async listAccounts(options: CallOptions = {}): Promise<string[]> {
+    const response = await this.http.send('GET', `${ADMIN}/accounts`, { signal: options.signal });
+    return (await this.http.json(response, AccountList, 'the account list')).accounts;
   }
 
   /** The names of the account-wide credentials, which serve every user of the account (values are write-only). */

@@ -29,7 +29,10 @@ beforeAll(async () => {
     callback: (_error, msg) => void everything.push(new TextDecoder().decode(msg.data)),
   });
   await client.flush();
-  gw = await startTestGateway(nats.url, { ADMIN_API_KEYS: ADMIN_KEY });
+  gw = await startTestGateway(nats.url, {
+    ADMIN_API_KEYS: ADMIN_KEY,
+    API_KEYS: 'configured-key-0123456789abcdef=configured_account',
+  });
   trusted = await startTestGateway(nats.url, { TRUST_ACCOUNT_HEADERS: 'true' });
 });
 afterAll(async () => {
@@ -38,6 +41,11 @@ afterAll(async () => {
   await client?.close();
   await nats?.stop();
 });
+
+const tenantAgentBody = {
+  model: { model_name: 'm', base_url: 'http://127.0.0.1:9/v1' },
+  tools: [],
+};
 
 const agent = {
   workflow_id: 'qcc_agent',
@@ -508,6 +516,49 @@ describe('account-wide credentials', () => {
       });
       expect(res.status, `${method} ${route}`).toBe(403);
     }
+  });
+});
+
+describe('accounts an admin may act for', () => {
+  it('GET /accounts lists, to an admin key naming no account, the accounts known from configured keys, agents, tools and credentials; a caller naming an account gets 403', async () => {
+    const asAdminOf = (accountId: string) => ({ ...admin, 'x-account-id': accountId });
+    await call(gw.url, 'PUT', '/v1/admin/agents/own_agent', {
+      body: tenantAgentBody,
+      headers: asAdminOf('agent_holder'),
+    });
+    await call(gw.url, 'PUT', '/v1/admin/accounts/credential_holder/credentials/K', {
+      body: { value: 'v' },
+      headers: admin,
+    });
+    await call(gw.url, 'PUT', '/v1/admin/accounts/user_credential_holder/users/u/credentials/K', {
+      body: { value: 'v' },
+      headers: admin,
+    });
+
+    const listed = await call(gw.url, 'GET', '/v1/admin/accounts', { headers: admin });
+
+    expect(listed.status).toBe(200);
+    expect(listed.body.accounts).toEqual(
+      expect.arrayContaining([
+        'configured_account',
+        'agent_holder',
+        'credential_holder',
+        'user_credential_holder',
+      ]),
+    );
+    expect([...listed.body.accounts].sort()).toEqual(listed.body.accounts);
+    for (const [url, headers] of [
+      [gw.url, asAdminOf('agent_holder')],
+      [trusted.url, { 'x-account-id': 'agent_holder' }],
+    ] as const) {
+      const confined = await call(url, 'GET', '/v1/admin/accounts', { headers });
+      expect(confined.status).toBe(403);
+      expect(confined.body.code).toBe('FORBIDDEN');
+    }
+    const accountKey = await call(gw.url, 'GET', '/v1/admin/accounts', {
+      headers: bearer('configured-key-0123456789abcdef'),
+    });
+    expect(accountKey.status).toBe(403);
   });
 });
 

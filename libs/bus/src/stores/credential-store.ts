@@ -70,6 +70,16 @@ export class CredentialStore {
     return this.names(accountId, 'account');
   }
 
+  /** The accounts holding any credential, account-wide or a user's (keys only; nothing is decrypted). */
+  async accountIds(): Promise<Set<string>> {
+    const accounts = new Set<string>();
+    for (const key of await listLatestKeys(this.kv, '>')) {
+      const account = key.slice(0, key.indexOf('.'));
+      if (account) accounts.add(account);
+    }
+    return accounts;
+  }
+
   /**
    * Decrypts the named credentials a user's task gets: the user's own, else the account's; names in
    * neither set are listed as missing.
