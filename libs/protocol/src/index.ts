@@ -168,6 +168,7 @@ export {
   StreamTokenReply,
   TaskListReply,
   AgentListReply,
+  CallerReply,
   PreAssembledTaskRequest,
   isPreAssembledSubmission,
 } from './gateway.js';
