@@ -3,6 +3,7 @@
 // upstreams, a PreAssembledTaskRequest (seed 001 payload, RuoYi mode). Both answer SubmitTaskReply or ErrorBody.
 import { z } from 'zod';
 import { ChatMessage } from './chat.js';
+import { AccountId } from './names.js';
 import { IdempotencyKey, IsoDateTime, UserIdInput, WorkflowId } from './ids.js';
 import { ClearTaskPayload, TaskLimits } from './task.js';
 import { TaskStatusRecord } from './task-status.js';
@@ -66,6 +67,17 @@ export type StreamTokenReply = z.infer<typeof StreamTokenReply>;
 /** `GET /v1/tasks?limit=`: the caller's account's most recently updated tasks, newest first. */
 export const TaskListReply = z.object({ tasks: z.array(TaskStatusRecord) });
 export type TaskListReply = z.infer<typeof TaskListReply>;
+
+/**
+ * `GET /v1/caller`: what the presented key is — `admin` (acts for the account named in `x-account-id`;
+ * `account_id` is that one when named), `api_key` (an account's key: `account_id` is its account), or
+ * `trusted` (an internal caller without a key). The web console asks it to know whether to offer accounts.
+ */
+export const CallerReply = z.object({
+  kind: z.enum(['admin', 'api_key', 'trusted']),
+  account_id: AccountId.optional(),
+});
+export type CallerReply = z.infer<typeof CallerReply>;
 
 /** `GET /v1/agents`: the agents a task of the caller's account may name (its own, then the shared ones). */
 export const AgentListReply = z.object({

@@ -168,6 +168,7 @@ export {
   StreamTokenReply,
   TaskListReply,
   AgentListReply,
+  CallerReply,
   PreAssembledTaskRequest,
   isPreAssembledSubmission,
 } from './gateway.js';
@@ -181,6 +182,7 @@ export {
   ToolList,
   ToolWriteReply,
   CredentialNameList,
+  AccountList,
   ApiKeyRegistrationReply,
   ToolImportReply,
 } from './management.js';

@@ -9,6 +9,7 @@ import { ErrorBody } from './errors.js';
 import { TaskEvent } from './events.js';
 import {
   AgentListReply,
+  CallerReply,
   PreAssembledTaskRequest,
   StreamTokenReply,
   SubmitTaskReply,
@@ -60,6 +61,12 @@ const ENTRIES: Readonly<Record<string, SchemaEntry>> = {
     title: 'AgentListReply',
     description: 'GET /v1/agents: the agents a task of the account may name.',
     schema: AgentListReply,
+    io: 'output',
+  },
+  'caller-reply.json': {
+    title: 'CallerReply',
+    description: 'GET /v1/caller: what kind of key the caller presented, and for which account.',
+    schema: CallerReply,
     io: 'output',
   },
   'pre-assembled-task-request.json': {

@@ -1,10 +1,20 @@
-/* global document, sessionStorage */
+/* global document, localStorage, sessionStorage */
 // The agentmesh web console: keeps the API key in sessionStorage (this tab only), lists the agents the
 // key may run and its account's recent tasks, submits a message to an agent and follows the task live
 // (task-view.js). Every request goes to this gateway's own origin.
+//
+// Either kind of key works. An account's API key acts for its account. An admin key acts for the account
+// named in x-account-id: the console asks what the key is (GET /v1/caller), offers the accounts an admin
+// may act for (GET /v1/admin/accounts) and sends the chosen one with every call. Tasks are submitted as
+// the user named on the page (remembered in localStorage; `console` by default), whose own credentials
+// come first and the account's after.
 import { TaskView } from './task-view.js';
 
 const KEY_STORAGE = 'agentmesh.apiKey';
+const ACCOUNT_STORAGE = 'agentmesh.accountId';
+const USER_STORAGE = 'agentmesh.userId';
+/** The user the console submits as unless told otherwise: an account-wide credential serves it. */
+const DEFAULT_USER = 'console';
 const $ = (id) => document.getElementById(id);
 
 const notice = (text) => {
@@ -12,15 +22,24 @@ const notice = (text) => {
 };
 
 const apiKey = () => sessionStorage.getItem(KEY_STORAGE) ?? '';
+const chosenAccount = () => sessionStorage.getItem(ACCOUNT_STORAGE) ?? '';
+/** What the key in use is (`admin`, `api_key`, `trusted`), once the gateway said so. */
+let keyKind;
 
-/** One API call with the key; answers the parsed JSON body or throws with the gateway's message. */
-async function api(method, path, body) {
+/**
+ * One API call with the key (and, for an admin key, the chosen account, unless `forAccount` is false);
+ * answers the parsed JSON body or throws with the gateway's message.
+ */
+async function api(method, path, body, { forAccount = true } = {}) {
   const key = apiKey();
   if (!key) throw new Error('enter an API key first');
+  const account = forAccount && keyKind === 'admin' ? chosenAccount() : '';
+  if (forAccount && keyKind === 'admin' && !account) throw new Error('name the account to act for first');
   const response = await fetch(path, {
     method,
     headers: {
       authorization: `Bearer ${key}`,
+      ...(account ? { 'x-account-id': account } : {}),
       ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
     },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
@@ -127,7 +146,7 @@ async function send(event) {
   try {
     const reply = await api('POST', '/v1/tasks', {
       workflow_id: $('agent').value,
-      user_id: 'console',
+      user_id: userId(),
       messages: [{ role: 'user', content: message }],
     });
     notice(`Task ${reply.trace_id} submitted.`);
@@ -153,29 +172,116 @@ async function send(event) {
   }
 }
 
+/** The user tasks are submitted as: the field's value, else the default. */
+function userId() {
+  return $('user-id').value.trim() || DEFAULT_USER;
+}
+
+function rememberUser() {
+  const user = $('user-id').value.trim();
+  if (user && user !== DEFAULT_USER) localStorage.setItem(USER_STORAGE, user);
+  else localStorage.removeItem(USER_STORAGE);
+}
+
+/** Clears what belonged to the account shown so far: the task on view, the agents, the task list. */
+function clearAccountViews() {
+  lastSent = undefined;
+  view.clear();
+  $('agent').replaceChildren();
+  $('tasks').replaceChildren();
+}
+
+/** Asks what the key is; an admin key is offered the accounts, an account's key just works. */
+async function identifyKey() {
+  let caller;
+  try {
+    caller = await api('GET', '/v1/caller', undefined, { forAccount: false });
+  } catch (error) {
+    notice(`The key was not accepted: ${error.message}`);
+    return;
+  }
+  keyKind = caller.kind;
+  if (keyKind !== 'admin') {
+    $('account-form').hidden = true;
+    $('acting-as').textContent = caller.account_id ? `Acting for account ${caller.account_id}.` : '';
+    void loadAgents();
+    void loadTasks();
+    return;
+  }
+  $('account-form').hidden = false;
+  await loadAccounts();
+  if (chosenAccount()) {
+    $('account').value = chosenAccount();
+    actingFor(chosenAccount());
+  } else {
+    $('acting-as').textContent = '';
+    notice('This is an admin key: name the account to act for.');
+    $('account').focus();
+  }
+}
+
+async function loadAccounts() {
+  try {
+    const { accounts } = await api('GET', '/v1/admin/accounts', undefined, { forAccount: false });
+    $('known-accounts').replaceChildren(
+      ...accounts.map((account) => {
+        const option = document.createElement('option');
+        option.value = account;
+        return option;
+      }),
+    );
+  } catch (error) {
+    notice(`Accounts could not be listed (type the account's id): ${error.message}`);
+  }
+}
+
+function actingFor(account) {
+  $('acting-as').textContent = `Acting for account ${account} (admin key).`;
+  void loadAgents();
+  void loadTasks();
+}
+
+function useAccount(event) {
+  event.preventDefault();
+  const account = $('account').value.trim();
+  if (!account) return;
+  sessionStorage.setItem(ACCOUNT_STORAGE, account);
+  clearAccountViews();
+  notice(`Acting for account ${account}.`);
+  actingFor(account);
+}
+
 function useKey(event) {
   event.preventDefault();
   const key = $('api-key').value.trim();
   if (!key) return;
   sessionStorage.setItem(KEY_STORAGE, key);
+  sessionStorage.removeItem(ACCOUNT_STORAGE);
+  keyKind = undefined;
+  clearAccountViews();
   $('api-key').value = '';
   $('api-key').placeholder = 'key set for this tab';
   notice('API key set for this tab.');
-  void loadAgents();
-  void loadTasks();
+  void identifyKey();
 }
 
 function forgetKey() {
   sessionStorage.removeItem(KEY_STORAGE);
-  lastSent = undefined;
-  view.close();
+  sessionStorage.removeItem(ACCOUNT_STORAGE);
+  keyKind = undefined;
+  clearAccountViews();
   $('api-key').placeholder = '';
-  $('agent').replaceChildren();
-  $('tasks').replaceChildren();
+  $('account-form').hidden = true;
+  $('account').value = '';
+  $('known-accounts').replaceChildren();
+  $('acting-as').textContent = '';
   notice('API key forgotten.');
 }
 
 $('key-form').addEventListener('submit', useKey);
+$('account-form').addEventListener('submit', useAccount);
+$('user-id').value = localStorage.getItem(USER_STORAGE) ?? DEFAULT_USER;
+$('user-id').addEventListener('change', rememberUser);
 $('forget-key').addEventListener('click', forgetKey);
 $('run-form').addEventListener('submit', send);
 $('message').addEventListener('keydown', (event) => {
@@ -187,6 +293,5 @@ $('task-heading').tabIndex = -1;
 
 if (apiKey()) {
   $('api-key').placeholder = 'key set for this tab';
-  void loadAgents();
-  void loadTasks();
+  void identifyKey();
 }

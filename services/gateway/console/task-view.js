@@ -79,6 +79,22 @@ export class TaskView {
     this.source = undefined;
   }
 
+  /** Stops following and shows no task (another account's tasks are not this one's to show). */
+  clear() {
+    this.close();
+    this.traceId = undefined;
+    this.finished = false;
+    this.status = undefined;
+    this.byId('task-id').textContent = 'none yet';
+    this.byId('task-status').textContent = '–';
+    this.byId('answer').textContent = '';
+    this.byId('task-error').hidden = true;
+    this.byId('task-error').textContent = '';
+    this.byId('tool-calls').replaceChildren();
+    this.byId('timeline').replaceChildren();
+    this.approvals.reset(undefined);
+  }
+
   byId(id) {
     return this.root.querySelector(`#${id}`);
   }

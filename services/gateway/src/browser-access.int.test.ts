@@ -303,6 +303,24 @@ describe('task and agent lists', () => {
   });
 });
 
+describe('the caller', () => {
+  it('GET /v1/caller says what kind of key was presented and for which account, so the console knows whether to offer accounts', async () => {
+    const account = await call(gw.url, 'GET', '/v1/caller', { headers: bearer(ACME_KEY) });
+    const admin = await call(gw.url, 'GET', '/v1/caller', { headers: bearer(ADMIN_KEY) });
+    const adminFor = await call(gw.url, 'GET', '/v1/caller', {
+      headers: { ...bearer(ADMIN_KEY), 'x-account-id': 'beta' },
+    });
+    const nobody = await call(gw.url, 'GET', '/v1/caller', { headers: bearer('no-such-key-0123456789') });
+
+    expect(account).toMatchObject({ status: 200, body: { kind: 'api_key', account_id: 'acme' } });
+    expect(admin).toMatchObject({ status: 200, body: { kind: 'admin' } });
+    expect(admin.body.account_id).toBeUndefined();
+    expect(adminFor.body).toEqual({ kind: 'admin', account_id: 'beta' });
+    expect(nobody.status).toBe(401);
+    expect(nobody.body.code).toBe('UNAUTHORIZED');
+  });
+});
+
 describe('web console', () => {
   it('when a browser asks for /console, it is sent to the page, served with a CSP that allows no inline script', async () => {
     const redirect = await fetch(`${gw.url}/console`, { redirect: 'manual' });

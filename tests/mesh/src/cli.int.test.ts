@@ -217,6 +217,28 @@ describe('agentmesh management commands', () => {
     expect(JSON.stringify(mesh.logs())).not.toContain(secret);
   });
 
+  it("without --user, credentials put, list and delete act on the account-wide set, apart from any user's; the value is in no output", async () => {
+    const secret = 'canary-account-credential-value-8a02';
+    const scope = ['--account', MESH_ACCOUNT];
+    const put = await agentmesh([...scope, 'credentials', 'put', 'CLI_SHARED'], adminEnv, secret);
+    const listed = await agentmesh([...scope, 'credentials', 'list'], adminEnv);
+    const ofUser = await agentmesh([...scope, 'credentials', 'list', '--user', 'u9', '--json'], adminEnv);
+    const deleted = await agentmesh([...scope, 'credentials', 'delete', 'CLI_SHARED'], adminEnv);
+    const again = await agentmesh([...scope, 'credentials', 'delete', 'CLI_SHARED', '--json'], adminEnv);
+
+    expect(put).toMatchObject({
+      code: 0,
+      stdout: `stored credential CLI_SHARED for every user of account ${MESH_ACCOUNT} (account-wide)\n`,
+    });
+    expect(listed).toMatchObject({ code: 0, stdout: expect.stringMatching(/^CLI_SHARED$/m) });
+    expect(JSON.parse(ofUser.stdout)).not.toContain('CLI_SHARED');
+    expect(deleted.code).toBe(0);
+    expect(again.code).toBe(1);
+    expect(JSON.parse(again.stderr)).toMatchObject({ code: 'NOT_FOUND' });
+    for (const run of [put, listed, deleted]) expect(run.stdout + run.stderr).not.toContain(secret);
+    expect(JSON.stringify(mesh.logs())).not.toContain(secret);
+  });
+
   it('an API key made with keys create runs tasks of its account, and after keys revoke it is refused', async () => {
     const created = await agentmesh(
       ['--account', MESH_ACCOUNT, 'keys', 'create', '--label', 'cli test'],

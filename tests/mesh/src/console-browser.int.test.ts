@@ -3,7 +3,9 @@
  * real mesh: gateway, assembler and executor as processes on NATS, a scripted model that calls a tool
  * whose upstream is a recording API. The console runs a task and shows its answer and tool call, then
  * replays it from the recent-tasks list, and cuts a dead attempt's text back when a resumed attempt takes
- * over, and lists a parked task's pending approval and approves it from the keyboard. Screenshots land in
+ * over, and lists a parked task's pending approval and approves it from the keyboard. It works with either
+ * kind of key: an account's key, and an admin key with an account picked on the page, each running an agent
+ * whose model key is stored only for the whole account (no user has one). Screenshots land in
  * tests/mesh/.artifacts/.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -46,6 +48,11 @@ if (!HAVE_CHROMIUM) {
 }
 const ARTIFACTS = fileURLToPath(new URL('../.artifacts/', import.meta.url));
 const ANSWER = 'ByteDance was founded in 2012 in Beijing.';
+const KEYED_ANSWER = 'Answered with the account-wide model key.';
+/** The model key stored for whole accounts only: the keyed model refuses any other. */
+const ACCOUNT_MODEL_KEY = 'canary-account-wide-console-model-key';
+/** A second account an admin key acts for. */
+const OTHER_ACCOUNT = 'console_b';
 const seedPlugin = JSON.parse(
   readFileSync(
     new URL('../../../libs/protocol/src/__fixtures__/seeds/000-s2-plugin.json', import.meta.url),
@@ -65,6 +72,8 @@ let lockedModel: ScriptedModel;
 let stalledModel: ScriptedModel;
 /** Resolves when the stalled model got its first request (a hanging request is recorded only once answered). */
 let stalledModelAsked: Promise<void>;
+/** A model that answers only requests carrying the account-wide model key. */
+let keyedModel: ScriptedModel;
 let api: RecordingApi;
 let context: BrowserContext;
 let page: Page;
@@ -98,7 +107,20 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
         return new Promise<undefined>(() => undefined);
       },
     });
+    keyedModel = await startScriptedModel({
+      apiKey: ACCOUNT_MODEL_KEY,
+      respond: () => ({ content: KEYED_ANSWER }),
+    });
     mesh = await startMesh();
+    // The model key exists for the two accounts as a whole; no user of either has one of their own.
+    for (const account of [MESH_ACCOUNT, OTHER_ACCOUNT]) {
+      await admin(mesh, 'PUT', `/accounts/${account}/credentials/MODEL_KEY`, { value: ACCOUNT_MODEL_KEY });
+    }
+    await admin(mesh, 'PUT', `/agents/keyed_agent`, {
+      workflow_id: 'keyed_agent',
+      name: 'Keyed model',
+      model: { model_name: 'scripted', base_url: keyedModel.baseUrl, api_key_credential: 'MODEL_KEY' },
+    });
     for (const name of ['QCC_KEY', 'QCC_SECRET']) {
       await admin(mesh, 'PUT', `/accounts/${MESH_ACCOUNT}/users/console/credentials/${name}`, {
         value: `canary-${name.toLowerCase()}`,
@@ -162,6 +184,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
     await model?.stop();
     await lockedModel?.stop();
     await stalledModel?.stop();
+    await keyedModel?.stop();
     await api?.stop();
   });
 
@@ -402,5 +425,85 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
     } finally {
       await nc.close();
     }
+  });
+  it("with an account's key, the console offers no account, submits as user console, and an agent whose model key is stored only for the whole account reaches done", async () => {
+    const problemsBefore = pageProblems.length;
+    expect(await page.locator('#account-form').isHidden()).toBe(true);
+    expect(await page.locator('#acting-as').textContent()).toBe(`Acting for account ${MESH_ACCOUNT}.`);
+    expect(await page.getByLabel('Submit as user', { exact: true }).inputValue()).toBe('console');
+    const asked = keyedModel.requests.length;
+
+    await page.getByLabel('Agent', { exact: true }).selectOption('keyed_agent');
+    await page.getByLabel('Message', { exact: true }).fill('Which key do you see?');
+    await page.getByRole('button', { name: 'Send' }).click();
+
+    await page.locator('#task-status', { hasText: /^done$/ }).waitFor({ timeout: 30_000 });
+    expect(await page.locator('#answer').textContent()).toBe(KEYED_ANSWER);
+    expect(keyedModel.requests.slice(asked).map((request) => request.headers['authorization'])).toEqual([
+      `Bearer ${ACCOUNT_MODEL_KEY}`,
+    ]);
+    await page.screenshot({ path: join(ARTIFACTS, 'console-account-key.png'), fullPage: true });
+    expect(pageProblems.slice(problemsBefore)).toEqual([]);
+  });
+
+  it('with an admin key, the console offers the accounts it may act for; the user picks one, names the user to submit as, and the task runs in that account to done; both choices outlive a reload', async () => {
+    const problemsBefore = pageProblems.length;
+    await page.getByRole('button', { name: 'Forget key' }).click();
+    // Forgetting the key also clears the task on view: what shows next can only be the new task.
+    expect(await page.locator('#task-id').textContent()).toBe('none yet');
+    await page.getByLabel('API key', { exact: true }).fill(mesh.adminKey);
+    await page.getByRole('button', { name: 'Use key' }).click();
+
+    const account = page.getByLabel('Account', { exact: true });
+    await account.waitFor({ state: 'visible', timeout: 15_000 });
+    await expect
+      .poll(
+        () =>
+          page
+            .locator('#known-accounts option')
+            .evaluateAll((options) => options.map((o) => o.getAttribute('value'))),
+        POLL,
+      )
+      .toEqual(expect.arrayContaining([MESH_ACCOUNT, OTHER_ACCOUNT]));
+    // Nothing is asked for an account before one is named.
+    expect(await page.locator('#agent option').count()).toBe(0);
+    await account.fill(OTHER_ACCOUNT);
+    await page.getByRole('button', { name: 'Act for account' }).click();
+    const agent = page.getByLabel('Agent', { exact: true });
+    await expect
+      .poll(() => agent.locator('option').allTextContents(), POLL)
+      .toContain('Keyed model (keyed_agent)');
+    await agent.selectOption('keyed_agent');
+    const user = page.getByLabel('Submit as user', { exact: true });
+    await user.fill('admin-picked-user');
+    await user.press('Tab');
+    await page.getByLabel('Message', { exact: true }).fill('Acting for another account.');
+    await page.getByRole('button', { name: 'Send' }).click();
+
+    await page.locator('#task-status', { hasText: /^done$/ }).waitFor({ timeout: 30_000 });
+    expect(await page.locator('#answer').textContent()).toBe(KEYED_ANSWER);
+    const traceId = (await page.locator('#task-id').textContent()) ?? '';
+    // The task is the picked account's: its status record is found there and not in the key's own account.
+    const statusIn = async (accountId: string) =>
+      (
+        await fetch(`${mesh.gatewayUrl}/v1/tasks/${traceId}`, {
+          headers: { authorization: `Bearer ${mesh.adminKey}`, 'x-account-id': accountId },
+        })
+      ).status;
+    expect(await statusIn(OTHER_ACCOUNT)).toBe(200);
+    expect(await statusIn(MESH_ACCOUNT)).toBe(404);
+    const sent = keyedModel.requests.find((request) =>
+      JSON.stringify(request.body).includes('Acting for another account'),
+    );
+    expect(sent?.headers['authorization']).toBe(`Bearer ${ACCOUNT_MODEL_KEY}`);
+    await page.screenshot({ path: join(ARTIFACTS, 'console-admin-key.png'), fullPage: true });
+
+    await page.reload();
+    await expect
+      .poll(() => page.locator('#acting-as').textContent(), POLL)
+      .toBe(`Acting for account ${OTHER_ACCOUNT} (admin key).`);
+    expect(await page.getByLabel('Submit as user', { exact: true }).inputValue()).toBe('admin-picked-user');
+    expect(await page.evaluate(() => localStorage.getItem('agentmesh.userId'))).toBe('admin-picked-user');
+    expect(pageProblems.slice(problemsBefore)).toEqual([]);
   });
 });

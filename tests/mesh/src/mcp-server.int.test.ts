@@ -27,6 +27,10 @@ import { admin, expectStrictlyIncreasing, sseEvents, taskStatus } from './mesh-c
 import { MESH_ACCOUNT, startMesh, type Mesh } from './mesh-harness.js';
 
 const OTHER_ACCOUNT = 'globex';
+/** An account whose model key is stored for the whole account, never for a user. */
+const KEYED_ACCOUNT = 'initech';
+const KEYED_ANSWER = 'Answered with the account-wide model key.';
+const ACCOUNT_MODEL_KEY = 'canary-mcp-account-wide-model-key';
 const ANSWER = 'Acme was founded in 1949, according to the registry.';
 const SLOW = 'take your time';
 
@@ -34,6 +38,9 @@ let mesh: Mesh;
 let model: ScriptedModel;
 let api: RecordingApi;
 let otherKey = '';
+let keyedAccountKey = '';
+/** Answers only requests carrying the model key stored for the whole of KEYED_ACCOUNT. */
+let keyedModel: ScriptedModel;
 const clients: Client[] = [];
 
 type Message = { role: string; content?: unknown };
@@ -118,12 +125,25 @@ beforeAll(async () => {
   await putAccountAgent(OTHER_ACCOUNT, { workflow_id: 'globex_agent', model: agentModel });
   // The shared catalogue: every account may run it.
   await admin(mesh, 'POST', '/agents', { workflow_id: 'shared_helper', model: agentModel });
+
+  keyedModel = await startScriptedModel({
+    apiKey: ACCOUNT_MODEL_KEY,
+    respond: () => ({ content: KEYED_ANSWER }),
+  });
+  const keyed = await admin(mesh, 'POST', '/api-keys', { account_id: KEYED_ACCOUNT });
+  keyedAccountKey = ((await keyed.json()) as { api_key: string }).api_key;
+  await putAccountAgent(KEYED_ACCOUNT, {
+    workflow_id: 'keyed_agent',
+    model: { model_name: 'scripted', base_url: keyedModel.baseUrl, api_key_credential: 'MODEL_KEY' },
+  });
+  await admin(mesh, 'PUT', `/accounts/${KEYED_ACCOUNT}/credentials/MODEL_KEY`, { value: ACCOUNT_MODEL_KEY });
 }, 180_000);
 
 afterAll(async () => {
   await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
   await mesh?.stop();
   await model?.stop();
+  await keyedModel?.stop();
   await api?.stop();
 });
 
@@ -197,6 +217,30 @@ describe('the mesh as an MCP server', () => {
       'When was Acme founded?',
     );
     expect(api.requests.at(-1)?.query).toMatchObject({ q: 'acme' });
+  });
+
+  it('a call without `user` runs as user mcp, whose task gets the model key stored only for the whole account, and answers', async () => {
+    const ownKeys = await admin(mesh, 'GET', `/accounts/${KEYED_ACCOUNT}/users/mcp/credentials`);
+    expect(await ownKeys.json()).toEqual({ names: [] });
+    const { client } = await connectMcp(keyedAccountKey);
+    const progress: Progress[] = [];
+
+    const result = (await client.callTool(
+      { name: 'run_keyed_agent', arguments: { message: 'Which key reached you?' } },
+      undefined,
+      { onprogress: (update) => progress.push(update) },
+    )) as CallToolResult;
+
+    expect(result.isError).toBeFalsy();
+    expect(result.content).toEqual([{ type: 'text', text: KEYED_ANSWER }]);
+    const traceId = traceIdOf(progress)!;
+    const status = await fetch(`${mesh.gatewayUrl}/v1/tasks/${traceId}`, {
+      headers: { authorization: `Bearer ${keyedAccountKey}` },
+    });
+    expect(await status.json()).toMatchObject({ status: 'done', workflow_id: 'keyed_agent' });
+    expect(keyedModel.requests.map((request) => request.headers['authorization'])).toEqual([
+      `Bearer ${ACCOUNT_MODEL_KEY}`,
+    ]);
   });
 
   it("a task that ends in error answers isError with the error's code and message", async () => {

@@ -23,9 +23,13 @@ import { MESH_ACCOUNT, startMesh, type Mesh } from './mesh-harness.js';
 const ANSWER = 'ByteDance was founded in 2012 in Beijing, says the lookup.';
 const HELD_START = 'The first words arrive, ';
 const HELD_REST = 'and the rest waits for the test.';
+const KEYED_ANSWER = 'Answered with the account-wide model key.';
+const ACCOUNT_MODEL_KEY = 'canary-openai-account-wide-model-key';
 
 let mesh: Mesh;
 let model: ScriptedModel;
+/** Answers only requests carrying the model key stored for the whole account. */
+let keyedModel: ScriptedModel;
 let api: RecordingApi;
 let openai: OpenAI;
 let releaseHeld: () => void = () => undefined;
@@ -101,6 +105,16 @@ beforeAll(async () => {
     model: { model_name: 'scripted', base_url: model.baseUrl },
     tools: ['no_such_tool'],
   });
+  keyedModel = await startScriptedModel({
+    apiKey: ACCOUNT_MODEL_KEY,
+    respond: () => ({ content: KEYED_ANSWER }),
+  });
+  await adminFor(MESH_ACCOUNT, 'POST', '/agents', {
+    workflow_id: 'keyed_agent',
+    model: { model_name: 'scripted', base_url: keyedModel.baseUrl, api_key_credential: 'MODEL_KEY' },
+  });
+  // For the account as a whole: no user has a model key of their own.
+  await admin(mesh, 'PUT', `/accounts/${MESH_ACCOUNT}/credentials/MODEL_KEY`, { value: ACCOUNT_MODEL_KEY });
   openai = new OpenAI({ baseURL: `${mesh.gatewayUrl}/v1`, apiKey: mesh.apiKey, maxRetries: 0 });
 }, 180_000);
 
@@ -108,6 +122,7 @@ afterAll(async () => {
   releaseHeld();
   await mesh?.stop();
   await model?.stop();
+  await keyedModel?.stop();
   await api?.stop();
 });
 
@@ -188,6 +203,25 @@ describe('the official openai client', () => {
     const events = await sseEvents(mesh, traceOf(usageChunk.id));
     const done = events.at(-1);
     expect(usageChunk.usage).toEqual(done?.type === 'done' ? done.data.usage : undefined);
+  });
+
+  it('a completion without `user` runs as user default, whose task gets the model key stored only for the whole account, and finishes', async () => {
+    const ownKeys = await admin(mesh, 'GET', `/accounts/${MESH_ACCOUNT}/users/default/credentials`);
+    expect(await ownKeys.json()).toEqual({ names: [] });
+
+    const completion = await openai.chat.completions.create({
+      model: 'keyed_agent',
+      messages: [{ role: 'user', content: 'Which key reached you?' }],
+    });
+
+    expect(completion.choices[0]).toMatchObject({
+      finish_reason: 'stop',
+      message: { role: 'assistant', content: KEYED_ANSWER },
+    });
+    expect((await taskStatus(mesh, traceOf(completion.id))).status).toBe('done');
+    expect(keyedModel.requests.map((request) => request.headers['authorization'])).toEqual([
+      `Bearer ${ACCOUNT_MODEL_KEY}`,
+    ]);
   });
 
   it('models are the agents the key may run: its account`s own (owned by the account) and the shared ones', async () => {

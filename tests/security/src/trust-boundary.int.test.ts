@@ -272,6 +272,24 @@ describe('the mesh on least-privilege NATS users', () => {
     expect(tasks.map((task) => task.trace_id)).toContain(trace_id);
   });
 
+  it("an account-wide model credential serves a user with none of their own, and an admin lists the accounts from the buckets' keys, as the gateway's and assembler's users may", async () => {
+    await admin('PUT', `/accounts/${ACCOUNT}/credentials/MODEL_KEY`, { value: 'model-key' });
+    const response = await fetch(`${mesh.gatewayUrl}/v1/tasks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${mesh.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...submission, user_id: 'user-without-own-keys' }),
+    });
+    expect(response.status).toBe(202);
+    const { trace_id } = (await response.json()) as { trace_id: string };
+    expect((await sseEvents(trace_id)).at(-1)?.type).toBe('done');
+
+    const accounts = await fetch(`${mesh.gatewayUrl}/v1/admin/accounts`, {
+      headers: { authorization: `Bearer ${mesh.adminKey}` },
+    });
+    expect(accounts.status).toBe(200);
+    expect(((await accounts.json()) as { accounts: string[] }).accounts).toContain(ACCOUNT);
+  });
+
   it('the trusted upstream submits for an account named in x-account-id on the bare subject', async () => {
     const trusted = await mesh.connectAs('trusted-upstream');
     const headers = natsHeaders();

@@ -2,10 +2,11 @@
  * What a caller needs to start and find tasks without the management plane (the web console uses both):
  * `GET /v1/agents`, the agents a task of its account may name — ids, names and descriptions only, never
  * prompts, models or tools —, and `GET /v1/tasks?limit=`, its account's most recently written task
- * records, newest first (at most {@link MAX_TASK_LIST}).
+ * records, newest first (at most {@link MAX_TASK_LIST}); and `GET /v1/caller`, what kind of key the caller
+ * presented (an admin key acts for the account it names in `x-account-id`, so the console offers accounts).
  */
 import { accountScope, type AgentStore, type TaskStatusStore } from '@agentmesh/bus';
-import type { AgentListReply, TaskListReply } from '@agentmesh/protocol';
+import type { AgentListReply, CallerReply, TaskListReply } from '@agentmesh/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { requireAccount, type AccountCaller } from '../auth.js';
@@ -50,6 +51,16 @@ export function registerTaskListRoutes(app: FastifyInstance, deps: TaskListRoute
         new ServiceUnavailable('tasks cannot be listed right now; retry', { cause: error }),
       );
     }
+  });
+
+  app.get('/v1/caller', async (request, reply) => {
+    const caller = await deps.authenticate(request);
+    if (caller instanceof Rejection) return sendRejection(reply, caller);
+    const body: CallerReply = {
+      kind: caller.kind,
+      ...(caller.accountId === undefined ? {} : { account_id: caller.accountId }),
+    };
+    return reply.send(body);
   });
 
   app.get('/v1/agents', async (request, reply) => {
