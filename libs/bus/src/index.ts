@@ -60,7 +60,7 @@ export type { ScopedAgent } from './stores/agent-store.js';
 export { ApiKeyGrant, ApiKeyStore } from './stores/api-key-store.js';
 export { CredentialStore } from './stores/credential-store.js';
 export type { CredentialKeys, ResolvedCredentials } from './stores/credential-store.js';
-export { credentialKey } from './stores/credential-record.js';
+export { ACCOUNT_WIDE_SEGMENT, accountCredentialKey, credentialKey } from './stores/credential-record.js';
 export { LiveCredentials } from './stores/live-credentials.js';
 export type { LiveCredentialsOptions } from './stores/live-credentials.js';
 export { KvMirror } from './stores/kv-mirror.js';

@@ -1,13 +1,14 @@
 /**
  * The gateway's management plane (`/v1/admin`) as a caller sees it: agents, tools (one by one in any
- * format the gateway recognises, or imported from an OpenAPI document), users' credentials (write-only:
- * names can be listed, values never read back) and API keys (registered and revoked: the gateway keeps
+ * format the gateway recognises, or imported from an OpenAPI document), credentials — one user's, or an
+ * account's for all its users (write-only: names can be listed, values never read back) — and API keys (registered and revoked: the gateway keeps
  * only digests, so it cannot list them) and dead letters (tasks that ran out of deliveries: list, show,
  * re-drive as a new task, drop). Needs an admin key, or a trusted caller naming its account;
  * an admin naming an account (`x-account-id`, the `headers` option) manages that account only.
  * Every answer is validated against the protocol's schema.
  */
 import {
+  AccountList,
   AgentDefinition,
   AgentList,
   ApiKeyRegistrationReply,
@@ -171,6 +172,43 @@ export class ManagementClient {
     await this.noContent('DELETE', path, undefined, options, `deleting credential ${name}`);
   }
 
+  /**
+   * The accounts an admin may act for (`headers: {'x-account-id': …}`), as the gateway knows them: from its
+   * configured API keys, accounts' own agents and tools, and stored credentials. Needs an admin key naming
+   * no account.
+   */
+  async listAccounts(options: CallOptions = {}): Promise<string[]> {
+    const response = await this.http.send('GET', `${ADMIN}/accounts`, { signal: options.signal });
+    return (await this.http.json(response, AccountList, 'the account list')).accounts;
+  }
+
+  /** The names of the account-wide credentials, which serve every user of the account (values are write-only). */
+  async accountCredentialNames(accountId: string, options: CallOptions = {}): Promise<string[]> {
+    const response = await this.http.send('GET', accountCredentialsPath(accountId), {
+      signal: options.signal,
+    });
+    return (await this.http.json(response, CredentialNameList, 'the account-wide credential names')).names;
+  }
+
+  /**
+   * Stores a credential for every user of the account (a user's own credential of the same name wins at
+   * assembly), encrypted at rest; the gateway never answers or logs its value.
+   */
+  async putAccountCredential(
+    accountId: string,
+    name: string,
+    value: string,
+    options: CallOptions = {},
+  ): Promise<void> {
+    const path = `${accountCredentialsPath(accountId)}/${encodeURIComponent(name)}`;
+    await this.noContent('PUT', path, { value }, options, `storing account-wide credential ${name}`);
+  }
+
+  async deleteAccountCredential(accountId: string, name: string, options: CallOptions = {}): Promise<void> {
+    const path = `${accountCredentialsPath(accountId)}/${encodeURIComponent(name)}`;
+    await this.noContent('DELETE', path, undefined, options, `deleting account-wide credential ${name}`);
+  }
+
   /** Registers an API key for an account; a generated key is in the answer's `api_key`, this once. */
   async createApiKey(
     registration: ApiKeyRegistration,
@@ -254,5 +292,7 @@ export class ManagementClient {
 }
 
 const adminPath = (kind: string, name: string): string => `${ADMIN}/${kind}/${encodeURIComponent(name)}`;
+const accountCredentialsPath = (accountId: string): string =>
+  `${ADMIN}/accounts/${encodeURIComponent(accountId)}/credentials`;
 const credentialsPath = (accountId: string, userId: string): string =>
   `${ADMIN}/accounts/${encodeURIComponent(accountId)}/users/${encodeURIComponent(userId)}/credentials`;

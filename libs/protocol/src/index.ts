@@ -181,6 +181,7 @@ export {
   ToolList,
   ToolWriteReply,
   CredentialNameList,
+  AccountList,
   ApiKeyRegistrationReply,
   ToolImportReply,
 } from './management.js';

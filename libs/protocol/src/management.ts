@@ -28,6 +28,14 @@ export type ToolWriteReply = z.infer<typeof ToolWriteReply>;
 /** `GET .../credentials`: names only. */
 export const CredentialNameList = z.object({ names: z.array(z.string()) });
 
+/**
+ * `GET /accounts` (an admin key naming no account): the accounts the mesh knows of — from the gateway's
+ * configured API keys, the accounts' own agents and tools, and stored credentials — that an admin may act
+ * for with `x-account-id`. Not every account: one known only from a key registered in KV is not listed.
+ */
+export const AccountList = z.object({ accounts: z.array(AccountId) });
+export type AccountList = z.infer<typeof AccountList>;
+
 /** `POST /api-keys`: the grant as stored; `api_key` only when the gateway generated it (shown this once). */
 export const ApiKeyRegistrationReply = z.object({
   account_id: AccountId,

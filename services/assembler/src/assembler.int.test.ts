@@ -286,11 +286,63 @@ describe('the assembler on NATS', () => {
     expect(events.map((event) => event.type)).toEqual(['error']);
     const data = events[0]?.type === 'error' ? events[0].data : undefined;
     expect(data?.code).toBe('CREDENTIALS_MISSING');
-    expect(data?.detail).toEqual({ missing: ['MODEL_KEY', 'QCC_KEY', 'QCC_SECRET'] });
+    expect(data?.detail).toEqual({
+      missing: ['MODEL_KEY', 'QCC_KEY', 'QCC_SECRET'],
+      account_id: ACCOUNT,
+      user_id: 'user-without-keys',
+      looked_in: ['user', 'account'],
+    });
     expect(data?.message).toMatch(/MODEL_KEY.*QCC_KEY.*QCC_SECRET/);
+    expect(data?.message).toContain(`user "user-without-keys" of account "${ACCOUNT}"`);
+    expect(data?.message).toContain(`account-wide credentials of account "${ACCOUNT}"`);
     expect((await statuses.get(task.task_meta.account_id, task.task_meta.trace_id))?.error?.code).toBe(
       'CREDENTIALS_MISSING',
     );
+  });
+
+  it("when the account stores credentials for all its users, a user with none of their own gets the account's sealed in, and a user's own wins", async () => {
+    const account = 'wide-account';
+    await credentials.putAccountCredential(account, 'QCC_KEY', 'account-wide-qcc-key');
+    await credentials.putAccountCredential(account, 'QCC_SECRET', 'account-wide-qcc-secret');
+    await credentials.putAccountCredential(account, 'MODEL_KEY', 'account-wide-model-key');
+    await credentials.put(account, 'picky-user', 'MODEL_KEY', 'picky-own-model-key');
+
+    const anyone = receivedTask('company_research', { accountId: account, userId: 'anyone' });
+    const picky = receivedTask('company_research', { accountId: account, userId: 'picky-user' });
+    await submit(anyone);
+    await submit(picky);
+
+    expect(openTaskVault((await assembledFor(anyone)).task, keyring)).toEqual({
+      QCC_KEY: 'account-wide-qcc-key',
+      QCC_SECRET: 'account-wide-qcc-secret',
+      [MODEL_API_KEY_VAULT_ENTRY]: 'account-wide-model-key',
+    });
+    expect(openTaskVault((await assembledFor(picky)).task, keyring)).toEqual({
+      QCC_KEY: 'account-wide-qcc-key',
+      QCC_SECRET: 'account-wide-qcc-secret',
+      [MODEL_API_KEY_VAULT_ENTRY]: 'picky-own-model-key',
+    });
+  });
+
+  it("a task of another account never gets an account's account-wide credentials: CREDENTIALS_MISSING names its own account and user", async () => {
+    await credentials.putAccountCredential('holder-account', 'MODEL_KEY', 'holder-only-model-key');
+    await credentials.putAccountCredential('holder-account', 'QCC_KEY', 'holder-only-qcc-key');
+    await credentials.putAccountCredential('holder-account', 'QCC_SECRET', 'holder-only-qcc-secret');
+    const task = receivedTask('company_research', { accountId: 'stranger-account', userId: 'anyone' });
+    await submit(task);
+
+    const { events } = await eventsOf(task);
+
+    const data = events[0]?.type === 'error' ? events[0].data : undefined;
+    expect(data).toMatchObject({
+      code: 'CREDENTIALS_MISSING',
+      detail: {
+        missing: ['MODEL_KEY', 'QCC_KEY', 'QCC_SECRET'],
+        account_id: 'stranger-account',
+        user_id: 'anyone',
+      },
+    });
+    expect(assembledMessages(task)).toEqual([]);
   });
 
   it('when the agent is bound to a tool the registry does not hold, the task ends with one NOT_FOUND error naming the tool', async () => {

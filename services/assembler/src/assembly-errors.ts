@@ -79,16 +79,28 @@ export class McpServerUnavailableError extends AssemblyError {
   }
 }
 
-/** The user has not stored credentials that the agent's tools or model need. Names only, never values. */
+/**
+ * Credentials the agent's tools or model need are stored neither for the task's user nor for its account.
+ * Names only, never values; says which two sets were searched, in the order they were.
+ */
 export class CredentialsMissingError extends AssemblyError {
   override readonly name = 'CredentialsMissingError';
   readonly code = ErrorCode.CREDENTIALS_MISSING;
-  readonly detail: { missing: string[] };
+  readonly detail: {
+    missing: string[];
+    account_id: string;
+    user_id: string;
+    looked_in: ['user', 'account'];
+  };
 
-  constructor(missing: string[]) {
+  constructor(missing: string[], accountId: string, userId: string) {
     const sorted = [...missing].sort();
-    super(`credentials missing for this user: ${sorted.join(', ')}`);
-    this.detail = { missing: sorted };
+    super(
+      `credentials missing: ${sorted.join(', ')}; looked in the credentials of user "${userId}" of account ` +
+        `"${accountId}", then in the account-wide credentials of account "${accountId}"; store them for ` +
+        'the user or for the whole account',
+    );
+    this.detail = { missing: sorted, account_id: accountId, user_id: userId, looked_in: ['user', 'account'] };
   }
 }
 

@@ -291,7 +291,7 @@ describe('agents binding MCP servers', () => {
     const world: World = { ...fullWorld, agents: [mcpAgent], mcpServers: [github] };
     const failure = failed(await assembleTask(receivedTask('mcp_agent'), sources(world)));
     expect(failure.code).toBe('CREDENTIALS_MISSING');
-    expect(failure.detail).toEqual({ missing: ['GITHUB_TOKEN'] });
+    expect(failure.detail).toMatchObject({ missing: ['GITHUB_TOKEN'] });
   });
 
   it('when the bound server is not defined, the task fails with NOT_FOUND naming it', async () => {
@@ -406,7 +406,14 @@ describe('tasks that cannot be assembled', () => {
     const failure = failed(await assembleTask(receivedTask('company_research'), sources(world)));
     const data = failure.toEventData();
     expect(data.code).toBe('CREDENTIALS_MISSING');
-    expect(data.detail).toEqual({ missing: ['MODEL_KEY', 'QCC_SECRET'] });
+    expect(data.detail).toEqual({
+      missing: ['MODEL_KEY', 'QCC_SECRET'],
+      account_id: ACCOUNT,
+      user_id: USER,
+      looked_in: ['user', 'account'],
+    });
+    expect(data.message).toContain(`user "${USER}" of account "${ACCOUNT}"`);
+    expect(data.message).toContain('account-wide credentials');
     expect(data.message).toContain('MODEL_KEY');
     expect(data.message).toContain('QCC_SECRET');
     expect(JSON.stringify(data)).not.toContain(CANARY.QCC_KEY);
@@ -417,7 +424,10 @@ describe('tasks that cannot be assembled', () => {
       await assembleTask(receivedTask('company_research', { userId: 'someone-else' }), sources(fullWorld)),
     );
     expect(failure.code).toBe('CREDENTIALS_MISSING');
-    expect(failure.detail).toEqual({ missing: ['MODEL_KEY', 'QCC_KEY', 'QCC_SECRET'] });
+    expect(failure.detail).toMatchObject({
+      missing: ['MODEL_KEY', 'QCC_KEY', 'QCC_SECRET'],
+      user_id: 'someone-else',
+    });
   });
 });
 

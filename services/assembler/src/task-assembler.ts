@@ -56,6 +56,7 @@ export interface McpServerLookup {
   resolve(from: RegistryScope, name: string): Promise<McpServerDefinition | undefined>;
 }
 
+/** The credentials a user's task gets: the user's own, else the account's (see @agentmesh/bus). */
 export interface CredentialResolver {
   resolve(
     accountId: string,
@@ -102,7 +103,10 @@ export async function assembleTask(
   const names = credentialNames(agent, bound.tools, servers.servers);
   const resolved = await sources.credentials.resolve(meta.account_id, meta.user_id, names);
   if (resolved.missing.length > 0)
-    return { ok: false, failure: new CredentialsMissingError(resolved.missing) };
+    return {
+      ok: false,
+      failure: new CredentialsMissingError(resolved.missing, meta.account_id, meta.user_id),
+    };
 
   return {
     ok: true,

@@ -164,6 +164,7 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
     mcpServers: stores.mcpServers,
     credentials: stores.credentials,
     apiKeys: stores.apiKeys,
+    configuredAccounts: deps.authenticator.configuredAccounts(),
     deadLetters: stores.deadLetters,
     submitter: deps.submitter,
     pluginImportBodyLimitBytes: settings.pluginImportBodyLimitBytes,

@@ -53,6 +53,11 @@ export class Authenticator {
     this.store = options.apiKeyStore;
   }
 
+  /** The accounts the API keys configured at start-up act for. */
+  configuredAccounts(): Set<string> {
+    return new Set([...this.configured.values()].map((grant) => grant.account_id));
+  }
+
   async authenticate(
     header: HeaderLookup,
     { trustAccountHeaders }: { trustAccountHeaders: boolean },

@@ -29,7 +29,10 @@ beforeAll(async () => {
     callback: (_error, msg) => void everything.push(new TextDecoder().decode(msg.data)),
   });
   await client.flush();
-  gw = await startTestGateway(nats.url, { ADMIN_API_KEYS: ADMIN_KEY });
+  gw = await startTestGateway(nats.url, {
+    ADMIN_API_KEYS: ADMIN_KEY,
+    API_KEYS: 'configured-key-0123456789abcdef=configured_account',
+  });
   trusted = await startTestGateway(nats.url, { TRUST_ACCOUNT_HEADERS: 'true' });
 });
 afterAll(async () => {
@@ -38,6 +41,11 @@ afterAll(async () => {
   await client?.close();
   await nats?.stop();
 });
+
+const tenantAgentBody = {
+  model: { model_name: 'm', base_url: 'http://127.0.0.1:9/v1' },
+  tools: [],
+};
 
 const agent = {
   workflow_id: 'qcc_agent',
@@ -408,6 +416,149 @@ describe('credentials', () => {
     });
     expect(other.status).toBe(403);
     expect(other.body.code).toBe('FORBIDDEN');
+  });
+});
+
+describe('account-wide credentials', () => {
+  const path = '/v1/admin/accounts/wide/credentials';
+  const asAccount = (accountId: string) => ({ ...admin, 'x-account-id': accountId });
+  const canary = `canary-account-credential-${crypto.randomUUID()}`;
+
+  it("are write-only: stored with 204, listed by name only apart from any user's, deleted (then 404); the value is in no answer, message or log line", async () => {
+    const written = await call(gw.url, 'PUT', `${path}/MODEL_KEY`, {
+      body: { value: canary },
+      headers: admin,
+    });
+    expect(written.status).toBe(204);
+    expect(written.text).toBe('');
+    await call(gw.url, 'PUT', `${path}/SEARCH_KEY`, { body: { value: 'second' }, headers: admin });
+    await call(gw.url, 'PUT', '/v1/admin/accounts/wide/users/u1/credentials/OWN_KEY', {
+      body: { value: 'own' },
+      headers: admin,
+    });
+
+    const listed = await call(gw.url, 'GET', path, { headers: admin });
+    expect(listed.status).toBe(200);
+    expect(listed.body).toEqual({ names: ['MODEL_KEY', 'SEARCH_KEY'] });
+    expect(
+      (await call(gw.url, 'GET', '/v1/admin/accounts/wide/users/u1/credentials', { headers: admin })).body,
+    ).toEqual({ names: ['OWN_KEY'] });
+
+    expect((await call(gw.url, 'DELETE', `${path}/SEARCH_KEY`, { headers: admin })).status).toBe(204);
+    const again = await call(gw.url, 'DELETE', `${path}/SEARCH_KEY`, { headers: admin });
+    expect(again.status).toBe(404);
+    expect(again.body).toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining('SEARCH_KEY') });
+    expect((await call(gw.url, 'GET', path, { headers: admin })).body).toEqual({ names: ['MODEL_KEY'] });
+
+    await client.flush();
+    expect(everything.filter((text) => text.includes(canary))).toEqual([]);
+    expect(gw.logs.filter((line) => line.includes(canary))).toEqual([]);
+  });
+
+  it.each([
+    ['a body without value', `${path}/K`, { nope: 'x' }],
+    ['an empty value', `${path}/K`, { value: '' }],
+    ['a value that is not a string', `${path}/K`, { value: 42 }],
+    ['an extra field', `${path}/K`, { value: 'canary-extra-field-value', extra: true }],
+    [
+      'an account id that is no account id',
+      `/v1/admin/accounts/${encodeURIComponent('a.b')}/credentials/K`,
+      { value: 'v' },
+    ],
+  ])(
+    'a PUT with %s is 400 INVALID_REQUEST {code,message,detail}, echoing no value',
+    async (_what, route, body) => {
+      const res = await call(gw.url, 'PUT', route, { body, headers: admin });
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ code: 'INVALID_REQUEST', message: expect.any(String) });
+      expect(res.body.detail).toBeDefined();
+      expect(res.text).not.toContain('canary-extra-field-value');
+    },
+  );
+
+  it("a caller naming an account manages only that account's set; an account API key may not manage credentials at all", async () => {
+    const own = await call(trusted.url, 'PUT', '/v1/admin/accounts/acme/credentials/K', {
+      body: { value: 'v' },
+      headers: { 'x-account-id': 'acme' },
+    });
+    expect(own.status).toBe(204);
+    for (const [method, route] of [
+      ['PUT', '/v1/admin/accounts/beta/credentials/K'],
+      ['GET', '/v1/admin/accounts/beta/credentials'],
+      ['DELETE', '/v1/admin/accounts/beta/credentials/K'],
+    ] as const) {
+      for (const [url, headers] of [
+        [trusted.url, { 'x-account-id': 'acme' }],
+        [gw.url, asAccount('acme')],
+      ] as const) {
+        const res = await call(url, method, route, {
+          ...(method === 'PUT' ? { body: { value: 'v' } } : {}),
+          headers,
+        });
+        expect(res.status, `${method} ${route}`).toBe(403);
+        expect(res.body.code).toBe('FORBIDDEN');
+      }
+    }
+
+    const registered = await call(gw.url, 'POST', '/v1/admin/api-keys', {
+      body: { account_id: 'acme', label: 'account-key' },
+      headers: admin,
+    });
+    const accountKey = bearer(registered.body.api_key as string);
+    for (const [method, route] of [
+      ['PUT', '/v1/admin/accounts/acme/credentials/K'],
+      ['GET', '/v1/admin/accounts/acme/credentials'],
+      ['DELETE', '/v1/admin/accounts/acme/credentials/K'],
+    ] as const) {
+      const res = await call(gw.url, method, route, {
+        ...(method === 'PUT' ? { body: { value: 'v' } } : {}),
+        headers: accountKey,
+      });
+      expect(res.status, `${method} ${route}`).toBe(403);
+    }
+  });
+});
+
+describe('accounts an admin may act for', () => {
+  it('GET /accounts lists, to an admin key naming no account, the accounts known from configured keys, agents, tools and credentials; a caller naming an account gets 403', async () => {
+    const asAdminOf = (accountId: string) => ({ ...admin, 'x-account-id': accountId });
+    await call(gw.url, 'PUT', '/v1/admin/agents/own_agent', {
+      body: tenantAgentBody,
+      headers: asAdminOf('agent_holder'),
+    });
+    await call(gw.url, 'PUT', '/v1/admin/accounts/credential_holder/credentials/K', {
+      body: { value: 'v' },
+      headers: admin,
+    });
+    await call(gw.url, 'PUT', '/v1/admin/accounts/user_credential_holder/users/u/credentials/K', {
+      body: { value: 'v' },
+      headers: admin,
+    });
+
+    const listed = await call(gw.url, 'GET', '/v1/admin/accounts', { headers: admin });
+
+    expect(listed.status).toBe(200);
+    expect(listed.body.accounts).toEqual(
+      expect.arrayContaining([
+        'configured_account',
+        'agent_holder',
+        'credential_holder',
+        'user_credential_holder',
+      ]),
+    );
+    expect([...listed.body.accounts].sort()).toEqual(listed.body.accounts);
+    for (const [url, headers] of [
+      [gw.url, asAdminOf('agent_holder')],
+      [trusted.url, { 'x-account-id': 'agent_holder' }],
+    ] as const) {
+      const confined = await call(url, 'GET', '/v1/admin/accounts', { headers });
+      expect(confined.status).toBe(403);
+      expect(confined.body.code).toBe('FORBIDDEN');
+    }
+    const accountKey = await call(gw.url, 'GET', '/v1/admin/accounts', {
+      headers: bearer('configured-key-0123456789abcdef'),
+    });
+    expect(accountKey.status).toBe(403);
   });
 });
 

@@ -28,6 +28,7 @@ const CANARY = {
   SEARCH_KEY: 'canary-search-key-61f0c2',
   MODEL_KEY: 'canary-model-key-0e93b7',
   B_MODEL_KEY: 'canary-b-model-key-a4d218',
+  A_ACCOUNT_MODEL_KEY: 'canary-a-account-wide-model-key-7c15e0',
 } as const;
 
 let mesh: Mesh;
@@ -248,6 +249,63 @@ describe('tenancy', () => {
     expect((await eventsOf('tenant_b', traceId)).at(-1)?.type).toBe('done');
     const bCall = model.requests.find((request) => JSON.stringify(request.body).includes('help b'));
     expect(bCall?.headers['authorization']).toBe(`Bearer ${CANARY.B_MODEL_KEY}`);
+    expectAttackerGotNothing();
+  });
+
+  it("an account-wide credential of A is sealed into A's tasks only: a caller confined to B cannot list, overwrite or delete it, and B's task of the same agent ends CREDENTIALS_MISSING naming B while the model never sees A's key for it", async () => {
+    const asA = { 'x-account-id': 'wide_a' };
+    const asB = { 'x-account-id': 'wide_b' };
+    await admin(mesh, 'PUT', '/agents/wide_helper', {
+      workflow_id: 'wide_helper',
+      model: { model_name: 'm', base_url: model.baseUrl, api_key_credential: 'WIDE_MODEL_KEY' },
+      tools: [],
+    });
+    const aSet = '/v1/admin/accounts/wide_a/credentials';
+    expect(
+      (await request('PUT', `${aSet}/WIDE_MODEL_KEY`, asA, { value: CANARY.A_ACCOUNT_MODEL_KEY })).status,
+    ).toBe(204);
+
+    // B, confined to its own account, can neither read A's set nor change it.
+    expect((await request('GET', aSet, asB)).status).toBe(403);
+    expect((await request('PUT', `${aSet}/WIDE_MODEL_KEY`, asB, { value: 'overwritten' })).status).toBe(403);
+    expect((await request('DELETE', `${aSet}/WIDE_MODEL_KEY`, asB)).status).toBe(403);
+    expect(await (await request('GET', aSet, asA)).json()).toEqual({ names: ['WIDE_MODEL_KEY'] });
+
+    const task = (user: string, content: string) => ({
+      workflow_id: 'wide_helper',
+      user_id: user,
+      messages: [{ role: 'user', content }],
+    });
+    const bTrace = await submitted(await request('POST', '/v1/tasks', asB, task('anyone', 'wide b asks')));
+    const bEvents = await eventsOf('wide_b', bTrace);
+    expect(bEvents).toEqual([
+      expect.objectContaining({
+        type: 'error',
+        data: expect.objectContaining({
+          code: 'CREDENTIALS_MISSING',
+          detail: {
+            missing: ['WIDE_MODEL_KEY'],
+            account_id: 'wide_b',
+            user_id: 'anyone',
+            looked_in: ['user', 'account'],
+          },
+        }),
+      }),
+    ]);
+    expect(model.requests.filter((call) => JSON.stringify(call.body).includes('wide b asks'))).toEqual([]);
+
+    // A's task, for a user with no credentials of their own, runs with A's account-wide key.
+    const aTrace = await submitted(await request('POST', '/v1/tasks', asA, task('anyone', 'wide a asks')));
+    expect((await eventsOf('wide_a', aTrace)).at(-1)?.type).toBe('done');
+    const aCalls = model.requests.filter((call) => JSON.stringify(call.body).includes('wide a asks'));
+    expect(aCalls.length).toBeGreaterThan(0);
+    for (const call of aCalls)
+      expect(call.headers['authorization']).toBe(`Bearer ${CANARY.A_ACCOUNT_MODEL_KEY}`);
+    // Only A's own task ever carried A's key.
+    const carriers = model.requests.filter(
+      (call) => call.headers['authorization'] === `Bearer ${CANARY.A_ACCOUNT_MODEL_KEY}`,
+    );
+    expect(carriers).toEqual(aCalls);
     expectAttackerGotNothing();
   });
 

@@ -37,6 +37,8 @@ export function scopeLabel(scope: RegistryScope): 'shared' | 'account' {
 
 const SHARED_TOKEN = 'shared';
 const ACCOUNT_TOKEN = 'acct';
+/** Every account's own definitions are keyed under this prefix. */
+export const ACCOUNT_KEYS_PREFIX = `${ACCOUNT_TOKEN}.`;
 /** Definition names are dot-separated tokens of these characters (workflow ids; function names). */
 const NAME_PATTERN = /^[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*$/;
 

@@ -6,7 +6,13 @@ import type { KV } from '@nats-io/kv';
 import type { z } from 'zod';
 import { decodeJson } from '../json.js';
 import { listLatestKeys } from '../stores/latest-keys.js';
-import { lookupOrder, scopePrefix, type RegistryScope } from './registry-scope.js';
+import {
+  ACCOUNT_KEYS_PREFIX,
+  lookupOrder,
+  parseScopedKey,
+  scopePrefix,
+  type RegistryScope,
+} from './registry-scope.js';
 
 /** A registry bucket with the schema of what it holds and its name (for errors naming a bad entry). */
 export interface DefinitionBucket<S extends z.ZodType> {
@@ -33,6 +39,16 @@ export async function listScope<S extends z.ZodType>(
   const keys = await listLatestKeys(bucket.kv, `${scopePrefix(scope)}>`);
   const definitions = await Promise.all(keys.sort().map((key) => readScopedEntry(bucket, key)));
   return definitions.filter((definition) => definition !== undefined);
+}
+
+/** The accounts holding definitions of their own in the bucket (keys only; no definition is read). */
+export async function accountsWithEntries(kv: KV): Promise<Set<string>> {
+  const accounts = new Set<string>();
+  for (const key of await listLatestKeys(kv, `${ACCOUNT_KEYS_PREFIX}>`)) {
+    const scope = parseScopedKey(key)?.scope;
+    if (scope?.kind === 'account') accounts.add(scope.accountId);
+  }
+  return accounts;
 }
 
 /** The first scope of `from`'s lookup order (its own, then shared) where `find` finds something. */

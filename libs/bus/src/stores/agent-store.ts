@@ -8,6 +8,7 @@ import type { KV } from '@nats-io/kv';
 import { encodeJson } from '../json.js';
 import { scopedKey, type RegistryScope } from '../registry/registry-scope.js';
 import {
+  accountsWithEntries,
   listInLookupOrder,
   listScope,
   readScopedEntry,
@@ -59,6 +60,11 @@ export class AgentStore {
     const existed = (await this.get(scope, workflowId)) !== undefined;
     if (existed) await this.kv.delete(scopedKey(scope, workflowId));
     return existed;
+  }
+
+  /** The accounts that have agents of their own. */
+  async accountIds(): Promise<Set<string>> {
+    return accountsWithEntries(this.kv);
   }
 
   /** The agents of one scope, by workflow id. */

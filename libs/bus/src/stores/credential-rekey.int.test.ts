@@ -41,13 +41,14 @@ async function runCommand(env: Record<string, string>) {
 }
 
 describe('rekey-credentials', () => {
-  it('credentials under key A, the command run with B as the key, are read by a store that knows only B; a record under an unknown key is reported and kept; a second run changes nothing', async () => {
+  it("credentials under key A (users' and account-wide), the command run with B as the key, are read by a store that knows only B; a record under an unknown key is reported and kept; a second run changes nothing", async () => {
     const keyA = masterKey('master-a');
     const keyB = masterKey('master-b');
     const keyC = masterKey('master-c-lost');
     const underA = new CredentialStore(kv, { current: keyA });
     await underA.put('acme', 'user-1', 'QCC_KEY', 'value-one');
     await underA.put('acme', 'user-2', 'MODEL_KEY', 'value-two');
+    await underA.putAccountCredential('acme', 'SHARED_KEY', 'value-shared');
     await new CredentialStore(kv, { current: keyC }).put('acme', 'user-3', 'LOST', 'value-three');
     const lostKey = credentialKey('acme', 'user-3', 'LOST');
     const lostBefore = (await kv.get(lostKey))!.value;
@@ -61,12 +62,12 @@ describe('rekey-credentials', () => {
     expect(first.code).toBe(2);
     const report = first.logs.find((line) => 'rekeyed' in line);
     expect(report).toMatchObject({
-      rekeyed: 2,
+      rekeyed: 3,
       already_current: 0,
       left_as_they_were: [{ key: lostKey, problem: CredentialRekeyProblem.UNKNOWN_KEY, kid: keyC.kid }],
     });
     // No key material and no value in anything it wrote.
-    for (const secret of [keyA.key, keyB.key, 'value-one', 'value-two', 'value-three']) {
+    for (const secret of [keyA.key, keyB.key, 'value-one', 'value-two', 'value-three', 'value-shared']) {
       expect(first.output).not.toContain(secret);
     }
 
@@ -78,11 +79,15 @@ describe('rekey-credentials', () => {
     expect((await underBOnly.resolve('acme', 'user-2', ['MODEL_KEY'])).values).toEqual({
       MODEL_KEY: 'value-two',
     });
+    // The account-wide record was re-encrypted under its own key (its additional data) and still serves any user.
+    expect((await underBOnly.resolve('acme', 'anyone', ['SHARED_KEY'])).values).toEqual({
+      SHARED_KEY: 'value-shared',
+    });
     expect((await kv.get(lostKey))!.value).toEqual(lostBefore);
 
     const second = await runCommand(env);
     expect(second.code).toBe(2);
-    expect(second.logs.find((line) => 'rekeyed' in line)).toMatchObject({ rekeyed: 0, already_current: 2 });
+    expect(second.logs.find((line) => 'rekeyed' in line)).toMatchObject({ rekeyed: 0, already_current: 3 });
   });
 
   it('without the old key in its environment, the command refuses to start and says which variable is missing, without echoing any key', async () => {

@@ -61,9 +61,56 @@ describe('live credentials', () => {
       values: { QCC_KEY: canary },
       missing: ['QCC_SECRET'],
     });
-    // A name the mirror lacks is read once before it counts as missing.
-    expect(faults.reads()).toBe(1);
+    // A name the mirror lacks is read once in each set (the user's, the account's) before it counts as missing.
+    expect(faults.reads()).toBe(2);
     expect(JSON.stringify(events)).not.toContain(canary);
+  });
+
+  it("an account-wide credential serves a user without one of their own, from memory; the user's own wins; another account's users get nothing", async () => {
+    const kv = await freshBucket();
+    const store = new CredentialStore(kv, { current: master });
+    await store.putAccountCredential('acme', 'MODEL_KEY', canary);
+    await store.putAccountCredential('acme', 'SEARCH_KEY', 'account-search');
+    await store.put('acme', 'picky-user', 'SEARCH_KEY', 'own-search');
+    const faults = faultyKv(kv);
+    const live = await startLive({ kv: faults.kv, keys: { current: master }, maxEntries: 100 });
+
+    expect(await live.resolve('acme', 'anyone', ['MODEL_KEY', 'SEARCH_KEY'])).toEqual({
+      values: { MODEL_KEY: canary, SEARCH_KEY: 'account-search' },
+      missing: [],
+    });
+    expect(await live.resolve('acme', 'picky-user', ['MODEL_KEY', 'SEARCH_KEY'])).toEqual({
+      values: { MODEL_KEY: canary, SEARCH_KEY: 'own-search' },
+      missing: [],
+    });
+    expect(faults.reads()).toBe(0);
+    expect(await live.resolve('globex', 'anyone', ['MODEL_KEY'])).toEqual({
+      values: {},
+      missing: ['MODEL_KEY'],
+    });
+
+    await store.delete('acme', 'picky-user', 'SEARCH_KEY');
+    await waitFor(
+      async () =>
+        (await live.resolve('acme', 'picky-user', ['SEARCH_KEY'])).values.SEARCH_KEY === 'account-search',
+    );
+    await store.deleteAccountCredential('acme', 'MODEL_KEY');
+    await waitFor(async () => (await live.resolve('acme', 'anyone', ['MODEL_KEY'])).missing.length === 1);
+  });
+
+  it('an account-wide credential stored a moment before the task is found though the watch has not delivered it', async () => {
+    const kv = await freshBucket();
+    const faults = faultyKv(kv);
+    const live = await startLive({ kv: faults.kv, keys: { current: master }, maxEntries: 100 });
+    faults.hold();
+
+    await new CredentialStore(kv, { current: master }).putAccountCredential('acme', 'NEW_KEY', canary);
+
+    expect(await live.resolve('acme', 'u1', ['NEW_KEY'])).toEqual({
+      values: { NEW_KEY: canary },
+      missing: [],
+    });
+    faults.release();
   });
 
   it('a credential changed or deleted after start is what the next task gets', async () => {

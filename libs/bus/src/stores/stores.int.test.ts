@@ -61,6 +61,44 @@ describe('credential store', () => {
     expect(await store.delete('acme', 'user@example.com', 'QCC_SECRET')).toBe(true);
     expect(await store.listNames('acme', 'user@example.com')).toEqual(['QCC_KEY']);
   });
+
+  it("an account-wide credential serves every user of that account, a user's own of the same name wins, and neither set lists the other's names", async () => {
+    const store = new CredentialStore(buckets.credentials, { current: master });
+    await store.putAccountCredential('wide', 'MODEL_KEY', canary);
+    await store.putAccountCredential('wide', 'SEARCH_KEY', 'account-search');
+    await store.put('wide', 'picky-user', 'SEARCH_KEY', 'own-search');
+
+    expect(await store.accountCredentialNames('wide')).toEqual(['MODEL_KEY', 'SEARCH_KEY']);
+    expect(await store.listNames('wide', 'picky-user')).toEqual(['SEARCH_KEY']);
+    expect(await store.listNames('wide', 'anyone')).toEqual([]);
+    expect(await store.resolve('wide', 'anyone', ['MODEL_KEY', 'SEARCH_KEY'])).toEqual({
+      values: { MODEL_KEY: canary, SEARCH_KEY: 'account-search' },
+      missing: [],
+    });
+    expect(await store.resolve('wide', 'picky-user', ['MODEL_KEY', 'SEARCH_KEY'])).toEqual({
+      values: { MODEL_KEY: canary, SEARCH_KEY: 'own-search' },
+      missing: [],
+    });
+    // Another account's users are not served, nor listed.
+    expect(await store.resolve('narrow', 'anyone', ['MODEL_KEY'])).toEqual({
+      values: {},
+      missing: ['MODEL_KEY'],
+    });
+    expect(await store.accountCredentialNames('narrow')).toEqual([]);
+
+    // Deleting the user's own falls back to the account's; deleting the account's leaves it missing.
+    expect(await store.delete('wide', 'picky-user', 'SEARCH_KEY')).toBe(true);
+    expect((await store.resolve('wide', 'picky-user', ['SEARCH_KEY'])).values).toEqual({
+      SEARCH_KEY: 'account-search',
+    });
+    expect(await store.deleteAccountCredential('wide', 'SEARCH_KEY')).toBe(true);
+    expect(await store.deleteAccountCredential('wide', 'SEARCH_KEY')).toBe(false);
+    expect(await store.resolve('wide', 'picky-user', ['SEARCH_KEY'])).toEqual({
+      values: {},
+      missing: ['SEARCH_KEY'],
+    });
+    expect(await store.accountCredentialNames('wide')).toEqual(['MODEL_KEY']);
+  });
 });
 
 describe('plugin store', () => {

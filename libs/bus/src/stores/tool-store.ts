@@ -14,6 +14,7 @@ import { AgentToolNotStorableError } from '../errors.js';
 import { decodeJson, encodeJson } from '../json.js';
 import { lookupOrder, parseScopedKey, scopedKey, type RegistryScope } from '../registry/registry-scope.js';
 import {
+  accountsWithEntries,
   listInLookupOrder,
   listScope,
   readScopedEntry,
@@ -89,6 +90,11 @@ export class ToolStore {
   }
 
   /** The tools of one scope, by name. */
+  /** The accounts that have tools of their own. */
+  async accountIds(): Promise<Set<string>> {
+    return accountsWithEntries(this.kv);
+  }
+
   async list(scope: RegistryScope): Promise<ToolDefinition[]> {
     return listScope(this.bucket, scope);
   }

@@ -247,7 +247,6 @@ function parseManagementAction(
       `${action} needs --account <id>: the account whose ${action.split(' ')[0]} to manage`,
     );
   }
-  if ('user' in spec.options) required(values as Record<string, string | boolean | undefined>, 'user');
   for (const [option, value] of Object.entries(values)) {
     if (typeof value === 'string' && value.trim() === '') throw new UsageError(`--${option} needs a value`);
   }

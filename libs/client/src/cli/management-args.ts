@@ -92,9 +92,11 @@ export const MANAGEMENT_USAGE = `Management (an admin key; --account <id> to man
   agentmesh tools list [--tag <t>] [--namespace <ns>] | get <name> | put <file.json> | delete <name>
   agentmesh tools import <file|url> [--base-url <url>] [--operation <id>]... [--name-prefix <p>]
                          [--credential-prefix <p>] [--dry-run]
-  agentmesh --account <id> credentials list --user <id>
-  agentmesh --account <id> credentials put <name> --user <id>      (the value is read from stdin)
-  agentmesh --account <id> credentials delete <name> --user <id>
+  agentmesh --account <id> credentials list [--user <id>]
+  agentmesh --account <id> credentials put <name> [--user <id>]    (the value is read from stdin)
+  agentmesh --account <id> credentials delete <name> [--user <id>]
+                         without --user: the account-wide set, serving every user of the account;
+                         with --user: that user's own (a run uses the user's own first, then the account's)
   agentmesh --account <id> keys create [--type <account type>] [--label <text>]  (prints the new key once)
   agentmesh --account <id> keys revoke                               (the key is read from stdin)
   agentmesh dead-letters list [--workflow <id>] [--limit <n>] | show <trace_id>

@@ -85,7 +85,7 @@ describe('agentmesh configuration and errors', () => {
     ['an unknown action', ['agents', 'launch']],
     ['agents get without its workflow id', ['agents', 'get']],
     ['credentials without --account', ['credentials', 'list', '--user', 'u1']],
-    ['credentials without --user', ['--account', 'acme', 'credentials', 'list']],
+    ['credentials put without its name', ['--account', 'acme', 'credentials', 'put']],
     ['keys create without --account', ['keys', 'create']],
   ])('when given %s, it exits 2 with the usage text and sends nothing', async (_case, argv) => {
     const { code, stderr } = await cli(argv);
@@ -142,6 +142,51 @@ describe('agentmesh management commands', () => {
     expect(gateway.requests[0]!.headers['x-account-id']).toBe('acme');
     expect(JSON.parse(gateway.requests[0]!.body)).toEqual({ value: SECRET });
     expect(stdout + stderr).not.toContain(SECRET);
+  });
+
+  it('credentials without --user act on the account-wide set: put (value from stdin, never printed), list and delete', async () => {
+    gateway.handle((request, response) =>
+      request.method === 'GET'
+        ? sendJson(response, 200, { names: ['MODEL_KEY'] })
+        : void response.writeHead(204).end(),
+    );
+
+    const put = await cli(['--account', 'acme', 'credentials', 'put', 'MODEL_KEY'], { stdin: `${SECRET}\n` });
+    const listed = await cli(['--account', 'acme', 'credentials', 'list']);
+    const deleted = await cli(['--account', 'acme', 'credentials', 'delete', 'MODEL_KEY']);
+
+    expect([put.code, listed.code, deleted.code]).toEqual([ExitCode.OK, ExitCode.OK, ExitCode.OK]);
+    expect(gateway.requests.map((request) => `${request.method} ${request.path}`)).toEqual([
+      'PUT /v1/admin/accounts/acme/credentials/MODEL_KEY',
+      'GET /v1/admin/accounts/acme/credentials',
+      'DELETE /v1/admin/accounts/acme/credentials/MODEL_KEY',
+    ]);
+    expect(JSON.parse(gateway.requests[0]!.body)).toEqual({ value: SECRET });
+    expect(put.stdout).toBe('stored credential MODEL_KEY for every user of account acme (account-wide)\n');
+    expect(listed.stdout).toBe('MODEL_KEY\n');
+    expect(deleted.stdout).toContain('account-wide');
+    expect(put.stdout + put.stderr).not.toContain(SECRET);
+  });
+
+  it("credentials list and delete with --user act on that user's own set", async () => {
+    gateway.handle((request, response) =>
+      request.method === 'GET'
+        ? sendJson(response, 200, { names: ['OWN_KEY'] })
+        : void response.writeHead(204).end(),
+    );
+
+    const listed = await cli(['--account', 'acme', 'credentials', 'list', '--user', 'u1']);
+    const deleted = await cli(['--account', 'acme', 'credentials', 'delete', 'OWN_KEY', '--user', 'u1']);
+
+    expect(listed).toMatchObject({ code: ExitCode.OK, stdout: 'OWN_KEY\n' });
+    expect(deleted).toMatchObject({
+      code: ExitCode.OK,
+      stdout: 'deleted credential OWN_KEY of user u1 of account acme\n',
+    });
+    expect(gateway.requests.map((request) => `${request.method} ${request.path}`)).toEqual([
+      'GET /v1/admin/accounts/acme/users/u1/credentials',
+      'DELETE /v1/admin/accounts/acme/users/u1/credentials/OWN_KEY',
+    ]);
   });
 
   it('keys create prints the generated key alone on stdout, and keys revoke reads the key from stdin', async () => {

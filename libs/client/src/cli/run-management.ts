@@ -114,21 +114,30 @@ export async function runManagementAction(
       return;
     }
     case 'credentials list': {
-      const names = await management.listCredentials(account, string('user') as string, call);
+      const user = string('user');
+      const names =
+        user === undefined
+          ? await management.accountCredentialNames(account, call)
+          : await management.listCredentials(account, user, call);
       if (json) printJson(names);
       else names.forEach((name) => out(name));
       return;
     }
     case 'credentials put': {
+      const user = string('user');
       const value = await readSecret(context, `the value of credential ${arg('name')}`);
-      await management.putCredential(account, string('user') as string, arg('name'), value, call);
-      if (!json) out(`stored credential ${arg('name')} for user ${string('user')} of account ${account}`);
+      if (user === undefined) await management.putAccountCredential(account, arg('name'), value, call);
+      else await management.putCredential(account, user, arg('name'), value, call);
+      if (!json) out(`stored credential ${arg('name')} for ${credentialSet(account, user)}`);
       return;
     }
-    case 'credentials delete':
-      await management.deleteCredential(account, string('user') as string, arg('name'), call);
-      if (!json) out(`deleted credential ${arg('name')} of user ${string('user')}`);
+    case 'credentials delete': {
+      const user = string('user');
+      if (user === undefined) await management.deleteAccountCredential(account, arg('name'), call);
+      else await management.deleteCredential(account, user, arg('name'), call);
+      if (!json) out(`deleted credential ${arg('name')} of ${credentialSet(account, user)}`);
       return;
+    }
     case 'keys create': {
       const accountType = string('type');
       const label = string('label');
@@ -194,4 +203,11 @@ function agentLine(agent: ScopedAgent): string {
 
 function toolLine(tool: ScopedTool): string {
   return `${tool.name}\t${tool.scope}\t${tool.type}`;
+}
+
+/** Whose credentials a command acted on, as printed. */
+function credentialSet(account: string, user: string | undefined): string {
+  return user === undefined
+    ? `every user of account ${account} (account-wide)`
+    : `user ${user} of account ${account}`;
 }

@@ -1,7 +1,7 @@
 /**
  * The management plane (seed 002: management REST kept apart from inference), under `/v1/admin`:
- * agents, plugins (one by one, or imported from an OpenAPI document), MCP servers, users' credentials,
- * API keys and dead letters (tasks that ran out of deliveries: list, show, re-drive, drop).
+ * agents, plugins (one by one, or imported from an OpenAPI document), MCP servers, credentials (an
+ * account's and its users'), the accounts an admin may act for, API keys and dead letters (tasks that ran out of deliveries: list, show, re-drive, drop).
  * Only admin keys and trusted internal callers get in; the check runs before the body is read.
  *
  * Tenancy: a caller naming an account (`x-account-id`, required of trusted callers) manages that account
@@ -24,6 +24,7 @@ import type { Logger } from '@agentmesh/runtime';
 import type { FastifyInstance } from 'fastify';
 import { CallerKind, requirePrivileged, type Caller } from '../auth.js';
 import { Forbidden, Rejection, sendRejection } from '../errors.js';
+import { registerAccountRoutes } from './admin-accounts.js';
 import { registerAgentRoutes } from './admin-agents.js';
 import { registerApiKeyRoutes } from './admin-api-keys.js';
 import { registerCredentialRoutes } from './admin-credentials.js';
@@ -43,6 +44,8 @@ export interface ManagementRouteDeps {
   mcpServers: McpServerStore;
   credentials: CredentialStore;
   apiKeys: ApiKeyStore;
+  /** The accounts of the API keys configured at start-up (listed by `GET /accounts`). */
+  configuredAccounts: ReadonlySet<string>;
   deadLetters: DeadLetterStore;
   /** Re-driven dead letters are submitted through it, like any task. */
   submitter: TaskSubmitter;
@@ -98,6 +101,12 @@ export function registerManagementRoutes(app: FastifyInstance, deps: ManagementR
       });
       registerMcpServerRoutes(admin, deps.mcpServers);
       registerCredentialRoutes(admin, deps.credentials);
+      registerAccountRoutes(admin, {
+        agents: deps.agents,
+        plugins: deps.plugins,
+        credentials: deps.credentials,
+        configuredAccounts: deps.configuredAccounts,
+      });
       registerApiKeyRoutes(admin, deps.apiKeys);
       registerDeadLetterRoutes(admin, {
         authenticate: deps.authenticate,
