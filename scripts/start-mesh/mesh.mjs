@@ -88,23 +88,6 @@ async function waitForGateway(url, timeoutMs) {
   }
 }
 
-/**
- * The demo model's key for every user of the demo account (the console, OpenAI and MCP doors submit as
- * users of their own). A gateway without account-wide credentials (404) gets it per door user instead.
- */
-async function storeDemoCredential(admin, value) {
-  const accountWide = await admin(
-    'PUT',
-    `/accounts/${DEMO_ACCOUNT}/credentials/DEMO_MODEL_KEY`,
-    { value },
-    [404],
-  );
-  if (accountWide !== 404) return;
-  for (const user of ['demo-user', 'cli', 'console', 'default', 'mcp']) {
-    await admin('PUT', `/accounts/${DEMO_ACCOUNT}/users/${user}/credentials/DEMO_MODEL_KEY`, { value });
-  }
-}
-
 async function startDemo(gatewayUrl, adminKey, accountKey) {
   const { startRecordingApi, startScriptedModel } = await import('@agentmesh/testkit');
   const api = await startRecordingApi({
@@ -130,7 +113,7 @@ async function startDemo(gatewayUrl, adminKey, accountKey) {
     },
   });
   onStop(() => model.stop());
-  const admin = async (method, path, body, tolerated = []) => {
+  const admin = async (method, path, body) => {
     const response = await fetch(`${gatewayUrl}/v1/admin${path}`, {
       method,
       headers: {
@@ -140,18 +123,20 @@ async function startDemo(gatewayUrl, adminKey, accountKey) {
       },
       body: JSON.stringify(body),
     });
-    if (tolerated.includes(response.status)) return response.status;
     if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-    return response.status;
   };
   // Not a word the answer may contain: the mesh redacts a credential's value wherever it appears.
-  await storeDemoCredential(admin, `demo-model-key-${randomBytes(12).toString('base64url')}`);
-  // Registered with the management API as a newcomer would; PUT, so a kept data directory is updated.
+  // Account-wide: the console, OpenAI and MCP doors submit as users of their own.
+  await admin('PUT', `/accounts/${DEMO_ACCOUNT}/credentials/DEMO_MODEL_KEY`, {
+    value: `demo-model-key-${randomBytes(12).toString('base64url')}`,
+  });
+  // The account key the doors print, through the management API (registering a kept key again is harmless).
   await admin('POST', '/api-keys', {
     account_id: DEMO_ACCOUNT,
     label: 'npm start demo',
     api_key: accountKey,
   });
+  // PUT: a kept data directory has them from an earlier run, pointing at that run's demo servers.
   await admin('PUT', '/plugins/demo_company_lookup', {
     schema_version: 'v1',
     name: 'demo_company_lookup',
