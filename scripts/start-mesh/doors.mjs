@@ -113,8 +113,13 @@ export function printDoors({ root, gatewayUrl, adminKey, accountKey, account, na
   if (accountKey) {
     say(`account API key of account \`${account}\` ${where} (tasks, console, OpenAI, MCP): ${accountKey}`);
     printHttpDoors({ root, gatewayUrl, accountKey });
+    if (nats.passwords) printNatsDoors({ root, nats, account });
+  } else {
+    say(
+      `no demo: register an agent (README.md) and create an account key with an admin key, e.g. ` +
+        `AGENTMESH_URL=${gatewayUrl} AGENTMESH_API_KEY=<admin key> ${cliCommand(root)} --account ${account} keys create`,
+    );
   }
-  if (nats.passwords) printNatsDoors({ root, nats, account });
   for (const [service, port] of Object.entries(metrics)) {
     say(`${service} metrics: http://127.0.0.1:${port}/metrics`);
   }

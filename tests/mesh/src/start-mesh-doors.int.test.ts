@@ -141,6 +141,13 @@ describe('npm start prints one ready line per door, each reaching done pasted ve
     },
   );
 
+  it('each service gets a metrics line of its own, on a port of its own', () => {
+    const lines = [...output.matchAll(/^\[mesh\] (\S+) metrics: http:\/\/127\.0\.0\.1:(\d+)\/metrics$/gm)];
+    const services = lines.map((match) => match[1]);
+    expect(services).toEqual(expect.arrayContaining(['gateway', 'assembler', 'executor']));
+    expect(new Set(lines.map((match) => match[2])).size).toBe(lines.length);
+  });
+
   it('no printed line runs npx or npm exec, which would ask a registry for the package', () => {
     expect(output).not.toMatch(/^ {2}.*\b(npx|npm exec)\b/m);
   });
