@@ -15,8 +15,12 @@
 // gateway with an admin key generated for this run (printed) and no unauthenticated caller
 // (TRUST_ACCOUNT_HEADERS stays off unless you set it). Without MODEL_BASE_URL also a clearly labelled
 // DEMO model (the test kit's scripted OpenAI-compatible server, not an LLM), a demo company-lookup API,
-// a demo agent and plugin; then it prints how to submit a task (curl, the agentmesh CLI, which it links
-// into node_modules/.bin when npm install ran before the CLI was built) and watch it.
+// a demo agent and plugin, the demo model's credential for the whole demo account and an account API
+// key; then one ready line per way in (start-mesh/doors.mjs) and each service's metrics URL. It links the
+// agentmesh CLI into node_modules/.bin when npm install ran before the CLI was built, but prints it by
+// absolute path: `npx agentmesh` outside the clone would run a registry's package of that name.
+// `--data-dir DIR` (or AGENTMESH_DATA_DIR) keeps keys, the NATS store and registrations across restarts
+// (start-mesh/data-dir.mjs); without it all is thrown away at stop. A dead nats-server is restarted.
 // Nothing outlives it (start-mesh/process-tree.mjs): every process is in its process group and stops
 // when it stops, on Ctrl-C or SIGTERM, when any service exits (a line names it), and when it is killed.
 import { spawn } from 'node:child_process';
@@ -53,8 +57,8 @@ function runUnder(node) {
 }
 
 /**
- * The `agentmesh` CLI the printed example runs through npx: on a fresh clone `npm install` ran before
- * its file was built, so npm did not link it; `npm rebuild` links it now.
+ * node_modules/.bin/agentmesh, for `npm exec agentmesh` inside the clone: on a fresh clone `npm install`
+ * ran before the CLI's file was built, so npm did not link it; `npm rebuild` links it now.
  */
 async function linkCli(tree) {
   if (existsSync(join(root, 'node_modules', '.bin', 'agentmesh'))) return;
@@ -71,11 +75,8 @@ async function linkCli(tree) {
   );
   const [code] = await tree.exitOf(rebuild);
   if (tree.isStopping()) throw new tree.StoppingError('stopping');
-  if (code === 0) say('linked the agentmesh CLI (npx agentmesh)');
-  else
-    say(
-      'could not link the agentmesh CLI: run it as `node libs/client/dist/cli/main.js` instead of `npx agentmesh`',
-    );
+  if (code === 0) say('linked the agentmesh CLI into node_modules/.bin');
+  else say('could not link the agentmesh CLI into node_modules/.bin (the printed lines do not need it)');
 }
 
 async function runHere(source) {
@@ -101,9 +102,11 @@ async function runHere(source) {
       if (code !== 0)
         throw new StartError(`the build failed (${signal ?? `exit ${code}`}); see its output above`);
     }
+    const { dataDirOf } = await import('./start-mesh/data-dir.mjs');
+    const dataDir = dataDirOf(args);
     await linkCli(tree);
     const { runMesh } = await import('./start-mesh/mesh.mjs');
-    await runMesh({ root, natsSource: source });
+    await runMesh({ root, natsSource: source, dataDir });
   } catch (error) {
     if (error instanceof tree.StoppingError || tree.isStopping()) return;
     void tree.stopAll(1, error);

@@ -40,3 +40,15 @@ export async function assertPortsFree(claims) {
   }
   if (problems.length > 0) throw new StartError(problems.join('\n[mesh] error: '));
 }
+
+/** A port nothing listens on now (the kernel's pick), for a listener started soon after. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}

@@ -2,7 +2,8 @@
 // ends. Node.js children are started with an IPC channel and exit-with-parent.mjs preloaded, and
 // nats-server under `setpriv --pdeathsig TERM`, so that each stops when the start script dies, however it
 // dies. Any member that exits on its own (a crash, a SIGTERM from outside) stops the whole tree with a
-// line naming it; SIGINT/SIGTERM to the start script stop it too. Stopping signals the services first
+// line naming it, unless it was started with `onExit` (NATS: nats-server.mjs restarts it instead);
+// SIGINT/SIGTERM to the start script stop it too. Stopping signals the services first
 // (each drains its NATS connection), then closes the in-process demo servers, then stops NATS.
 import { spawn } from 'node:child_process';
 import { clearTimeout, setTimeout } from 'node:timers';
@@ -36,11 +37,11 @@ function alive(child) {
   return child.exitCode === null && child.signalCode === null;
 }
 
-function describeExit(code, signal) {
+export function describeExit(code, signal) {
   return signal ? `killed by ${signal}` : `exit code ${code}`;
 }
 
-function register(name, child, { last = false, oneShot = false } = {}) {
+function register(name, child, { last = false, oneShot = false, onExit } = {}) {
   const member = { name, child, last };
   members.push(member);
   child.once('error', (error) => {
@@ -49,6 +50,10 @@ function register(name, child, { last = false, oneShot = false } = {}) {
   child.once('exit', (code, signal) => {
     // A one-shot step (build, provisioning) ends by itself; its caller reads the exit code.
     if (oneShot || isStopping()) return;
+    if (onExit) {
+      members.splice(members.indexOf(member), 1);
+      return onExit(code, signal);
+    }
     void stopAll(1, `${name} exited (${describeExit(code, signal)}): stopping the mesh`);
   });
   return child;
@@ -76,15 +81,22 @@ export function spawnNode(name, node, args, options = {}, { oneShot = false, std
 
 /**
  * A non-Node child (nats-server, `docker run`, the build). With `last`, it is stopped after everything
- * else; it is killed (SIGTERM) by the kernel when this process dies where setpriv can ask for that.
+ * else; it is killed (SIGTERM) by the kernel when this process dies where setpriv can ask for that. With
+ * `onExit(code, signal)`, its exit while the tree runs is that function's business, not a stop.
  */
-export function spawnProcess(name, command, args, options = {}, { last = false, oneShot = false } = {}) {
+export function spawnProcess(
+  name,
+  command,
+  args,
+  options = {},
+  { last = false, oneShot = false, onExit } = {},
+) {
   assertRunning(name);
   const setpriv = findExecutable('setpriv');
   const child = setpriv
     ? spawn(setpriv, ['--pdeathsig', 'TERM', '--', command, ...args], options)
     : spawn(command, args, options);
-  return register(name, child, { last, oneShot });
+  return register(name, child, { last, oneShot, onExit });
 }
 
 /** Resolves with [code, signal] when `child` has exited. */

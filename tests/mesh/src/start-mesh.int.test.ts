@@ -264,7 +264,7 @@ describe('npm start stops with nothing left behind', () => {
       }
     }
     expect(linked).toBe(target);
-    expect(run.output()).toContain('[mesh] linked the agentmesh CLI (npx agentmesh)');
+    expect(run.output()).toContain('[mesh] linked the agentmesh CLI into node_modules/.bin');
     // The printed NATS hint loses nothing, though the demo task ends ~40 ms after the submit's reply: the
     // tenant subscribes first to the trace_id the submission then names.
     const events = await runPrintedNatsCoreHint(run);

@@ -70,9 +70,10 @@ describe('npm start', () => {
     expect(response.status).toBe(401);
   });
 
-  it('prints an admin key with which the printed example task runs to done', async () => {
+  it('prints an admin key with which a task of the account in x-account-id runs to done, and an account key the printed curl line uses', async () => {
     const adminKey = printed(/admin key for this run[^:]*: (\S+)/);
-    expect(output).toContain(`authorization: Bearer ${adminKey}`);
+    const accountKey = printed(/account API key of account `acme`[^:]*: (\S+)/);
+    expect(output).toContain(`authorization: Bearer ${accountKey}`);
     const submitted = await fetch(`${gatewayUrl}/v1/tasks`, {
       method: 'POST',
       headers: {
