@@ -141,11 +141,19 @@ describe('npm start prints one ready line per door, each reaching done pasted ve
     },
   );
 
-  it('each service gets a metrics line of its own, on a port of its own', () => {
-    const lines = [...output.matchAll(/^\[mesh\] (\S+) metrics: http:\/\/127\.0\.0\.1:(\d+)\/metrics$/gm)];
+  it('each service gets a metrics line of its own, on a port of its own, that serves its metrics', async () => {
+    const lines = [...output.matchAll(/^\[mesh\] (\S+) metrics: (http:\/\/127\.0\.0\.1:(\d+)\/metrics)$/gm)];
     const services = lines.map((match) => match[1]);
     expect(services).toEqual(expect.arrayContaining(['gateway', 'assembler', 'executor']));
-    expect(new Set(lines.map((match) => match[2])).size).toBe(lines.length);
+    expect(new Set(lines.map((match) => match[3])).size).toBe(lines.length);
+    for (const [, service, url] of lines) {
+      const response = await fetch(url!);
+      expect(response.status, `${service} at ${url}`).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
+      // The gateway has counted the doors' tasks by now; each other service answers its own exposition.
+      if (service === 'gateway') expect(await response.text()).toMatch(/^[a-z_]+_total\{/m);
+      else await response.text();
+    }
   });
 
   it('no printed line runs npx or npm exec, which would ask a registry for the package', () => {
