@@ -10,6 +10,7 @@ import {
   seedFixture,
   startTestGateway,
   type TestGateway,
+  putSharedAgents,
 } from './__fixtures__/gateway-harness.js';
 
 const ADMIN_KEY = 'admin-key-mgmt-0123456789abcdef';
@@ -30,6 +31,7 @@ beforeAll(async () => {
   });
   await client.flush();
   gw = await startTestGateway(nats.url, { ADMIN_API_KEYS: ADMIN_KEY });
+  await putSharedAgents(nats.url, 'qcc_agent', 'researcher', 'w');
   trusted = await startTestGateway(nats.url, { TRUST_ACCOUNT_HEADERS: 'true' });
 });
 afterAll(async () => {
