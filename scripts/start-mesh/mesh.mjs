@@ -16,6 +16,7 @@ import {
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { registerRecallDemo, startRecallDemoUpstreams } from './demo-recall.mjs';
 import { say } from './output.mjs';
 import {
   exitOf,
@@ -234,7 +235,7 @@ async function waitForGateway(url, timeoutMs) {
   }
 }
 
-async function startDemo(gatewayUrl, adminKey) {
+async function startDemo(gatewayUrl, adminKey, withRecall) {
   const { startRecordingApi, startScriptedModel } = await import('@agentmesh/testkit');
   const api = await startRecordingApi({
     routes: [
@@ -293,6 +294,7 @@ async function startDemo(gatewayUrl, adminKey) {
   say(
     `demo agent \`demo_agent\` with plugin \`demo_company_lookup\` registered; credentials for account \`${DEMO_ACCOUNT}\``,
   );
+  if (withRecall) await registerRecallDemo(admin);
 }
 
 function printUsage({ gatewayUrl, adminKey, nats }) {
@@ -344,12 +346,16 @@ export async function runMesh({ root, natsSource }) {
   const adminKey = process.env.ADMIN_API_KEYS
     ? undefined
     : `am_admin_${randomBytes(24).toString('base64url')}`;
+  // Recall's upstreams: yours (ONTOLOGY_QUERY_URL), else in the demo the labelled demo ones.
+  const recallDemo =
+    demo && adminKey && !process.env.ONTOLOGY_QUERY_URL ? await startRecallDemoUpstreams() : undefined;
   const env = {
     ...process.env,
     NATS_URL: nats.url,
     ...keys,
     HTTP_PORT: port,
     ...(adminKey ? { ADMIN_API_KEYS: adminKey } : {}),
+    ...recallDemo,
     OUTBOUND_ALLOW_HOSTS: process.env.OUTBOUND_ALLOW_HOSTS ?? (demo ? '127.0.0.1' : ''),
     // The model endpoint's own allow-list: the demo model runs on loopback; a local model of yours needs its host here.
     MODEL_ALLOW_HOSTS: process.env.MODEL_ALLOW_HOSTS ?? (demo ? '127.0.0.1' : ''),
@@ -358,7 +364,7 @@ export async function runMesh({ root, natsSource }) {
     existsSync(join(root, 'services', name, 'dist', 'index.js')),
   );
   const started = names.filter((name) => {
-    if (name === 'recall' && !process.env.ONTOLOGY_QUERY_URL) {
+    if (name === 'recall' && !env.ONTOLOGY_QUERY_URL) {
       say('recall not started: it needs ONTOLOGY_QUERY_URL and OPERATOR_INTEGRATION_URL (its upstreams)');
       return false;
     }
@@ -374,7 +380,7 @@ export async function runMesh({ root, natsSource }) {
   if (process.env.TRUST_ACCOUNT_HEADERS === 'true') {
     say('TRUST_ACCOUNT_HEADERS=true: any local process may act as any account without a key');
   }
-  if (demo && adminKey) await startDemo(gatewayUrl, adminKey);
+  if (demo && adminKey) await startDemo(gatewayUrl, adminKey, recallDemo !== undefined);
   else if (demo)
     say('demo not registered: it needs the admin key this script generates (unset ADMIN_API_KEYS)');
   if (isStopping()) throw new StoppingError('stopping');

@@ -29,7 +29,7 @@ beforeAll(async () => {
   nats = await startNats();
   const keys = { API_KEYS: `${ACME_KEY}=acme,${BETA_KEY}=beta`, ADMIN_API_KEYS: ADMIN_KEY };
   gw = await startTestGateway(nats.url, { ...keys, CORS_ALLOWED_ORIGINS: `${PAGE},https://console.example` });
-  await putSharedAgents(nats.url, 'console_helper', 'w');
+  await putSharedAgents(nats.url, 'w');
   plain = await startTestGateway(nats.url, keys);
   client = await connect({ servers: nats.url });
 });

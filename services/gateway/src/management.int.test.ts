@@ -10,7 +10,6 @@ import {
   seedFixture,
   startTestGateway,
   type TestGateway,
-  putSharedAgents,
 } from './__fixtures__/gateway-harness.js';
 
 const ADMIN_KEY = 'admin-key-mgmt-0123456789abcdef';
@@ -31,7 +30,6 @@ beforeAll(async () => {
   });
   await client.flush();
   gw = await startTestGateway(nats.url, { ADMIN_API_KEYS: ADMIN_KEY });
-  await putSharedAgents(nats.url, 'qcc_agent', 'researcher', 'w');
   trusted = await startTestGateway(nats.url, { TRUST_ACCOUNT_HEADERS: 'true' });
 });
 afterAll(async () => {
@@ -423,6 +421,12 @@ describe('API keys and access', () => {
     expect(registered.body).toMatchObject({ account_id: 'keyed', account_type: 'user', label: 'ci' });
     const apiKey: string = registered.body.api_key;
 
+    const agent = { workflow_id: 'w', model: { model_name: 'm', base_url: 'http://127.0.0.1:9/v1' } };
+    const put = await call(gw.url, 'PUT', '/v1/admin/agents/w', {
+      body: agent,
+      headers: { ...admin, 'x-account-id': 'keyed' },
+    });
+    expect(put.status).toBe(201);
     const body = { workflow_id: 'w', user_id: 'u', messages: [{ role: 'user', content: 'hi' }] };
     const submitted = await call(gw.url, 'POST', '/v1/tasks', { body, headers: bearer(apiKey) });
     expect(submitted.status).toBe(202);
