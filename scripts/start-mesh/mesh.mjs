@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { openState } from './data-dir.mjs';
+import { registerRecallDemo, startRecallDemoUpstreams } from './demo-recall.mjs';
 import { printDoors } from './doors.mjs';
 import { startNats } from './nats-server.mjs';
 import { say } from './output.mjs';
@@ -88,7 +89,7 @@ async function waitForGateway(url, timeoutMs) {
   }
 }
 
-async function startDemo(gatewayUrl, adminKey, accountKey) {
+async function startDemo(gatewayUrl, adminKey, accountKey, withRecall) {
   const { startRecordingApi, startScriptedModel } = await import('@agentmesh/testkit');
   const api = await startRecordingApi({
     routes: [
@@ -155,6 +156,7 @@ async function startDemo(gatewayUrl, adminKey, accountKey) {
   say(
     `demo agent \`demo_agent\` with plugin \`demo_company_lookup\` registered; its model credential serves every user of account \`${DEMO_ACCOUNT}\``,
   );
+  if (withRecall) await registerRecallDemo(admin);
 }
 
 /** Starts everything; resolves once the mesh is up and its usage printed. */
@@ -170,12 +172,16 @@ export async function runMesh({ root, natsSource, dataDir }) {
   const adminKey = process.env.ADMIN_API_KEYS
     ? undefined
     : state.remember('admin key', () => `am_admin_${randomBytes(24).toString('base64url')}`);
+  // Recall's upstreams: yours (ONTOLOGY_QUERY_URL), else in the demo the labelled demo ones.
+  const recallDemo =
+    demo && adminKey && !process.env.ONTOLOGY_QUERY_URL ? await startRecallDemoUpstreams() : undefined;
   const env = {
     ...process.env,
     NATS_URL: nats.url,
     ...keys,
     HTTP_PORT: port,
     ...(adminKey ? { ADMIN_API_KEYS: adminKey } : {}),
+    ...recallDemo,
     OUTBOUND_ALLOW_HOSTS: process.env.OUTBOUND_ALLOW_HOSTS ?? (demo ? '127.0.0.1' : ''),
     // The model endpoint's own allow-list: the demo model runs on loopback; a local model of yours needs its host here.
     MODEL_ALLOW_HOSTS: process.env.MODEL_ALLOW_HOSTS ?? (demo ? '127.0.0.1' : ''),
@@ -184,7 +190,7 @@ export async function runMesh({ root, natsSource, dataDir }) {
     existsSync(join(root, 'services', name, 'dist', 'index.js')),
   );
   const started = names.filter((name) => {
-    if (name === 'recall' && !process.env.ONTOLOGY_QUERY_URL) {
+    if (name === 'recall' && !env.ONTOLOGY_QUERY_URL) {
       say('recall not started: it needs ONTOLOGY_QUERY_URL and OPERATOR_INTEGRATION_URL (its upstreams)');
       return false;
     }
@@ -206,7 +212,7 @@ export async function runMesh({ root, natsSource, dataDir }) {
   let accountKey;
   if (demo && adminKey) {
     accountKey = state.remember('account key', () => `am_${randomBytes(32).toString('base64url')}`);
-    await startDemo(gatewayUrl, adminKey, accountKey);
+    await startDemo(gatewayUrl, adminKey, accountKey, recallDemo !== undefined);
     if (state.kept)
       say("the demo agent and tool of the earlier run now point at this run's demo model and API");
   } else if (demo)

@@ -111,5 +111,11 @@ export {
 export type { ApprovalDecision, DecisionOutcome } from './parking/approval-decisions.js';
 export { AccountUsageStore, type TaskUsage } from './stores/account-usage-store.js';
 export { DeadLetterStore, deadLetterOf } from './stores/dead-letter-store.js';
-export type { DeadLetterCause, DeadLetterFilter, StoredDeadLetter } from './stores/dead-letter-store.js';
+export type {
+  DeadLetterCause,
+  DeadLetterFilter,
+  DeadLetterListing,
+  MalformedDeadLetter,
+  StoredDeadLetter,
+} from './stores/dead-letter-store.js';
 export type { VersionedTaskStatus } from './stores/task-status-store.js';

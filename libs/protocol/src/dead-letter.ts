@@ -92,8 +92,14 @@ export const DeadLetterListQuery = z.object({
 });
 export type DeadLetterListQuery = z.infer<typeof DeadLetterListQuery>;
 
-/** `GET /v1/admin/dead-letters`: newest first. */
-export const DeadLetterList = z.object({ dead_letters: z.array(DeadLetterView) });
+/**
+ * `GET /v1/admin/dead-letters`: newest first. `skipped_malformed`: messages on the letters' subjects that
+ * do not fit the schema, left out (absent from gateways of before it was counted).
+ */
+export const DeadLetterList = z.object({
+  dead_letters: z.array(DeadLetterView),
+  skipped_malformed: z.number().int().min(0).optional(),
+});
 export type DeadLetterList = z.infer<typeof DeadLetterList>;
 
 /** `POST /v1/admin/dead-letters/{trace_id}/redrive`: the new task, and the dead one it replaces. */

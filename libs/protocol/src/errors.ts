@@ -43,6 +43,11 @@ export const ErrorCode = {
   APPROVAL_TIMEOUT: 'APPROVAL_TIMEOUT',
   /** An agent tool's call would nest sub-tasks deeper, or start more of them, than the mesh allows. */
   SUBTASK_LIMIT_EXCEEDED: 'SUBTASK_LIMIT_EXCEEDED',
+  /**
+   * A stored record the request names does not fit its schema (a dead letter published by hand or by a
+   * bug): it cannot be shown or acted on; it can be dropped.
+   */
+  MALFORMED_RECORD: 'MALFORMED_RECORD',
   INTERNAL: 'INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -89,6 +94,8 @@ export const ERROR_CODE_INFO: { readonly [C in ErrorCode]: ErrorCodeInfo } = {
   BUDGET_EXCEEDED: { httpStatus: 402, retryable: false },
   APPROVAL_TIMEOUT: { httpStatus: 504, retryable: false },
   SUBTASK_LIMIT_EXCEEDED: { httpStatus: 422, retryable: false },
+  // 422: the request is sound; what it names cannot be processed, and asking again will not change that.
+  MALFORMED_RECORD: { httpStatus: 422, retryable: false },
   INTERNAL: { httpStatus: 500, retryable: false },
 };
 

@@ -10,7 +10,13 @@ import { startNats, type NatsServer } from '@agentmesh/testkit';
 import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, call, startTestGateway, type TestGateway } from './__fixtures__/gateway-harness.js';
+import {
+  bearer,
+  call,
+  startTestGateway,
+  type TestGateway,
+  putSharedAgents,
+} from './__fixtures__/gateway-harness.js';
 
 const TOKENS_KEY = 'tokens-key-8a7b6c5d4e3f2a1b';
 const COSTLY_KEY = 'costly-key-1b2a3f4e5d6c7b8a';
@@ -31,6 +37,7 @@ beforeAll(async () => {
     ACCOUNT_DAILY_CAPS: JSON.stringify({ costly: { tokens: 0, cost_usd: 1.5 } }),
     ACCOUNT_USAGE_CACHE_MS: '0',
   });
+  await putSharedAgents(nats.url, 'helper');
   client = await connect({ servers: nats.url });
   jsm = await jetstreamManager(client);
   usage = new AccountUsageStore(

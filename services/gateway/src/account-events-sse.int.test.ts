@@ -4,7 +4,13 @@ import { startNats, type NatsServer } from '@agentmesh/testkit';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, call, startTestGateway, type TestGateway } from './__fixtures__/gateway-harness.js';
+import {
+  bearer,
+  call,
+  startTestGateway,
+  type TestGateway,
+  putSharedAgents,
+} from './__fixtures__/gateway-harness.js';
 import { nextEvent, openSse, type SseConnection } from './__fixtures__/sse-client.js';
 
 const ACME_KEY = 'acme-key-tail-00112233445566778899';
@@ -27,6 +33,7 @@ beforeAll(async () => {
     SSE_HEARTBEAT_MS: '50',
     SSE_MAX_STREAMS_PER_CALLER: String(PER_CALLER),
   });
+  await putSharedAgents(nats.url, 'w');
   client = await connect({ servers: nats.url });
   js = jetstream(client);
   jsm = await jetstreamManager(client);

@@ -7,6 +7,7 @@ import {
   DeadLetterList,
   DeadLetterRedriveReply,
   DeadLetterView,
+  deadLetterSubject,
   ErrorBody,
   newTraceId,
   ReceivedTask,
@@ -18,7 +19,13 @@ import { startNats, type NatsServer } from '@agentmesh/testkit';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, call, startTestGateway, type TestGateway } from './__fixtures__/gateway-harness.js';
+import {
+  bearer,
+  call,
+  startTestGateway,
+  type TestGateway,
+  putSharedAgents,
+} from './__fixtures__/gateway-harness.js';
 
 const ADMIN_KEY = 'admin-key-dead-letters-0123456789';
 const admin = bearer(ADMIN_KEY);
@@ -32,6 +39,7 @@ let store: DeadLetterStore;
 beforeAll(async () => {
   nats = await startNats();
   gw = await startTestGateway(nats.url, { ADMIN_API_KEYS: ADMIN_KEY });
+  await putSharedAgents(nats.url, 'weather');
   nc = await connect({ servers: nats.url });
   store = new DeadLetterStore(jetstream(nc), await jetstreamManager(nc));
 }, 120_000);
@@ -178,5 +186,45 @@ describe('/v1/admin/dead-letters', () => {
     });
     expect(bad.status).toBe(400);
     expect(ErrorBody.parse(bad.body).code).toBe('INVALID_REQUEST');
+  });
+
+  it('when a message on an account letter subject does not fit the schema, the listing skips and counts it and the gateway logs it; show and redrive are 422 MALFORMED_RECORD; delete drops it', async () => {
+    const account = 'messy';
+    const good = await deadTask(account);
+    const bad = newTraceId();
+    await jetstream(nc).publish(
+      deadLetterSubject(account, bad),
+      JSON.stringify({ trace_id: bad, oops: true }),
+    );
+
+    const listed = await call(gw.url, 'GET', '/v1/admin/dead-letters', { headers: asAccount(account) });
+    expect(listed.status).toBe(200);
+    expect(DeadLetterList.parse(listed.body)).toMatchObject({ skipped_malformed: 1 });
+    expect(listed.body.dead_letters.map((letter: { trace_id: string }) => letter.trace_id)).toEqual([good]);
+    expect(gw.logs.some((line) => line.includes('"skipped_malformed":1') && line.includes(bad))).toBe(true);
+    const everyone = await call(gw.url, 'GET', '/v1/admin/dead-letters', { headers: admin });
+    expect(everyone.status).toBe(200);
+    expect(everyone.body.skipped_malformed).toBeGreaterThanOrEqual(1);
+
+    for (const [method, path] of [
+      ['GET', `/v1/admin/dead-letters/${bad}`],
+      ['POST', `/v1/admin/dead-letters/${bad}/redrive`],
+    ] as const) {
+      const refused = await call(gw.url, method, path, { headers: asAccount(account) });
+      expect(refused.status, `${method} ${path}`).toBe(422);
+      expect(ErrorBody.parse(refused.body)).toMatchObject({
+        code: 'MALFORMED_RECORD',
+        detail: { trace_id: bad, account_id: account },
+      });
+    }
+    const byTraceAlone = await call(gw.url, 'GET', `/v1/admin/dead-letters/${bad}`, { headers: admin });
+    expect(byTraceAlone.status).toBe(422);
+
+    const dropped = await call(gw.url, 'DELETE', `/v1/admin/dead-letters/${bad}`, {
+      headers: asAccount(account),
+    });
+    expect(dropped.status).toBe(204);
+    const after = await call(gw.url, 'GET', '/v1/admin/dead-letters', { headers: asAccount(account) });
+    expect(after.body).toMatchObject({ skipped_malformed: 0, dead_letters: [{ trace_id: good }] });
   });
 });

@@ -4,7 +4,13 @@ import { startNats, type NatsServer } from '@agentmesh/testkit';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, call, startTestGateway, type TestGateway } from './__fixtures__/gateway-harness.js';
+import {
+  bearer,
+  call,
+  startTestGateway,
+  type TestGateway,
+  putSharedAgents,
+} from './__fixtures__/gateway-harness.js';
 import { openSse } from './__fixtures__/sse-client.js';
 import { CONSOLE_CSP } from './routes/console.js';
 import { StreamTokens, streamTokenKey } from './stream-tokens.js';
@@ -23,6 +29,7 @@ beforeAll(async () => {
   nats = await startNats();
   const keys = { API_KEYS: `${ACME_KEY}=acme,${BETA_KEY}=beta`, ADMIN_API_KEYS: ADMIN_KEY };
   gw = await startTestGateway(nats.url, { ...keys, CORS_ALLOWED_ORIGINS: `${PAGE},https://console.example` });
+  await putSharedAgents(nats.url, 'w');
   plain = await startTestGateway(nats.url, keys);
   client = await connect({ servers: nats.url });
 });

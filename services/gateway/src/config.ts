@@ -159,6 +159,14 @@ export const gatewayConfigSchema = baseConfigSchema.extend({
     .describe(
       "How long this instance reuses an account's usage of the day (KV mesh_account_usage) read for the daily caps; a capped account's submissions cost one KV get per this interval. 0: read on every submission",
     ),
+  AGENT_CACHE_MAX_ENTRIES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(5_000)
+    .describe(
+      'Agents (KV mesh_agents entries, of every account and the shared catalogue) kept in memory, live through a KV watch, so checking at submit that a task names an existing agent reads no KV; the least recently used go first. 0: none, every submission reads KV',
+    ),
   SUBMIT_RATE_PER_ACCOUNT: z.coerce
     .number()
     .min(0)

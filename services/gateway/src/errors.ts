@@ -73,10 +73,21 @@ export class InvalidRequest extends Rejection {
   }
 }
 
+/** The challenge every 401 carries (RFC 6750), on every route that takes a key. */
+export const BEARER_CHALLENGE = 'Bearer realm="agentmesh"';
+
 export class Unauthorized extends Rejection {
   override readonly name = 'Unauthorized';
   constructor(message: string) {
     super(ErrorCode.UNAUTHORIZED, message);
+  }
+
+  /**
+   * HTTP requires a challenge with 401; without one, MCP clients (the Inspector, the SDKs) take the 401
+   * for an OAuth server's and start an OAuth flow instead of reporting a wrong key.
+   */
+  override get headers(): Readonly<Record<string, string>> {
+    return { 'www-authenticate': BEARER_CHALLENGE };
   }
 }
 
@@ -91,6 +102,26 @@ export class NotFound extends Rejection {
   override readonly name = 'NotFound';
   constructor(message: string) {
     super(ErrorCode.NOT_FOUND, message);
+  }
+}
+
+/** A task naming a workflow that is no agent of its account nor of the shared catalogue. */
+export class UnknownWorkflow extends Rejection {
+  override readonly name = 'UnknownWorkflow';
+  constructor(accountId: string, workflowId: string) {
+    super(
+      ErrorCode.NOT_FOUND,
+      `no agent has the workflow_id "${workflowId}" in account ${accountId} or the shared catalogue`,
+      { workflow_id: workflowId, account_id: accountId },
+    );
+  }
+}
+
+/** A stored record a request names does not fit its schema: it cannot be shown or acted on, only dropped. */
+export class MalformedRecord extends Rejection {
+  override readonly name = 'MalformedRecord';
+  constructor(message: string, detail?: unknown) {
+    super(ErrorCode.MALFORMED_RECORD, message, detail);
   }
 }
 

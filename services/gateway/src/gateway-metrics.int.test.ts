@@ -5,7 +5,13 @@ import { AckPolicy, jetstream, jetstreamManager, type JetStreamManager } from '@
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayMetric } from './gateway-metrics.js';
-import { bearer, call, startTestGateway, type TestGateway } from './__fixtures__/gateway-harness.js';
+import {
+  bearer,
+  call,
+  startTestGateway,
+  type TestGateway,
+  putSharedAgents,
+} from './__fixtures__/gateway-harness.js';
 import { openSse } from './__fixtures__/sse-client.js';
 
 const ACME_KEY = 'acme-key-metrics-5d4c3b2a1f0e';
@@ -23,6 +29,7 @@ beforeAll(async () => {
   telemetry = startTelemetry({ service: 'gateway-test', env: {}, metricReaders: [reader] });
   nats = await startNats();
   gw = await startTestGateway(nats.url, { API_KEYS: `${ACME_KEY}=acme`, QUEUE_DEPTH_MAX_AGE_MS: '1000' });
+  await putSharedAgents(nats.url, 'qcc_agent');
   client = await connect({ servers: nats.url });
   jsm = await jetstreamManager(client);
 });

@@ -6,6 +6,7 @@
 import { hkdfSync } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import {
+  accountScope,
   AccountUsageStore,
   AgentStore,
   McpServerStore,
@@ -14,7 +15,9 @@ import {
   DeadLetterStore,
   ensureDeadLetterStream,
   ensureMeshStreams,
+  CorruptRecordError,
   IdempotencyStore,
+  startLiveAgents,
   copyLegacyToolBucket,
   migrateLegacyRegistryEntries,
   openMeshBuckets,
@@ -191,6 +194,16 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     usage: new AccountUsageStore(buckets.accountUsage),
     cacheMs: config.ACCOUNT_USAGE_CACHE_MS,
   });
+  // Submissions naming no agent are refused up front; a live mirror answers without a KV read.
+  const liveAgents = await startLiveAgents(buckets.agents, {
+    maxEntries: config.AGENT_CACHE_MAX_ENTRIES,
+    connection: nc,
+    onEvent: (event) => {
+      if (event.type === 'stale' && event.reason === 'watch_failed') {
+        log.warn({ err: event.error }, 'agent mirror watch failed; reading KV until it is back');
+      }
+    },
+  });
   const submitter = new TaskSubmitter({
     js,
     statuses,
@@ -203,6 +216,15 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     }),
     ...(runningLimiter ? { runningLimiter } : {}),
     ...(dailyCaps.active ? { dailyCaps } : {}),
+    agentExists: async (accountId, workflowId) => {
+      try {
+        return (await liveAgents.resolve(accountScope(accountId), workflowId)) !== undefined;
+      } catch (error) {
+        // A stored agent that does not parse still exists: the assembler fails the task naming it.
+        if (error instanceof CorruptRecordError) return true;
+        throw error;
+      }
+    },
     ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
     metrics,
     log,
@@ -249,7 +271,13 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     },
   });
 
-  await app.listen({ host: config.HTTP_HOST, port: config.HTTP_PORT });
+  try {
+    await app.listen({ host: config.HTTP_HOST, port: config.HTTP_PORT });
+  } catch (error) {
+    // runService tries start-up again: leave no watch behind.
+    liveAgents.stop();
+    throw error;
+  }
   const { port } = app.server.address() as AddressInfo;
   const host = config.HTTP_HOST.includes(':') ? `[${config.HTTP_HOST}]` : config.HTTP_HOST;
   const url = `http://${host}:${port}`;
@@ -281,6 +309,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
       // Open streams end first (the app's close aborts them), then the feed's consumer goes.
       await app.close();
       await liveEvents?.stop();
+      liveAgents.stop();
     },
   };
 }

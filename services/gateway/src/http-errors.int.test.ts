@@ -1,7 +1,13 @@
 import { ErrorBody } from '@agentmesh/protocol';
 import { startNats, type NatsServer } from '@agentmesh/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, call, startTestGateway, type TestGateway } from './__fixtures__/gateway-harness.js';
+import {
+  bearer,
+  call,
+  startTestGateway,
+  type TestGateway,
+  putSharedAgents,
+} from './__fixtures__/gateway-harness.js';
 import { exchange, openRaw, parseResponses, type RawResponse } from './__fixtures__/raw-http.js';
 
 const ACME_KEY = 'acme-key-http-errors-0123456789';
@@ -13,6 +19,7 @@ let host: string;
 beforeAll(async () => {
   nats = await startNats();
   gw = await startTestGateway(nats.url, { API_KEYS: `${ACME_KEY}=acme` });
+  await putSharedAgents(nats.url, 'w');
   host = new URL(gw.url).host;
 });
 afterAll(async () => {

@@ -5,6 +5,7 @@
  * vault bindings, schema validation) would otherwise overflow the stack on a body a few thousand levels
  * deep; the scan below never builds the structure and uses no recursion.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { InvalidRequest, NestedTooDeep } from './errors.js';
 
@@ -55,12 +56,23 @@ export function parseJsonBody(text: string): { value: unknown } | InvalidRequest
   }
 }
 
+/** Methods whose requests no route reads a body from. */
+const BODYLESS_METHODS: ReadonlySet<string> = new Set(['DELETE', 'OPTIONS']);
+
 /**
  * Makes JSON the one body type: replaces Fastify's `application/json` parser with one that checks the
  * depth first, then parses exactly as Fastify does (`__proto__` and `constructor.prototype` keys
  * refused), and drops its `text/plain` parser, so any other content type is 415.
  */
 export function installJsonBodyParser(app: FastifyInstance): void {
+  // A DELETE or OPTIONS declaring an empty body has none, whatever content type it names: Fastify would
+  // hand it to that type's parser (an empty JSON body is 400, any other type 415). The Python MCP SDK
+  // ends a session with exactly such a DELETE (`content-type: application/json`, `content-length: 0`).
+  app.addHook('onRequest', async (request) => {
+    if (BODYLESS_METHODS.has(request.method) && declaresNoBody(request.headers)) {
+      delete request.headers['content-type'];
+    }
+  });
   const fastifyJsonParser = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
@@ -73,4 +85,11 @@ export function installJsonBodyParser(app: FastifyInstance): void {
       fastifyJsonParser(request, text, done);
     }
   });
+}
+
+function declaresNoBody(headers: IncomingHttpHeaders): boolean {
+  return (
+    headers['transfer-encoding'] === undefined &&
+    (headers['content-length'] === undefined || headers['content-length'] === '0')
+  );
 }

@@ -12,7 +12,13 @@ import {
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { LiveEventFeed } from './live-event-feed.js';
-import { bearer, call, startTestGateway, type TestGateway } from './__fixtures__/gateway-harness.js';
+import {
+  bearer,
+  call,
+  startTestGateway,
+  type TestGateway,
+  putSharedAgents,
+} from './__fixtures__/gateway-harness.js';
 import {
   nextEvent,
   openSse,
@@ -48,6 +54,7 @@ afterAll(async () => {
 
 async function startGateway(env: Record<string, string> = {}, natsUrl = nats.url): Promise<TestGateway> {
   const gateway = await startTestGateway(natsUrl, { API_KEYS: `${KEY}=${ACCOUNT}`, ...env });
+  await putSharedAgents(natsUrl, 'w');
   running.push(gateway);
   return gateway;
 }

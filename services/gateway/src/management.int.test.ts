@@ -572,6 +572,12 @@ describe('API keys and access', () => {
     expect(registered.body).toMatchObject({ account_id: 'keyed', account_type: 'user', label: 'ci' });
     const apiKey: string = registered.body.api_key;
 
+    const agent = { workflow_id: 'w', model: { model_name: 'm', base_url: 'http://127.0.0.1:9/v1' } };
+    const put = await call(gw.url, 'PUT', '/v1/admin/agents/w', {
+      body: agent,
+      headers: { ...admin, 'x-account-id': 'keyed' },
+    });
+    expect(put.status).toBe(201);
     const body = { workflow_id: 'w', user_id: 'u', messages: [{ role: 'user', content: 'hi' }] };
     const submitted = await call(gw.url, 'POST', '/v1/tasks', { body, headers: bearer(apiKey) });
     expect(submitted.status).toBe(202);

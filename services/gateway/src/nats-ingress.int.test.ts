@@ -16,7 +16,13 @@ import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jet
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH } from './json-body.js';
-import { bearer, call, startTestGateway, type TestGateway } from './__fixtures__/gateway-harness.js';
+import {
+  bearer,
+  call,
+  startTestGateway,
+  type TestGateway,
+  putSharedAgents,
+} from './__fixtures__/gateway-harness.js';
 
 const ACME_KEY = 'acme-key-nats-1234567890abcdef';
 const BODY_LIMIT = 8 * 1024;
@@ -32,6 +38,7 @@ beforeAll(async () => {
     API_KEYS: `${ACME_KEY}=acme`,
     BODY_LIMIT_BYTES: String(BODY_LIMIT),
   });
+  await putSharedAgents(nats.url, 'qcc_agent');
   client = await connect({ servers: nats.url });
   jsm = await jetstreamManager(client);
 });

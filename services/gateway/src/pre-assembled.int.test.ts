@@ -14,7 +14,13 @@ import { openTaskVault, VaultTamperedError } from '@agentmesh/vault';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, seedFixture, startTestGateway, type TestGateway } from './__fixtures__/gateway-harness.js';
+import {
+  call,
+  seedFixture,
+  startTestGateway,
+  type TestGateway,
+  putSharedAgents,
+} from './__fixtures__/gateway-harness.js';
 
 const VAULT_CANARY = `canary-vault-${crypto.randomUUID()}`;
 const MODEL_KEY_CANARY = `canary-model-${crypto.randomUUID()}`;
@@ -55,6 +61,7 @@ beforeAll(async () => {
   });
   await client.flush();
   gw = await startTestGateway(nats.url, { TRUST_ACCOUNT_HEADERS: 'true' });
+  await putSharedAgents(nats.url, 'w');
   jsm = await jetstreamManager(client);
 });
 afterAll(async () => {

@@ -9,7 +9,13 @@ import { startNats, type NatsServer } from '@agentmesh/testkit';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, call, startTestGateway, type TestGateway } from './__fixtures__/gateway-harness.js';
+import {
+  bearer,
+  call,
+  startTestGateway,
+  type TestGateway,
+  putSharedAgents,
+} from './__fixtures__/gateway-harness.js';
 
 const KEYS = {
   events: 'events-key-0a1b2c3d4e5f60718293',
@@ -42,6 +48,7 @@ beforeAll(async () => {
     MAX_RUNNING_TASKS_PER_ACCOUNT: '3',
     RUNNING_TASKS_RECHECK_MS: '200',
   });
+  await putSharedAgents(nats.url, 'qcc_agent');
   client = await connect({ servers: nats.url });
   js = jetstream(client);
   jsm = await jetstreamManager(client);

@@ -4,7 +4,13 @@ import { startNats, type NatsServer } from '@agentmesh/testkit';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, call, startTestGateway, type TestGateway } from './__fixtures__/gateway-harness.js';
+import {
+  bearer,
+  call,
+  startTestGateway,
+  type TestGateway,
+  putSharedAgents,
+} from './__fixtures__/gateway-harness.js';
 
 const LIMITED_KEY = 'limited-key-5d4c3b2a19087766';
 const OTHER_KEY = 'other-key-0f1e2d3c4b5a6978';
@@ -21,6 +27,7 @@ beforeAll(async () => {
     API_KEYS: `${LIMITED_KEY}=limited,${OTHER_KEY}=other`,
     SUBMIT_RATE_PER_API_KEY: '0.01',
   });
+  await putSharedAgents(nats.url, 'qcc_agent');
   client = await connect({ servers: nats.url });
   jsm = await jetstreamManager(client);
 });

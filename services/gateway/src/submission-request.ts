@@ -20,6 +20,8 @@ import { convertRuntimeConfig, sealPreAssembledTask } from './pre-assembled.js';
 export interface Submission {
   accountId: string;
   workflowId: string;
+  /** A seed-001 payload carrying its own agent: no registry lookup applies to it. */
+  preAssembled: boolean;
   /** The upstream's own trace id, normalised. */
   traceId?: string;
   idempotencyKey?: string;
@@ -57,6 +59,7 @@ function parseSubmitRequest(
   return {
     accountId: account.accountId,
     workflowId: request.workflow_id,
+    preAssembled: false,
     request,
     ...optional('traceId', request.trace_id),
     ...optional('idempotencyKey', request.idempotency_key),
@@ -103,6 +106,7 @@ function parsePreAssembled(body: unknown, caller: Caller, recipient: SealFor): S
   const submission: Submission = {
     accountId,
     workflowId: meta.workflow_id,
+    preAssembled: true,
     request: parsed.data,
     ...optional('traceId', meta.trace_id),
     ...optional('idempotencyKey', idempotency_key),

@@ -12,7 +12,13 @@ import { parkedTaskFixture, startNats, type NatsServer } from '@agentmesh/testki
 import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, call, startTestGateway, type TestGateway } from './__fixtures__/gateway-harness.js';
+import {
+  bearer,
+  call,
+  startTestGateway,
+  type TestGateway,
+  putSharedAgents,
+} from './__fixtures__/gateway-harness.js';
 
 const ADMIN_KEY = 'admin-key-99aa88bb77cc66dd55ee';
 const BETA_KEY = 'beta-key-0a1b2c3d4e5f60718293';
@@ -27,6 +33,7 @@ let statuses: TaskStatusStore;
 beforeAll(async () => {
   nats = await startNats();
   gw = await startTestGateway(nats.url, { API_KEYS: `${BETA_KEY}=beta`, ADMIN_API_KEYS: ADMIN_KEY });
+  await putSharedAgents(nats.url, 'payments');
   client = await connect({ servers: nats.url });
   jsm = await jetstreamManager(client);
   const buckets = await openMeshBuckets(jetstream(client), { only: ['parkedTasks', 'tasks'] });

@@ -11,7 +11,13 @@ import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, call, startTestGateway, type TestGateway } from './__fixtures__/gateway-harness.js';
+import {
+  bearer,
+  call,
+  startTestGateway,
+  type TestGateway,
+  putSharedAgents,
+} from './__fixtures__/gateway-harness.js';
 import { openSse } from './__fixtures__/sse-client.js';
 
 const ACME_KEY = 'acme-key-expiry-00112233445566778';
@@ -41,6 +47,7 @@ beforeAll(async () => {
       }),
     );
   }
+  await putSharedAgents(nats.url, 'w');
 });
 afterAll(async () => {
   await Promise.all(gateways.map((gw) => gw.stop()));

@@ -10,7 +10,13 @@ import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, call, startTestGateway, type TestGateway } from './__fixtures__/gateway-harness.js';
+import {
+  bearer,
+  call,
+  startTestGateway,
+  type TestGateway,
+  putSharedAgents,
+} from './__fixtures__/gateway-harness.js';
 import { openSse, type SseConnection, type SseFrame } from './__fixtures__/sse-client.js';
 
 const ACME_KEY = 'acme-key-sse-00112233445566778899';
@@ -30,6 +36,7 @@ beforeAll(async () => {
     API_KEYS: `${ACME_KEY}=acme,${BETA_KEY}=beta`,
     SSE_HEARTBEAT_MS: String(HEARTBEAT_MS),
   });
+  await putSharedAgents(nats.url, 'w');
   client = await connect({ servers: nats.url });
   js = jetstream(client);
   jsm = await jetstreamManager(client);

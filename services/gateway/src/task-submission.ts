@@ -1,5 +1,6 @@
 /**
- * Accepting a task, the same for HTTP and the NATS ingress: validate → the account's daily caps → running-task and rate limits → trace_id (the upstream's,
+ * Accepting a task, the same for HTTP and the NATS ingress: validate → the account's daily caps → running-task and rate limits → the
+ * agent exists (the account's own or the shared catalogue's; not asked of a pre-assembled payload) → trace_id (the upstream's,
  * normalised, or a new one) → idempotency claim → status `queued` → publish the ReceivedTask to
  * `mesh.tasks.received.<account>` with Nats-Msg-Id = `<account>.<trace_id>` and the trace context of a
  * `gateway.submit` span rooted in the task's trace (so the task's trace_id is the trace's id).
@@ -53,6 +54,7 @@ import {
   Rejection,
   ServiceUnavailable,
   SubmissionUnconfirmed,
+  UnknownWorkflow,
 } from './errors.js';
 import { SubmissionOutcome, type GatewayMetrics } from './gateway-metrics.js';
 import { parseSubmission, type Submission } from './submission-request.js';
@@ -77,6 +79,12 @@ export interface TaskSubmitterOptions {
   runningLimiter?: RunningTaskLimiter;
   /** Refuses submissions of accounts past their daily token or cost cap; none: no caps. */
   dailyCaps?: AccountDailyCaps;
+  /**
+   * Whether the account may run an agent of this workflow id (its own, else the shared catalogue's); a
+   * submission naming none is refused NOT_FOUND before anything is stored or published. None: not asked
+   * (the assembler fails the task instead).
+   */
+  agentExists?: (accountId: string, workflowId: string) => Promise<boolean>;
   /** Makes `events_url` absolute. */
   publicBaseUrl?: string;
   /** Counts every submission by outcome. */
@@ -162,6 +170,8 @@ export class TaskSubmitter {
     submission: Submission,
     link: SubmissionLink | undefined,
   ): Promise<AcceptedTask | Rejection> {
+    const unknown = await this.unknownWorkflow(submission);
+    if (unknown !== undefined) return unknown;
     let traceId = submission.traceId ?? newTraceId();
     if (submission.idempotencyKey !== undefined) {
       const key = submission.idempotencyKey;
@@ -241,6 +251,23 @@ export class TaskSubmitter {
       'task accepted',
     );
     return { reply: this.replyFor(accountId, traceId), accountId, duplicate: false };
+  }
+
+  /**
+   * Refuses a task whose agent does not exist before its idempotency key is claimed or its status
+   * written, so a refused submission leaves nothing behind. Asked after the limits: a caller sending
+   * unknown names spends its rate like any other, and a name the gateway's live mirror of `mesh_agents`
+   * does not hold costs a KV read or two.
+   */
+  private async unknownWorkflow(submission: Submission): Promise<Rejection | undefined> {
+    const agentExists = this.options.agentExists;
+    if (agentExists === undefined || submission.preAssembled) return undefined;
+    const { accountId, workflowId } = submission;
+    const exists = await this.bus('agent registry', () => agentExists(accountId, workflowId));
+    if (exists instanceof Rejection) return exists;
+    if (exists) return undefined;
+    this.options.log.info({ account_id: accountId, workflow_id: workflowId }, 'task names no agent; refused');
+    return new UnknownWorkflow(accountId, workflowId);
   }
 
   /** A repeat of a task this account submitted before: the first task's reply, published again if it may be lost. */

@@ -15,7 +15,13 @@ import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jet
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH } from './json-body.js';
-import { bearer, call, startTestGateway, type TestGateway } from './__fixtures__/gateway-harness.js';
+import {
+  bearer,
+  call,
+  startTestGateway,
+  type TestGateway,
+  putSharedAgents,
+} from './__fixtures__/gateway-harness.js';
 
 const ACME_KEY = 'acme-key-6f1e2d3c4b5a69788796';
 const BETA_KEY = 'beta-key-0a1b2c3d4e5f60718293';
@@ -37,6 +43,7 @@ beforeAll(async () => {
     ADMIN_API_KEYS: ADMIN_KEY,
     BODY_LIMIT_BYTES: String(BODY_LIMIT),
   });
+  await putSharedAgents(nats.url, 'qcc_agent', 'w');
   client = await connect({ servers: nats.url });
   jsm = await jetstreamManager(client);
 });

@@ -236,15 +236,17 @@ describe('the mesh end to end', () => {
     expect(JSON.stringify(events[0])).toContain('QCC_KEY');
   });
 
-  it('an unknown agent ends the task with NOT_FOUND', async () => {
+  it('a task naming an unknown agent is refused at submit with 404 NOT_FOUND, and no task is created', async () => {
     const response = await submit(mesh, {
       workflow_id: 'no_such_agent',
       user_id: 'u1',
       messages: [{ role: 'user', content: 'x' }],
     });
-    const { trace_id } = (await response.json()) as { trace_id: string };
-    const events = await sseEvents(mesh, trace_id);
-    expect(events.map((e) => [e.type, (e.data as { code?: string }).code])).toEqual([['error', 'NOT_FOUND']]);
+    expect(response.status).toBe(404);
+    expect(await response.json()).toMatchObject({
+      code: 'NOT_FOUND',
+      detail: { workflow_id: 'no_such_agent' },
+    });
   });
 
   it('a malformed submission is refused with 400 and the zod path of the problem', async () => {

@@ -1,9 +1,10 @@
-import { newTraceId, type AssembledTask } from '@agentmesh/protocol';
+import { deadLetterSubject, newTraceId, type AssembledTask } from '@agentmesh/protocol';
 import { startNats, type NatsServer } from '@agentmesh/testkit';
 import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDeadLetterStream } from '../resources.js';
+import { CorruptRecordError } from '../errors.js';
 import { DeadLetterStore, deadLetterOf } from './dead-letter-store.js';
 
 let nats: NatsServer;
@@ -84,14 +85,17 @@ describe('dead letter store', () => {
     await store.add(deadLetterOf(foreign, cause(2)));
 
     const all = await store.list({ accountId: 'lister', limit: 10 });
-    expect(all.map((s) => s.letter.trace_id)).toEqual([newer.task_meta.trace_id, older.task_meta.trace_id]);
+    expect(all.letters.map((s) => s.letter.trace_id)).toEqual([
+      newer.task_meta.trace_id,
+      older.task_meta.trace_id,
+    ]);
     const alpha = await store.list({ accountId: 'lister', workflowId: 'alpha', limit: 10 });
-    expect(alpha.map((s) => s.letter.trace_id)).toEqual([older.task_meta.trace_id]);
-    expect(await store.list({ accountId: 'lister', limit: 1 })).toHaveLength(1);
+    expect(alpha.letters.map((s) => s.letter.trace_id)).toEqual([older.task_meta.trace_id]);
+    expect((await store.list({ accountId: 'lister', limit: 1 })).letters).toHaveLength(1);
     expect(await store.get('lister', foreign.task_meta.trace_id)).toBeUndefined();
     expect(await store.accountsOf(foreign.task_meta.trace_id)).toEqual(['other']);
     const everyone = await store.list({ limit: 100 });
-    expect(everyone.map((s) => s.letter.trace_id)).toContain(foreign.task_meta.trace_id);
+    expect(everyone.letters.map((s) => s.letter.trace_id)).toContain(foreign.task_meta.trace_id);
   });
 
   it('of two changes from the same read, the second is refused; a removed letter is gone', async () => {
@@ -109,5 +113,32 @@ describe('dead letter store', () => {
     expect(await store.remove('changes', dead.task_meta.trace_id)).toBe(true);
     expect(await store.get('changes', dead.task_meta.trace_id)).toBeUndefined();
     expect(await store.remove('changes', dead.task_meta.trace_id)).toBe(false);
+  });
+
+  it('when a message on an account letter subject is no letter (not the schema, or naming another task), listing skips and names it, get throws CorruptRecordError, and remove drops it', async () => {
+    const good = task('messy');
+    await store.add(deadLetterOf(good, cause(2)));
+    const notSchema = newTraceId();
+    const otherTask = newTraceId();
+    const js = jetstream(nc);
+    await js.publish(
+      deadLetterSubject('messy', notSchema),
+      JSON.stringify({ trace_id: notSchema, hello: 1 }),
+    );
+    // A valid letter, but of another account's task: never shown as this one's.
+    const foreignLetter = deadLetterOf(task('elsewhere', 'weather', otherTask), cause(2));
+    await js.publish(deadLetterSubject('messy', otherTask), JSON.stringify(foreignLetter));
+
+    const listed = await store.list({ accountId: 'messy', limit: 10 });
+
+    expect(listed.letters.map((s) => s.letter.trace_id)).toEqual([good.task_meta.trace_id]);
+    expect(listed.malformed.map((m) => m.traceId).sort()).toEqual([notSchema, otherTask].sort());
+    expect(listed.malformed.every((m) => m.accountId === 'messy' && m.seq > 0)).toBe(true);
+    await expect(store.get('messy', notSchema)).rejects.toBeInstanceOf(CorruptRecordError);
+    await expect(store.get('messy', otherTask)).rejects.toBeInstanceOf(CorruptRecordError);
+    expect(await store.remove('messy', notSchema)).toBe(true);
+    expect((await store.list({ accountId: 'messy', limit: 10 })).malformed.map((m) => m.traceId)).toEqual([
+      otherTask,
+    ]);
   });
 });

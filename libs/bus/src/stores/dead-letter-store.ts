@@ -10,6 +10,10 @@
  *
  * Listing reads the stream's subjects (stream info with a subject filter) and then the last message of
  * each: no consumer, so the readers need no right to create one.
+ *
+ * A message that does not fit the DeadLetter schema (published by hand, or by a bug) must not take an
+ * account's letters down: a listing leaves it out and names it in `malformed`, `get` throws
+ * CorruptRecordError for it, and `remove` drops it without reading it.
  */
 import {
   DeadLetter,
@@ -29,6 +33,7 @@ import {
   type JetStreamClient,
   type JetStreamManager,
 } from '@nats-io/jetstream';
+import { CorruptRecordError } from '../errors.js';
 import { decodeJson, encodeJson } from '../json.js';
 import { isJetStreamApiError } from '../jetstream-api-error.js';
 
@@ -45,6 +50,20 @@ export interface DeadLetterFilter {
   accountId?: string;
   workflowId?: string;
   limit: number;
+}
+
+/** A message on a dead letter's subject that is no DeadLetter. */
+export interface MalformedDeadLetter {
+  accountId: string;
+  traceId: string;
+  seq: number;
+}
+
+export interface DeadLetterListing {
+  /** The letters matching the filter, newest first. */
+  letters: StoredDeadLetter[];
+  /** The messages that do not fit the schema, left out of `letters` (whatever the filter). */
+  malformed: MalformedDeadLetter[];
 }
 
 export interface DeadLetterCause {
@@ -73,6 +92,21 @@ export function deadLetterOf(task: AssembledTask, cause: DeadLetterCause): DeadL
     input: task.input,
     limits: task.limits,
   });
+}
+
+const decoder = new TextDecoder();
+
+/** A letter names the task its subject does: one naming another account's task is not shown as this one's. */
+function isLetterOf(letter: DeadLetter, subject: string): boolean {
+  return deadLetterSubject(letter.account_id, letter.trace_id) === subject;
+}
+
+function parseJsonOrUndefined(data: Uint8Array): unknown {
+  try {
+    return JSON.parse(decoder.decode(data)) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 function isNotFound(error: unknown): boolean {
@@ -111,12 +145,20 @@ export class DeadLetterStore {
     }
   }
 
+  /** The task's letter; throws CorruptRecordError when the message stored for it is no DeadLetter. */
   async get(accountId: string, traceId: string): Promise<StoredDeadLetter | undefined> {
     const subject = deadLetterSubject(accountId, traceId);
+    const message = await this.lastMessage(subject);
+    if (message === undefined) return undefined;
+    const letter = decodeJson(DeadLetter, message.data, `${subject}#${message.seq}`);
+    if (!isLetterOf(letter, subject)) throw new CorruptRecordError(`${subject}#${message.seq}`);
+    return { letter, seq: message.seq };
+  }
+
+  private async lastMessage(subject: string): Promise<{ data: Uint8Array; seq: number } | undefined> {
     try {
       const message = await this.jsm.streams.getMessage(STREAM, { last_by_subj: subject });
-      if (message === null) return undefined;
-      return { letter: decodeJson(DeadLetter, message.data, `${subject}#${message.seq}`), seq: message.seq };
+      return message === null ? undefined : { data: message.data, seq: message.seq };
     } catch (error) {
       if (isNotFound(error)) return undefined;
       throw error;
@@ -136,23 +178,30 @@ export class DeadLetterStore {
       .filter((account): account is string => account !== undefined);
   }
 
-  /** The letters matching `filter`, newest first. */
-  async list(filter: DeadLetterFilter): Promise<StoredDeadLetter[]> {
+  /** The letters matching `filter`, newest first, and the messages left out for not being letters. */
+  async list(filter: DeadLetterFilter): Promise<DeadLetterListing> {
     const info = await this.jsm.streams.info(STREAM, {
       subjects_filter: deadLettersWildcard(filter.accountId),
     });
     const subjects = Object.keys(info.state.subjects ?? {});
     const found: StoredDeadLetter[] = [];
+    const malformed: MalformedDeadLetter[] = [];
     for (const subject of subjects) {
       const [, , accountId, traceId] = subject.split('.');
       if (accountId === undefined || traceId === undefined) continue;
-      const stored = await this.get(accountId, traceId);
-      if (stored === undefined) continue;
+      const message = await this.lastMessage(subject);
+      if (message === undefined) continue;
+      const parsed = DeadLetter.safeParse(parseJsonOrUndefined(message.data));
+      if (!parsed.success || !isLetterOf(parsed.data, subject)) {
+        malformed.push({ accountId, traceId, seq: message.seq });
+        continue;
+      }
+      const stored: StoredDeadLetter = { letter: parsed.data, seq: message.seq };
       if (filter.workflowId !== undefined && stored.letter.workflow_id !== filter.workflowId) continue;
       found.push(stored);
     }
     found.sort((a, b) => b.letter.dead_at.localeCompare(a.letter.dead_at) || b.seq - a.seq);
-    return found.slice(0, filter.limit);
+    return { letters: found.slice(0, filter.limit), malformed };
   }
 
   /**
@@ -174,9 +223,9 @@ export class DeadLetterStore {
     }
   }
 
-  /** Drops the task's letter; false when it had none. */
+  /** Drops the task's letter, a malformed one too (it is not read); false when it had none. */
   async remove(accountId: string, traceId: string): Promise<boolean> {
-    const stored = await this.get(accountId, traceId);
+    const stored = await this.lastMessage(deadLetterSubject(accountId, traceId));
     if (stored === undefined) return false;
     try {
       return await this.jsm.streams.deleteMessage(STREAM, stored.seq, false);

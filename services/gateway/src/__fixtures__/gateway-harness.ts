@@ -5,8 +5,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { AgentStore, openMeshBuckets, SHARED_CATALOGUE } from '@agentmesh/bus';
 import { createLogger, loadConfig } from '@agentmesh/runtime';
 import { generateVaultKeyPair, type VaultKeyPair } from '@agentmesh/vault';
+import { jetstream } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { gatewayConfigSchema, type GatewayConfig } from '../config.js';
 import { startGateway, type RunningGateway } from '../gateway.js';
@@ -56,6 +58,26 @@ export async function startTestGateway(
       await nc.drain();
     },
   };
+}
+
+/**
+ * Stores agents of these workflow ids in the shared catalogue, so every account's tasks naming them pass
+ * the gateway's check that a task names an agent (their model is never called: no assembler runs here).
+ */
+export async function putSharedAgents(natsUrl: string, ...workflowIds: string[]): Promise<void> {
+  const nc = await connect({ servers: natsUrl, name: 'test-agents' });
+  try {
+    const { agents } = await openMeshBuckets(jetstream(nc), { only: ['agents'] });
+    const store = new AgentStore(agents);
+    for (const workflowId of workflowIds) {
+      await store.put(SHARED_CATALOGUE, {
+        workflow_id: workflowId,
+        model: { model_name: 'test-model', base_url: 'http://127.0.0.1:9/v1' },
+      });
+    }
+  } finally {
+    await nc.close();
+  }
 }
 
 /** Parsed JSON as tests read it: loosely, because the assertions are the type check. */

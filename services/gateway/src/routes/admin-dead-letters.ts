@@ -11,10 +11,16 @@
  * account's current credentials — and marks the letter re-driven with the new trace id (compare-and-set: of
  * two re-drives of one letter, one wins and the other gets 409). A submission that is refused leaves the
  * letter as it was.
+ *
+ * A message on a letter's subject that does not fit the schema (published by hand or by a bug) is left out
+ * of listings, counted in `skipped_malformed` and logged; showing or re-driving it is 422
+ * MALFORMED_RECORD; deleting it works, and is how an operator clears it.
  */
-import type { DeadLetterStore, StoredDeadLetter } from '@agentmesh/bus';
+import { CorruptRecordError, type DeadLetterStore, type StoredDeadLetter } from '@agentmesh/bus';
+import type { Logger } from '@agentmesh/runtime';
 import {
   DeadLetterListQuery,
+  type DeadLetterList,
   deadLetterView,
   newTraceId,
   TraceIdInput,
@@ -22,7 +28,7 @@ import {
   type SubmitTaskRequestInput,
 } from '@agentmesh/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Conflict, InvalidRequest, NotFound, Rejection, sendRejection } from '../errors.js';
+import { Conflict, InvalidRequest, MalformedRecord, NotFound, Rejection, sendRejection } from '../errors.js';
 import type { TaskSubmitter } from '../task-submission.js';
 import type { AuthenticateRequest } from './request-caller.js';
 
@@ -30,10 +36,35 @@ export interface DeadLetterRouteDeps {
   authenticate: AuthenticateRequest;
   deadLetters: DeadLetterStore;
   submitter: TaskSubmitter;
+  log: Logger;
 }
 
 interface LetterParams {
   Params: { trace_id: string };
+}
+
+/** Where the letter a path names would be, as the caller may see it (not read yet). */
+async function locateLetter(
+  deadLetters: DeadLetterStore,
+  request: FastifyRequest<LetterParams>,
+): Promise<{ accountId: string; traceId: string } | Rejection> {
+  const parsed = TraceIdInput.safeParse(request.params.trace_id);
+  if (!parsed.success) return InvalidRequest.fromZod(parsed.error, 'trace_id');
+  const traceId = parsed.data;
+  const accountId = request.managedAccount;
+  if (accountId !== undefined) return { accountId, traceId };
+  const accounts = await deadLetters.accountsOf(traceId);
+  if (accounts.length === 0) return missingLetter(traceId);
+  if (accounts.length > 1) {
+    return new Conflict(`tasks of several accounts used trace id ${traceId}; name one in x-account-id`, {
+      accounts,
+    });
+  }
+  return { accountId: accounts[0]!, traceId };
+}
+
+function missingLetter(traceId: string): NotFound {
+  return new NotFound(`no dead letter for task ${traceId}`);
 }
 
 /** The letter a path names, as the caller may see it. */
@@ -41,22 +72,18 @@ async function findLetter(
   deadLetters: DeadLetterStore,
   request: FastifyRequest<LetterParams>,
 ): Promise<StoredDeadLetter | Rejection> {
-  const parsed = TraceIdInput.safeParse(request.params.trace_id);
-  if (!parsed.success) return InvalidRequest.fromZod(parsed.error, 'trace_id');
-  const traceId = parsed.data;
-  const missing = new NotFound(`no dead letter for task ${traceId}`);
-  let accountId = request.managedAccount;
-  if (accountId === undefined) {
-    const accounts = await deadLetters.accountsOf(traceId);
-    if (accounts.length === 0) return missing;
-    if (accounts.length > 1) {
-      return new Conflict(`tasks of several accounts used trace id ${traceId}; name one in x-account-id`, {
-        accounts,
-      });
-    }
-    accountId = accounts[0]!;
+  const located = await locateLetter(deadLetters, request);
+  if (located instanceof Rejection) return located;
+  const { accountId, traceId } = located;
+  try {
+    return (await deadLetters.get(accountId, traceId)) ?? missingLetter(traceId);
+  } catch (error) {
+    if (!(error instanceof CorruptRecordError)) throw error;
+    return new MalformedRecord(
+      `the dead letter of task ${traceId} does not fit the dead letter schema; it can only be deleted`,
+      { trace_id: traceId, account_id: accountId },
+    );
   }
-  return (await deadLetters.get(accountId, traceId)) ?? missing;
 }
 
 export function registerDeadLetterRoutes(app: FastifyInstance, deps: DeadLetterRouteDeps): void {
@@ -70,7 +97,24 @@ export function registerDeadLetterRoutes(app: FastifyInstance, deps: DeadLetterR
       ...(query.data.workflow_id === undefined ? {} : { workflowId: query.data.workflow_id }),
       limit: query.data.limit,
     });
-    return { dead_letters: found.map(({ letter }) => deadLetterView(letter)) };
+    if (found.malformed.length > 0) {
+      deps.log.warn(
+        {
+          skipped_malformed: found.malformed.length,
+          letters: found.malformed.slice(0, 20).map((m) => ({
+            account_id: m.accountId,
+            trace_id: m.traceId,
+            seq: m.seq,
+          })),
+        },
+        'dead letters that do not fit the schema were left out of a listing; delete them',
+      );
+    }
+    const answer: DeadLetterList = {
+      dead_letters: found.letters.map(({ letter }) => deadLetterView(letter)),
+      skipped_malformed: found.malformed.length,
+    };
+    return answer;
   });
 
   app.get<LetterParams>('/dead-letters/:trace_id', async (request, reply) => {
@@ -80,11 +124,12 @@ export function registerDeadLetterRoutes(app: FastifyInstance, deps: DeadLetterR
   });
 
   app.delete<LetterParams>('/dead-letters/:trace_id', async (request, reply) => {
-    const found = await findLetter(deadLetters, request);
-    if (found instanceof Rejection) return sendRejection(reply, found);
-    const { account_id: accountId, trace_id: traceId } = found.letter;
+    // Not read first: a letter that does not fit the schema is dropped all the same.
+    const located = await locateLetter(deadLetters, request);
+    if (located instanceof Rejection) return sendRejection(reply, located);
+    const { accountId, traceId } = located;
     if (!(await deadLetters.remove(accountId, traceId))) {
-      return sendRejection(reply, new NotFound(`no dead letter for task ${traceId}`));
+      return sendRejection(reply, missingLetter(traceId));
     }
     return reply.code(204).send();
   });

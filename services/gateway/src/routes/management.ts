@@ -112,6 +112,7 @@ export function registerManagementRoutes(app: FastifyInstance, deps: ManagementR
         authenticate: deps.authenticate,
         deadLetters: deps.deadLetters,
         submitter: deps.submitter,
+        log: deps.log,
       });
     },
     { prefix: MANAGEMENT_PREFIX },

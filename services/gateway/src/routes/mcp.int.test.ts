@@ -14,8 +14,10 @@ import { bearer, call, startTestGateway, type TestGateway } from '../__fixtures_
 const ACME_KEY = 'acme-key-mcp-6f1e2d3c4b5a6978';
 const ADMIN_KEY = 'admin-key-mcp-99aa88bb77cc66dd';
 const LONGCO_KEY = 'longco-key-mcp-0a1b2c3d4e5f6071';
+/** A key of its own, so its caller's session cap holds only the sessions of the test using it. */
+const CLOSER_KEY = 'closer-key-mcp-1b2c3d4e5f607182';
 const ENV = {
-  API_KEYS: `${ACME_KEY}=acme,${LONGCO_KEY}=longco`,
+  API_KEYS: `${ACME_KEY}=acme,${LONGCO_KEY}=longco,${CLOSER_KEY}=acme`,
   ADMIN_API_KEYS: ADMIN_KEY,
   MCP_MAX_SESSIONS_PER_CALLER: '2',
 };
@@ -127,6 +129,72 @@ describe('/mcp on one gateway', () => {
     expect(status.body).toMatchObject({ trace_id: traceId, status: 'queued' });
     expect(status.body).not.toHaveProperty('cancel_requested_at');
   });
+});
+
+describe('clients that are not ours', () => {
+  it('when a client ends its session with a body-less DELETE naming content-type application/json (as the Python SDK does), the session is gone and no longer counts against the caller cap', async () => {
+    // The TypeScript SDK sends its requestInit headers on DELETE too: this is the Python SDK's request.
+    const headers = { ...bearer(CLOSER_KEY), 'content-type': 'application/json' };
+    const kept = await connectMcp(gw.url, headers);
+    const ended = await connectMcp(gw.url, headers);
+    const endedTransport = ended.transport as StreamableHTTPClientTransport;
+    const endedId = endedTransport.sessionId!;
+
+    await endedTransport.terminateSession();
+
+    const reused = await call(gw.url, 'POST', '/mcp', {
+      headers: {
+        ...mcpHeaders,
+        ...bearer(CLOSER_KEY),
+        'mcp-session-id': endedId,
+        'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
+      },
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+    });
+    expect(reused.status).toBe(404);
+    // The cap is 2: had the ended session stayed, this one would evict the least recently used, `kept`.
+    await connectMcp(gw.url, headers);
+    expect((await kept.listTools()).tools.map((tool) => tool.name)).toEqual(['run_queued_agent']);
+  });
+
+  it('a raw body-less DELETE with content-type application/json ends the session: 200, not 400', async () => {
+    const client = await connectMcp(gw.url);
+    const sessionId = (client.transport as StreamableHTTPClientTransport).sessionId!;
+
+    const response = await fetch(new URL('/mcp', gw.url), {
+      method: 'DELETE',
+      headers: {
+        ...bearer(ACME_KEY),
+        'content-type': 'application/json',
+        'content-length': '0',
+        'mcp-session-id': sessionId,
+        'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
+      },
+    });
+
+    expect(response.status).toBe(200);
+    await expect(client.listTools()).rejects.toMatchObject({ code: 404 });
+  });
+
+  it.each([
+    ['/mcp', 'POST', initialize],
+    ['/v1/tasks', 'POST', { workflow_id: 'queued_agent', user_id: 'u', messages: [] }],
+    ['/v1/agents', 'GET', undefined],
+    ['/v1/models (the OpenAI façade)', 'GET', undefined],
+  ])(
+    'a wrong key on %s is 401 with WWW-Authenticate: Bearer, so a client reports the key instead of starting OAuth',
+    async (path, method, body) => {
+      const response = await call(gw.url, method, path.split(' ')[0]!, {
+        headers: { ...mcpHeaders, ...bearer('not-a-key-of-this-mesh-000000') },
+        ...(body === undefined ? {} : { body }),
+      });
+
+      expect(response.status).toBe(401);
+      expect(response.headers['www-authenticate']).toBe('Bearer realm="agentmesh"');
+      // The OpenAI façade answers in OpenAI's error shape.
+      expect(response.body.code ?? response.body.error.type).toMatch(/^(UNAUTHORIZED|authentication_error)$/);
+    },
+  );
 });
 
 describe('a call cancelled with notifications/cancelled', () => {
