@@ -167,10 +167,16 @@ function unescapeMountPath(field: string): string {
 
 /** The directory of cgroup `path` under `mount`, when the mount shows it. */
 function under(mount: MountInfo, path: string): string | undefined {
-  if (mount.root === '/') return join(mount.point, path);
-  if (path === mount.root) return mount.point;
-  if (path.startsWith(`${mount.root}/`)) return join(mount.point, path.slice(mount.root.length));
-  return undefined;
+  const relative =
+    mount.root === '/'
+      ? path
+      : path === mount.root
+        ? ''
+        : path.startsWith(`${mount.root}/`)
+          ? path.slice(mount.root.length)
+          : undefined;
+  if (relative === undefined) return undefined;
+  return join(mount.point, relative).replace(/(.)\/$/, '$1');
 }
 
 /**

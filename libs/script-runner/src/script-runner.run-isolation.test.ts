@@ -121,6 +121,30 @@ describe.skipIf(!capabilities.isolation)('a run of its own: shared memory', () =
   });
 });
 
+describe.skipIf(!capabilities.isolation)('a run of its own: host name and IPC tables', () => {
+  it("when a run reads its host name and System V shared-memory table while the host holds a segment, it sees the sandbox's name and an empty table", async () => {
+    const made = execFileSync('ipcmk', ['-M', '4096'], { encoding: 'utf8' });
+    const shmid = /Shared memory id: (\d+)/.exec(made)?.[1] ?? '';
+    try {
+      const result = await workspace.runner().run({
+        toolId: 'test:look',
+        scriptPath: 'look-around.py',
+        language: 'python',
+        inputData: { read: ['/proc/sys/kernel/hostname', '/proc/sysvipc/shm'] },
+      });
+
+      expect(shmid).not.toBe('');
+      expect(readFileSync('/proc/sysvipc/shm', 'utf8').trim().split('\n').length).toBeGreaterThan(1);
+      expect(result.error).toBeUndefined();
+      const read = result.outputData?.['read'] as Record<string, { ok?: string }>;
+      expect(read['/proc/sys/kernel/hostname']?.ok).toBe('sandbox\n');
+      expect(read['/proc/sysvipc/shm']?.ok?.trim().split('\n')).toHaveLength(1);
+    } finally {
+      if (shmid !== '') execFileSync('ipcrm', ['-m', shmid]);
+    }
+  });
+});
+
 describe.skipIf(!capabilities.isolation || capabilities.cgroup === undefined)(
   'a run of its own: memory of all its processes together (cgroup)',
   () => {
