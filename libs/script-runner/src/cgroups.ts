@@ -438,17 +438,22 @@ export function watchMemory(cgroup: RunCgroup): MemoryWatch {
   };
   const timer = setInterval(() => void check(), MEMORY_WATCH_MS);
   timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      if (!exceeded) {
-        try {
-          exceeded = (await cgroup.oomKills()) > 0;
-        } catch {
-          // Removed already: nothing more to learn.
-        }
+  let stopped: Promise<boolean> | undefined;
+  const finalCheck = async () => {
+    clearInterval(timer);
+    if (!exceeded) {
+      try {
+        exceeded = (await cgroup.oomKills()) > 0;
+      } catch {
+        // Removed already: nothing more to learn.
       }
-      return exceeded;
+    }
+    return exceeded;
+  };
+  return {
+    stop() {
+      stopped ??= finalCheck();
+      return stopped;
     },
   };
 }

@@ -106,7 +106,14 @@ function scriptTools(config: ExecutorConfig, baseDir: string): ScriptTools {
  * a run's processes share one cgroup (memory, tasks, CPU) or only the per-process rlimits hold.
  */
 export async function logScriptSandbox(runner: ScriptRunner, log: Logger): Promise<void> {
-  const { message, warn, fields } = describeScriptSandbox(await runner.capabilities());
+  let capabilities: RunnerCapabilities;
+  try {
+    capabilities = await runner.capabilities();
+  } catch (error) {
+    log.warn({ err: error }, 'script sandbox: probing the host failed; script runs will fail');
+    return;
+  }
+  const { message, warn, fields } = describeScriptSandbox(capabilities);
   if (warn) log.warn(fields, message);
   else log.info(fields, message);
 }
