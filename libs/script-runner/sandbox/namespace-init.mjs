@@ -194,11 +194,23 @@ function enterCgroup(procsFiles) {
   for (const file of procsFiles) writeFileSync(file, '0');
 }
 
+/**
+ * The UTS namespace starts with a copy of the host's name; give it the sandbox's. Best effort: a host that
+ * mounts /proc/sys read-only keeps the copy, which is no reason to refuse the whole sandbox.
+ */
+function setHostname(name) {
+  try {
+    writeFileSync('/proc/sys/kernel/hostname', name);
+  } catch {
+    // The run keeps the host's name.
+  }
+}
+
 let spec;
 try {
   spec = await readSpec();
   if (spec.cgroupProcs !== undefined) enterCgroup(spec.cgroupProcs);
-  writeFileSync('/proc/sys/kernel/hostname', spec.hostname);
+  setHostname(spec.hostname);
   buildRoot(spec);
   if (spec.proxy !== undefined) await startRelay(spec.proxy);
 } catch (error) {
