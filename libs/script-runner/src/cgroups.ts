@@ -16,7 +16,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { access, mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { isErrno } from './path-jail.js';
 
 export interface RunCgroupLimits {
@@ -201,7 +201,10 @@ export async function openCgroupHost(): Promise<{ host: CgroupHost } | { unavail
   if ('unavailable' in located) return located;
   const { location } = located;
   try {
-    return { host: location.version === 2 ? await openV2(location.own) : openV1(location) };
+    if (location.version === 1) return { host: openV1(location) };
+    // Already moved into the leaf (by another runner of this process): runs go beside it, as before.
+    const own = basename(location.own) === RUNNER_LEAF ? dirname(location.own) : location.own;
+    return { host: await openV2(own) };
   } catch (error) {
     return {
       unavailable: `runs' cgroups cannot be made under ${describeLocation(location)}: ${(error as Error).message}`,
