@@ -1,5 +1,7 @@
-// First process inside a script's sandbox (pid 1 of its pid namespace, in its own mount and network
-// namespaces, started by `unshare`). It reads its plan as JSON from fd 3 and builds the run's root from
+// First process inside a script's sandbox (pid 1 of its pid namespace, in its own mount, network, IPC
+// and UTS namespaces, started by `unshare`). It reads its plan as JSON from fd 3, enters the run's
+// cgroup when the plan names one (so every process of the run is counted there before the script
+// starts), sets the run's host name, and builds the run's root from
 // nothing: a fresh tmpfs, then only the entries of the plan (bind mounts of host paths, overlays, a new
 // /proc, a small /dev, generated files). It then pivots into that root and detaches the host's, so no
 // other host path can be reached by any name. When the plan asks for network, it brings up loopback
@@ -187,9 +189,28 @@ function runCommand(spec) {
   });
 }
 
+/** Writing 0 to a cgroup.procs file moves the writer itself (v1 and v2); children inherit it. */
+function enterCgroup(procsFiles) {
+  for (const file of procsFiles) writeFileSync(file, '0');
+}
+
+/**
+ * The UTS namespace starts with a copy of the host's name; give it the sandbox's. Best effort: a host that
+ * mounts /proc/sys read-only keeps the copy, which is no reason to refuse the whole sandbox.
+ */
+function setHostname(name) {
+  try {
+    writeFileSync('/proc/sys/kernel/hostname', name);
+  } catch {
+    // The run keeps the host's name.
+  }
+}
+
 let spec;
 try {
   spec = await readSpec();
+  if (spec.cgroupProcs !== undefined) enterCgroup(spec.cgroupProcs);
+  setHostname(spec.hostname);
   buildRoot(spec);
   if (spec.proxy !== undefined) await startRelay(spec.proxy);
 } catch (error) {

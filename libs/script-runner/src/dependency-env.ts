@@ -49,6 +49,8 @@ export interface DependencyEnvironmentOptions {
 export interface StepOutcome {
   readonly outcome: ProcessOutcome;
   readonly exit: SandboxExit;
+  /** The run's processes together went past its cgroup's memory limit and were killed. */
+  readonly memoryLimitExceeded?: boolean;
 }
 
 export interface Toolchain {

@@ -6,6 +6,7 @@ export type {
   ScriptExecutionParams,
   ScriptExecutionResult,
   ScriptSession,
+  ScriptSessionExit,
   ScriptSessionParams,
 } from './script-runner.js';
 export {

@@ -34,6 +34,16 @@ export interface ResourceLimits {
   readonly maxProcesses: number;
   /** Largest file the script may write (RLIMIT_FSIZE). */
   readonly maxFileSizeBytes: number;
+  /**
+   * Memory of all of a run's processes together (its cgroup's memory.max, swap not allowed; includes
+   * what it keeps in its scratch tmpfs and shared memory). Default: `memoryBytes`. Past it the kernel
+   * kills the run. Only where cgroups can be used (see `RunnerCapabilities.cgroup`).
+   */
+  readonly runMemoryBytes: number;
+  /** CPU weight of a run against other runs and the host (cgroup v2 cpu.weight, 1-10000; 100 is normal). */
+  readonly cpuWeight: number;
+  /** Size of a run's scratch home (HOME and TMPDIR, a tmpfs): all its files together. */
+  readonly scratchBytes: number;
 }
 
 /** The identity scripts run as when the runner is root. */
@@ -134,6 +144,8 @@ export const POLICY_DEFAULTS = {
     memoryBytes: 1024 * 1024 * 1024,
     maxProcesses: 64,
     maxFileSizeBytes: 64 * 1024 * 1024,
+    cpuWeight: 100,
+    scratchBytes: 64 * 1024 * 1024,
   },
   envAllowList: ['PATH', 'LANG', 'LC_ALL', 'TZ'],
   dependencyTimeoutMs: 5 * 60_000,
@@ -168,7 +180,11 @@ export function resolvePolicy(policy: ScriptRunnerPolicy): ResolvedPolicy {
     maxInputBytes: policy.maxInputBytes ?? POLICY_DEFAULTS.maxInputBytes,
     maxOutputBytes: policy.maxOutputBytes ?? POLICY_DEFAULTS.maxOutputBytes,
     maxStderrBytes: policy.maxStderrBytes ?? POLICY_DEFAULTS.maxStderrBytes,
-    limits: { ...POLICY_DEFAULTS.limits, ...policy.limits },
+    limits: {
+      ...POLICY_DEFAULTS.limits,
+      runMemoryBytes: policy.limits?.memoryBytes ?? POLICY_DEFAULTS.limits.memoryBytes,
+      ...policy.limits,
+    },
     envAllowList: policy.envAllowList ?? POLICY_DEFAULTS.envAllowList,
     allowWritePaths: policy.allowWritePaths ?? [],
     allowReadPaths: policy.allowReadPaths ?? [],
@@ -191,5 +207,6 @@ export function resolvePolicy(policy: ScriptRunnerPolicy): ResolvedPolicy {
   for (const [name, value] of Object.entries(positive)) {
     if (!Number.isInteger(value) || value <= 0) throw new TypeError(`${name} must be a positive integer`);
   }
+  if (resolved.limits.cpuWeight > 10_000) throw new TypeError('cpuWeight must lie between 1 and 10000');
   return resolved;
 }

@@ -11,7 +11,9 @@
  * - /proc: a new proc of the run's pid namespace, other users' processes hidden;
  * - the runtime paths (interpreter installs outside the system directories, the policy's extras),
  *   the script's directory (or its dependency overlay) and the read grants: read-only;
- * - the write grants and the scratch home: read-write.
+ * - the write grants: read-write;
+ * - the scratch home: a tmpfs of its own with a size limit (so one run cannot fill the host's disk; its
+ *   pages count in the run's memory cgroup too), or, for builds, a host directory.
  *
  * Entries come out ordered so that a mount never hides one made before it.
  */
@@ -82,8 +84,11 @@ export interface RootRequest {
   readonly runtimePaths: readonly string[];
   readonly readablePaths: readonly string[];
   readonly writablePaths: readonly string[];
-  /** The run's scratch home on the host, mounted at `SANDBOX_HOME`. */
-  readonly home: string;
+  /**
+   * What is mounted at `SANDBOX_HOME`: a fresh tmpfs of at most `tmpfsBytes` (script runs), or a host
+   * directory (dependency builds, which keep what they write elsewhere anyway).
+   */
+  readonly home: { readonly tmpfsBytes: number } | { readonly hostDir: string };
   /** Who the script runs as (for passwd/group); absent: it keeps uid 0 of a user namespace. */
   readonly user: SandboxUser | undefined;
   /** The run's proxy socket on the host, when network is granted. */
@@ -121,7 +126,7 @@ export async function planRoot(request: RootRequest): Promise<RootEntry[]> {
     if (entry !== undefined) entries.push(entry);
   }
   entries.push(...(await devEntries()), { kind: 'proc', target: '/proc' });
-  entries.push({ kind: 'bind', source: request.home, target: SANDBOX_HOME, writable: true, file: false });
+  entries.push(homeEntry(request.home, request.user));
   if (request.proxySocket !== undefined) {
     entries.push(
       { kind: 'dir', target: CONTROL_DIR, mode: 0o700 },
@@ -159,6 +164,16 @@ export async function planRoot(request: RootRequest): Promise<RootEntry[]> {
   for (const path of request.readablePaths) await bind(path, false);
   for (const path of request.writablePaths) await bind(path, true);
   return orderForMounting(entries);
+}
+
+function homeEntry(home: RootRequest['home'], user: SandboxUser | undefined): RootEntry {
+  if ('hostDir' in home) {
+    return { kind: 'bind', source: home.hostDir, target: SANDBOX_HOME, writable: true, file: false };
+  }
+  // Without a sandbox user the script is uid 0 of a user namespace, which owns a fresh tmpfs anyway.
+  const owner = user === undefined ? [] : [`uid=${user.uid}`, `gid=${user.gid}`];
+  const options = ['mode=0700', `size=${home.tmpfsBytes}`, ...owner, 'nosuid', 'nodev'].join(',');
+  return { kind: 'tmpfs', target: SANDBOX_HOME, options };
 }
 
 /** Parents before children; among equals the order given (so a writable bind lands on a read-only one). */

@@ -1,10 +1,12 @@
 /**
  * Turns "run this argv in this root" into the process the runner actually spawns.
  *
- * With namespaces: `unshare` gives the run private mount, pid and network namespaces (killing its first
- * process kills every process in it, even ones that left the process group; the network namespace has
- * nothing but the loopback the proxy relay uses). Inside, our namespace-init helper builds the run's
- * root from the plan (sandbox-root.ts), pivots into it, and starts the command.
+ * With namespaces: `unshare` gives the run private mount, pid, network, System V IPC and UTS namespaces
+ * (killing its first process kills every process in it, even ones that left the process group; the
+ * network namespace has nothing but the loopback the proxy relay uses; shared-memory segments, message
+ * queues and semaphores die with the run; the host name is the run's own). Inside, our namespace-init
+ * helper first enters the run's cgroup (cgroups.ts) when it has one, then builds the run's root from the
+ * plan (sandbox-root.ts), pivots into it, and starts the command.
  *
  * The helper runs as root and gets no environment. The script's environment is applied only by a
  * process that has already dropped privileges:
@@ -18,6 +20,9 @@
 import { fileURLToPath } from 'node:url';
 import type { SandboxUser } from './policy.js';
 import { CONTROL_DIR, PROXY_PORT, type RootEntry } from './sandbox-root.js';
+
+/** The host name a run sees (its UTS namespace's own). */
+export const SANDBOX_HOSTNAME = 'sandbox';
 
 export const NAMESPACE_INIT_SCRIPT = fileURLToPath(new URL('../sandbox/namespace-init.mjs', import.meta.url));
 
@@ -68,6 +73,8 @@ export interface SandboxRoot {
   readonly entries: readonly RootEntry[];
   /** Whether the helper relays the loopback proxy port to the socket in `CONTROL_DIR`. */
   readonly proxy: boolean;
+  /** The run's cgroup: `cgroup.procs` files the helper writes itself into before anything else. */
+  readonly cgroupProcs?: readonly string[];
 }
 
 export interface SandboxedCommand {
@@ -143,6 +150,8 @@ function namespaceInvocation(host: SandboxHost, root: SandboxRoot, run: Record<s
     root: root.dir,
     entries: root.entries,
     ...(root.proxy ? { proxy: { socket: `${CONTROL_DIR}/proxy.sock`, port: PROXY_PORT } } : {}),
+    ...(root.cgroupProcs === undefined ? {} : { cgroupProcs: root.cgroupProcs }),
+    hostname: SANDBOX_HOSTNAME,
   };
   return {
     command: unshare,
@@ -167,6 +176,9 @@ function namespaceArgs(host: SandboxHost): string[] {
     '--mount-proc',
     // Always: with network granted the only way out is the proxy relay on this namespace's loopback.
     '--net',
+    // System V shared memory, semaphores and message queues of the run's own, gone when it ends.
+    '--ipc',
+    '--uts',
     '--',
   ];
 }

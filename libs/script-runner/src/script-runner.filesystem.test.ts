@@ -84,7 +84,7 @@ describe.skipIf(!capabilities.isolation)(`the host outside a run's grants${skipR
     expect(seen.list['/proc']?.ok as string[]).not.toContain('1');
   });
 
-  it("when a script looks for another concurrently running run's scratch file, it does not exist for it", async () => {
+  it("when a script looks for another concurrently running run's scratch file, it is neither in its own home nor on the host's disk", async () => {
     const runner = workspace.runner();
     const ready = join(workspace.writableDir, `ready-${randomUUID()}`);
     const gate = join(workspace.writableDir, `gate-${randomUUID()}`);
@@ -116,13 +116,14 @@ describe.skipIf(!capabilities.isolation)(`the host outside a run's grants${skipR
         throw new Error(`the first run ended before it was ready: ${JSON.stringify(result)}`);
       }),
     ]);
-    const secret = await findScratchFile(join(workspace.cacheDir, 'scratch'), 'secret.txt');
+    // The first run's home is a tmpfs in its own mount namespace: the file was never on the host's disk.
+    const onHostDisk = await findScratchFiles(join(workspace.cacheDir, 'scratch'), 'secret.txt');
     const second = await runner.run({
       toolId: 'test:look',
       scriptPath: 'look-around.py',
       language: 'python',
       inputData: {
-        read: [secret],
+        read: ['$HOME/secret.txt'],
         list: [join(workspace.cacheDir, 'scratch'), '$HOME/..', '$HOME'],
       },
     });
@@ -133,7 +134,8 @@ describe.skipIf(!capabilities.isolation)(`the host outside a run's grants${skipR
     expect(held.outputData).toEqual({ own: canary });
     const seen = lookAround(second);
     expect(JSON.stringify(second)).not.toContain(canary);
-    expect(seen.read[secret]?.error).toMatch(/^FileNotFoundError/);
+    expect(onHostDisk).toEqual([]);
+    expect(seen.read['$HOME/secret.txt']?.error).toMatch(/^FileNotFoundError/);
     expect(seen.list[join(workspace.cacheDir, 'scratch')]?.error).toMatch(/^FileNotFoundError/);
     expect(seen.list['$HOME/..']?.ok).toEqual(['sandbox']);
     expect(seen.list['$HOME']?.ok).toEqual([]);
@@ -224,9 +226,7 @@ describe.skipIf(!capabilities.isolation)(`fileAccess.allowRead${skipReason}`, ()
 });
 
 /** The path of the first file named `name` at most two levels below `dir`. */
-async function findScratchFile(dir: string, name: string): Promise<string> {
-  for (const entry of await readdir(dir, { recursive: true })) {
-    if (basename(entry) === name && entry.split('/').length <= 3) return join(dir, entry);
-  }
-  throw new Error(`no ${name} under ${dir}`);
+async function findScratchFiles(dir: string, name: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true });
+  return entries.filter((entry) => basename(entry) === name).map((entry) => join(dir, entry));
 }

@@ -6,6 +6,7 @@
 import { realpath } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import type { ScriptLanguage, ToolJsonSecurityContext } from '@agentmesh/protocol';
+import { watchMemory, type RunCgroup, type RunCgroupLimits } from './cgroups.js';
 import { DependencyEnvironments, type BuildStep, type StepOutcome } from './dependency-env.js';
 import { startEgressProxy, type EgressProxy } from './egress-proxy.js';
 import { proxyVariables, scriptEnvironment } from './environment.js';
@@ -35,7 +36,7 @@ import {
   type ProcessLimits,
   type SandboxExit,
 } from './sandbox.js';
-import { planRoot, PROXY_PORT, SANDBOX_HOME } from './sandbox-root.js';
+import { planRoot, PROXY_PORT, SANDBOX_HOME, type RootRequest } from './sandbox-root.js';
 import { createScratch } from './scratch.js';
 
 /** Seed 003 §2.1.3 `ScriptExecutionParams`, plus what the tool file declares for this run. */
@@ -84,9 +85,16 @@ export interface ScriptSession {
   /** What the process wrote to stderr so far (bounded). */
   stderr(): string;
   /** Resolves when the process and every process it started are gone, and the sandbox is removed. */
-  readonly exited: Promise<{ exitCode: number | null; signal: string | null }>;
+  readonly exited: Promise<ScriptSessionExit>;
   /** Kills the process with everything it started; resolves as `exited` does. */
-  stop(): Promise<{ exitCode: number | null; signal: string | null }>;
+  stop(): Promise<ScriptSessionExit>;
+}
+
+export interface ScriptSessionExit {
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  /** The session's processes together went past its memory limit and the kernel killed them. */
+  readonly memoryLimitExceeded?: boolean;
 }
 
 export interface ScriptExecutionError {
@@ -116,6 +124,14 @@ export interface RunnerCapabilities {
   readonly network: boolean;
   readonly networkUnavailable?: string;
   readonly resourceLimits: boolean;
+  /**
+   * Per-run cgroups (memory of all of a run's processes together, tasks, CPU weight): which version
+   * and where. Absent when runs get the per-process rlimits only; `cgroupUnavailable` says why.
+   */
+  readonly cgroup?: { readonly version: 1 | 2; readonly description: string };
+  readonly cgroupUnavailable?: string;
+  /** Size of each run's scratch tmpfs (with the namespace sandbox). */
+  readonly scratchBytes: number;
   readonly interpreters: Partial<Record<ScriptLanguage, string>>;
   readonly unavailableLanguages: Partial<Record<ScriptLanguage, string>>;
 }
@@ -135,6 +151,10 @@ interface SandboxedRun {
   /** Which hosts the run's proxy lets through; absent: no network at all. */
   readonly network: ((host: string) => EgressDecision) | undefined;
   readonly limits: ProcessLimits;
+  /** The run's cgroup limits; absent: no cgroup (dependency builds). */
+  readonly cgroupLimits?: RunCgroupLimits;
+  /** The scratch home: a size-limited tmpfs (script runs) or the host scratch directory (builds). */
+  readonly home: 'tmpfs' | 'host';
   readonly declaredEnv: Readonly<Record<string, string>> | undefined;
   readonly stdin: Buffer;
   readonly timeoutMs: number;
@@ -152,6 +172,9 @@ function checkScriptParams(params: { toolId: unknown; language: unknown }): void
     throw new InputError(`unknown script language "${String(params.language)}"`);
 }
 const BUILD_OUTPUT_BYTES = 1024 * 1024;
+/** Tasks the sandbox's own helper (a node process with its threads, and the mounts it runs) may use. */
+const HELPER_TASKS = 16;
+const MIB = 1024 * 1024;
 const EXCERPT_CHARS = 2_000;
 
 export class ScriptRunner {
@@ -194,6 +217,11 @@ export class ScriptRunner {
       network: networkUnavailable === undefined,
       ...(networkUnavailable === undefined ? {} : { networkUnavailable }),
       resourceLimits: host.limitsUnavailable === undefined,
+      ...(host.cgroups === undefined
+        ? {}
+        : { cgroup: { version: host.cgroups.version, description: host.cgroups.description } }),
+      ...(host.cgroupsUnavailable === undefined ? {} : { cgroupUnavailable: host.cgroupsUnavailable }),
+      scratchBytes: this.policy.limits.scratchBytes,
       interpreters,
       unavailableLanguages: host.interpreters.unavailable,
     };
@@ -211,7 +239,7 @@ export class ScriptRunner {
       throw new InputError('timeoutMs must be a positive integer');
     const stdin = this.encodeInput(params.inputData);
     const { host, plan } = await this.prepareScript(params, logs, []);
-    const { outcome, exit } = await this.runSandboxed(host, {
+    const { outcome, exit, memoryLimitExceeded } = await this.runSandboxed(host, {
       ...plan,
       stdin,
       timeoutMs,
@@ -220,7 +248,7 @@ export class ScriptRunner {
       ...(params.onSpawn === undefined ? {} : { onSpawn: params.onSpawn }),
     });
     if (outcome.stderr !== '') logs.push(`stderr: ${describeStderr(outcome)}`);
-    const output = this.interpret(outcome, exit, timeoutMs);
+    const output = this.interpret(outcome, exit, timeoutMs, memoryLimitExceeded === true);
     if (params.outputSchema !== undefined) checkOutput(params.outputSchema, output);
     return output;
   }
@@ -243,7 +271,14 @@ export class ScriptRunner {
       await sandbox.release();
       throw error;
     }
-    const exited = session.exited.finally(() => sandbox.release());
+    // The cgroup lives as long as the session; it goes with the rest of the sandbox when it ends.
+    const watch = sandbox.cgroup === undefined ? undefined : watchMemory(sandbox.cgroup);
+    const exited = session.exited
+      .then(async (exit): Promise<ScriptSessionExit> => {
+        const exceeded = (await watch?.stop()) === true;
+        return exceeded ? { ...exit, memoryLimitExceeded: true } : exit;
+      })
+      .finally(() => sandbox.release());
     return {
       stdin: session.stdin,
       stdout: session.stdout,
@@ -311,6 +346,8 @@ export class ScriptRunner {
           ? undefined
           : egressDecision(this.policy.allowNetworkHosts, grants.networkHosts),
       limits: this.scriptLimits(language),
+      cgroupLimits: this.runCgroupLimits(),
+      home: 'tmpfs' as const,
       declaredEnv: params.env,
     };
     return { host, plan };
@@ -340,6 +377,11 @@ export class ScriptRunner {
     const { cpuSeconds, memoryBytes, maxProcesses, maxFileSizeBytes } = this.policy.limits;
     const kind = language === 'python' ? 'address-space' : 'data';
     return { cpuSeconds, memory: { kind, bytes: memoryBytes }, maxProcesses, maxFileSizeBytes };
+  }
+
+  private runCgroupLimits(): RunCgroupLimits {
+    const { runMemoryBytes, maxProcesses, cpuWeight } = this.policy.limits;
+    return { memoryBytes: runMemoryBytes, maxTasks: maxProcesses + HELPER_TASKS, cpuWeight };
   }
 
   private dependencies(host: HostReport): DependencyEnvironments {
@@ -375,6 +417,8 @@ export class ScriptRunner {
       network: step.network ? () => ({ allowed: true, publicOnly: true }) : undefined,
       // Installers need more CPU and memory than scripts get; the build's time limit bounds them.
       limits: { maxProcesses, maxFileSizeBytes },
+      // Installers keep caches in HOME: the host scratch directory, not the runs' small tmpfs.
+      home: 'host',
       declaredEnv: undefined,
       stdin: Buffer.alloc(0),
       timeoutMs: this.policy.dependencyTimeoutMs,
@@ -385,6 +429,7 @@ export class ScriptRunner {
 
   private async runSandboxed(host: HostReport, run: SandboxedRun): Promise<StepOutcome> {
     const sandbox = await this.enterSandbox(host, run);
+    const watch = sandbox.cgroup === undefined ? undefined : watchMemory(sandbox.cgroup);
     try {
       const outcome = await runProcess({
         ...sandbox.invocation,
@@ -394,8 +439,14 @@ export class ScriptRunner {
         maxStderrBytes: this.policy.maxStderrBytes,
         ...(run.onSpawn === undefined ? {} : { onSpawn: run.onSpawn }),
       });
-      return { outcome, exit: sandboxExit(outcome, sandbox.namespaces) };
+      const memoryLimitExceeded = (await watch?.stop()) === true;
+      return {
+        outcome,
+        exit: sandboxExit(outcome, sandbox.namespaces),
+        ...(memoryLimitExceeded ? { memoryLimitExceeded } : {}),
+      };
     } finally {
+      await watch?.stop();
       await sandbox.release();
     }
   }
@@ -404,7 +455,12 @@ export class ScriptRunner {
   private async enterSandbox(
     host: HostReport,
     run: Omit<SandboxedRun, 'stdin' | 'timeoutMs' | 'maxStdoutBytes'>,
-  ): Promise<{ invocation: Invocation; namespaces: boolean; release(): Promise<void> }> {
+  ): Promise<{
+    invocation: Invocation;
+    namespaces: boolean;
+    cgroup: RunCgroup | undefined;
+    release(): Promise<void>;
+  }> {
     const sandboxUser = host.sandbox.root ? this.policy.sandboxUser : undefined;
     const namespaces = host.sandbox.namespaces;
     // Without namespaces there is no relay into the run and nothing to filter: the script shares the
@@ -425,9 +481,15 @@ export class ScriptRunner {
     env(SANDBOX_HOME);
     const scratch = await createScratch(this.policy.cacheDir, sandboxUser);
     let proxy: EgressProxy | undefined;
+    let cgroup: RunCgroup | undefined;
     const release = async () => {
-      await proxy?.close();
-      await scratch.remove();
+      try {
+        // Everything still in the run's cgroup is killed before it is removed.
+        await cgroup?.remove();
+      } finally {
+        await proxy?.close();
+        await scratch.remove();
+      }
     };
     try {
       if (!namespaces && !(await isReachableBy(scratch.home, sandboxUser, 'execute'))) {
@@ -437,17 +499,27 @@ export class ScriptRunner {
       }
       let root;
       if (namespaces) {
+        const home: RootRequest['home'] =
+          run.home === 'tmpfs' ? { tmpfsBytes: this.policy.limits.scratchBytes } : { hostDir: scratch.home };
         const entries = await planRoot({
           scriptDir: run.scriptDir,
           ...(run.overlay === undefined ? {} : { overlay: run.overlay }),
           runtimePaths: [...run.runtimePaths, ...host.toolRuntimePaths, ...(await this.policyRuntimePaths())],
           readablePaths: run.readablePaths,
           writablePaths: run.writablePaths,
-          home: scratch.home,
+          home,
           user: sandboxUser,
           ...(network === undefined ? {} : { proxySocket: scratch.proxySocket }),
         });
-        root = { dir: scratch.root, entries, proxy: network !== undefined };
+        if (host.cgroups !== undefined && run.cgroupLimits !== undefined) {
+          cgroup = await this.createCgroup(host.cgroups, run.cgroupLimits);
+        }
+        root = {
+          dir: scratch.root,
+          entries,
+          proxy: network !== undefined,
+          ...(cgroup === undefined ? {} : { cgroupProcs: cgroup.procsFiles }),
+        };
         if (network !== undefined) proxy = await this.startProxy(scratch.proxySocket, network, run.logs);
       }
       const invocation = buildInvocation(host.sandbox, {
@@ -457,10 +529,24 @@ export class ScriptRunner {
         env: env(namespaces ? SANDBOX_HOME : scratch.home),
         ...(root === undefined ? {} : { root }),
       });
-      return { invocation, namespaces, release };
+      return { invocation, namespaces, cgroup, release };
     } catch (error) {
       await release();
       throw error;
+    }
+  }
+
+  private async createCgroup(
+    cgroups: NonNullable<HostReport['cgroups']>,
+    limits: RunCgroupLimits,
+  ): Promise<RunCgroup> {
+    try {
+      return await cgroups.create(limits);
+    } catch (error) {
+      throw new SecurityError(`the run's cgroup cannot be created (${cgroups.description})`, {
+        cause: error,
+        details: (error as Error).message,
+      });
     }
   }
 
@@ -492,12 +578,23 @@ export class ScriptRunner {
     return paths;
   }
 
-  private interpret(outcome: ProcessOutcome, exit: SandboxExit, timeoutMs: number): Record<string, unknown> {
+  private interpret(
+    outcome: ProcessOutcome,
+    exit: SandboxExit,
+    timeoutMs: number,
+    memoryLimitExceeded: boolean,
+  ): Record<string, unknown> {
     const stderr = describeStderr(outcome);
     if (outcome.spawnError !== undefined) {
       throw new ScriptError(`the script could not be started: ${outcome.spawnError.message}`, {
         cause: outcome.spawnError,
       });
+    }
+    if (memoryLimitExceeded) {
+      throw new ScriptError(
+        `the run's processes together used more than its memory limit of ${mebibytes(this.policy.limits.runMemoryBytes)} (its cgroup, scratch files and shared memory included): the kernel's OOM killer acted and every process of the run was killed`,
+        { details: stderr },
+      );
     }
     if (outcome.timedOut) {
       throw new TimeoutError(
@@ -521,7 +618,10 @@ export class ScriptRunner {
       });
     }
     if (exit.exitCode !== 0 || exit.signal !== null) {
-      throw new ScriptError(describeExit(exit), { details: [describeExit(exit), stderr].join('\n'), exit });
+      const message = NO_SPACE.test(stderr)
+        ? `${describeExit(exit)}: a file system it wrote to is full (No space left on device); its scratch space (HOME and TMPDIR) holds at most ${mebibytes(this.policy.limits.scratchBytes)} per run`
+        : describeExit(exit);
+      throw new ScriptError(message, { details: [describeExit(exit), stderr].join('\n'), exit });
     }
     if (this.policy.stderrIsError && stderr !== '') {
       throw new ScriptError('the script wrote to stderr, which counts as a failure even with exit code 0', {
@@ -552,6 +652,13 @@ function parseOutput(stdout: Buffer, stderr: string): Record<string, unknown> {
     });
   }
   return parsed as Record<string, unknown>;
+}
+
+/** How Python, Node and the C library put ENOSPC. */
+const NO_SPACE = /No space left on device|ENOSPC/;
+
+function mebibytes(bytes: number): string {
+  return `${Math.round((bytes / MIB) * 10) / 10} MiB`;
 }
 
 const SIGNAL_HINTS: Readonly<Record<string, string>> = {

@@ -109,7 +109,17 @@ describe('executor configuration', () => {
       SCRIPT_CAPABILITIES: [],
       SCRIPT_REQUIRE_ISOLATION: true,
       SCRIPT_STDERR_IS_ERROR: true,
+      SCRIPT_CPU_WEIGHT: 100,
+      SCRIPT_SCRATCH_MB: 64,
     });
+    // Unset: a run's processes together get SCRIPT_MEMORY_MB.
+    expect(config.SCRIPT_RUN_MEMORY_MB).toBeUndefined();
+  });
+
+  it('when SCRIPT_CPU_WEIGHT is above cgroup v2 cpu.weight range (10000), it is refused', () => {
+    expect(
+      problemsOf({ VAULT_PRIVATE_KEYS: `k2:${current.privateKey}`, SCRIPT_CPU_WEIGHT: '20000' }),
+    ).toEqual([{ variable: 'SCRIPT_CPU_WEIGHT', message: expect.any(String) }]);
   });
 
   it('SCRIPT_CAPABILITIES is read as a comma list of the capabilities script tools may require', () => {

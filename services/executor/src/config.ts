@@ -240,6 +240,22 @@ export const executorConfigSchema = baseConfigSchema
     SCRIPT_MAX_PROCESSES: positiveInt()
       .default(64)
       .describe('Processes the sandbox user may have at once (RLIMIT_NPROC)'),
+    SCRIPT_RUN_MEMORY_MB: positiveInt()
+      .optional()
+      .describe(
+        "Memory of all of one script run's processes together in MiB (its cgroup's memory limit, scratch files and shared memory included; past it the run is killed). Unset: SCRIPT_MEMORY_MB. Applies where the host lets the executor create cgroups (the start-up log says which mechanism is in force)",
+      ),
+    SCRIPT_CPU_WEIGHT: positiveInt()
+      .max(10_000)
+      .default(100)
+      .describe(
+        'CPU weight of one script run against other runs and the host (cgroup v2 cpu.weight; cpu.shares = weight × 1024 / 100 on cgroup v1); 100 is normal',
+      ),
+    SCRIPT_SCRATCH_MB: positiveInt()
+      .default(64)
+      .describe(
+        "Size in MiB of each script run's scratch home (HOME and TMPDIR, a tmpfs of its own): all of its files together",
+      ),
     SCRIPT_ENV_ALLOW_LIST: CommaList.default(['PATH', 'LANG', 'LC_ALL', 'TZ'])
       .superRefine((names, ctx) => {
         for (const name of names) {

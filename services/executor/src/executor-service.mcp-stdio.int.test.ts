@@ -50,6 +50,7 @@ let executor: RunningService;
 let root: string;
 let isolated: boolean;
 let wire: { subject: string; text: string }[];
+const logLines: string[] = [];
 const behaviours = new Map<string, (request: ChatCompletionRequest) => ModelStep>();
 
 const stdioServer = (): McpServerConnection => ({
@@ -99,6 +100,7 @@ beforeAll(async () => {
   executor = await startInProcessExecutor({
     natsUrl: nats.url,
     vaultKeys,
+    logLines,
     env: {
       LLM_MAX_RETRIES: '0',
       SCRIPTS_DIR: scriptsDir,
@@ -167,6 +169,16 @@ const whoamiResult = (events: TaskEvent[]) => {
 };
 
 describe('an agent whose tools come from a stdio MCP server in the script sandbox', () => {
+  it('when the executor starts with a scripts directory, it logs once which sandbox mechanism is in force', () => {
+    const lines = logLines.filter((line) => line.includes('script sandbox:'));
+    expect(lines).toHaveLength(1);
+    const line = lines[0] ?? '';
+    // Whichever holds here: a cgroup per run, or the plain statement that only rlimits do.
+    expect(line).toMatch(
+      isolated ? /one cgroup per run: cgroup v[12]|no cgroup per run \(/ : /no namespace sandbox/,
+    );
+  });
+
   it('completes a task with tool_start/tool_result; the credential reaches the server as its variable only', async () => {
     behaviours.set('who am i', whoamiThenAnswer);
     const events = await runTask('who am i');

@@ -32,7 +32,7 @@ import { CancelListener } from './cancel-listener.js';
 import { DeadLetterListener, DeadLetterRecorder } from './dead-letter-listener.js';
 import type { ExecutorConfig } from './config.js';
 import { ExecutorMetrics } from './executor-metrics.js';
-import { createToolRunners, publishNativeTools } from './tools/executor-tools.js';
+import { createToolRunners, logScriptSandbox, publishNativeTools } from './tools/executor-tools.js';
 import { SubAgentToolRunner } from './tools/sub-agent/index.js';
 import { ModelEndpointGuard, OpenAiChatClient } from './llm/index.js';
 import { endingMalformedTasks } from './malformed-task-ending.js';
@@ -75,6 +75,7 @@ export async function startExecutor({
   );
 
   const tools = createToolRunners(config, nc);
+  if (tools.runners.scripts !== undefined) await logScriptSandbox(tools.runners.scripts.runner, log);
   const classSets = servableClassSets(tools.runners.native.classNames());
   for (const classes of classSets) {
     await ensureExecutorConsumer(

@@ -6,7 +6,7 @@
  * this instance for as long as it runs; the announcements carry their definitions, which the assembler
  * mirrors into the registry (executors may not write it).
  */
-import { ScriptRunner } from '@agentmesh/script-runner';
+import { ScriptRunner, type RunnerCapabilities } from '@agentmesh/script-runner';
 import type { Logger } from '@agentmesh/runtime';
 import { openNativeProvidersBucket, type ResourceWaitOptions } from '@agentmesh/bus';
 import type { JetStreamClient } from '@nats-io/jetstream';
@@ -81,6 +81,9 @@ function scriptTools(config: ExecutorConfig, baseDir: string): ScriptTools {
       cpuSeconds: config.SCRIPT_CPU_SECONDS,
       memoryBytes: config.SCRIPT_MEMORY_MB * MIB,
       maxProcesses: config.SCRIPT_MAX_PROCESSES,
+      runMemoryBytes: (config.SCRIPT_RUN_MEMORY_MB ?? config.SCRIPT_MEMORY_MB) * MIB,
+      cpuWeight: config.SCRIPT_CPU_WEIGHT,
+      scratchBytes: config.SCRIPT_SCRATCH_MB * MIB,
     },
     envAllowList: config.SCRIPT_ENV_ALLOW_LIST,
     allowWritePaths: config.SCRIPT_ALLOW_WRITE_PATHS,
@@ -96,6 +99,55 @@ function scriptTools(config: ExecutorConfig, baseDir: string): ScriptTools {
     maxTimeoutMs: config.SCRIPT_MAX_TIMEOUT_MS,
     capabilities: config.SCRIPT_CAPABILITIES,
   });
+}
+
+/**
+ * Logs once, at start, what isolates script runs on this host: the namespace sandbox or not, and whether
+ * a run's processes share one cgroup (memory, tasks, CPU) or only the per-process rlimits hold.
+ */
+export async function logScriptSandbox(runner: ScriptRunner, log: Logger): Promise<void> {
+  let capabilities: RunnerCapabilities;
+  try {
+    capabilities = await runner.capabilities();
+  } catch (error) {
+    log.warn({ err: error }, 'script sandbox: probing the host failed; script runs will fail');
+    return;
+  }
+  const { message, warn, fields } = describeScriptSandbox(capabilities);
+  if (warn) log.warn(fields, message);
+  else log.info(fields, message);
+}
+
+export function describeScriptSandbox(capabilities: RunnerCapabilities): {
+  message: string;
+  warn: boolean;
+  fields: Record<string, unknown>;
+} {
+  const fields = {
+    isolation: capabilities.isolation,
+    cgroup: capabilities.cgroup?.version ?? null,
+    scratch_mib: capabilities.scratchBytes / MIB,
+  };
+  if (!capabilities.isolation) {
+    return {
+      warn: true,
+      fields,
+      message: `script sandbox: no namespace sandbox (${capabilities.isolationUnavailable ?? 'unavailable'}): scripts are refused, or with SCRIPT_REQUIRE_ISOLATION=false run with the uid drop and per-process rlimits only`,
+    };
+  }
+  const base = `script sandbox: namespaces (mount, pid, net, ipc, uts), scratch tmpfs of ${capabilities.scratchBytes / MIB} MiB per run`;
+  if (capabilities.cgroup !== undefined) {
+    return {
+      warn: false,
+      fields,
+      message: `${base}, one cgroup per run: ${capabilities.cgroup.description}`,
+    };
+  }
+  return {
+    warn: true,
+    fields,
+    message: `${base}; no cgroup per run (${capabilities.cgroupUnavailable ?? 'unavailable'}): only the per-process rlimits hold, not a limit on a run's processes together`,
+  };
 }
 
 export interface PublishedNativeTools {

@@ -76,7 +76,16 @@ export class StdioSandboxTransport implements Transport {
       }
     });
     session.stdout.on('error', (error: Error) => this.onerror?.(error));
-    void session.exited.then(() => this.#ended());
+    void session.exited.then((exit) => {
+      if (exit.memoryLimitExceeded === true) {
+        this.onerror?.(
+          new McpServerError(
+            "the stdio server's processes together went past their memory limit (SCRIPT_RUN_MEMORY_MB) and were killed",
+          ),
+        );
+      }
+      this.#ended();
+    });
   }
 
   /**
