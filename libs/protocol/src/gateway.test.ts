@@ -57,7 +57,7 @@ describe('agent definitions', () => {
         api_key_credential: 'ONEAPI_KEY',
       },
     });
-    expect(agent).toMatchObject({ max_steps: 10, tools: [], model: { provider: 'openai' } });
+    expect(agent).toMatchObject({ max_steps: 10, tools: [], model: { provider: 'generic' } });
   });
 
   it('refuse a model key in clear, naming the field', () => {
