@@ -68,6 +68,16 @@ describe('agent definitions', () => {
     expect(rejectionPaths(AgentDefinition, agent)).toEqual(['model.api_key']);
   });
 
+  it('take a known provider profile and reject a provider the executors do not know, naming the field', () => {
+    const model = { model_name: 'm', base_url: 'https://api.mistral.ai/v1' };
+    expect(AgentDefinition.parse({ workflow_id: 'a', model: { ...model, provider: 'mistral' } }).model.provider).toBe(
+      'mistral',
+    );
+    expect(rejectionPaths(AgentDefinition, { workflow_id: 'a', model: { ...model, provider: 'mistral-ai' } })).toEqual([
+      'model.provider',
+    ]);
+  });
+
   it('reject a model base_url that is not http(s)', () => {
     const agent = { workflow_id: 'a', model: { model_name: 'm', base_url: 'file:///etc/passwd' } };
     expect(rejectionPaths(AgentDefinition, agent)).toEqual(['model.base_url']);
