@@ -70,12 +70,12 @@ describe('agent definitions', () => {
 
   it('take a known provider profile and reject a provider the executors do not know, naming the field', () => {
     const model = { model_name: 'm', base_url: 'https://api.mistral.ai/v1' };
-    expect(AgentDefinition.parse({ workflow_id: 'a', model: { ...model, provider: 'mistral' } }).model.provider).toBe(
-      'mistral',
-    );
-    expect(rejectionPaths(AgentDefinition, { workflow_id: 'a', model: { ...model, provider: 'mistral-ai' } })).toEqual([
-      'model.provider',
-    ]);
+    expect(
+      AgentDefinition.parse({ workflow_id: 'a', model: { ...model, provider: 'mistral' } }).model.provider,
+    ).toBe('mistral');
+    expect(
+      rejectionPaths(AgentDefinition, { workflow_id: 'a', model: { ...model, provider: 'mistral-ai' } }),
+    ).toEqual(['model.provider']);
   });
 
   it('reject a model base_url that is not http(s)', () => {

@@ -50,7 +50,9 @@ async function run(
   { budget, maxSteps = 5 }: { budget?: TaskBudget; maxSteps?: number } = {},
 ): Promise<Run> {
   model = await startScriptedModel(modelOptions);
-  api = await startRecordingApi({ routes: [{ method: 'GET', path: '/search', reply: { status: 200, body: { hits: 3 } } }] });
+  api = await startRecordingApi({
+    routes: [{ method: 'GET', path: '/search', reply: { status: 200, body: { hits: 3 } } }],
+  });
   httpTools = new HttpToolRunner({ guard: { allowHosts: ['127.0.0.1'] }, defaultTimeoutMs: 10_000 });
   const profile = profileOf(provider);
   if (profile === undefined) throw new Error(`no profile ${provider}`);
@@ -71,7 +73,11 @@ async function run(
     {
       model: client,
       executeTool: toolExecutor(
-        { http: httpTools, dynamic: new DynamicToolRunner({ client: httpTools.client }), native: new NativeToolRegistry() },
+        {
+          http: httpTools,
+          dynamic: new DynamicToolRunner({ client: httpTools.client }),
+          native: new NativeToolRegistry(),
+        },
         { vault: { SEARCH_KEY: 'k' }, account: { id: 'acme' } },
       ),
       emit: (event) => {
@@ -91,17 +97,24 @@ const messagesOf = (request: { body: unknown }) => (request.body as { messages: 
 /** DeepSeek's documented 400 for its thinking mode with tools (V3.1+/V4): every tool-call turn must carry its reasoning. */
 function deepSeekThinkingRule(request: ChatCompletionRequest): ModelStep | undefined {
   const missing = messagesOf(request).some(
-    (m) => m.role === 'assistant' && (m.tool_calls?.length ?? 0) > 0 && typeof m.reasoning_content !== 'string',
+    (m) =>
+      m.role === 'assistant' && (m.tool_calls?.length ?? 0) > 0 && typeof m.reasoning_content !== 'string',
   );
   return missing
-    ? { fault: 'server_error', status: 400, message: 'The reasoning_content in the thinking mode must be passed back to the API.' }
+    ? {
+        fault: 'server_error',
+        status: 400,
+        message: 'The reasoning_content in the thinking mode must be passed back to the API.',
+      }
     : undefined;
 }
 
 /** deepseek-reasoner's (R1) documented 400: reasoning_content in input messages. */
 function deepSeekR1Rule(request: ChatCompletionRequest): ModelStep | undefined {
   const sent = messagesOf(request).some((m) => m.role === 'assistant' && 'reasoning_content' in m);
-  return sent ? { fault: 'server_error', status: 400, message: 'reasoning_content is not allowed in input messages' } : undefined;
+  return sent
+    ? { fault: 'server_error', status: 400, message: 'reasoning_content is not allowed in input messages' }
+    : undefined;
 }
 
 const searchCall = { name: 'search', arguments: { q: 'agentmesh' } };
@@ -109,7 +122,10 @@ const searchCall = { name: 'search', arguments: { q: 'agentmesh' } };
 describe('the agent loop with provider quirks', () => {
   it('when Mistral reasoning streams content as part arrays, the task is done with the text as its answer and the thinking as tool_thinking', async () => {
     const r = await run('mistral', { script: [mistralReasoningStream()] });
-    expect(r.outcome).toMatchObject({ type: 'done', data: { message: MISTRAL_ANSWER, finish_reason: 'stop' } });
+    expect(r.outcome).toMatchObject({
+      type: 'done',
+      data: { message: MISTRAL_ANSWER, finish_reason: 'stop' },
+    });
     expect(textOf(r.events, 'tool_thinking')).toBe(MISTRAL_THINKING);
     expect(textOf(r.events, 'message_chunk')).toBe(MISTRAL_ANSWER);
   });
@@ -121,7 +137,10 @@ describe('the agent loop with provider quirks', () => {
     });
     expect(r.outcome).toMatchObject({ type: 'done', data: { message: 'Found 3 hits.' } });
     const followUp = messagesOf(r.model.requests[1]!).find((m) => m.role === 'assistant');
-    expect(followUp).toMatchObject({ reasoning_content: 'I need the docs.', tool_calls: [{ function: { name: 'search' } }] });
+    expect(followUp).toMatchObject({
+      reasoning_content: 'I need the docs.',
+      tool_calls: [{ function: { name: 'search' } }],
+    });
   });
 
   it('when deepseek-reasoner (R1) thinks and calls a tool, the follow-up request carries no reasoning and the task is done', async () => {
@@ -133,7 +152,9 @@ describe('the agent loop with provider quirks', () => {
   });
 
   it('when the final answer is cut at the token limit, step_finished and done say length and done says truncated', async () => {
-    const r = await run('generic', { script: [{ content: 'The answer is long and', finishReason: 'length' }] });
+    const r = await run('generic', {
+      script: [{ content: 'The answer is long and', finishReason: 'length' }],
+    });
     expect(r.steps.map((step) => step.finish_reason)).toEqual(['length']);
     expect(r.outcome).toMatchObject({
       type: 'done',
@@ -143,7 +164,10 @@ describe('the agent loop with provider quirks', () => {
 
   it('when the final answer is withheld by the content filter, done says content_filter and truncated', async () => {
     const r = await run('generic', { script: [{ content: '', finishReason: 'content_filter' }] });
-    expect(r.outcome).toMatchObject({ type: 'done', data: { finish_reason: 'content_filter', truncated: true } });
+    expect(r.outcome).toMatchObject({
+      type: 'done',
+      data: { finish_reason: 'content_filter', truncated: true },
+    });
   });
 
   it('when a complete answer ends, done is not marked truncated', async () => {
@@ -183,10 +207,7 @@ describe('the agent loop with provider quirks', () => {
     const r = await run(
       'generic',
       {
-        script: [
-          { raw: streamWithoutUsageToolCall() },
-          { content: 'never asked' },
-        ],
+        script: [{ raw: streamWithoutUsageToolCall() }, { content: 'never asked' }],
       },
       { budget: { max_total_tokens: 10 } },
     );
@@ -204,7 +225,12 @@ function streamWithoutUsageToolCall() {
     model: 'claude-via-proxy',
     choices: [{ index: 0, delta, finish_reason: finish }],
   });
-  const call = { index: 0, id: 'call_1', type: 'function', function: { name: 'search', arguments: '{"q":"x"}' } };
+  const call = {
+    index: 0,
+    id: 'call_1',
+    type: 'function',
+    function: { name: 'search', arguments: '{"q":"x"}' },
+  };
   return {
     body: [
       `data: ${JSON.stringify(chunk({ role: 'assistant', tool_calls: [call] }))}\n\n`,

@@ -231,7 +231,9 @@ export async function runAgentLoop(
         ...(spend.costUsd === undefined ? {} : { cost_usd: spend.costUsd }),
         duration_ms: now() - startedAt,
         ...(finishReason ? { finish_reason: finishReason } : {}),
-        ...(finishReason === 'length' || finishReason === 'content_filter' ? { truncated: true as const } : {}),
+        ...(finishReason === 'length' || finishReason === 'content_filter'
+          ? { truncated: true as const }
+          : {}),
       };
       return { type: 'done', data };
     }

@@ -15,7 +15,13 @@ import {
   type AssembledTask,
   type TaskEvent,
 } from '@agentmesh/protocol';
-import { startNats, startScriptedModel, waitFor, type NatsServer, type ScriptedModel } from '@agentmesh/testkit';
+import {
+  startNats,
+  startScriptedModel,
+  waitFor,
+  type NatsServer,
+  type ScriptedModel,
+} from '@agentmesh/testkit';
 import { generateVaultKeyPair } from '@agentmesh/vault';
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -89,7 +95,10 @@ describe('provider profiles in the executor', () => {
     model.enqueue(mistralReasoningStream());
     const events = await run(newTask('acme', 'mistral'));
 
-    expect(events.at(-1)).toMatchObject({ type: 'done', data: { message: MISTRAL_ANSWER, finish_reason: 'stop' } });
+    expect(events.at(-1)).toMatchObject({
+      type: 'done',
+      data: { message: MISTRAL_ANSWER, finish_reason: 'stop' },
+    });
     expect(deltasOf(events, 'tool_thinking')).toBe(MISTRAL_THINKING);
     expect(deltasOf(events, 'message_chunk')).toBe(MISTRAL_ANSWER);
     const request = model.requests[before];

@@ -137,7 +137,10 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
         id: `chatcmpl-scripted-${completions}`,
         created: Math.floor(Date.now() / 1000),
         model:
-          (!isFault(step) && !isRaw(step) && step.model) || request.body.model || models[0] || 'scripted-model',
+          (!isFault(step) && !isRaw(step) && step.model) ||
+          request.body.model ||
+          models[0] ||
+          'scripted-model',
       },
       nextToolCallId: () => `call_${(toolCalls += 1)}`,
       signal: gone.signal,

@@ -61,7 +61,11 @@ describe('provider profiles: the request each one sends', () => {
     expect(request.path).toBe('/v1/chat/completions');
     expect(request.headers['authorization']).toBe(`Bearer ${KEY}`);
     expect(request.headers['api-key']).toBeUndefined();
-    expect(bodyOf(request)).toMatchObject({ stream: true, stream_options: { include_usage: true }, max_tokens: 64 });
+    expect(bodyOf(request)).toMatchObject({
+      stream: true,
+      stream_options: { include_usage: true },
+      max_tokens: 64,
+    });
     expect(assistants(request).every((m) => !('reasoning_content' in m))).toBe(true);
   });
 
@@ -81,9 +85,12 @@ describe('provider profiles: the request each one sends', () => {
     expect(bodyOf(request)['max_completion_tokens']).toBe(64);
   });
 
-  it("when an Azure base URL names its api-version, that one is kept; the versionless /openai/v1 API gets none", async () => {
+  it('when an Azure base URL names its api-version, that one is kept; the versionless /openai/v1 API gets none', async () => {
     const origin = model.baseUrl.replace(/\/v1$/, '');
-    const pinned = await sent('azure-openai', `${origin}/openai/deployments/gpt-4o?api-version=2025-04-01-preview`);
+    const pinned = await sent(
+      'azure-openai',
+      `${origin}/openai/deployments/gpt-4o?api-version=2025-04-01-preview`,
+    );
     expect(pinned.query).toEqual({ 'api-version': '2025-04-01-preview' });
     const v1 = await sent('azure-openai', `${origin}/openai/v1`);
     expect(v1.path).toBe('/openai/v1/chat/completions');
@@ -126,7 +133,11 @@ describe('provider answers every profile reads', () => {
       onContentDelta: (delta) => content.push(delta),
       onReasoningDelta: (delta) => reasoning.push(delta),
     });
-    expect(result.message).toEqual({ role: 'assistant', content: MISTRAL_ANSWER, reasoning_content: MISTRAL_THINKING });
+    expect(result.message).toEqual({
+      role: 'assistant',
+      content: MISTRAL_ANSWER,
+      reasoning_content: MISTRAL_THINKING,
+    });
     expect(content).toEqual(['The answer ', 'is 4.']);
     expect(reasoning).toEqual(['The user asks for 2+2. ', 'That is 4.']);
     expect(result).toMatchObject({ finishReason: 'stop', usage: { total_tokens: 31 } });
@@ -136,7 +147,11 @@ describe('provider answers every profile reads', () => {
   it('when Mistral answers unstreamed with a content part array, the text part is the answer and the thinking part the reasoning', async () => {
     model.enqueue(mistralReasoningCompletion());
     const result = await client().complete(question);
-    expect(result.message).toEqual({ role: 'assistant', content: MISTRAL_ANSWER, reasoning_content: MISTRAL_THINKING });
+    expect(result.message).toEqual({
+      role: 'assistant',
+      content: MISTRAL_ANSWER,
+      reasoning_content: MISTRAL_THINKING,
+    });
   });
 
   it('when the server sends no usage, the result says so and counts about four characters a token of the request and the answer', async () => {
