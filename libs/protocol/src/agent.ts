@@ -2,7 +2,13 @@
 // to turn a submitted task into a runnable one. Holds no secret: the model key is named, not included.
 import { z } from 'zod';
 import { WorkflowId } from './ids.js';
-import { DEFAULT_MAX_STEPS, DEFAULT_MODEL_PROVIDER, DynamicToolSources, ToolProtocol } from './task.js';
+import {
+  DEFAULT_MAX_STEPS,
+  DEFAULT_MODEL_PROVIDER,
+  DynamicToolSources,
+  ModelProvider,
+  ToolProtocol,
+} from './task.js';
 import { ToolApprovals } from './tools/approval-policy.js';
 import { CredentialName } from './tools/http-auth.js';
 import { HttpUrl } from './tools/http-request.js';
@@ -10,7 +16,8 @@ import { McpServerName } from './tools/mcp-server.js';
 
 /** Strict: a key in clear must be refused, not silently dropped or stored in KV. */
 export const AgentModel = z.strictObject({
-  provider: z.string().min(1).default(DEFAULT_MODEL_PROVIDER),
+  /** Which OpenAI-compatible server `base_url` is, for its quirks (see OPENAI_COMPATIBLE_PROVIDERS). */
+  provider: ModelProvider.default(DEFAULT_MODEL_PROVIDER),
   model_name: z.string().min(1),
   base_url: HttpUrl,
   temperature: z.number().min(0).max(2).optional(),

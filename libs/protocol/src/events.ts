@@ -162,10 +162,21 @@ export const SubtaskFinishedData = z.object({
   error: z.object({ code: ErrorCodeSchema, message: z.string() }).optional(),
 });
 
+/**
+ * Why the model stopped, as its server said: `stop`, `tool_calls`, `length` (cut at the token limit),
+ * `content_filter` (withheld by the provider's filter), or another server's word.
+ */
+const FinishReason = z.string().min(1);
+
 export const StepFinishedData = z.object({
   /** The model round trip that ended (1-based, across attempts). */
   step: z.int().min(1),
+  /** Absent when the server gave none. */
+  finish_reason: FinishReason.optional(),
+  /** When `usage_reported` is false, the executor's estimate (characters / 4 of the request and the answer). */
   usage: TokenUsage,
+  /** False when the server sent no usage for the step and `usage` is an estimate; absent means reported. */
+  usage_reported: z.literal(false).optional(),
   cost_usd: CostUsd.optional(),
   /** Every model call of the task so far, earlier attempts' included. */
   total_usage: TokenUsage,
@@ -179,9 +190,18 @@ export const DoneData = z.object({
   steps: Count,
   /** Every model call of the task, earlier attempts' included. */
   usage: TokenUsage,
+  /** False when some step's usage was not sent by the server and is counted as an estimate. */
+  usage_reported: z.literal(false).optional(),
   /** Cost of that usage in US dollars, when the executor knows the model's prices. */
   cost_usd: CostUsd.optional(),
   duration_ms: Count,
+  /** The last model turn's finish reason, when the server gave one. */
+  finish_reason: FinishReason.optional(),
+  /**
+   * True when `message` is not the whole answer: the last turn was cut at the token limit
+   * (`finish_reason` `length`) or withheld by the provider's filter (`content_filter`).
+   */
+  truncated: z.literal(true).optional(),
 });
 
 export const ErrorData = z.object({

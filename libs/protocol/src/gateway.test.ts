@@ -57,7 +57,7 @@ describe('agent definitions', () => {
         api_key_credential: 'ONEAPI_KEY',
       },
     });
-    expect(agent).toMatchObject({ max_steps: 10, tools: [], model: { provider: 'openai' } });
+    expect(agent).toMatchObject({ max_steps: 10, tools: [], model: { provider: 'generic' } });
   });
 
   it('refuse a model key in clear, naming the field', () => {
@@ -66,6 +66,16 @@ describe('agent definitions', () => {
       model: { model_name: 'm', base_url: 'http://one-api:3000/v1', api_key: 'sk-1' },
     };
     expect(rejectionPaths(AgentDefinition, agent)).toEqual(['model.api_key']);
+  });
+
+  it('take a known provider profile and reject a provider the executors do not know, naming the field', () => {
+    const model = { model_name: 'm', base_url: 'https://api.mistral.ai/v1' };
+    expect(
+      AgentDefinition.parse({ workflow_id: 'a', model: { ...model, provider: 'mistral' } }).model.provider,
+    ).toBe('mistral');
+    expect(
+      rejectionPaths(AgentDefinition, { workflow_id: 'a', model: { ...model, provider: 'mistral-ai' } }),
+    ).toEqual(['model.provider']);
   });
 
   it('reject a model base_url that is not http(s)', () => {

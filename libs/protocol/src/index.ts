@@ -66,6 +66,8 @@ export {
   AccountType,
   DEFAULT_MAX_STEPS,
   DEFAULT_MODEL_PROVIDER,
+  ModelProvider,
+  OPENAI_COMPATIBLE_PROVIDERS,
 } from './task.js';
 export type { ClearTaskPayloadInput } from './task.js';
 

@@ -22,7 +22,30 @@ import { PayloadTool } from './tools/payload-tool.js';
 import { ClearVault, RESERVED_VAULT_ENTRY_PREFIX, SealedVault } from './vault.js';
 
 export const DEFAULT_MAX_STEPS = 10;
-export const DEFAULT_MODEL_PROVIDER = 'openai';
+/**
+ * The OpenAI-compatible chat completions servers whose quirks the executor knows (its provider profiles:
+ * how usage is asked for, whether reasoning goes back, the Azure URL and key header). `generic` is any
+ * other server speaking the API and reads what every one of them sends; `openai` is OpenAI's own API.
+ */
+export const OPENAI_COMPATIBLE_PROVIDERS = [
+  'generic',
+  'openai',
+  'azure-openai',
+  'deepseek',
+  'deepseek-r1',
+  'mistral',
+  'groq',
+  'xai',
+  'together',
+  'fireworks',
+  'vllm',
+  'ollama',
+  'lmstudio',
+  'openrouter',
+] as const;
+export const ModelProvider = z.enum(OPENAI_COMPATIBLE_PROVIDERS);
+export type ModelProvider = z.infer<typeof ModelProvider>;
+export const DEFAULT_MODEL_PROVIDER: ModelProvider = 'generic';
 
 export const AccountType = z.string().min(1).max(64);
 
@@ -94,7 +117,11 @@ export const ToolProtocol = z.enum(['native', 'xml']);
 export type ToolProtocol = z.infer<typeof ToolProtocol>;
 
 const modelFields = {
-  /** Wire protocol of the model endpoint; `openai` = any OpenAI-compatible chat completions API. */
+  /**
+   * Which server the model endpoint is: one of {@link OPENAI_COMPATIBLE_PROVIDERS} (its quirks), `generic`
+   * when none is named. A string on the bus, so an executor that does not know a newer provider ends the
+   * task with a clear error instead of failing to read it.
+   */
   provider: z.string().min(1).default(DEFAULT_MODEL_PROVIDER),
   model_name: z.string().min(1),
   base_url: HttpUrl,

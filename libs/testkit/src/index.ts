@@ -42,6 +42,8 @@ export {
 } from './model/scripted-model-server.js';
 export {
   ModelFault,
+  sseBody,
+  type RawReply,
   type ChatCompletionRequest,
   type ChatMessage,
   type ChatRequestBody,

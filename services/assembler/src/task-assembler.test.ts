@@ -94,7 +94,8 @@ describe('assembling a task from the registry', () => {
     expect(result.runtime_config.tools.map((tool) => tool.name)).toEqual(['search_company_basic']);
     expect(result.runtime_config.tools[0]).toEqual(qichachaTool());
     expect(result.runtime_config.model).toEqual({
-      provider: 'openai',
+      // The agent names no provider: the generic OpenAI-compatible profile.
+      provider: 'generic',
       model_name: 'demo-model',
       base_url: 'http://127.0.0.1:9/v1',
       temperature: 0.2,
@@ -122,6 +123,21 @@ describe('assembling a task from the registry', () => {
     expect(() => openTaskVault(replayed, keyring)).toThrow(VaultTamperedError);
     const otherAccount = { ...result, task_meta: { ...result.task_meta, account_id: 'globex' } };
     expect(() => openTaskVault(otherAccount, keyring)).toThrow(VaultTamperedError);
+  });
+
+  it("when the agent's model names a provider, the task carries it, and a task re-targeted to another provider does not open", async () => {
+    const agent = qichachaAgent();
+    const world = {
+      ...fullWorld,
+      agents: [{ ...agent, model: { ...agent.model, provider: 'deepseek' as const } }],
+    };
+    const result = assembled(await assembleTask(receivedTask('company_research'), sources(world)));
+
+    expect(result.runtime_config.model.provider).toBe('deepseek');
+    expect(openTaskVault(result, keyring)).toHaveProperty(MODEL_API_KEY_VAULT_ENTRY);
+    const model = { ...result.runtime_config.model, provider: 'deepseek-r1' };
+    const retargeted = { ...result, runtime_config: { ...result.runtime_config, model } };
+    expect(() => openTaskVault(retargeted, keyring)).toThrow(VaultTamperedError);
   });
 
   it('no credential value appears anywhere in the assembled task outside the sealed vault', async () => {

@@ -128,6 +128,7 @@ describe('the agent loop', () => {
         steps: 1,
         usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 },
         duration_ms: expect.any(Number),
+        finish_reason: 'stop',
       },
     });
   });
@@ -467,6 +468,7 @@ describe('the agent loop, counting and budgeting model calls', () => {
     expect(h.steps).toEqual([
       {
         step: 1,
+        finish_reason: 'tool_calls',
         usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
         cost_usd: 0.00002,
         total_usage: { prompt_tokens: 110, completion_tokens: 55, total_tokens: 165 },
@@ -474,6 +476,7 @@ describe('the agent loop, counting and budgeting model calls', () => {
       },
       {
         step: 2,
+        finish_reason: 'stop',
         usage: { prompt_tokens: 30, completion_tokens: 4, total_tokens: 34 },
         cost_usd: 0.000038,
         total_usage: { prompt_tokens: 140, completion_tokens: 59, total_tokens: 199 },
@@ -488,6 +491,7 @@ describe('the agent loop, counting and budgeting model calls', () => {
         usage: { prompt_tokens: 140, completion_tokens: 59, total_tokens: 199 },
         cost_usd: 0.000258,
         duration_ms: expect.any(Number),
+        finish_reason: 'stop',
       },
     });
   });
@@ -497,8 +501,8 @@ describe('the agent loop, counting and budgeting model calls', () => {
     const outcome = await h.run({ budget: { max_cost_usd: 0.000001 } });
 
     expect(h.steps.map((step) => Object.keys(step).sort())).toEqual([
-      ['step', 'total_usage', 'usage'],
-      ['step', 'total_usage', 'usage'],
+      ['finish_reason', 'step', 'total_usage', 'usage'],
+      ['finish_reason', 'step', 'total_usage', 'usage'],
     ]);
     expect(outcome.type).toBe('done');
     expect(outcome.data).not.toHaveProperty('cost_usd');

@@ -11,8 +11,16 @@
  * effect has its announcement in the task's log even when the attempt dies during the call.
  *
  * Budget: each model call's usage (and cost) becomes a `step_finished` event with the task's running totals
- * (see budget/task-spend.ts); before asking the model again, a task past its token or cost budget ends with
- * BUDGET_EXCEEDED.
+ * and the turn's finish reason (see budget/task-spend.ts); before asking the model again, a task past its
+ * token or cost budget ends with BUDGET_EXCEEDED.
+ *
+ * Cut turns: a turn that ended at the token limit (`length`) with tool calls has them announced but not
+ * run: each gets a tool error telling the model its answer was cut and to call again with less, and the
+ * loop goes on (within max_steps). A final answer cut (`length`) or filtered (`content_filter`) ends the
+ * task `done` with `truncated: true`.
+ *
+ * Reasoning stays on the assistant turns of the conversation; the client's provider profile decides
+ * whether it goes back to the server (DeepSeek's thinking mode with tools requires it, others refuse it).
  *
  * Resume: given a {@link ResumePoint} (a redelivered task's conversation rebuilt from its events), the loop
  * starts from it: answered model turns are not asked again, calls with a written result do not run again,
@@ -204,16 +212,28 @@ export async function runAgentLoop(
       }
       throw error;
     }
+    const { finishReason } = result;
     // Not awaited: it is stored with the step's next write (its tool_starts, or the terminal event).
-    deps.emit({ type: 'step_finished', data: spend.addStep(step, result.usage) });
+    deps.emit({
+      type: 'step_finished',
+      data: spend.addStep(step, result.usage, {
+        finishReason,
+        ...(result.usageReported === false ? { usageReported: false } : {}),
+      }),
+    });
     const calls = withCallIds(result.message.tool_calls ?? [], step);
     if (calls.length === 0) {
       const data = {
         message: result.message.content ?? '',
         steps: step,
         usage: spend.usage,
+        ...(spend.usageReported ? {} : { usage_reported: false as const }),
         ...(spend.costUsd === undefined ? {} : { cost_usd: spend.costUsd }),
         duration_ms: now() - startedAt,
+        ...(finishReason ? { finish_reason: finishReason } : {}),
+        ...(finishReason === 'length' || finishReason === 'content_filter'
+          ? { truncated: true as const }
+          : {}),
       };
       return { type: 'done', data };
     }
@@ -226,7 +246,8 @@ export async function runAgentLoop(
       );
     }
     conversation.push(assistantTurn(result.message, calls));
-    const answered = await runToolCalls(calls, tools, deps, signal, approved);
+    const refusal = finishReason === 'length' ? CUT_CALL : undefined;
+    const answered = await runToolCalls(calls, tools, deps, signal, approved, refusal);
     if (answered === undefined) return unannounced(signal);
     answerCalls(answered.done, conversation, tools, deps);
     if (answered.held.length > 0) return { type: 'parked', data: { held: answered.held } };
@@ -345,8 +366,12 @@ async function runToolCalls(
   deps: AgentLoopDependencies,
   signal: AbortSignal,
   approved: ReadonlySet<string>,
+  refusal?: ToolOutcome,
 ): Promise<{ done: AnsweredCall[]; held: HeldCall[] } | undefined> {
-  const prepared = calls.map((call) => prepareToolCall(call, tools));
+  const prepared = calls.map((call): PreparedToolCall => {
+    const ready = prepareToolCall(call, tools);
+    return refusal === undefined ? ready : { ...ready, run: { failure: refusal } };
+  });
   const starts = prepared.map((call): ProgressEvent => ({
     type: 'tool_start',
     data: { call_id: call.callId, tool: call.toolName, arguments: call.shownArguments },
@@ -436,12 +461,20 @@ function executeTool(
 }
 
 /**
- * The assistant's turn as it goes back to the model: reasoning is left out (servers that produce it
- * refuse it as input), and the tool calls carry the ids the tool messages answer.
+ * The assistant's turn as it joins the conversation: the tool calls carry the ids the tool messages
+ * answer, and the reasoning is kept for the client's provider profile to send back or leave out.
  */
 function assistantTurn(message: ChatResult['message'], calls: ChatToolCall[]): ChatAssistantMessage {
-  return { role: 'assistant', content: message.content, tool_calls: calls };
+  const turn: ChatAssistantMessage = { role: 'assistant', content: message.content, tool_calls: calls };
+  if (message.reasoning_content !== undefined) turn.reasoning_content = message.reasoning_content;
+  return turn;
 }
+
+/** What the model is told for each call of a turn cut at the token limit: its arguments may be cut too. */
+const CUT_CALL: ToolOutcome = toolFailure(
+  ErrorCode.INVALID_REQUEST,
+  'this call was not run: your answer was cut off at the output token limit (finish_reason "length") before it was complete, so its arguments may be cut too; make the call again, with shorter arguments or fewer calls at once',
+);
 
 /** As the chat span's `error.type`: the protocol code of a model error, else the exception's name. */
 function errorType(error: unknown): string {

@@ -41,6 +41,7 @@ import {
 } from '@agentmesh/bus';
 import {
   ErrorCode,
+  OPENAI_COMPATIBLE_PROVIDERS,
   isFinalTaskStatus,
   utcDay,
   MODEL_API_KEY_VAULT_ENTRY,
@@ -72,6 +73,7 @@ import { parkTask, type ApprovalSettings } from './approval/task-parking.js';
 import type { DeadLetterRecorder } from './dead-letter-listener.js';
 import { ExecutorMetrics, type TaskMetrics } from './executor-metrics.js';
 import { XmlToolProtocolModel } from './xml-protocol/index.js';
+import { isKnownProvider } from './llm/index.js';
 import { agentSpanOptions, inSpan, markFailed } from './gen-ai-spans.js';
 import { renderVariables } from './prompt-variables.js';
 import type { RunningTasks } from './running-tasks.js';
@@ -107,6 +109,8 @@ export const AttemptDisposition = {
 export type AttemptDisposition = (typeof AttemptDisposition)[keyof typeof AttemptDisposition];
 
 export interface ModelClientOptions {
+  /** The model config's provider: a known profile (checked before the task runs). */
+  provider: string;
   baseUrl: string;
   apiKey?: string;
   timeoutMs: number;
@@ -488,6 +492,7 @@ export class TaskRunner {
     const model = task.runtime_config.model;
     const apiKey = vault[MODEL_API_KEY_VAULT_ENTRY];
     const chatClient = this.deps.createModel({
+      provider: model.provider,
       baseUrl: model.base_url,
       timeoutMs: model.timeout_ms ?? this.deps.llmTimeoutMs,
       ...(apiKey ? { apiKey } : {}),
@@ -801,8 +806,8 @@ function deadlineOf(task: AssembledTask, startedAt: number): number | undefined 
 
 function unsupportedModel(task: AssembledTask): string | undefined {
   const model = task.runtime_config.model;
-  if (model.provider !== 'openai') {
-    return `model provider "${model.provider}" is not supported; this executor speaks OpenAI-compatible chat completions (provider "openai")`;
+  if (!isKnownProvider(model.provider)) {
+    return `model provider "${model.provider}" is not supported; this executor speaks OpenAI-compatible chat completions (providers ${OPENAI_COMPATIBLE_PROVIDERS.join(', ')})`;
   }
   return undefined;
 }

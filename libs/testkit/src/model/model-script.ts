@@ -96,10 +96,35 @@ export interface HangFault extends StepTiming {
 
 export type ModelFaultStep =
   RateLimitFault | ServerErrorFault | DropConnectionFault | MalformedJsonFault | HangFault;
-export type ModelStep = ModelReply | ModelFaultStep;
+
+/**
+ * An answer written byte for byte as given: a recorded provider stream (SSE text) or body replayed
+ * whatever shape it has. Each piece of `body` is one write, flushed before the next.
+ */
+export interface RawReply extends StepTiming {
+  raw: {
+    /** Default 200. */
+    status?: number;
+    /** Default `content-type: text/event-stream`. */
+    headers?: Record<string, string>;
+    body: string | readonly string[];
+  };
+}
+
+export type ModelStep = ModelReply | ModelFaultStep | RawReply;
 
 export function isFault(step: ModelStep): step is ModelFaultStep {
   return 'fault' in step;
+}
+
+export function isRaw(step: ModelStep): step is RawReply {
+  return 'raw' in step;
+}
+
+/** SSE text of the given chunks, each as one `data:` event, then `data: [DONE]` unless `done` is false. */
+export function sseBody(chunks: readonly unknown[], { done = true }: { done?: boolean } = {}): string[] {
+  const events = chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`);
+  return done ? [...events, 'data: [DONE]\n\n'] : events;
 }
 
 /** One chat message as clients send it (OpenAI chat format; unknown fields kept). */
@@ -133,6 +158,7 @@ export type RespondFunction = (
 /** What the server did with a request, recorded beside it. */
 export type ModelOutcome =
   | 'reply'
+  | 'raw'
   | ModelFaultKind
   | 'script_exhausted'
   | 'respond_failed'

@@ -5,7 +5,7 @@ import OpenAI, {
   RateLimitError,
 } from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { ChatMessage } from './model-script.js';
+import { sseBody, type ChatMessage } from './model-script.js';
 import { startScriptedModel, type ScriptedModel } from './scripted-model-server.js';
 
 const API_KEY = 'sk-scripted-test';
@@ -107,6 +107,37 @@ describe('scripted model server, driven by the openai SDK', () => {
     const call = completion.choices[0]?.message.tool_calls?.[0];
     expect(call?.type === 'function' && call.function).toEqual({ name: 'log', arguments: '{"raw": true' });
     expect(completion.choices[0]?.finish_reason).toBe('tool_calls');
+  });
+
+  it('when the step is raw, its body is written byte for byte in pieces, under any path ending in /chat/completions', async () => {
+    const chunk = {
+      id: 'c',
+      object: 'chat.completion.chunk',
+      created: 1,
+      model: 'recorded',
+      choices: [{ index: 0, delta: { content: 'from a recording' }, finish_reason: 'stop' }],
+    };
+    model.enqueue({ raw: { body: sseBody([chunk]) } });
+    const azure = new OpenAI({
+      baseURL: model.baseUrl.replace(/\/v1$/, '/openai/deployments/d'),
+      apiKey: API_KEY,
+      maxRetries: 0,
+      logLevel: 'off',
+    });
+
+    const stream = await azure.chat.completions.create({
+      model: 'gpt-scripted',
+      messages: ask,
+      stream: true,
+    });
+    const received = [];
+    for await (const part of stream) received.push(part);
+
+    expect(received).toEqual([chunk]);
+    expect(model.requests.at(-1)).toMatchObject({
+      path: '/openai/deployments/d/chat/completions',
+      outcome: 'raw',
+    });
   });
 
   it('lists its models', async () => {

@@ -4,6 +4,7 @@
  * the answer their conversation calls for). Every request is recorded with what the server did.
  *
  *   POST /v1/chat/completions   streaming (SSE) when `stream: true`, else one `chat.completion`
+ *   POST …/chat/completions     the same under any other prefix (Azure's `/openai/deployments/<id>/…`)
  *   GET  /v1/models
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -17,7 +18,7 @@ import type {
   ModelStep,
   RespondFunction,
 } from './model-script.js';
-import { isFault } from './model-script.js';
+import { isFault, isRaw } from './model-script.js';
 import { errorBody, sendJson, writeStep } from './step-writer.js';
 
 export interface ScriptedModelOptions {
@@ -84,7 +85,7 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
         data: models.map((id) => ({ id, object: 'model', created, owned_by: 'agentmesh-testkit' })),
       });
     }
-    if (recorded.method !== 'POST' || recorded.path !== '/v1/chat/completions') {
+    if (recorded.method !== 'POST' || !recorded.path.endsWith('/chat/completions')) {
       record('not_found');
       return sendJson(
         res,
@@ -127,7 +128,7 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
         ),
       );
     }
-    record(isFault(step) ? step.fault : 'reply', step);
+    record(isFault(step) ? step.fault : isRaw(step) ? 'raw' : 'reply', step);
 
     completions += 1;
     await writeStep(res, step, {
@@ -135,7 +136,11 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
       identity: {
         id: `chatcmpl-scripted-${completions}`,
         created: Math.floor(Date.now() / 1000),
-        model: (!isFault(step) && step.model) || request.body.model || models[0] || 'scripted-model',
+        model:
+          (!isFault(step) && !isRaw(step) && step.model) ||
+          request.body.model ||
+          models[0] ||
+          'scripted-model',
       },
       nextToolCallId: () => `call_${(toolCalls += 1)}`,
       signal: gone.signal,

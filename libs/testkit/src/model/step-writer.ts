@@ -15,6 +15,8 @@ import {
 } from './chat-chunks.js';
 import {
   isFault,
+  isRaw,
+  type RawReply,
   type ChatRequestBody,
   type ModelFaultStep,
   type ModelReply,
@@ -32,6 +34,7 @@ export interface StepContext {
 export async function writeStep(res: ServerResponse, step: ModelStep, context: StepContext): Promise<void> {
   if (step.latencyMs && !(await pause(step.latencyMs, context.signal))) return;
   if (isFault(step)) return writeFault(res, step, context);
+  if (isRaw(step)) return writeRaw(res, step.raw, context.signal);
   return context.request.stream === true ? streamReply(res, step, context) : sendReply(res, step, context);
 }
 
@@ -105,6 +108,17 @@ async function writeFault(res: ServerResponse, fault: ModelFaultStep, context: S
       await untilAborted(context.signal);
       return;
   }
+}
+
+async function writeRaw(res: ServerResponse, raw: RawReply['raw'], signal: AbortSignal): Promise<void> {
+  res.writeHead(raw.status ?? 200, raw.headers ?? { 'content-type': 'text/event-stream' });
+  res.flushHeaders();
+  const pieces = typeof raw.body === 'string' ? [raw.body] : raw.body;
+  for (const piece of pieces) {
+    if (signal.aborted) return;
+    await new Promise<void>((resolve) => res.write(piece, () => resolve()));
+  }
+  res.end();
 }
 
 function openEventStream(res: ServerResponse): void {

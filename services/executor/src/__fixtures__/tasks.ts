@@ -30,6 +30,8 @@ export interface AssembledTaskOptions {
   traceId: string;
   accountId: string;
   modelBaseUrl: string;
+  /** The model's provider profile; `openai` by default. */
+  provider?: string;
   /** The task's credentials, sealed into its vault for `sealFor` as the assembler would. */
   secrets: ClearVault;
   sealFor: SealFor;
@@ -69,7 +71,7 @@ export function assembledTask(options: AssembledTaskOptions): AssembledTask {
     },
     runtime_config: {
       model: {
-        provider: 'openai',
+        provider: options.provider ?? 'openai',
         model_name: 'scripted-model',
         base_url: options.modelBaseUrl,
         tool_protocol: 'native',

@@ -3,6 +3,10 @@
  * adds its usage (and its cost, when the model is priced) and yields the `step_finished` event that says so;
  * a redelivered task starts from the sum of the `step_finished` events its earlier attempts wrote. Between
  * model calls the loop asks {@link TaskSpend.overBudget} whether another may be made.
+ *
+ * A call whose server sent no usage counts with the client's estimate (characters / 4, see
+ * llm/usage-estimate.ts): its `step_finished` says `usage_reported: false`, and so does the task's `done`,
+ * but the estimate is added to the totals, the budget and the account's day like reported figures.
  */
 import {
   ErrorCode,
@@ -19,6 +23,15 @@ export interface EarlierSpend {
   readonly usage: TokenUsage;
   /** Dollars of the priced calls among them. */
   readonly costUsd: number;
+  /** Some of them counted an estimate (their server sent no usage). */
+  readonly estimated?: boolean;
+}
+
+/** What the model said about a step besides its usage. */
+export interface StepOutcome {
+  readonly finishReason?: string | null;
+  /** False when the usage is an estimate. */
+  readonly usageReported?: boolean;
 }
 
 export type TaskBudget = Pick<TaskLimits, 'max_total_tokens' | 'max_cost_usd'>;
@@ -27,17 +40,20 @@ export type TaskBudget = Pick<TaskLimits, 'max_total_tokens' | 'max_cost_usd'>;
 export function earlierSpendOf(events: readonly TaskEvent[]): EarlierSpend {
   const usage: TokenUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
   let costUsd = 0;
+  let estimated = false;
   for (const event of events) {
     if (event.type !== 'step_finished') continue;
     addUsage(usage, event.data.usage);
     costUsd += event.data.cost_usd ?? 0;
+    if (event.data.usage_reported === false) estimated = true;
   }
-  return { usage, costUsd: roundUsd(costUsd) };
+  return { usage, costUsd: roundUsd(costUsd), ...(estimated ? { estimated } : {}) };
 }
 
 export class TaskSpend {
   readonly #usage: TokenUsage;
   #costUsd: number;
+  #estimated: boolean;
 
   constructor(
     /** The task model's price; none: the spend has no cost. */
@@ -47,6 +63,12 @@ export class TaskSpend {
     this.#usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
     if (earlier !== undefined) addUsage(this.#usage, earlier.usage);
     this.#costUsd = earlier?.costUsd ?? 0;
+    this.#estimated = earlier?.estimated === true;
+  }
+
+  /** False once some step's usage was an estimate; for the task's `done`. */
+  get usageReported(): boolean {
+    return !this.#estimated;
   }
 
   /** Every model call of the task so far (a copy). */
@@ -59,19 +81,21 @@ export class TaskSpend {
     return this.price === undefined ? undefined : this.#costUsd;
   }
 
-  /** Adds a model call's usage; returns the data of its `step_finished` event. */
-  addStep(step: number, usage: TokenUsage): EventData<'step_finished'> {
+  /** Adds a model call's usage (estimated or not, it counts); returns the data of its `step_finished` event. */
+  addStep(step: number, usage: TokenUsage, outcome: StepOutcome = {}): EventData<'step_finished'> {
     addUsage(this.#usage, usage);
-    if (this.price === undefined) return { step, usage: { ...usage }, total_usage: this.usage };
+    const estimated = outcome.usageReported === false;
+    if (estimated) this.#estimated = true;
+    const turn = {
+      step,
+      ...(outcome.finishReason ? { finish_reason: outcome.finishReason } : {}),
+      usage: { ...usage },
+      ...(estimated ? { usage_reported: false as const } : {}),
+    };
+    if (this.price === undefined) return { ...turn, total_usage: this.usage };
     const cost = costOf(usage, this.price);
     this.#costUsd = roundUsd(this.#costUsd + cost);
-    return {
-      step,
-      usage: { ...usage },
-      cost_usd: cost,
-      total_usage: this.usage,
-      total_cost_usd: this.#costUsd,
-    };
+    return { ...turn, cost_usd: cost, total_usage: this.usage, total_cost_usd: this.#costUsd };
   }
 
   /**

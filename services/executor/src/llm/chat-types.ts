@@ -47,8 +47,10 @@ export type FinishReason = string | null;
 export interface ChatResult {
   message: AssistantReply;
   finishReason: FinishReason;
-  /** Zeros when the server reported none. */
+  /** When `usageReported` is false, the client's estimate (see usage-estimate.ts). */
   usage: TokenUsage;
+  /** False when the server sent no usage and `usage` is an estimate; absent or true: the server's figures. */
+  usageReported?: boolean;
   /** The completion's `id`, when the server gave one. */
   responseId?: string;
   /** The model that answered, when the server named it (it may be more exact than the requested one). */

@@ -3,6 +3,13 @@
  * retries and cancellation. The loop imports from here only.
  */
 export { OpenAiChatClient, type OpenAiChatClientOptions } from './openai-chat-client.js';
+export {
+  PROVIDER_PROFILES,
+  ReasoningPassBack,
+  isKnownProvider,
+  profileOf,
+  type ProviderProfile,
+} from './openai-compatible/profiles/provider-profiles.js';
 export { ModelEndpointGuard, type ModelEndpointGuardOptions } from './model-endpoint-guard.js';
 export type {
   AssistantReply,

@@ -525,8 +525,11 @@ describe('OpenAI chat client against other servers', () => {
       expect(result).toMatchObject({
         message: { role: 'assistant', content: 'Hi', reasoning_content: 'Hmm.' },
         finishReason: 'stop',
-        usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+        // The server sent no usage: the client's estimate, marked as such.
+        usageReported: false,
       });
+      expect(result.usage.completion_tokens).toBe(Math.ceil('HiHmm.'.length / 4));
+      expect(result.usage.prompt_tokens).toBeGreaterThan(0);
     } finally {
       await api.stop();
     }

@@ -1,8 +1,10 @@
 /**
  * A client for OpenAI-compatible chat completions over undici. It always asks for a stream (with
- * usage), hands text and reasoning on as they arrive, assembles tool calls, and retries load and
- * connection failures with jittered backoff — but only while nothing has been handed on yet, since
- * a retry after that would repeat text the caller has already passed downstream.
+ * usage, where the provider's profile allows), hands text and reasoning on as they arrive, assembles
+ * tool calls, and retries load and connection failures with jittered backoff — but only while nothing
+ * has been handed on yet, since a retry after that would repeat text the caller has already passed
+ * downstream. The provider's profile (openai-compatible/profiles/) shapes the URL, headers and body;
+ * usage the server did not send is estimated (usage-estimate.ts) and marked so.
  */
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { Agent, request, type Dispatcher } from 'undici';
@@ -15,12 +17,17 @@ import { LlmAbortedError, LlmResponseError, LlmUnavailableError } from './errors
 import type { ModelEndpointGuard } from './model-endpoint-guard.js';
 import { DEFAULT_BACKOFF, retryDelayMs, type BackoffOptions } from './retry-policy.js';
 import { MalformedChunkError, StreamAccumulator, type ChunkDeltas } from './stream-accumulator.js';
+import { PROVIDER_PROFILES, type ProviderProfile } from './openai-compatible/profiles/provider-profiles.js';
+import { completionsUrl, requestBody, requestHeaders } from './openai-compatible/profiles/wire-request.js';
+import { estimateUsage } from './usage-estimate.js';
 
 export interface OpenAiChatClientOptions {
   /** Up to and including the API version, e.g. `http://127.0.0.1:1234/v1`. */
   baseUrl: string;
-  /** Sent only as `Authorization: Bearer <apiKey>`. */
+  /** Sent only as `Authorization: Bearer <apiKey>` (Azure: `api-key: <apiKey>`). */
   apiKey?: string;
+  /** The server's quirks (provider-profiles.ts); default the generic profile. */
+  profile?: ProviderProfile;
   /** Per attempt: connecting plus receiving the whole answer. Default 60 s. */
   timeoutMs?: number;
   /** Longest silence allowed between two pieces of a streamed answer. Default: only `timeoutMs` applies. */
@@ -61,6 +68,7 @@ function sharedDispatcher(): Agent {
 
 export class OpenAiChatClient {
   private readonly url: string;
+  private readonly profile: ProviderProfile;
   private readonly endpointGuard: ModelEndpointGuard | undefined;
   private readonly apiKey: string | undefined;
   private readonly timeoutMs: number;
@@ -74,7 +82,8 @@ export class OpenAiChatClient {
   private readonly random: () => number;
 
   constructor(options: OpenAiChatClientOptions) {
-    this.url = completionsUrl(options.baseUrl);
+    this.profile = options.profile ?? PROVIDER_PROFILES.generic;
+    this.url = completionsUrl(options.baseUrl, this.profile);
     this.apiKey = options.apiKey || undefined;
     this.timeoutMs = positive('timeoutMs', options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     this.idleTimeoutMs =
@@ -104,7 +113,7 @@ export class OpenAiChatClient {
    */
   async complete(chatRequest: ChatRequest, options: CompleteOptions = {}): Promise<ChatResult> {
     const { signal } = options;
-    const body = JSON.stringify(requestBody(chatRequest));
+    const body = JSON.stringify(requestBody(chatRequest, this.profile));
     let delivered = false;
     const emit = (deltas: ChunkDeltas): void => {
       // Text already parsed when the caller aborted is not handed on: after abort, silence.
@@ -180,7 +189,7 @@ export class OpenAiChatClient {
         response = await request(this.url, {
           method: 'POST',
           dispatcher: this.dispatcher,
-          headers: this.headers(),
+          headers: requestHeaders(this.profile, this.apiKey),
           body,
           signal: deadline.signal,
           // Our own clock governs; undici's defaults (300 s) must not cut in before it.
@@ -207,19 +216,10 @@ export class OpenAiChatClient {
       const contentType = String(response.headers['content-type'] ?? '').toLowerCase();
       if (contentType.includes('text/event-stream')) await readEventStream(response.body, reading);
       else await readBufferedAnswer(response.body, reading);
-      return assemble(accumulator, response.statusCode);
+      return assemble(accumulator, response.statusCode, body.length);
     } finally {
       deadline.dispose();
     }
-  }
-
-  private headers(): Record<string, string> {
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      accept: 'text/event-stream, application/json',
-    };
-    if (this.apiKey) headers['authorization'] = `Bearer ${this.apiKey}`;
-    return headers;
   }
 
   /** Servers echo keys in their errors; nothing quoted from them may carry ours. */
@@ -228,12 +228,18 @@ export class OpenAiChatClient {
   }
 }
 
-function assemble(accumulator: StreamAccumulator, status: number): Omit<ChatResult, 'attempts'> {
+function assemble(
+  accumulator: StreamAccumulator,
+  status: number,
+  requestChars: number,
+): Omit<ChatResult, 'attempts'> {
   if (!accumulator.hasChoice) {
     throw new AttemptFailure({ retryable: false, reason: 'the answer has no choices', status });
   }
   try {
-    return accumulator.result();
+    const { usage, ...rest } = accumulator.result();
+    if (usage !== undefined) return { ...rest, usage };
+    return { ...rest, usage: estimateUsage(requestChars, rest.message), usageReported: false };
   } catch (error) {
     if (!(error instanceof MalformedChunkError)) throw error;
     throw new AttemptFailure({
@@ -245,41 +251,8 @@ function assemble(accumulator: StreamAccumulator, status: number): Omit<ChatResu
   }
 }
 
-function requestBody(chat: ChatRequest): Record<string, unknown> {
-  const body: Record<string, unknown> = {
-    model: chat.model,
-    messages: chat.messages,
-    stream: true,
-    stream_options: { include_usage: true },
-  };
-  if (chat.tools && chat.tools.length > 0) {
-    body['tools'] = chat.tools.map(({ function: fn }) => ({
-      type: 'function',
-      function: { name: fn.name, description: fn.description, parameters: fn.parameters },
-    }));
-  }
-  if (chat.temperature !== undefined) body['temperature'] = chat.temperature;
-  if (chat.max_tokens !== undefined) body['max_tokens'] = chat.max_tokens;
-  if (chat.tool_choice !== undefined) body['tool_choice'] = chat.tool_choice;
-  if (chat.parallel_tool_calls !== undefined) body['parallel_tool_calls'] = chat.parallel_tool_calls;
-  return body;
-}
-
 function aborted(signal: AbortSignal, attempts: number): LlmAbortedError {
   return new LlmAbortedError(signal.reason, attempts, { cause: signal.reason });
-}
-
-function completionsUrl(baseUrl: string): string {
-  let url: URL;
-  try {
-    url = new URL(baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
-  } catch {
-    throw new TypeError(`baseUrl is not a URL: ${baseUrl}`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new TypeError(`baseUrl must be http(s), got ${url.protocol}`);
-  }
-  return new URL('chat/completions', url).toString();
 }
 
 function positive(name: string, value: number): number {

@@ -113,7 +113,8 @@ describe('stream accumulator', () => {
         tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'log', arguments: '{}' } }],
       },
       finishReason: 'tool_calls',
-      usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+      // None sent: the client estimates it.
+      usage: undefined,
     });
   });
 

@@ -5,6 +5,11 @@
  * in index order; the finish reason and usage are taken as they come, and the completion's `id` and
  * the `model` that answered from the first chunk naming them. A non-streamed `chat.completion` goes
  * through the same path as one big chunk.
+ *
+ * `content` is a string from most servers; Mistral's reasoning models send an array of parts instead
+ * (`{type: "text", text}` and `{type: "thinking", thinking: [{type: "text", text}]}`), whose text parts
+ * are the answer and whose thinking parts the reasoning. A part of another type (an image, a reference)
+ * is skipped. Only a non-string content takes that branch, so the string path costs nothing more.
  */
 import { randomUUID } from 'node:crypto';
 import type { ChatToolCall, TokenUsage } from '@agentmesh/protocol';
@@ -30,7 +35,8 @@ export interface ChunkDeltas {
 export interface AssembledCompletion {
   message: AssistantReply;
   finishReason: FinishReason;
-  usage: TokenUsage;
+  /** Undefined when the server sent none (the client then estimates it). */
+  usage: TokenUsage | undefined;
   /** The completion's `id`, when the server gave one. */
   responseId?: string;
   /** The model that answered (often more exact than the one requested), when the server named it. */
@@ -110,7 +116,7 @@ export class StreamAccumulator {
     return {
       message,
       finishReason: this.finishReason,
-      usage: this.usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+      usage: this.usage,
       ...(this.responseId === undefined ? {} : { responseId: this.responseId }),
       ...(this.responseModel === undefined ? {} : { responseModel: this.responseModel }),
     };
@@ -118,7 +124,14 @@ export class StreamAccumulator {
 
   private applyDelta(delta: JsonObject): ChunkDeltas {
     const deltas: ChunkDeltas = {};
-    const content = optionalString(delta, 'content');
+    const rawContent = delta['content'];
+    let content: string | undefined;
+    let partsReasoning = '';
+    if (typeof rawContent === 'string') content = rawContent;
+    else if (Array.isArray(rawContent)) [content, partsReasoning] = readContentParts(rawContent);
+    else if (rawContent !== undefined && rawContent !== null) {
+      throw new MalformedChunkError('`content` is neither a string nor an array of parts');
+    }
     if (content) {
       this.content += content;
       deltas.content = content;
@@ -126,7 +139,8 @@ export class StreamAccumulator {
     // DeepSeek-style servers send `reasoning_content`, OpenRouter/Ollama-style ones `reasoning`; some
     // send both with the same text, so one of them is taken, never both.
     // Reasoning is a side channel: a shape we do not know is skipped rather than failing the answer.
-    const reasoning = stringOrEmpty(delta['reasoning_content']) || stringOrEmpty(delta['reasoning']);
+    const reasoning =
+      partsReasoning || stringOrEmpty(delta['reasoning_content']) || stringOrEmpty(delta['reasoning']);
     if (reasoning) {
       this.reasoning += reasoning;
       deltas.reasoning = reasoning;
@@ -205,6 +219,27 @@ export class StreamAccumulator {
     const total = tokenCount(value['total_tokens']) || prompt + completion;
     this.usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total };
   }
+}
+
+/**
+ * The answer text and the reasoning of a content part array (Mistral): text parts are the answer,
+ * the text of thinking parts (an array of text parts, or a string) the reasoning.
+ */
+function readContentParts(parts: readonly unknown[]): [string, string] {
+  let text = '';
+  let thinking = '';
+  for (const part of parts) {
+    if (!isJsonObject(part)) throw new MalformedChunkError('a content part is not an object');
+    if (part['type'] === 'text') text += stringOrEmpty(part['text']);
+    else if (part['type'] === 'thinking') {
+      const inner = part['thinking'];
+      if (typeof inner === 'string') thinking += inner;
+      else if (Array.isArray(inner)) {
+        for (const piece of inner) if (isJsonObject(piece)) thinking += stringOrEmpty(piece['text']);
+      }
+    }
+  }
+  return [text, thinking];
 }
 
 function firstChoice(choices: unknown): JsonObject | undefined {

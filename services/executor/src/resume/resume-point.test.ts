@@ -35,7 +35,7 @@ const result = (id: string, value: unknown): [EventType, unknown] => [
 ];
 
 describe('resuming from a task event log', () => {
-  it("an answered turn becomes the assistant's message (its text and its calls) followed by the written results", () => {
+  it("an answered turn becomes the assistant's message (its text, its reasoning and its calls) followed by the written results", () => {
     const point = resumePointOf(
       log(
         chunk('Let me '),
@@ -52,6 +52,8 @@ describe('resuming from a task event log', () => {
       {
         role: 'assistant',
         content: 'Let me look.',
+        // Kept for providers that need it back (DeepSeek thinking mode); the profile decides.
+        reasoning_content: 'hmm',
         tool_calls: [
           { id: 'c1', type: 'function', function: { name: 'search', arguments: '{"q":"c1"}' } },
           { id: 'c2', type: 'function', function: { name: 'search', arguments: 'not json' } },

@@ -3,13 +3,14 @@
  * own events (pure; the runner reads the log, the agent loop runs from the result).
  *
  * A model turn is answered once its `tool_start`s were written: its assistant message is the text of the
- * turn's `message_chunk`s (null when none) with the tool calls rebuilt from the `tool_start`s. A call with
+ * turn's `message_chunk`s (null when none) with the tool calls rebuilt from the `tool_start`s, and its
+ * `tool_thinking` text as `reasoning_content` (the provider profile decides whether it is sent). A call with
  * a written `tool_result` gets its tool message from that event, built as the loop builds it: the event
  * holds what the model was shown (shownToolResult, secrets scrubbed). A call with a `tool_start` and no
  * result is pending: the new attempt runs it again, with the same call_id. Text after the last non-text
  * event belongs to a model call that was cut off: it is dropped and the model asked again. So is text an
- * earlier `attempt_started` voided (all of it sits before that marker, a non-text event), and reasoning
- * (`tool_thinking`), which the loop never sends back either.
+ * earlier `attempt_started` voided (all of it sits before that marker, a non-text event), and the
+ * reasoning of such a cut-off call.
  *
  * `step_finished` events say what the model calls cost, not what the model said: they leave the
  * conversation alone, and their sum is what the earlier attempts spent (`spent`).
@@ -64,6 +65,8 @@ export interface ResumePoint {
 
 interface Turn {
   content: string | null;
+  /** The turn's `tool_thinking` text; kept for providers that need it sent back (DeepSeek). */
+  reasoning?: string;
   calls: ChatToolCall[];
   results: Map<string, ToolOutcome>;
 }
@@ -72,6 +75,7 @@ export function resumePointOf(events: readonly TaskEvent[]): ResumePoint {
   const turns: Turn[] = [];
   const knownCalls = new Set<string>();
   let text = '';
+  let thinking = '';
   let lastNonText = 0;
   /** The turn whose tool_starts are being read (no other event since its first one). */
   let open: Turn | undefined;
@@ -84,6 +88,8 @@ export function resumePointOf(events: readonly TaskEvent[]): ResumePoint {
         text += event.data.delta;
         continue;
       case 'tool_thinking':
+        thinking += event.data.delta;
+        continue;
       case 'step_finished':
         continue;
       case 'tool_start': {
@@ -98,7 +104,12 @@ export function resumePointOf(events: readonly TaskEvent[]): ResumePoint {
           };
           knownCalls.add(id);
           if (open === undefined || text !== '') {
-            open = { content: text === '' ? null : text, calls: [], results: new Map() };
+            open = {
+              content: text === '' ? null : text,
+              ...(thinking === '' ? {} : { reasoning: thinking }),
+              calls: [],
+              results: new Map(),
+            };
             turns.push(open);
           }
           open.calls.push(call);
@@ -146,6 +157,7 @@ export function resumePointOf(events: readonly TaskEvent[]): ResumePoint {
         break;
     }
     text = '';
+    thinking = '';
     lastNonText = event.seq;
   }
   const approvals = { approvedCalls, awaitingApproval: [...requested.keys()], parkedAttempts };
@@ -171,6 +183,7 @@ function assemble(
       role: 'assistant',
       content: turn.content,
       tool_calls: turn.calls,
+      ...(turn.reasoning === undefined ? {} : { reasoning_content: turn.reasoning }),
     };
     conversation.push(assistant);
     const pending: ChatToolCall[] = [];

@@ -66,12 +66,16 @@ export class XmlToolProtocolModel implements ChatModel {
     let conversation = toXmlConversation(messages, catalogue);
     const usage: TokenUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
     let attempts = 0;
+    // One estimated reply makes the sum an estimate.
+    let usageReported = true;
 
     for (let repairs = 0; ; repairs++) {
       const reply = await this.#completeOnce({ ...settings, messages: conversation }, options);
       addUsage(usage, reply.result.usage);
       attempts += reply.result.attempts;
-      const { result, scanner } = reply;
+      if (reply.result.usageReported === false) usageReported = false;
+      const { result: last, scanner } = reply;
+      const result = usageReported ? last : { ...last, usageReported: false };
       const broken = scanner.actions.filter((action): action is ScannedAction & { ok: false } => !action.ok);
       if (scanner.actions.length === 0) return { ...result, usage, attempts };
       if (broken.length === 0) {

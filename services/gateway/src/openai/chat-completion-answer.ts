@@ -10,6 +10,9 @@
  * an `agentmesh` extension field instead, which clients ignore — on a chunk with an empty delta per
  * `tool_start` / `tool_result`, and as `agentmesh.tool_calls` of a non-streamed completion.
  *
+ * The finish reason is `stop`, or `length` / `content_filter` when the task's answer was cut or filtered
+ * (`done.truncated`).
+ *
  * A resumed attempt (`attempt_started`) voids an earlier attempt's text: a non-streamed completion's
  * reasoning is folded with TaskTranscript (its content is `done`'s message anyway); a streamed one's text
  * goes through StreamedText (streamed-text.ts).
@@ -33,9 +36,19 @@ export interface ChunkDelta {
   reasoning_content?: string;
 }
 
+/** `length` / `content_filter` when the task's answer was cut or filtered (`done.truncated`), else `stop`. */
+export type AnswerFinishReason = 'stop' | 'length' | 'content_filter';
+
+export function finishReasonOf(done: DoneEvent): AnswerFinishReason {
+  const reason = done.data.finish_reason;
+  return done.data.truncated === true && (reason === 'length' || reason === 'content_filter')
+    ? reason
+    : 'stop';
+}
+
 export interface ChatCompletionChunk extends CompletionIdentity {
   object: 'chat.completion.chunk';
-  choices: { index: 0; delta: ChunkDelta; finish_reason: 'stop' | null }[];
+  choices: { index: 0; delta: ChunkDelta; finish_reason: AnswerFinishReason | null }[];
   usage?: TokenUsage;
   agentmesh?: Record<string, unknown>;
 }
@@ -56,7 +69,7 @@ export interface ChatCompletion extends CompletionIdentity {
   choices: {
     index: 0;
     message: { role: 'assistant'; content: string; refusal: null; reasoning_content?: string };
-    finish_reason: 'stop';
+    finish_reason: AnswerFinishReason;
     logprobs: null;
   }[];
   usage: TokenUsage;
@@ -66,7 +79,7 @@ export interface ChatCompletion extends CompletionIdentity {
 export function chunk(
   identity: CompletionIdentity,
   delta: ChunkDelta,
-  extra: { finishReason?: 'stop'; agentmesh?: Record<string, unknown> } = {},
+  extra: { finishReason?: AnswerFinishReason; agentmesh?: Record<string, unknown> } = {},
 ): ChatCompletionChunk {
   return {
     ...identity,
@@ -108,7 +121,10 @@ export function finishingChunks(
   const finishing = chunk(
     identity,
     {},
-    { finishReason: 'stop', agentmesh: { steps: done.data.steps, duration_ms: done.data.duration_ms } },
+    {
+      finishReason: finishReasonOf(done),
+      agentmesh: { steps: done.data.steps, duration_ms: done.data.duration_ms },
+    },
   );
   if (!includeUsage) return [finishing];
   return [finishing, { ...identity, object: 'chat.completion.chunk', choices: [], usage: done.data.usage }];
@@ -151,7 +167,7 @@ export class CompletionCollector {
             refusal: null,
             ...(this.transcript.reasoning !== '' ? { reasoning_content: this.transcript.reasoning } : {}),
           },
-          finish_reason: 'stop',
+          finish_reason: finishReasonOf(done),
           logprobs: null,
         },
       ],
