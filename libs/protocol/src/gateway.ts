@@ -76,6 +76,8 @@ export const AgentListReply = z.object({
       workflow_id: WorkflowId,
       name: z.string().optional(),
       description: z.string().optional(),
+      /** The agent's current version (a task may pin another: `workflow_id@version`). */
+      version: z.int().min(1).optional(),
     }),
   ),
 });

@@ -57,7 +57,8 @@ async function loadAgents() {
       ...agents.map((agent) => {
         const option = document.createElement('option');
         option.value = agent.workflow_id;
-        option.textContent = agent.name ? `${agent.name} (${agent.workflow_id})` : agent.workflow_id;
+        const label = agent.name ? `${agent.name} (${agent.workflow_id})` : agent.workflow_id;
+        option.textContent = agent.version ? `${label} · v${agent.version}` : label;
         return option;
       }),
     );
@@ -100,7 +101,8 @@ function taskRow(task) {
   open.textContent = task.trace_id.slice(0, 12);
   open.setAttribute('aria-label', `Open task ${task.trace_id}`);
   open.addEventListener('click', () => openTask(task.trace_id));
-  const cells = [open, task.workflow_id, task.status, new Date(task.updated_at).toLocaleTimeString()];
+  const agent = task.agent_version ? `${task.workflow_id}@${task.agent_version}` : task.workflow_id;
+  const cells = [open, agent, task.status, new Date(task.updated_at).toLocaleTimeString()];
   cells.forEach((content, index) => {
     const cell = document.createElement('td');
     cell.append(content);
@@ -119,6 +121,12 @@ function openTask(traceId) {
   $('task-heading').focus();
 }
 
+/** The chosen agent, pinned to the version typed (`workflow_id@version`), else its current one. */
+function chosenAgent() {
+  const version = $('agent-version').value.trim();
+  return version ? `${$('agent').value}@${version}` : $('agent').value;
+}
+
 async function send(event) {
   event.preventDefault();
   const message = $('message').value.trim();
@@ -126,14 +134,14 @@ async function send(event) {
   $('send').disabled = true;
   try {
     const reply = await api('POST', '/v1/tasks', {
-      workflow_id: $('agent').value,
+      workflow_id: chosenAgent(),
       user_id: 'console',
       messages: [{ role: 'user', content: message }],
     });
     notice(`Task ${reply.trace_id} submitted.`);
     lastSent = {
       trace_id: reply.trace_id,
-      workflow_id: $('agent').value,
+      workflow_id: chosenAgent(),
       status: 'queued',
       updated_at: new Date().toISOString(),
     };

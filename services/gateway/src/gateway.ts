@@ -17,6 +17,7 @@ import {
   IdempotencyStore,
   copyLegacyToolBucket,
   migrateLegacyRegistryEntries,
+  migrateUnversionedAgents,
   openMeshBuckets,
   ToolStore,
   TaskStatusStore,
@@ -132,6 +133,11 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     }
   }
 
+  const versioned = await migrateUnversionedAgents(buckets.agents);
+  if (versioned.length > 0) {
+    log.info({ agents: versioned }, 'agents stored before versions existed kept as their version 1');
+  }
+
   const statuses = new TaskStatusStore(buckets.tasks);
   const parked = new ParkedTaskStore(buckets.parkedTasks);
   const runningLimiter =
@@ -235,6 +241,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     settings: {
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
       pluginImportBodyLimitBytes: config.PLUGIN_IMPORT_BODY_LIMIT_BYTES,
+      agentVersionsKept: config.AGENT_VERSIONS_KEPT,
       sseHeartbeatMs: config.SSE_HEARTBEAT_MS,
       sseMaxStreams: config.SSE_MAX_STREAMS,
       sseMaxStreamsPerCaller: config.SSE_MAX_STREAMS_PER_CALLER,

@@ -217,6 +217,8 @@ export class TaskSubmitter {
       submitted_at: task.task_meta.submitted_at,
       updated_at: submittedAt.toISOString(),
       ...(task.task_meta.parent === undefined ? {} : { parent_trace_id: task.task_meta.parent.trace_id }),
+      // A pinned version is known now; the digest (and an unpinned task's version) once it is assembled.
+      ...(submission.agentVersion === undefined ? {} : { agent_version: submission.agentVersion }),
     };
     // A new trace id is the common case: one create. Only a trace id that has a record already is read.
     const stored = await this.bus('task status', async () =>
