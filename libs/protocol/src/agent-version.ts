@@ -46,13 +46,20 @@ export const WorkflowRef = z.string().transform((text, ctx): WorkflowPin => {
   return { workflow_id: parsedId.data, version };
 });
 
+const REF_PATTERN = /^[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*(?:@[1-9][0-9]{0,8})?$/;
+
 /** The same as text (a body field stays a string): checked like WorkflowRef, read with parseWorkflowRef. */
 export const WorkflowRefText = z
   .string()
   .max(140, 'workflow_id must be at most 128 characters, plus @version')
+  .regex(
+    REF_PATTERN,
+    'workflow_id must be a workflow id (A-Z, a-z, 0-9, "_" or "-", optionally dot-separated), or workflow_id@<version> (a number from 1)',
+  )
   .superRefine((text, ctx) => {
+    // The pattern reported a malformed reference already; what it cannot say is the id's length.
     const parsed = WorkflowRef.safeParse(text);
-    if (!parsed.success) {
+    if (REF_PATTERN.test(text) && !parsed.success) {
       for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message });
     }
   });
