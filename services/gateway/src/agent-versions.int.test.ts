@@ -140,6 +140,23 @@ describe('agent versions over the management API', () => {
     }
   });
 
+  it('when a submission pins a version the agent does not keep, or an agent the account cannot see, it is 404 naming it; a kept one is accepted', async () => {
+    await writeVersions(trusted.url, 'pinned', ['one', 'two'], acme);
+    const submit = (workflow: string, headers: Record<string, string>) =>
+      call(trusted.url, 'POST', '/v1/tasks', {
+        headers,
+        body: { workflow_id: workflow, user_id: 'u', messages: [{ role: 'user', content: 'hi' }] },
+      });
+    const unknown = await submit('pinned@9', acme);
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining('version 9') });
+    expect((await submit('pinned@1', globex)).status).toBe(404);
+    const kept = await submit('pinned@1', acme);
+    expect(kept.status).toBe(202);
+    const status = await call(trusted.url, 'GET', `/v1/tasks/${kept.body.trace_id}`, { headers: acme });
+    expect(status.body).toMatchObject({ status: 'queued', agent_version: 1 });
+  });
+
   it('when another account asks, it can neither see the versions nor roll them back', async () => {
     await writeVersions(trusted.url, 'secret_agent', ['one', 'two'], acme);
     for (const [method, path, payload] of [

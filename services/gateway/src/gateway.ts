@@ -38,6 +38,7 @@ import { RecallForwarder } from './recall-forwarding.js';
 import { StreamTokens, streamTokenKey } from './stream-tokens.js';
 import { ApprovalDesk } from './task-approvals.js';
 import { TaskCanceller } from './task-cancellation.js';
+import { pinnedVersionCheck } from './pinned-version-check.js';
 import { TaskSubmitter } from './task-submission.js';
 import { RunningTaskLimiter } from './running-task-limits.js';
 import { SubmissionRateLimiter } from './submission-rate-limits.js';
@@ -197,6 +198,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     usage: new AccountUsageStore(buckets.accountUsage),
     cacheMs: config.ACCOUNT_USAGE_CACHE_MS,
   });
+  const agents = new AgentStore(buckets.agents);
   const submitter = new TaskSubmitter({
     js,
     statuses,
@@ -210,6 +212,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     ...(runningLimiter ? { runningLimiter } : {}),
     ...(dailyCaps.active ? { dailyCaps } : {}),
     ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
+    pinnedVersions: pinnedVersionCheck(agents),
     metrics,
     log,
   });
@@ -219,7 +222,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     js,
     jsm,
     stores: {
-      agents: new AgentStore(buckets.agents),
+      agents,
       plugins: new ToolStore(buckets.tools),
       mcpServers: new McpServerStore(buckets.mcpServers),
       credentials: new CredentialStore(buckets.credentials, {

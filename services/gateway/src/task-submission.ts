@@ -55,6 +55,7 @@ import {
   SubmissionUnconfirmed,
 } from './errors.js';
 import { SubmissionOutcome, type GatewayMetrics } from './gateway-metrics.js';
+import type { PinnedVersionCheck } from './pinned-version-check.js';
 import { parseSubmission, type Submission } from './submission-request.js';
 import type { RunningTaskLimiter } from './running-task-limits.js';
 import type { SubmissionRateLimiter } from './submission-rate-limits.js';
@@ -77,6 +78,8 @@ export interface TaskSubmitterOptions {
   runningLimiter?: RunningTaskLimiter;
   /** Refuses submissions of accounts past their daily token or cost cap; none: no caps. */
   dailyCaps?: AccountDailyCaps;
+  /** Refuses a pin (`workflow_id@version`) the account's agent does not keep; none: the assembler does. */
+  pinnedVersions?: PinnedVersionCheck;
   /** Makes `events_url` absolute. */
   publicBaseUrl?: string;
   /** Counts every submission by outcome. */
@@ -135,6 +138,14 @@ export class TaskSubmitter {
   ): Promise<AcceptedTask | Rejection> {
     const submission = parseSubmission(body, caller, this.options.vaultRecipient, link?.parent);
     if (submission instanceof Rejection) return submission;
+    const { pinnedVersions } = this.options;
+    if (pinnedVersions !== undefined && submission.agentVersion !== undefined) {
+      const { accountId, workflowId, agentVersion } = submission;
+      const unknown = await this.bus('agent registry', () =>
+        pinnedVersions(accountId, workflowId, agentVersion),
+      );
+      if (unknown !== undefined) return unknown;
+    }
     const dailyCaps = this.options.dailyCaps;
     if (dailyCaps !== undefined) {
       const capped = await this.bus('account usage', () => dailyCaps.check(submission.accountId));

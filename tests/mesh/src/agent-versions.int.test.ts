@@ -103,11 +103,18 @@ describe('agent versions across the mesh', () => {
     expect(replayed.slice(1).every((event) => event.agent === undefined)).toBe(true);
   });
 
-  it('when a task pins a version the agent does not have, it ends NOT_FOUND naming the version and no model is asked', async () => {
+  it('when a task pins a version the agent does not have, the submission is 404 naming the version and no model is asked', async () => {
     const asked = model.requests.length;
-    const { events } = await run('versioned@9');
-    expect(events.at(-1)).toMatchObject({ type: 'error', data: { code: 'NOT_FOUND' } });
-    expect(JSON.stringify(events.at(-1))).toContain('version 9');
+    const response = await submit(mesh, {
+      workflow_id: 'versioned@9',
+      user_id: 'u1',
+      messages: [{ role: 'user', content: 'which are you?' }],
+    });
+    expect(response.status).toBe(404);
+    expect(await response.json()).toMatchObject({
+      code: 'NOT_FOUND',
+      message: expect.stringContaining('version 9'),
+    });
     expect(model.requests.length).toBe(asked);
   });
 
