@@ -103,6 +103,20 @@ describe('agent versions across the mesh', () => {
     expect(replayed.slice(1).every((event) => event.agent === undefined)).toBe(true);
   });
 
+  it("when the OpenAI façade's model pins a version, the completion is that version's answer", async () => {
+    const completion = async (model: string) =>
+      fetch(`${mesh.gatewayUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${mesh.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model, messages: [{ role: 'user', content: 'which are you?' }], user: 'u1' }),
+      });
+    const pinned = await completion('versioned@1');
+    expect(pinned.status).toBe(200);
+    const body = (await pinned.json()) as { choices: { message: { content: string } }[] };
+    expect(body.choices[0]?.message.content).toBe('ran with: prompt of v1');
+    expect((await completion('versioned@0')).status).toBe(404);
+  });
+
   it('when a task pins a version the agent does not have, the submission is 404 naming the version and no model is asked', async () => {
     const asked = model.requests.length;
     const response = await submit(mesh, {
