@@ -57,12 +57,13 @@ async function loadAgents() {
       ...agents.map((agent) => {
         const option = document.createElement('option');
         option.value = agent.workflow_id;
-        const label = agent.name ? `${agent.name} (${agent.workflow_id})` : agent.workflow_id;
-        option.textContent = agent.version ? `${label} · v${agent.version}` : label;
+        option.textContent = agent.name ? `${agent.name} (${agent.workflow_id})` : agent.workflow_id;
+        if (agent.version) option.dataset.version = String(agent.version);
         return option;
       }),
     );
     if (agents.some((agent) => agent.workflow_id === chosen)) select.value = chosen;
+    showCurrentVersion();
     if (agents.length === 0) notice('This account has no agents yet.');
   } catch (error) {
     notice(`Agents could not be loaded: ${error.message}`);
@@ -119,6 +120,12 @@ const freshToken = (traceId) => async () =>
 function openTask(traceId) {
   view.follow(traceId, freshToken(traceId));
   $('task-heading').focus();
+}
+
+/** The chosen agent's current version, beside the box where another may be typed. */
+function showCurrentVersion() {
+  const version = $('agent').selectedOptions[0]?.dataset.version;
+  $('agent-version').placeholder = version ? `current: ${version}` : 'current';
 }
 
 /** The chosen agent, pinned to the version typed (`workflow_id@version`), else its current one. */
@@ -190,6 +197,7 @@ $('message').addEventListener('keydown', (event) => {
   if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) $('run-form').requestSubmit();
 });
 $('reload-agents').addEventListener('click', () => void loadAgents());
+$('agent').addEventListener('change', showCurrentVersion);
 $('reload-tasks').addEventListener('click', () => void loadTasks());
 $('task-heading').tabIndex = -1;
 
