@@ -54,9 +54,18 @@ export { requestTaskCancel } from './task-cancel-request.js';
 export type { TaskCancelRequest } from './task-cancel-request.js';
 export type { ReadTaskEventLogOptions } from './task-event-log.js';
 export type { FollowTaskEventsOptions } from './task-event-reader.js';
-export { AgentStore } from './stores/agent-store.js';
+export {
+  AgentStore,
+  agentDigest,
+  stamped as stampedAgent,
+  StoredAgent,
+  migrateUnversionedAgents,
+  versionKey as agentVersionKey,
+  isAgentVersionKey,
+  DEFAULT_AGENT_VERSIONS_KEPT,
+} from './stores/agent-store.js';
 export { McpServerStore, type ScopedMcpServer } from './stores/mcp-server-store.js';
-export type { ScopedAgent } from './stores/agent-store.js';
+export type { ScopedAgent, AgentVersions, AgentWriteOptions } from './stores/agent-store.js';
 export { ApiKeyGrant, ApiKeyStore } from './stores/api-key-store.js';
 export { CredentialStore } from './stores/credential-store.js';
 export type { CredentialKeys, ResolvedCredentials } from './stores/credential-store.js';

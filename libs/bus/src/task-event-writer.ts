@@ -22,6 +22,7 @@ import {
   TaskEvent,
   taskEventsSubject,
   taskKey,
+  type EventAgentVersion,
   type EventData,
 } from '@agentmesh/protocol';
 import {
@@ -44,6 +45,8 @@ export interface TaskEventWriterOptions {
   /** Adds trace context (and anything else) to each message's headers. */
   headers?: () => MsgHdrs;
   now?: () => Date;
+  /** The agent version the task runs: written on the task's first event (seq 1) only. */
+  agent?: EventAgentVersion;
 }
 
 export class TaskEventWriter {
@@ -132,6 +135,7 @@ export class TaskEventWriter {
       seq: this.lastEventSeq + 1,
       ts: (this.options.now?.() ?? new Date()).toISOString(),
       attempt: this.options.attempt,
+      ...(this.lastEventSeq === 0 && this.options.agent && { agent: this.options.agent }),
       type,
       data,
     } as TaskEvent;

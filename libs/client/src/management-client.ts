@@ -10,7 +10,9 @@
 import {
   AccountList,
   AgentDefinition,
+  AgentDiff,
   AgentList,
+  AgentVersionList,
   ApiKeyRegistrationReply,
   CredentialNameList,
   DeadLetterList,
@@ -74,6 +76,49 @@ export class ManagementClient {
       signal: options.signal,
     });
     return this.http.json(response, AgentDefinition, `the reply to storing agent ${agent.workflow_id}`);
+  }
+
+  /** The versions of the agent kept (newest first) and the one its name points at. */
+  async listAgentVersions(workflowId: string, options: CallOptions = {}): Promise<AgentVersionList> {
+    const response = await this.http.send('GET', `${adminPath('agents', workflowId)}/versions`, {
+      signal: options.signal,
+    });
+    return this.http.json(response, AgentVersionList, `the versions of agent ${workflowId}`);
+  }
+
+  /** One kept version of the agent. */
+  async getAgentVersion(
+    workflowId: string,
+    version: number,
+    options: CallOptions = {},
+  ): Promise<ScopedAgent> {
+    const response = await this.http.send('GET', `${adminPath('agents', workflowId)}/versions/${version}`, {
+      signal: options.signal,
+    });
+    return this.http.json(response, ScopedAgent, `agent ${workflowId}@${version}`);
+  }
+
+  /** What changed from version `from` to version `to` (JSON pointers; see the gateway's README). */
+  async diffAgentVersions(
+    workflowId: string,
+    from: number,
+    to: number,
+    options: CallOptions = {},
+  ): Promise<AgentDiff> {
+    const query = new URLSearchParams({ from: String(from), to: String(to) });
+    const response = await this.http.send('GET', `${adminPath('agents', workflowId)}/diff?${query}`, {
+      signal: options.signal,
+    });
+    return this.http.json(response, AgentDiff, `the diff of agent ${workflowId} ${from}..${to}`);
+  }
+
+  /** Points the agent's name at a kept version (no new version is made); answers that version. */
+  async rollbackAgent(workflowId: string, version: number, options: CallOptions = {}): Promise<ScopedAgent> {
+    const response = await this.http.send('POST', `${adminPath('agents', workflowId)}/rollback`, {
+      body: { version },
+      signal: options.signal,
+    });
+    return this.http.json(response, ScopedAgent, `the rollback of agent ${workflowId} to ${version}`);
   }
 
   async deleteAgent(workflowId: string, options: CallOptions = {}): Promise<void> {

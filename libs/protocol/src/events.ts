@@ -3,6 +3,7 @@
 // `id:`), and `attempt` is the JetStream delivery that produced it. Each attempt ends with exactly one terminal
 // event, `done` or `error`.
 import { z } from 'zod';
+import { AgentDigest, AgentVersionNumber } from './agent-version-number.js';
 import { ErrorCodeSchema } from './errors.js';
 import { IsoDateTime } from './ids.js';
 import { TraceId } from './trace-id.js';
@@ -211,11 +212,24 @@ export const ErrorData = z.object({
   detail: z.unknown().optional(),
 });
 
+/**
+ * The agent version a task runs, on the first event its executor writes (seq 1, whatever its type): a
+ * task's log names the definition it ran, however the agent changed after.
+ */
+export const EventAgentVersion = z.object({
+  workflow_id: z.string().min(1),
+  version: AgentVersionNumber,
+  digest: AgentDigest,
+});
+export type EventAgentVersion = z.infer<typeof EventAgentVersion>;
+
 const envelope = {
   trace_id: TraceId,
   seq: z.int().min(1),
   ts: IsoDateTime,
   attempt: z.int().min(1),
+  /** Only on the first event of a task that ran a stored agent (see EventAgentVersion). */
+  agent: EventAgentVersion.optional(),
 };
 
 export const ToolThinkingEvent = z.object({

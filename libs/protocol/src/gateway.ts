@@ -2,6 +2,7 @@
 // `mesh.gateway.submit` accept either a SubmitTaskRequest (the assembler looks up the agent) or, from trusted
 // upstreams, a PreAssembledTaskRequest (seed 001 payload, RuoYi mode). Both answer SubmitTaskReply or ErrorBody.
 import { z } from 'zod';
+import { WorkflowRefText } from './agent-version.js';
 import { ChatMessage } from './chat.js';
 import { AccountId } from './names.js';
 import { IdempotencyKey, IsoDateTime, UserIdInput, WorkflowId } from './ids.js';
@@ -11,7 +12,8 @@ import { TraceId, TraceIdInput } from './trace-id.js';
 import { JsonObject } from './tools/json-schema.js';
 
 export const SubmitTaskRequest = z.object({
-  workflow_id: WorkflowId,
+  /** The agent: `workflow_id`, or `workflow_id@version` to run that version (see WorkflowRef). */
+  workflow_id: WorkflowRefText,
   user_id: UserIdInput,
   messages: z.array(ChatMessage).min(1),
   variables: JsonObject.optional(),
@@ -86,6 +88,8 @@ export const AgentListReply = z.object({
       workflow_id: WorkflowId,
       name: z.string().optional(),
       description: z.string().optional(),
+      /** The agent's current version (a task may pin another: `workflow_id@version`). */
+      version: z.int().min(1).optional(),
     }),
   ),
 });

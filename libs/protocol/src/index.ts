@@ -84,6 +84,7 @@ export { taskBinding, canonicalJson, TASK_BINDING_SCHEME } from './task-binding.
 
 export {
   EventType,
+  EventAgentVersion,
   TERMINAL_EVENT_TYPES,
   TaskEvent,
   isTerminalEvent,
@@ -145,6 +146,24 @@ export {
 export type { ActionRecallResponseInput } from './recall.js';
 
 export { AgentDefinition, AgentModel } from './agent.js';
+export { AgentVersionNumber, AgentDigest } from './agent-version-number.js';
+export {
+  parseAgentVersion,
+  WorkflowRef,
+  WorkflowRefText,
+  parseWorkflowRef,
+  formatWorkflowRef,
+  AgentVersionStamp,
+  BoundToolDigests,
+  VersionedAgent,
+  AgentVersionSummary,
+  AgentVersionList,
+  AgentDiffEntry,
+  AgentDiff,
+  AgentRollbackRequest,
+  diffJson,
+} from './agent-version.js';
+export type { WorkflowPin } from './agent-version.js';
 export {
   ApprovalOperator,
   ApprovalCondition,

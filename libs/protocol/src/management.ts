@@ -4,6 +4,7 @@
 // SDK validates them.
 import { z } from 'zod';
 import { AgentDefinition } from './agent.js';
+import { AgentDigest, AgentVersionNumber } from './agent-version-number.js';
 import { AccountId } from './names.js';
 import { ToolDefinition } from './tools/canonical.js';
 
@@ -13,7 +14,12 @@ export type RegistryScopeLabel = z.infer<typeof RegistryScopeLabel>;
 
 const Scoped = z.object({ scope: RegistryScopeLabel });
 
-export const ScopedAgent = AgentDefinition.extend(Scoped.shape);
+/** An agent as `GET` answers it: the current version's definition, its version and digest, and scope. */
+export const ScopedAgent = AgentDefinition.extend({
+  ...Scoped.shape,
+  version: AgentVersionNumber.optional(),
+  digest: AgentDigest.optional(),
+});
 export type ScopedAgent = z.infer<typeof ScopedAgent>;
 export const AgentList = z.object({ agents: z.array(ScopedAgent) });
 

@@ -59,6 +59,8 @@ describe('taskBinding', () => {
     ['the user', (t: AssembledTask) => (t.task_meta.user_id = 'someone-else')],
     ['the trace id', (t: AssembledTask) => (t.task_meta.trace_id = '0'.repeat(31) + '2')],
     ['the workflow', (t: AssembledTask) => (t.task_meta.workflow_id = 'other_agent')],
+    ['the agent version', (t: AssembledTask) => (t.task_meta.agent_version = 4)],
+    ['the agent digest', (t: AssembledTask) => (t.task_meta.agent_digest = `sha256:${'e'.repeat(64)}`)],
     [
       'the model base_url',
       (t: AssembledTask) => (t.runtime_config.model.base_url = 'https://evil.example/v1'),

@@ -1,8 +1,9 @@
 // What a task's sealed vault is bound to. The vault's additional authenticated data is derived from this
 // text, so the credentials inside open only within the exact task they were sealed for: the same account,
-// account type, user, trace id, workflow, input, limits, model endpoint and the same tools with the same
-// targets and auth mappings. A captured task re-published with any of these changed (another account, a
-// tool URL or model base_url pointed elsewhere) carries a vault that no executor can open.
+// account type, user, trace id, workflow and the agent version it runs (number and digest), input, limits,
+// model endpoint and the same tools with the same targets and auth mappings. A captured task re-published
+// with any of these changed (another account, another agent version, a tool URL or model base_url pointed
+// elsewhere) carries a vault that no executor can open.
 //
 // The text is a canonical JSON encoding (object keys sorted, `undefined` left out, arrays in order) of the
 // parsed task minus its vault, so the sealer and the opener derive the same bytes from the same typed task

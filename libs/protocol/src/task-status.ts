@@ -1,5 +1,6 @@
 // Task status as kept in KV `mesh_tasks` (key: trace_id) and returned by `GET /v1/tasks/{id}`.
 import { z } from 'zod';
+import { AgentDigest, AgentVersionNumber } from './agent-version-number.js';
 import { ErrorCodeSchema } from './errors.js';
 import { IsoDateTime, WorkflowId } from './ids.js';
 import { AccountId } from './names.js';
@@ -43,6 +44,9 @@ export const TaskStatusRecord = z.object({
   last_seq: z.int().nonnegative().optional(),
   /** Set on a sub-task: the task whose agent-tool call submitted it. */
   parent_trace_id: TraceId.optional(),
+  /** The agent version the task runs (written once it is assembled; see TaskMeta.agent_version). */
+  agent_version: AgentVersionNumber.optional(),
+  agent_digest: AgentDigest.optional(),
   error: z
     .object({ code: ErrorCodeSchema, message: z.string(), retryable: z.boolean().optional() })
     .optional(),

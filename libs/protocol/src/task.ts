@@ -9,6 +9,7 @@
 //   bus forms are strict, so a secret in clear cannot validate on the bus.
 // Delivery attempts are counted by JetStream, not written into the payload.
 import { z } from 'zod';
+import { AgentDigest, AgentVersionNumber } from './agent-version-number.js';
 import { ChatMessage } from './chat.js';
 import { IdempotencyKey, IsoDateTime, UserId, UserIdInput, WorkflowId } from './ids.js';
 import { AccountId } from './names.js';
@@ -83,6 +84,13 @@ export const TaskMeta = z.object({
   deadline: IsoDateTime.optional(),
   /** Set on a sub-task (see TaskParent). */
   parent: TaskParent.optional(),
+  /**
+   * The agent's version: on a received task, the version the submission pinned (`workflow_id@version`;
+   * absent: the current one); on an assembled task, the version it runs, which the vault is bound to.
+   */
+  agent_version: AgentVersionNumber.optional(),
+  /** On an assembled task: the digest of the agent version it runs (bound to the vault with it). */
+  agent_digest: AgentDigest.optional(),
 });
 export type TaskMeta = z.infer<typeof TaskMeta>;
 

@@ -32,6 +32,18 @@ export class AgentNotFoundError extends AssemblyError {
   }
 }
 
+/** The task pins a version (`workflow_id@version`) its agent does not have (or no longer keeps). */
+export class AgentVersionNotFoundError extends AssemblyError {
+  override readonly name = 'AgentVersionNotFoundError';
+  readonly code = ErrorCode.NOT_FOUND;
+  readonly detail: { workflow_id: string; version: number };
+
+  constructor(workflowId: string, version: number) {
+    super(`agent "${workflowId}" has no version ${version} (or it is no longer kept)`);
+    this.detail = { workflow_id: workflowId, version };
+  }
+}
+
 /** Tools the agent is bound to are not in the registry, or are disabled there. */
 export class BoundToolUnavailableError extends AssemblyError {
   override readonly name = 'BoundToolUnavailableError';

@@ -85,7 +85,7 @@ const assemblerVariables = baseConfigSchema.extend({
     ),
   AGENT_CACHE_MAX_ENTRIES: cacheSize(
     5_000,
-    'Agents (KV mesh_agents entries, of every account and the shared catalogue) kept in memory, live through a KV watch, so a task reads no KV for its agent; the least recently used go first. 0: none, every task reads KV',
+    'Agents (KV mesh_agents entries, of every account and the shared catalogue: names and their kept versions) kept in memory, live through a KV watch, so a task reads no KV for its agent; the least recently used go first. 0: none, every task reads KV',
   ),
   TOOL_CACHE_MAX_ENTRIES: cacheSize(
     5_000,

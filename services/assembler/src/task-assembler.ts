@@ -22,6 +22,7 @@ import {
   requiredCredentials,
   TaskLimits,
   type AgentDefinition,
+  type AgentVersionStamp,
   type AssembledRuntimeConfig,
   type ChatMessage,
   type McpServerConnection,
@@ -34,6 +35,7 @@ import { sealTask, type SealFor } from '@agentmesh/vault';
 import { withBindingApprovals } from './tool-approvals.js';
 import {
   AgentNotFoundError,
+  AgentVersionNotFoundError,
   BoundToolUnavailableError,
   CredentialsMissingError,
   McpServerUnavailableError,
@@ -43,7 +45,20 @@ import { bindSubAgents } from './sub-agent-tools.js';
 
 /** Finds the agent an account's task runs: the account's own, else the shared catalogue's. */
 export interface AgentLookup {
-  resolve(from: RegistryScope, workflowId: string): Promise<{ agent: AgentDefinition } | undefined>;
+  /** The current version; `version` absent only where a lookup knows no versions (tests' fixtures). */
+  resolve(
+    from: RegistryScope,
+    workflowId: string,
+  ): Promise<{ agent: AgentDefinition; version?: AgentVersionStamp } | undefined>;
+  /**
+   * One version of the agent `from` resolves under `workflowId` (found like `resolve`, then that version in
+   * the same scope): undefined when there is no such agent; `agent` undefined when it lacks that version.
+   */
+  resolveVersion?(
+    from: RegistryScope,
+    workflowId: string,
+    version: number,
+  ): Promise<{ agent?: AgentDefinition; version?: AgentVersionStamp } | undefined>;
 }
 
 /** Finds the tool an account's task gets under a name: the account's own, else the shared catalogue's. */
@@ -85,8 +100,18 @@ export async function assembleTask(
   const { task_meta: meta } = received;
 
   const scope = accountScope(meta.account_id);
-  const agent = (await sources.agents.resolve(scope, meta.workflow_id))?.agent;
-  if (!agent) return { ok: false, failure: new AgentNotFoundError(meta.workflow_id) };
+  const pinned = meta.agent_version;
+  const found =
+    pinned === undefined
+      ? await sources.agents.resolve(scope, meta.workflow_id)
+      : await sources.agents.resolveVersion?.(scope, meta.workflow_id, pinned);
+  if (!found) return { ok: false, failure: new AgentNotFoundError(meta.workflow_id) };
+  const { agent, version } = found;
+  if (!agent) return { ok: false, failure: new AgentVersionNotFoundError(meta.workflow_id, pinned ?? 0) };
+  // The version it runs goes into task_meta, so into the vault's binding, its status and first event.
+  const stamped: ReceivedTask = version
+    ? { ...received, task_meta: { ...meta, agent_version: version.version, agent_digest: version.digest } }
+    : received;
 
   const bound = await bindTools(scope, agent, sources.tools);
   if (!bound.ok) return bound;
@@ -111,7 +136,7 @@ export async function assembleTask(
   return {
     ok: true,
     task: buildAssembledTask(
-      received,
+      stamped,
       agent,
       [...bound.tools, ...subAgents.tools],
       resolved.values,

@@ -1,7 +1,7 @@
 // The spans a running executor exports for one task, named and attributed after the OpenTelemetry GenAI
 // conventions: the attempt is an `invoke_agent <workflow>` span, and the task's trace_id is the
 // conversation every span of it names.
-import { followTaskEvents } from '@agentmesh/bus';
+import { followTaskEvents, openMeshBuckets, TaskStatusStore } from '@agentmesh/bus';
 import { isTerminalEvent, newTraceId, taskAssembledSubject, type TaskEvent } from '@agentmesh/protocol';
 import { startTelemetry, type Telemetry } from '@agentmesh/runtime';
 import {
@@ -104,4 +104,45 @@ it("when a task runs, its attempt is an `invoke_agent <workflow>` span naming th
     'gen_ai.response.id': expect.stringMatching(/^chatcmpl-scripted-\d+$/),
   });
   expect(spans.getFinishedSpans().some((span) => span.name === 'execute_task')).toBe(false);
+});
+
+it('when a task runs an agent version, its invoke_agent span, its status record and only its first event name that version', async () => {
+  const traceId = newTraceId();
+  const digest = `sha256:${'c'.repeat(64)}`;
+  model.enqueue({ content: 'hello again' });
+  const task = assembledTask({
+    traceId,
+    accountId: ACCOUNT,
+    modelBaseUrl: model.baseUrl,
+    secrets: {},
+    sealFor: vaultKeys,
+    userMessage: 'say hello',
+    agentVersion: { version: 3, digest },
+  });
+  await js.publish(taskAssembledSubject(ACCOUNT), JSON.stringify(task), { msgID: `${traceId}:assembled` });
+  const events: TaskEvent[] = [];
+  for await (const event of followTaskEvents(js, {
+    accountId: ACCOUNT,
+    traceId,
+    signal: AbortSignal.timeout(20_000),
+  })) {
+    events.push(event);
+  }
+  expect(events.at(-1)?.type).toBe('done');
+  expect(events[0]?.agent).toEqual({ workflow_id: 'test_agent', version: 3, digest });
+  expect(events.slice(1).map((event) => event.agent)).toEqual(events.slice(1).map(() => undefined));
+
+  const agentSpan = await waitFor(
+    () =>
+      spans
+        .getFinishedSpans()
+        .find((span) => span.spanContext().traceId === traceId && span.name.startsWith('invoke_agent')),
+    { description: "the task's invoke_agent span" },
+  );
+  expect(agentSpan.attributes).toMatchObject({
+    'agentmesh.agent.version': 3,
+    'agentmesh.agent.digest': digest,
+  });
+  const status = await new TaskStatusStore((await openMeshBuckets(js)).tasks).get(ACCOUNT, traceId);
+  expect(status).toMatchObject({ status: 'done', agent_version: 3, agent_digest: digest });
 });

@@ -71,7 +71,13 @@ export async function inSpan<T>(
  * the convention's INTERNAL, as it is also the processing of the bus message that carried the task.
  */
 export function agentSpanOptions(
-  meta: { workflow_id: string; trace_id: string; account_id: string },
+  meta: {
+    workflow_id: string;
+    trace_id: string;
+    account_id: string;
+    agent_version?: number;
+    agent_digest?: string;
+  },
   attempt: number,
 ) {
   return {
@@ -84,6 +90,9 @@ export function agentSpanOptions(
       [GenAiAttribute.CONVERSATION_ID]: meta.trace_id,
       'agentmesh.account_id': meta.account_id,
       'agentmesh.task.attempt': attempt,
+      // The agent version the task runs (absent for a pre-assembled task, which names no stored agent).
+      ...(meta.agent_version !== undefined && { 'agentmesh.agent.version': meta.agent_version }),
+      ...(meta.agent_digest !== undefined && { 'agentmesh.agent.digest': meta.agent_digest }),
     },
   };
 }

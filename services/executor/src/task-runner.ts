@@ -52,6 +52,7 @@ import {
   type ClearVault,
   otelTraceIdOf,
   type McpServerConnection,
+  type EventAgentVersion,
   type TaskEvent,
   type ToolDefinition,
   type TaskStatusRecord,
@@ -195,7 +196,13 @@ export class TaskRunner {
     const metrics = this.#metrics.startTask();
     const delivered = delivery.attempt;
     let attempt = delivered;
-    const writerOptions = { accountId, traceId, attempt, headers: () => injectTraceContext() };
+    const writerOptions = {
+      accountId,
+      traceId,
+      attempt,
+      headers: () => injectTraceContext(),
+      ...agentVersionOf(task),
+    };
     // A parked task queued again starts its delivery count at 1, but has events to resume from.
     const queuedAgain = delivery.headers?.has(RESUMED_PARK_HEADER) === true;
     // Only a redelivery can find events of an earlier attempt (see TaskEventWriter.first).
@@ -767,7 +774,12 @@ export class TaskRunner {
       attempt: 0,
       updated_at: meta.submitted_at,
     };
-    return { ...base, ...change, attempt, updated_at: new Date(this.#now()).toISOString() };
+    // The version the task runs, in every record an attempt writes: it stays whatever the agent becomes.
+    const version =
+      meta.agent_version === undefined || meta.agent_digest === undefined
+        ? {}
+        : { agent_version: meta.agent_version, agent_digest: meta.agent_digest };
+    return { ...base, ...change, ...version, attempt, updated_at: new Date(this.#now()).toISOString() };
   }
 
   #now = (): number => (this.deps.now ?? Date.now)();
@@ -781,6 +793,12 @@ interface AttemptObservers {
   untrack?: () => void;
   /** Calls of earlier attempts that started sub-tasks (`subtask_started` in the log). */
   subtaskCallIds?: ReadonlySet<string>;
+}
+
+/** The agent version for the task's first event; none for a pre-assembled task (it names no stored agent). */
+function agentVersionOf(task: AssembledTask): { agent?: EventAgentVersion } {
+  const { workflow_id, agent_version: version, agent_digest: digest } = task.task_meta;
+  return version === undefined || digest === undefined ? {} : { agent: { workflow_id, version, digest } };
 }
 
 /** The account the task runs for, as tools pass it on (seed 004's x-account-id / x-account-type). */

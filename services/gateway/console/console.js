@@ -77,10 +77,12 @@ async function loadAgents() {
         const option = document.createElement('option');
         option.value = agent.workflow_id;
         option.textContent = agent.name ? `${agent.name} (${agent.workflow_id})` : agent.workflow_id;
+        if (agent.version) option.dataset.version = String(agent.version);
         return option;
       }),
     );
     if (agents.some((agent) => agent.workflow_id === chosen)) select.value = chosen;
+    showCurrentVersion();
     if (agents.length === 0) notice('This account has no agents yet.');
   } catch (error) {
     notice(`Agents could not be loaded: ${error.message}`);
@@ -119,7 +121,8 @@ function taskRow(task) {
   open.textContent = task.trace_id.slice(0, 12);
   open.setAttribute('aria-label', `Open task ${task.trace_id}`);
   open.addEventListener('click', () => openTask(task.trace_id));
-  const cells = [open, task.workflow_id, task.status, new Date(task.updated_at).toLocaleTimeString()];
+  const agent = task.agent_version ? `${task.workflow_id}@${task.agent_version}` : task.workflow_id;
+  const cells = [open, agent, task.status, new Date(task.updated_at).toLocaleTimeString()];
   cells.forEach((content, index) => {
     const cell = document.createElement('td');
     cell.append(content);
@@ -138,6 +141,18 @@ function openTask(traceId) {
   $('task-heading').focus();
 }
 
+/** The chosen agent's current version, beside the box where another may be typed. */
+function showCurrentVersion() {
+  const version = $('agent').selectedOptions[0]?.dataset.version;
+  $('agent-version').placeholder = version ? `current: ${version}` : 'current';
+}
+
+/** The chosen agent, pinned to the version typed (`workflow_id@version`), else its current one. */
+function chosenAgent() {
+  const version = $('agent-version').value.trim();
+  return version ? `${$('agent').value}@${version}` : $('agent').value;
+}
+
 async function send(event) {
   event.preventDefault();
   const message = $('message').value.trim();
@@ -145,14 +160,14 @@ async function send(event) {
   $('send').disabled = true;
   try {
     const reply = await api('POST', '/v1/tasks', {
-      workflow_id: $('agent').value,
+      workflow_id: chosenAgent(),
       user_id: userId(),
       messages: [{ role: 'user', content: message }],
     });
     notice(`Task ${reply.trace_id} submitted.`);
     lastSent = {
       trace_id: reply.trace_id,
-      workflow_id: $('agent').value,
+      workflow_id: chosenAgent(),
       status: 'queued',
       updated_at: new Date().toISOString(),
     };
@@ -288,6 +303,7 @@ $('message').addEventListener('keydown', (event) => {
   if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) $('run-form').requestSubmit();
 });
 $('reload-agents').addEventListener('click', () => void loadAgents());
+$('agent').addEventListener('change', showCurrentVersion);
 $('reload-tasks').addEventListener('click', () => void loadTasks());
 $('task-heading').tabIndex = -1;
 

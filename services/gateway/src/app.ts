@@ -56,6 +56,8 @@ export interface GatewayAppSettings {
   bodyLimitBytes: number;
   /** Body limit of `POST /v1/admin/plugins/import` (OpenAPI documents). */
   pluginImportBodyLimitBytes: number;
+  /** Versions of each agent kept (AGENT_VERSIONS_KEPT); default the store's. */
+  agentVersionsKept?: number;
   sseHeartbeatMs: number;
   /** Event streams this instance keeps open at once (SSE_MAX_STREAMS). */
   sseMaxStreams: number;
@@ -171,6 +173,7 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
     deadLetters: stores.deadLetters,
     submitter: deps.submitter,
     pluginImportBodyLimitBytes: settings.pluginImportBodyLimitBytes,
+    ...(settings.agentVersionsKept !== undefined && { agentVersionsKept: settings.agentVersionsKept }),
     log,
   });
   registerRecallRoutes(app, { authenticate, forwarder: deps.recall });

@@ -303,6 +303,7 @@ describe('task and agent lists', () => {
       workflow_id: 'console_helper',
       name: 'Helper',
       description: 'helps',
+      version: 1,
     });
     expect(acme.text).not.toContain('SYSTEM-PROMPT-CANARY');
     const beta = await call(gw.url, 'GET', '/v1/agents', { headers: bearer(BETA_KEY) });

@@ -122,6 +122,15 @@ export const gatewayConfigSchema = baseConfigSchema.extend({
     .describe(
       'Largest body of `POST /v1/admin/plugins/import` (an OpenAPI document); larger ones get 413 PAYLOAD_TOO_LARGE',
     ),
+  AGENT_VERSIONS_KEPT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .default(50)
+    .describe(
+      'Versions of each agent kept (the newest; the current one always): older ones are deleted after a write, and a pin or rollback to them gets 404',
+    ),
   RECALL_TIMEOUT_MS: z.coerce
     .number()
     .int()

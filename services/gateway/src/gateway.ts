@@ -20,6 +20,7 @@ import {
   startLiveAgents,
   copyLegacyToolBucket,
   migrateLegacyRegistryEntries,
+  migrateUnversionedAgents,
   openMeshBuckets,
   ToolStore,
   TaskStatusStore,
@@ -40,6 +41,7 @@ import { RecallForwarder } from './recall-forwarding.js';
 import { StreamTokens, streamTokenKey } from './stream-tokens.js';
 import { ApprovalDesk } from './task-approvals.js';
 import { TaskCanceller } from './task-cancellation.js';
+import { pinnedVersionCheck } from './pinned-version-check.js';
 import { TaskSubmitter } from './task-submission.js';
 import { RunningTaskLimiter } from './running-task-limits.js';
 import { SubmissionRateLimiter } from './submission-rate-limits.js';
@@ -135,6 +137,11 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     }
   }
 
+  const versioned = await migrateUnversionedAgents(buckets.agents);
+  if (versioned.length > 0) {
+    log.info({ agents: versioned }, 'agents stored before versions existed kept as their version 1');
+  }
+
   const statuses = new TaskStatusStore(buckets.tasks);
   const parked = new ParkedTaskStore(buckets.parkedTasks);
   const runningLimiter =
@@ -204,6 +211,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
       }
     },
   });
+  const agents = new AgentStore(buckets.agents);
   const submitter = new TaskSubmitter({
     js,
     statuses,
@@ -226,6 +234,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
       }
     },
     ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
+    pinnedVersions: pinnedVersionCheck(agents),
     metrics,
     log,
   });
@@ -235,7 +244,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     js,
     jsm,
     stores: {
-      agents: new AgentStore(buckets.agents),
+      agents,
       plugins: new ToolStore(buckets.tools),
       mcpServers: new McpServerStore(buckets.mcpServers),
       credentials: new CredentialStore(buckets.credentials, {
@@ -257,6 +266,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     settings: {
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
       pluginImportBodyLimitBytes: config.PLUGIN_IMPORT_BODY_LIMIT_BYTES,
+      agentVersionsKept: config.AGENT_VERSIONS_KEPT,
       sseHeartbeatMs: config.SSE_HEARTBEAT_MS,
       sseMaxStreams: config.SSE_MAX_STREAMS,
       sseMaxStreamsPerCaller: config.SSE_MAX_STREAMS_PER_CALLER,

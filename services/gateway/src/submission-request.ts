@@ -6,6 +6,7 @@
  */
 import {
   isPreAssembledSubmission,
+  parseWorkflowRef,
   PreAssembledTaskRequest,
   ReceivedTask,
   SubmitTaskRequest,
@@ -19,9 +20,12 @@ import { convertRuntimeConfig, sealPreAssembledTask } from './pre-assembled.js';
 
 export interface Submission {
   accountId: string;
+  /** The agent's workflow id, without a pin. */
   workflowId: string;
   /** A seed-001 payload carrying its own agent: no registry lookup applies to it. */
   preAssembled: boolean;
+  /** The agent version the submission pinned (`workflow_id@version`); absent: the current one. */
+  agentVersion?: number;
   /** The upstream's own trace id, normalised. */
   traceId?: string;
   idempotencyKey?: string;
@@ -56,17 +60,21 @@ function parseSubmitRequest(
   const parsed = SubmitTaskRequest.safeParse(body);
   if (!parsed.success) return InvalidRequest.fromZod(parsed.error);
   const request = parsed.data;
+  // Checked by the schema: `workflow_id` or `workflow_id@version`.
+  const pin = parseWorkflowRef(request.workflow_id);
   return {
     accountId: account.accountId,
-    workflowId: request.workflow_id,
+    workflowId: pin.workflow_id,
     preAssembled: false,
+    ...optional('agentVersion', pin.version),
     request,
     ...optional('traceId', request.trace_id),
     ...optional('idempotencyKey', request.idempotency_key),
     build: (traceId, submittedAt) =>
       validated({
         task_meta: taskMeta({
-          workflow_id: request.workflow_id,
+          workflow_id: pin.workflow_id,
+          agent_version: pin.version,
           trace_id: traceId,
           user_id: request.user_id,
           account_id: account.accountId,

@@ -57,6 +57,7 @@ import {
   UnknownWorkflow,
 } from './errors.js';
 import { SubmissionOutcome, type GatewayMetrics } from './gateway-metrics.js';
+import type { PinnedVersionCheck } from './pinned-version-check.js';
 import { parseSubmission, type Submission } from './submission-request.js';
 import type { RunningTaskLimiter } from './running-task-limits.js';
 import type { SubmissionRateLimiter } from './submission-rate-limits.js';
@@ -85,6 +86,8 @@ export interface TaskSubmitterOptions {
    * (the assembler fails the task instead).
    */
   agentExists?: (accountId: string, workflowId: string) => Promise<boolean>;
+  /** Refuses a pin (`workflow_id@version`) the account's agent does not keep; none: the assembler does. */
+  pinnedVersions?: PinnedVersionCheck;
   /** Makes `events_url` absolute. */
   publicBaseUrl?: string;
   /** Counts every submission by outcome. */
@@ -143,6 +146,14 @@ export class TaskSubmitter {
   ): Promise<AcceptedTask | Rejection> {
     const submission = parseSubmission(body, caller, this.options.vaultRecipient, link?.parent);
     if (submission instanceof Rejection) return submission;
+    const { pinnedVersions } = this.options;
+    if (pinnedVersions !== undefined && submission.agentVersion !== undefined) {
+      const { accountId, workflowId, agentVersion } = submission;
+      const unknown = await this.bus('agent registry', () =>
+        pinnedVersions(accountId, workflowId, agentVersion),
+      );
+      if (unknown !== undefined) return unknown;
+    }
     const dailyCaps = this.options.dailyCaps;
     if (dailyCaps !== undefined) {
       const capped = await this.bus('account usage', () => dailyCaps.check(submission.accountId));
@@ -227,6 +238,8 @@ export class TaskSubmitter {
       submitted_at: task.task_meta.submitted_at,
       updated_at: submittedAt.toISOString(),
       ...(task.task_meta.parent === undefined ? {} : { parent_trace_id: task.task_meta.parent.trace_id }),
+      // A pinned version is known now; the digest (and an unpinned task's version) once it is assembled.
+      ...(submission.agentVersion === undefined ? {} : { agent_version: submission.agentVersion }),
     };
     // A new trace id is the common case: one create. Only a trace id that has a record already is read.
     const stored = await this.bus('task status', async () =>

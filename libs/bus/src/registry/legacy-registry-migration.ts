@@ -33,6 +33,8 @@ export async function migrateLegacyRegistryEntries(
     const entry = await kv.get(key);
     if (!entry || entry.operation !== 'PUT') continue;
     const id = definitionId(entry.value, idField);
+    // An agent version's own key (`ver.<scoped key>.<n>`, see AgentStore) is of the new layout.
+    if (id !== key && key.startsWith('ver.')) continue;
     if (id !== key) {
       if (parseScopedKey(key) === undefined) report.unrecognised.push(key);
       continue;

@@ -10,10 +10,11 @@
  * changed or deleted takes effect once the watch delivers the change, which on a healthy connection is
  * before any task submitted after the change was acknowledged reaches here.
  */
-import { AgentDefinition, Buckets, McpServerDefinition, ToolDefinition } from '@agentmesh/protocol';
+import { Buckets, McpServerDefinition, ToolDefinition } from '@agentmesh/protocol';
 import type { KV } from '@nats-io/kv';
 import type { z } from 'zod';
 import { decodeJson } from '../json.js';
+import { StoredAgent } from '../stores/agent-store.js';
 import { KvMirror, type ConnectionEvents, type LookupSource, type MirrorEvent } from '../stores/kv-mirror.js';
 import { lookupOrder, scopedKey, type RegistryScope } from './registry-scope.js';
 import type { DefinitionBucket } from './scoped-entries.js';
@@ -69,6 +70,16 @@ export class LiveDefinitions<S extends z.ZodType> {
     return undefined;
   }
 
+  /**
+   * The definition under one exact key (an agent version's, `agentVersionKey`): from memory, else read
+   * from the bucket (a version written a moment ago may not have reached the watch).
+   */
+  async getKey(key: string): Promise<z.infer<S> | undefined> {
+    const known = this.mirror.lookup(key);
+    if (known.state === 'present') return known.value;
+    return this.mirror.read(key);
+  }
+
   /** True while lookups are answered from memory. */
   isLive(): boolean {
     return this.mirror.isLive();
@@ -84,12 +95,16 @@ export class LiveDefinitions<S extends z.ZodType> {
   }
 }
 
-/** Agents (`mesh_agents`) as tasks resolve them. */
+/**
+ * Agents (`mesh_agents`) as tasks resolve them, with their version fields (absent on an entry written
+ * before versions existed: see `stampedAgent`). A pinned version is an immutable entry of the same
+ * bucket (`agentVersionKey`), read through the same mirror.
+ */
 export function startLiveAgents(
   kv: KV,
   options: LiveDefinitionsOptions,
-): Promise<LiveDefinitions<typeof AgentDefinition>> {
-  return LiveDefinitions.start({ kv, name: Buckets.AGENTS, schema: AgentDefinition }, options);
+): Promise<LiveDefinitions<typeof StoredAgent>> {
+  return LiveDefinitions.start({ kv, name: Buckets.AGENTS, schema: StoredAgent }, options);
 }
 
 /** Tools (`mesh_tools`) as tasks resolve them; a tool file's `source_file` is dropped by the parse. */

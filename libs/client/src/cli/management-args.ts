@@ -22,6 +22,10 @@ export const MANAGEMENT_ACTIONS = {
   'agents get': { positionals: ['workflow_id'], options: JSON_OPTION },
   'agents put': { positionals: ['file'], options: JSON_OPTION },
   'agents delete': { positionals: ['workflow_id'], options: JSON_OPTION },
+  'agents versions': { positionals: ['workflow_id'], options: JSON_OPTION },
+  'agents show': { positionals: ['workflow_ref'], options: JSON_OPTION },
+  'agents diff': { positionals: ['workflow_id', 'from', 'to'], options: JSON_OPTION },
+  'agents rollback': { positionals: ['workflow_id', 'version'], options: JSON_OPTION },
   'tools list': {
     positionals: [],
     options: { ...JSON_OPTION, tag: { type: 'string' }, namespace: { type: 'string' } },
@@ -89,6 +93,8 @@ export interface ManagementAction {
 
 export const MANAGEMENT_USAGE = `Management (an admin key; --account <id> to manage that account, none for the shared catalogue):
   agentmesh agents list | get <workflow_id> | put <file.json> | delete <workflow_id>
+  agentmesh agents versions <workflow_id> | show <workflow_id>[@<version>]
+  agentmesh agents diff <workflow_id> <from> <to> | rollback <workflow_id> <version>
   agentmesh tools list [--tag <t>] [--namespace <ns>] | get <name> | put <file.json> | delete <name>
   agentmesh tools import <file|url> [--base-url <url>] [--operation <id>]... [--name-prefix <p>]
                          [--credential-prefix <p>] [--dry-run]

@@ -4,9 +4,18 @@
  * `--json`. Secrets are read from stdin and never printed, except a key the gateway generated, which
  * `keys create` prints alone on stdout this once (so `KEY=$(agentmesh keys create)` keeps it).
  */
-import type { DeadLetterView, ScopedAgent, ScopedTool } from '@agentmesh/protocol';
+import {
+  parseAgentVersion,
+  WorkflowRef,
+  type AgentDiffEntry,
+  type AgentVersionSummary,
+  type DeadLetterView,
+  type ScopedAgent,
+  type ScopedTool,
+  type WorkflowPin,
+} from '@agentmesh/protocol';
 import type { ManagementClient } from '../management-client.js';
-import { readJsonSource, readSecret, readSource, type CliInputSources } from './cli-input.js';
+import { CliInputError, readJsonSource, readSecret, readSource, type CliInputSources } from './cli-input.js';
 import type { CliStreams } from './event-printer.js';
 import type { ManagementAction } from './management-args.js';
 
@@ -51,6 +60,43 @@ export async function runManagementAction(
       );
       if (json) printJson(stored);
       else out(`stored agent ${stored.workflow_id}`);
+      return;
+    }
+    case 'agents versions': {
+      const list = await management.listAgentVersions(arg('workflow_id'), call);
+      if (json) printJson(list);
+      else list.versions.forEach((v) => out(versionLine(v)));
+      return;
+    }
+    case 'agents show': {
+      const ref = parseWorkflowRefArg(arg('workflow_ref'));
+      printJson(
+        ref.version === undefined
+          ? await management.getAgent(ref.workflow_id, call)
+          : await management.getAgentVersion(ref.workflow_id, ref.version, call),
+      );
+      return;
+    }
+    case 'agents diff': {
+      const diff = await management.diffAgentVersions(
+        arg('workflow_id'),
+        versionArg(arg('from'), 'from'),
+        versionArg(arg('to'), 'to'),
+        call,
+      );
+      if (json) printJson(diff);
+      else if (diff.changes.length === 0) out('no changes');
+      else diff.changes.forEach((change) => out(diffLine(change)));
+      return;
+    }
+    case 'agents rollback': {
+      const current = await management.rollbackAgent(
+        arg('workflow_id'),
+        versionArg(arg('version'), 'version'),
+        call,
+      );
+      if (json) printJson(current);
+      else out(`agent ${current.workflow_id} now runs version ${current.version ?? '?'}`);
       return;
     }
     case 'agents delete':
@@ -199,6 +245,31 @@ function deadLetterLine(letter: DeadLetterView): string {
 
 function agentLine(agent: ScopedAgent): string {
   return `${agent.workflow_id}\t${agent.scope}\t${agent.model.model_name}${agent.tools.length > 0 ? `\ttools: ${agent.tools.join(', ')}` : ''}`;
+}
+
+function versionLine(version: AgentVersionSummary): string {
+  return `${version.version}${version.current ? '\tcurrent' : '\t'}\t${version.digest}${version.created_at ? `\t${version.created_at}` : ''}`;
+}
+
+function diffLine(change: AgentDiffEntry): string {
+  const show = (value: unknown): string => JSON.stringify(value);
+  if (change.op === 'added') return `+ ${change.path}: ${show(change.to)}`;
+  if (change.op === 'removed') return `- ${change.path}: ${show(change.from)}`;
+  return `~ ${change.path}: ${show(change.from)} -> ${show(change.to)}`;
+}
+
+function versionArg(text: string, what: string): number {
+  const version = parseAgentVersion(text);
+  if (version === undefined) throw new CliInputError(`${what}: "${text}" is not a version (a number from 1)`);
+  return version;
+}
+
+function parseWorkflowRefArg(text: string): WorkflowPin {
+  const parsed = WorkflowRef.safeParse(text);
+  if (!parsed.success) {
+    throw new CliInputError(`"${text}" is not <workflow_id> or <workflow_id>@<version>`);
+  }
+  return parsed.data;
 }
 
 function toolLine(tool: ScopedTool): string {

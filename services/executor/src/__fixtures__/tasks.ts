@@ -49,6 +49,8 @@ export interface AssembledTaskOptions {
   /** Seed 001 `input.variables`; none by default. */
   variables?: Record<string, string | number | boolean>;
   systemPrompt?: string;
+  /** The agent version the assembler stamped on the task (task_meta.agent_version / agent_digest). */
+  agentVersion?: { version: number; digest: string };
 }
 
 /** A task as the assembler publishes it: its vault sealed for the executors and bound to the task. */
@@ -61,6 +63,10 @@ export function assembledTask(options: AssembledTaskOptions): AssembledTask {
       account_id: options.accountId,
       ...(options.accountType === undefined ? {} : { account_type: options.accountType }),
       submitted_at: new Date().toISOString(),
+      ...(options.agentVersion && {
+        agent_version: options.agentVersion.version,
+        agent_digest: options.agentVersion.digest,
+      }),
     },
     input: {
       messages: [

@@ -9,7 +9,7 @@
  * under the call cancels nothing (as for every other route): the call answers where the task runs on.
  */
 import { TaskEventsExpiredError, type AgentStore, type TaskStatusStore } from '@agentmesh/bus';
-import { ErrorCode, isTerminalEvent, type TerminalEvent } from '@agentmesh/protocol';
+import { ErrorCode, formatWorkflowRef, isTerminalEvent, type TerminalEvent } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { McpError, ErrorCode as McpErrorCode, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -70,7 +70,7 @@ export async function runAgentCall(deps: AgentCallDeps, call: AgentCall): Promis
   try {
     const accepted = await deps.submitter.submit(
       {
-        workflow_id: agent.workflow_id,
+        workflow_id: formatWorkflowRef({ workflow_id: agent.workflow_id, version: args.data.version }),
         user_id: args.data.user ?? DEFAULT_MCP_USER_ID,
         messages: [{ role: 'user', content: args.data.message }],
         ...(args.data.variables === undefined ? {} : { variables: args.data.variables }),

@@ -6,7 +6,7 @@
  * `run_` prefix is cut and suffixed with a digest of the whole id, so two long ids never share a name.
  */
 import { createHash } from 'node:crypto';
-import { UserId, WorkflowId, type AgentDefinition } from '@agentmesh/protocol';
+import { AgentVersionNumber, UserId, WorkflowId, type AgentDefinition } from '@agentmesh/protocol';
 import { accountScope, type AgentStore } from '@agentmesh/bus';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -46,6 +46,11 @@ export const AGENT_TOOL_INPUT_SCHEMA = {
       maxLength: 256,
       description: `The user the task runs for (whose credentials its tools use); default "${DEFAULT_MCP_USER_ID}".`,
     },
+    version: {
+      type: 'integer',
+      minimum: 1,
+      description: "The agent version to run (see the agent's versions); default its current one.",
+    },
   },
   required: ['message'],
   additionalProperties: false,
@@ -55,6 +60,7 @@ export const AgentToolArguments = z.strictObject({
   message: z.string().min(1),
   variables: z.record(z.string(), z.unknown()).optional(),
   user: UserId.optional(),
+  version: AgentVersionNumber.optional(),
 });
 export type AgentToolArguments = z.infer<typeof AgentToolArguments>;
 

@@ -7,7 +7,7 @@
  * (`tools`, `functions`) and a conversation replaying client tool calls (the mesh runs its tools itself),
  * and more than one choice (`n`).
  */
-import { ChatMessage, JsonObject, SubmitTaskRequest, WorkflowId } from '@agentmesh/protocol';
+import { ChatMessage, JsonObject, SubmitTaskRequest, WorkflowRef } from '@agentmesh/protocol';
 import { z } from 'zod';
 import { InvalidRequest } from '../errors.js';
 import { modelNotFound, OpenAiRefusal, unsupportedField } from './openai-errors.js';
@@ -45,7 +45,8 @@ export function parseChatCompletionRequest(body: unknown): ChatCompletionTask | 
   const parsed = ChatCompletionBody.safeParse(body);
   if (!parsed.success) return new OpenAiRefusal(InvalidRequest.fromZod(parsed.error));
   const request = parsed.data;
-  if (!WorkflowId.safeParse(request.model).success) return modelNotFound(request.model);
+  // `workflow_id` or `workflow_id@version` (a pinned agent version).
+  if (!WorkflowRef.safeParse(request.model).success) return modelNotFound(request.model);
   if (request.n != null && request.n !== 1) {
     return unsupportedField('n', 'n must be 1: an agent gives one answer per task');
   }

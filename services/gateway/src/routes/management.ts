@@ -51,6 +51,8 @@ export interface ManagementRouteDeps {
   submitter: TaskSubmitter;
   /** Body limit of the OpenAPI plugin import (documents are larger than other bodies). */
   pluginImportBodyLimitBytes: number;
+  /** Versions of each agent kept after a write (AGENT_VERSIONS_KEPT). */
+  agentVersionsKept?: number;
   log: Logger;
 }
 
@@ -92,7 +94,10 @@ export function registerManagementRoutes(app: FastifyInstance, deps: ManagementR
         if (scope.account !== undefined) request.managedAccount = scope.account;
         request.registryScope = scope.scope;
       });
-      registerAgentRoutes(admin, deps.agents);
+      registerAgentRoutes(admin, deps.agents, {
+        tools: deps.plugins,
+        ...(deps.agentVersionsKept !== undefined && { keep: deps.agentVersionsKept }),
+      });
       registerToolRoutes(admin, deps.plugins);
       registerPluginImportRoute(admin, {
         plugins: deps.plugins,

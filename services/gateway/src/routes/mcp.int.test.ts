@@ -263,6 +263,20 @@ describe('a call the gateway refuses', () => {
     expect(result.structuredContent).not.toHaveProperty('trace_id');
   });
 
+  it('a call whose `version` the agent does not keep is an isError result with NOT_FOUND naming it; `version` is in the input schema', async () => {
+    const client = await connectMcp(gw.url);
+    const [tool] = (await client.listTools()).tools;
+    expect(tool?.inputSchema.properties).toHaveProperty('version');
+
+    const result = await client.callTool({
+      name: 'run_queued_agent',
+      arguments: { message: 'hi', version: 9 },
+    });
+
+    expect(result).toMatchObject({ isError: true, structuredContent: { error: { code: 'NOT_FOUND' } } });
+    expect((result.content as Array<{ text: string }>)[0]!.text).toContain('version 9');
+  });
+
   it.each([
     [
       'the running-task cap of the API key',

@@ -11,7 +11,7 @@
  * stream is one `data: {"error": ...}` chunk, and the stream ends.
  */
 import { accountScope, type AgentStore, type ScopedAgent, type TaskStatusStore } from '@agentmesh/bus';
-import { httpStatusOf, WorkflowId, type TaskEvent } from '@agentmesh/protocol';
+import { httpStatusOf, WorkflowRef, type TaskEvent } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -148,9 +148,11 @@ async function resolveAgent(
   accountId: string,
   model: string,
 ): Promise<ScopedAgent | OpenAiRefusal> {
-  if (!WorkflowId.safeParse(model).success) return modelNotFound(model);
+  // `workflow_id` or `workflow_id@version`: the agent is the id's; the submission checks the version.
+  const ref = WorkflowRef.safeParse(model);
+  if (!ref.success) return modelNotFound(model);
   try {
-    return (await deps.agents.resolve(accountScope(accountId), model)) ?? modelNotFound(model);
+    return (await deps.agents.resolve(accountScope(accountId), ref.data.workflow_id)) ?? modelNotFound(model);
   } catch (error) {
     return refusalOf(agentsUnavailable(error));
   }

@@ -73,6 +73,7 @@ export function registerTaskListRoutes(app: FastifyInstance, deps: TaskListRoute
           workflow_id: agent.workflow_id,
           ...(agent.name !== undefined ? { name: agent.name } : {}),
           ...(agent.description !== undefined ? { description: agent.description } : {}),
+          version: agent.version,
         })),
       };
       return reply.send(body);

@@ -1,0 +1,184 @@
+/**
+ * Agent versions end to end (issue 25): the whole mesh as processes. An agent written three times runs
+ * the version a task pins, else the current one; a rollback moves what unpinned tasks run; a finished
+ * task keeps reporting the version it ran (status, first event); an assembled task re-published with
+ * another version stamped on it opens no vault.
+ */
+import { followTaskEvents } from '@agentmesh/bus';
+import {
+  AssembledTask,
+  Streams,
+  taskAssembledSubject,
+  taskEventsSubject,
+  type TaskEvent,
+} from '@agentmesh/protocol';
+import { startScriptedModel, type ScriptedModel } from '@agentmesh/testkit';
+import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
+import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { admin, scriptedModel, storeModelKey, submit, taskStatus } from './mesh-client.js';
+import { MESH_ACCOUNT, startMesh, type Mesh } from './mesh-harness.js';
+
+let mesh: Mesh;
+let model: ScriptedModel;
+let nc: NatsConnection;
+let js: JetStreamClient;
+const captured: Msg[] = [];
+
+beforeAll(async () => {
+  // The answer names the system prompt it was given, so each answer says which version ran.
+  model = await startScriptedModel({
+    respond: (request) => {
+      const system = (request.body as { messages: { role: string; content: string }[] }).messages.find(
+        (message) => message.role === 'system',
+      );
+      return { content: `ran with: ${system?.content ?? 'no prompt'}` };
+    },
+  });
+  mesh = await startMesh();
+  nc = await connect({ servers: mesh.nats.url });
+  js = jetstream(nc);
+  nc.subscribe('mesh.tasks.assembled.>', { callback: (_error, msg) => void captured.push(msg) });
+  await nc.flush();
+  await storeModelKey(mesh);
+  for (const prompt of ['prompt of v1', 'prompt of v2', 'prompt of v3']) {
+    await admin(mesh, 'PUT', '/agents/versioned', {
+      system_prompt: prompt,
+      model: scriptedModel(model.baseUrl),
+    });
+  }
+});
+afterAll(async () => {
+  await nc?.close();
+  await mesh?.stop();
+  await model?.stop();
+});
+
+async function run(workflow: string): Promise<{ traceId: string; events: TaskEvent[] }> {
+  const response = await submit(mesh, {
+    workflow_id: workflow,
+    user_id: 'u1',
+    messages: [{ role: 'user', content: 'which are you?' }],
+  });
+  expect(response.status, await response.clone().text()).toBe(202);
+  const { trace_id: traceId } = (await response.json()) as { trace_id: string };
+  return { traceId, events: await eventsOf(MESH_ACCOUNT, traceId) };
+}
+
+async function eventsOf(accountId: string, traceId: string): Promise<TaskEvent[]> {
+  const events: TaskEvent[] = [];
+  for await (const event of followTaskEvents(js, {
+    accountId,
+    traceId,
+    signal: AbortSignal.timeout(30_000),
+  })) {
+    events.push(event);
+  }
+  return events;
+}
+
+const answerOf = (events: TaskEvent[]): string | undefined => {
+  const last = events.at(-1);
+  return last?.type === 'done' ? last.data.message : undefined;
+};
+
+describe('agent versions across the mesh', () => {
+  it('when tasks pin v1 or pin nothing, then the agent is rolled back to v2, each runs its version and the v3 task still says 3', async () => {
+    const pinned = await run('versioned@1');
+    expect(answerOf(pinned.events)).toBe('ran with: prompt of v1');
+    const current = await run('versioned');
+    expect(answerOf(current.events)).toBe('ran with: prompt of v3');
+
+    await admin(mesh, 'POST', '/agents/versioned/rollback', { version: 2 });
+    const afterRollback = await run('versioned');
+    expect(answerOf(afterRollback.events)).toBe('ran with: prompt of v2');
+
+    expect(pinned.events[0]?.agent).toMatchObject({ workflow_id: 'versioned', version: 1 });
+    expect(afterRollback.events[0]?.agent).toMatchObject({ version: 2 });
+    // The task that ran v3 keeps saying so after the agent moved on: its status and its first event.
+    const status = await taskStatus(mesh, current.traceId);
+    expect(status).toMatchObject({ status: 'done', agent_version: 3 });
+    const replayed = await eventsOf(MESH_ACCOUNT, current.traceId);
+    expect(replayed[0]?.agent).toMatchObject({ version: 3, digest: status.agent_digest });
+    expect(replayed.slice(1).every((event) => event.agent === undefined)).toBe(true);
+  });
+
+  it("when the OpenAI façade's model pins a version, the completion is that version's answer", async () => {
+    const completion = async (model: string) =>
+      fetch(`${mesh.gatewayUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${mesh.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model, messages: [{ role: 'user', content: 'which are you?' }], user: 'u1' }),
+      });
+    const pinned = await completion('versioned@1');
+    expect(pinned.status).toBe(200);
+    const body = (await pinned.json()) as { choices: { message: { content: string } }[] };
+    expect(body.choices[0]?.message.content).toBe('ran with: prompt of v1');
+    expect((await completion('versioned@0')).status).toBe(404);
+  });
+
+  it('when a task pins a version the agent does not have, the submission is 404 naming the version and no model is asked', async () => {
+    const asked = model.requests.length;
+    const response = await submit(mesh, {
+      workflow_id: 'versioned@9',
+      user_id: 'u1',
+      messages: [{ role: 'user', content: 'which are you?' }],
+    });
+    expect(response.status).toBe(404);
+    expect(await response.json()).toMatchObject({
+      code: 'NOT_FOUND',
+      message: expect.stringContaining('version 9'),
+    });
+    expect(model.requests.length).toBe(asked);
+  });
+
+  it("when an assembled task is re-published stamped with another version's digest and prompt, the vault does not open", async () => {
+    const original = await run('versioned@1');
+    const v3 = await run('versioned@3');
+    const capturedTask = (traceId: string) =>
+      AssembledTask.parse(
+        captured
+          .filter((msg) => msg.subject === taskAssembledSubject(MESH_ACCOUNT))
+          .map((msg) => msg.json())
+          .find((task) => (task as { task_meta: { trace_id: string } }).task_meta.trace_id === traceId),
+      );
+    const task = capturedTask(original.traceId);
+    const other = capturedTask(v3.traceId);
+    const jsm = await jetstreamManager(nc);
+    const republish = async (replay: AssembledTask, id: string) => {
+      // A fresh event log, as if the first run's had expired: the executor opens the task's vault again.
+      await jsm.streams.purge(Streams.EVENTS.name, {
+        filter: taskEventsSubject(MESH_ACCOUNT, replay.task_meta.trace_id),
+      });
+      await js.publish(taskAssembledSubject(MESH_ACCOUNT), JSON.stringify(replay), { msgID: id });
+      return eventsOf(MESH_ACCOUNT, replay.task_meta.trace_id);
+    };
+
+    // Control: the captured task as it was runs again.
+    expect(answerOf(await republish(task, `versions-control-${original.traceId}`))).toBe(
+      'ran with: prompt of v1',
+    );
+
+    const asked = model.requests.length;
+    // Only the version stamp changed: the version is part of the binding itself.
+    const restamped = structuredClone(task);
+    restamped.task_meta.agent_version = other.task_meta.agent_version;
+    restamped.task_meta.agent_digest = other.task_meta.agent_digest;
+    // And another version's prompt and tools with it.
+    const retargeted = structuredClone(restamped);
+    retargeted.input = other.input;
+    retargeted.runtime_config.tools = other.runtime_config.tools;
+    for (const [replay, id] of [
+      [restamped, 'restamped'],
+      [retargeted, 'retargeted'],
+    ] as const) {
+      expect(await republish(replay, `versions-${id}-${original.traceId}`)).toEqual([
+        expect.objectContaining({
+          type: 'error',
+          data: expect.objectContaining({ code: 'TASK_BINDING_MISMATCH' }),
+        }),
+      ]);
+    }
+    expect(model.requests.length).toBe(asked);
+  });
+});
