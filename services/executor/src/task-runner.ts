@@ -78,6 +78,7 @@ import type { RunningTasks } from './running-tasks.js';
 import { AbortCause, TaskAbort, type TaskAbortReason } from './task-abort.js';
 import { derivedSecrets, OpenSecrets, SecretScrubber } from './secrets/index.js';
 import { TaskEventSink, type DeltaCoalescing } from './task-event-sink.js';
+import { StatusConflict, statusConflict } from './attempt-status.js';
 import { resumePointOf, type ResumePoint } from './resume/resume-point.js';
 import { toolExecutor, type ToolRunners } from './tools/tool-dispatch.js';
 import type { TaskAccount, TaskContextValues } from './tools/index.js';
@@ -333,11 +334,16 @@ export class TaskRunner {
     const { trace_id: traceId, account_id: accountId } = task.task_meta;
     // The cancel flag is read and `running` written in one compare-and-set: a cancel request stored in
     // between makes the write fail and the change run again on the record that carries it.
-    const status = await this.deps.statuses.updateFrom(accountId, traceId, (current) =>
-      current?.cancel_requested_at === undefined
+    // It never replaces an ended task's final status or a newer attempt's record (attempt-status.ts): a
+    // late delivery (a first one reads no log) learns here that it has nothing left to do.
+    let conflict: StatusConflict | undefined;
+    const status = await this.deps.statuses.updateFrom(accountId, traceId, (current) => {
+      conflict = statusConflict(current, attempt);
+      return conflict === undefined && current?.cancel_requested_at === undefined
         ? this.#statusRecord(task, attempt, current, { status: 'running', error: undefined })
-        : undefined,
-    );
+        : undefined;
+    });
+    if (conflict !== undefined) return this.#standDown(task, attempt, conflict);
     const spend = this.#spendOf(task, resume);
     const endWith = async (outcome: LoopOutcome, emit = () => writer.emit(outcome.type, outcome.data)) => {
       const usage = this.#addingUsage(task, spend, emit);
@@ -421,7 +427,7 @@ export class TaskRunner {
         this.deps.log.info({ attempt }, 'handing the task back: the executor is stopping');
         return AttemptDisposition.HAND_BACK;
       }
-      return this.#lostEventStream(reason, attempt);
+      return this.#lostEventStream(task, reason, attempt);
     }
     return endWith(outcome, () => sink.finish(outcome));
   }
@@ -617,6 +623,7 @@ export class TaskRunner {
     } catch (error) {
       if (error instanceof EventStreamConflictError) {
         this.deps.log.warn("another executor wrote this task's events; leaving the task to it");
+        await this.#repairStatus(task);
         return false;
       }
       throw error;
@@ -708,12 +715,57 @@ export class TaskRunner {
     return this.deps.maxDeliveries ?? deliveryBackstop(this.deps.maxDeliver);
   }
 
-  #lostEventStream(reason: TaskAbortReason, attempt: number): AttemptDisposition {
+  async #lostEventStream(
+    task: AssembledTask,
+    reason: TaskAbortReason,
+    attempt: number,
+  ): Promise<AttemptDisposition> {
     if (reason.cause instanceof EventStreamConflictError) {
       this.deps.log.warn("another executor wrote this task's events; leaving the task to it");
+      await this.#repairStatus(task);
       return afterConflict(attempt);
     }
     throw reason.cause ?? reason;
+  }
+
+  /**
+   * An attempt whose status write found the task ended, or a newer attempt's record, writes nothing: an
+   * ended task's delivery is acknowledged, and a stale attempt leaves the task to the newer one (after
+   * making sure the status says what a terminal event stored meanwhile says).
+   */
+  async #standDown(
+    task: AssembledTask,
+    attempt: number,
+    conflict: StatusConflict,
+  ): Promise<AttemptDisposition> {
+    if (conflict === StatusConflict.ENDED) {
+      this.deps.log.info({ attempt }, 'task had already ended; acknowledging the delivery');
+      return AttemptDisposition.ACK;
+    }
+    this.deps.log.warn({ attempt }, 'a newer attempt runs this task; leaving the task to it');
+    await this.#repairStatus(task);
+    return afterConflict(attempt);
+  }
+
+  /**
+   * Makes the status record say what the task's terminal event says, if it has one: the terminal event is
+   * the truth, and the attempt that wrote it may have died before its final status write. Called by an
+   * attempt that learns it is stale; a failure is logged (the task's redelivery repairs it too).
+   */
+  async #repairStatus(task: AssembledTask): Promise<void> {
+    const { account_id: accountId, trace_id: traceId } = task.task_meta;
+    try {
+      const last = await TaskEventWriter.open(this.deps.js, this.deps.jsm, {
+        accountId,
+        traceId,
+        attempt: 0,
+      });
+      if (last.terminal !== undefined) {
+        await this.#recordFinalStatus(task, last.terminal.attempt, last.terminal);
+      }
+    } catch (error) {
+      this.deps.log.warn({ err: error }, "could not check the task's status against its terminal event");
+    }
   }
 
   async #recordFinalStatus(
