@@ -4,7 +4,7 @@
  * task, nor the record of a newer attempt. Final writes are not bound by them: they follow a stored
  * terminal event, which is the truth, whichever attempt wrote it.
  */
-import { isFinalTaskStatus, type TaskStatusRecord } from '@agentmesh/protocol';
+import { isFinalTaskStatus, TaskStatus, type TaskStatusRecord } from '@agentmesh/protocol';
 
 /** Why an attempt may not write its status over the record it found. */
 export const StatusConflict = {
@@ -12,6 +12,11 @@ export const StatusConflict = {
   ENDED: 'ended',
   /** A newer attempt wrote the record: this one is stale. */
   SUPERSEDED: 'superseded',
+  /**
+   * Another executor instance's attempt says it runs the task, one this attempt did not find gone before
+   * (attempt-owners.ts): a delivery that overlaps a live attempt.
+   */
+  HELD: 'held',
 } as const;
 export type StatusConflict = (typeof StatusConflict)[keyof typeof StatusConflict];
 
@@ -23,13 +28,32 @@ export function hasEnded(record: TaskStatusRecord | undefined): boolean {
   return record !== undefined && isFinalTaskStatus(record.status) && record.attempt > 0;
 }
 
-/** Why attempt `attempt` may not write its own status over `current`; undefined when it may. */
+/** The executor instance a `running` record says runs the task. */
+export function runningInstance(record: TaskStatusRecord | undefined): string | undefined {
+  return record?.status === TaskStatus.RUNNING ? record.executor_instance : undefined;
+}
+
+/**
+ * Why attempt `attempt` may not write its own status over `current`; undefined when it may. With `holder`
+ * (a `running` write), a record that says another instance runs the task is refused too, unless it is the
+ * instance this attempt found gone (`takenFrom`).
+ */
 export function statusConflict(
   current: TaskStatusRecord | undefined,
   attempt: number,
+  holder?: { instance: string; takenFrom?: string | undefined },
 ): StatusConflict | undefined {
   if (current === undefined) return undefined;
   if (hasEnded(current)) return StatusConflict.ENDED;
   if (current.attempt > attempt) return StatusConflict.SUPERSEDED;
+  const running = runningInstance(current);
+  if (
+    holder !== undefined &&
+    running !== undefined &&
+    running !== holder.instance &&
+    running !== holder.takenFrom
+  ) {
+    return StatusConflict.HELD;
+  }
   return undefined;
 }

@@ -13,9 +13,11 @@ import {
 } from '@agentmesh/protocol';
 import {
   startNats,
+  startRecordingApi,
   startScriptedModel,
   waitFor,
   type NatsServer,
+  type RecordingApi,
   type ScriptedModel,
 } from '@agentmesh/testkit';
 import { generateVaultKeyPair } from '@agentmesh/vault';
@@ -25,10 +27,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startHoldingLink, type HoldingLink } from './__fixtures__/holding-link.js';
 import { startInProcessExecutor } from './__fixtures__/in-process-executor.js';
 import { userText } from './__fixtures__/model-requests.js';
-import { assembledTask } from './__fixtures__/tasks.js';
+import { assembledTask, searchTool } from './__fixtures__/tasks.js';
 
 const ACCOUNT = 'acme';
 const MODEL_KEY = 'canary-model-key-attempts-01';
+const SEARCH_KEY = 'canary-search-key-attempts-02';
 const ACK_WAIT_MS = 1_500;
 const vaultKeys = generateVaultKeyPair('exec-attempts-1');
 
@@ -37,6 +40,11 @@ let client: NatsConnection;
 let js: JetStreamClient;
 let statuses: TaskStatusStore;
 let model: ScriptedModel;
+let api: RecordingApi;
+/** Held search calls by their query: a test answers them when it chooses. */
+const heldSearches = new Map<string, Array<() => void>>();
+/** Every executor's log lines (JSON), for the tests that wait for an executor to have decided something. */
+const logLines: string[] = [];
 const cleanups: Array<() => Promise<void>> = [];
 
 beforeAll(async () => {
@@ -45,7 +53,26 @@ beforeAll(async () => {
   js = jetstream(client);
   model = await startScriptedModel({
     apiKey: MODEL_KEY,
-    respond: (request) => ({ content: `answer to ${userText(request)}`, chunkSize: 8 }),
+    // Tasks whose message starts with "search:" search once, then answer; the others answer at once.
+    respond: (request) =>
+      userText(request).startsWith('search:') && !request.body.messages.some((m) => m.role === 'tool')
+        ? { toolCalls: [{ id: 'call_1', name: 'search', arguments: { q: userText(request) } }] }
+        : { content: `answer to ${userText(request)}`, chunkSize: 8 },
+  });
+  api = await startRecordingApi({
+    routes: [
+      {
+        method: 'GET',
+        path: '/search',
+        reply: async (request) => {
+          const q = String(request.query['q']);
+          await new Promise<void>((resolve) =>
+            heldSearches.set(q, [...(heldSearches.get(q) ?? []), resolve]),
+          );
+          return { body: { hits: [q] } };
+        },
+      },
+    ],
   });
   await ensureMeshStreams(await jetstreamManager(client));
   statuses = new TaskStatusStore((await openMeshBuckets(js, { only: ['tasks'] })).tasks);
@@ -57,7 +84,8 @@ afterEach(async () => {
 
 afterAll(async () => {
   await client?.drain();
-  await model?.stop();
+  for (const release of [...heldSearches.values()].flat()) release();
+  await Promise.all([model?.stop(), api?.stop()]);
   await nats?.stop();
 });
 
@@ -68,7 +96,7 @@ const executorEnv = {
 };
 
 async function startExecutor(natsUrl = nats.url): Promise<{ stop(): Promise<void> }> {
-  const executor = await startInProcessExecutor({ natsUrl, vaultKeys, env: executorEnv });
+  const executor = await startInProcessExecutor({ natsUrl, vaultKeys, env: executorEnv, logLines });
   let stopped: Promise<void> | undefined;
   const stop = () => (stopped ??= executor.stop());
   cleanups.push(stop);
@@ -80,9 +108,10 @@ function newTask(user: string): AssembledTask {
     traceId: newTraceId(),
     accountId: ACCOUNT,
     modelBaseUrl: model.baseUrl,
-    secrets: { [MODEL_API_KEY_VAULT_ENTRY]: MODEL_KEY },
+    secrets: { [MODEL_API_KEY_VAULT_ENTRY]: MODEL_KEY, SEARCH_KEY },
     sealFor: vaultKeys,
     userMessage: user,
+    tools: [searchTool(api.url)],
   });
 }
 
@@ -135,5 +164,56 @@ describe('the status record never moves backwards', () => {
       attempt: 2,
     });
     expect(model.requests.filter((request) => userText(request) === user)).toHaveLength(1);
+  });
+});
+
+describe('deliveries that overlap a live attempt', () => {
+  const searchesFor = (q: string) => api.requests.filter((request) => request.query['q'] === q);
+  /** Whether an executor logged `msg` (one task runs at a time in these tests). */
+  const logged = (msg: string) => logLines.some((line) => line.includes(`"msg":"${msg}"`));
+  const deliveredCount = async () =>
+    (await (await jetstreamManager(client)).consumers.info('MESH_TASKS', 'executor')).delivered.consumer_seq;
+
+  it('when the NATS server stalls for three ack_waits while a tool runs, the task ends done in one attempt, the tool ran once, and nothing is dead-lettered', async () => {
+    const user = 'search: through a server stall';
+    const task = newTask(user);
+    const traceId = task.task_meta.trace_id;
+    // The executor that runs the task reaches the server through a link, so the test can make certain of
+    // the order the chaos run saw when the server woke: its redelivery timer ran before it read the
+    // heartbeats the executor had sent during the stall.
+    const link = await startHoldingLink(nats);
+    cleanups.push(() => link.close());
+    await startExecutor(link.url);
+    await submit(task);
+    await waitFor(() => heldSearches.has(user), { timeoutMs: 20_000 });
+    await startExecutor();
+    const delivered = await deliveredCount();
+
+    await nats.pause();
+    link.hold();
+    // The fault itself: the server hears nothing for three ack_waits, so misses the attempt's heartbeats.
+    await new Promise((resolve) => setTimeout(resolve, 3 * ACK_WAIT_MS));
+    await nats.unpause();
+    await waitFor(async () => (await deliveredCount()) > delivered, {
+      timeoutMs: 20_000,
+      description: 'a redelivery after the stall',
+    });
+    link.release();
+
+    // The redelivery must leave the live attempt alone (before the fence it resumed the task and ran the
+    // search a second time).
+    await waitFor(
+      () =>
+        logged('another attempt of this task is alive; leaving the delivery to it') ||
+        searchesFor(user).length > 1,
+      { timeoutMs: 20_000, description: 'the redelivery settled' },
+    );
+    for (const release of heldSearches.get(user) ?? []) release();
+    const events = await eventsOf(task);
+
+    expect(events.filter(isTerminalEvent)).toEqual([expect.objectContaining({ type: 'done', attempt: 1 })]);
+    expect(new Set(events.map((event) => event.attempt))).toEqual(new Set([1]));
+    expect(searchesFor(user)).toHaveLength(1);
+    await waitFor(async () => (await statuses.get(ACCOUNT, traceId))?.status === 'done');
   });
 });

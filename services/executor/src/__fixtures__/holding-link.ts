@@ -1,7 +1,8 @@
-// A TCP link on loopback between one client and the NATS server that can hold what the client sends: once
-// the server has sent the client a message on a subject the test names, the client's bytes are kept back
-// (its requests, acks and heartbeats reach nobody) while it still receives, until the test releases them.
-// That is an executor that took a task and then stalled on its way to the bus, at a moment the test chose.
+// A TCP link on loopback between one client and the NATS server that can hold what the client sends: from
+// the moment the test says (or the server sent the client a message on a subject the test names), the
+// client's bytes are kept back (its requests, acks and heartbeats reach nobody) while it still receives,
+// until the test releases them, in order. That is an executor that stalled on its way to the bus at a
+// moment the test chose, or a server that took in what the client sent only after its own timers ran.
 import { createServer, Socket, type Server } from 'node:net';
 
 export interface HoldingLink {
@@ -9,15 +10,20 @@ export interface HoldingLink {
   readonly url: string;
   /** Resolves once the client's bytes are held (the server sent it a message on the named subject). */
   readonly holding: Promise<void>;
-  /** Sends what was held, in order, and lets everything through from then on. */
+  /** Holds the client's bytes from now on. */
+  hold(): void;
+  /** Sends what was held, in order, and lets everything through until the next {@link hold}. */
   release(): void;
   close(): Promise<void>;
 }
 
-/** Holds the client's outgoing bytes from the first `MSG <subject>` (or `HMSG`) the server sends it on. */
+/**
+ * With `holdAfterSubjectPrefix`, holds the client's outgoing bytes from the first `MSG <subject>` (or
+ * `HMSG`) the server sends it on that subject.
+ */
 export async function startHoldingLink(
   target: { port: number },
-  holdAfterSubjectPrefix: string,
+  holdAfterSubjectPrefix?: string,
 ): Promise<HoldingLink> {
   const sockets = new Set<Socket>();
   let held: Array<{ upstream: Socket; chunk: Buffer }> | undefined;
@@ -40,7 +46,7 @@ export async function startHoldingLink(
     let tail = '';
     upstream.on('data', (chunk: Buffer) => {
       client.write(chunk);
-      if (held !== undefined || released) return;
+      if (held !== undefined || released || holdAfterSubjectPrefix === undefined) return;
       const text = tail + chunk.toString('latin1');
       if (text.includes(`MSG${marker}`)) {
         held = [];
@@ -60,6 +66,11 @@ export async function startHoldingLink(
   return {
     url: `nats://127.0.0.1:${address.port}`,
     holding,
+    hold() {
+      released = false;
+      held ??= [];
+      markHolding();
+    },
     release() {
       released = true;
       const pending = held ?? [];
