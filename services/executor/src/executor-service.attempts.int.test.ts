@@ -82,6 +82,8 @@ beforeAll(async () => {
 
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  // Each test waits for what its own executors log.
+  logLines.length = 0;
 });
 
 afterAll(async () => {
@@ -97,8 +99,16 @@ const executorEnv = {
   MAX_CONCURRENT_TASKS: '1',
 };
 
-async function startExecutor(natsUrl = nats.url): Promise<{ stop(): Promise<void> }> {
-  const executor = await startInProcessExecutor({ natsUrl, vaultKeys, env: executorEnv, logLines });
+async function startExecutor(
+  natsUrl = nats.url,
+  env: Record<string, string> = {},
+): Promise<{ stop(): Promise<void> }> {
+  const executor = await startInProcessExecutor({
+    natsUrl,
+    vaultKeys,
+    env: { ...executorEnv, ...env },
+    logLines,
+  });
   let stopped: Promise<void> | undefined;
   const stop = () => (stopped ??= executor.stop());
   cleanups.push(stop);
@@ -170,9 +180,20 @@ describe('the status record never moves backwards', () => {
 });
 
 describe('deliveries that overlap a live attempt', () => {
+  // The question to the running instance times out after one heartbeat period; its answer waits in the
+  // link until the test has seen the redelivery, so the period is the longest ack_wait allows.
+  const ASKED_IN_TIME = { ACK_PROGRESS_MS: String(ACK_WAIT_MS / 2) };
   const searchesFor = (q: string) => api.requests.filter((request) => request.query['q'] === q);
   /** Whether an executor logged `msg` (one task runs at a time in these tests). */
   const logged = (msg: string) => logLines.some((line) => line.includes(`"msg":"${msg}"`));
+  const lastEventType = async (traceId: string) => {
+    const last = await (
+      await jetstreamManager(client)
+    ).streams
+      .getMessage('MESH_EVENTS', { last_by_subj: `mesh.events.${ACCOUNT}.${traceId}` })
+      .catch(() => null);
+    return last?.json<TaskEvent>().type;
+  };
   const deliveredCount = async () =>
     (await (await jetstreamManager(client)).consumers.info('MESH_TASKS', 'executor')).delivered.consumer_seq;
 
@@ -185,10 +206,9 @@ describe('deliveries that overlap a live attempt', () => {
     // heartbeats the executor had sent during the stall.
     const link = await startHoldingLink(nats);
     cleanups.push(() => link.close());
-    await startExecutor(link.url);
+    await startExecutor(link.url, ASKED_IN_TIME);
     await submit(task);
     await waitFor(() => heldSearches.has(user), { timeoutMs: 20_000 });
-    await startExecutor();
     const delivered = await deliveredCount();
 
     await nats.pause();
@@ -196,6 +216,9 @@ describe('deliveries that overlap a live attempt', () => {
     // The fault itself: the server hears nothing for three ack_waits, so misses the attempt's heartbeats.
     await new Promise((resolve) => setTimeout(resolve, 3 * ACK_WAIT_MS));
     await nats.unpause();
+    // Started now, the other executor has no pull left over from the stall, which the server could hand
+    // the task to after its client gave up on it.
+    await startExecutor(nats.url, ASKED_IN_TIME);
     await waitFor(async () => (await deliveredCount()) > delivered, {
       timeoutMs: 20_000,
       description: 'a redelivery after the stall',
@@ -217,6 +240,66 @@ describe('deliveries that overlap a live attempt', () => {
     expect(new Set(events.map((event) => event.attempt))).toEqual(new Set([1]));
     expect(searchesFor(user)).toHaveLength(1);
     await waitFor(async () => (await statuses.get(ACCOUNT, traceId))?.status === 'done');
+  });
+
+  it("when stalls alone run a task's deliveries out while its attempt lives, that attempt still ends it done and nothing is dead-lettered", async () => {
+    const user = 'search: through two server stalls';
+    const task = newTask(user);
+    const traceId = task.task_meta.trace_id;
+    // JetStream gives up after two deliveries: the second stall's redelivery is its MAX_DELIVERIES advisory.
+    const limits = { ...ASKED_IN_TIME, MAX_DELIVER: '1', MAX_DELIVERIES: '2' };
+    const link = await startHoldingLink(nats);
+    cleanups.push(() => link.close());
+    await startExecutor(link.url, limits);
+    await submit(task);
+    await waitFor(() => heldSearches.has(user), { timeoutMs: 20_000 });
+    const advisories = client.subscribe('$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.MESH_TASKS.executor');
+    cleanups.push(async () => advisories.unsubscribe());
+    const advised = (async () => {
+      for await (const advisory of advisories) {
+        if (advisory.json<{ deliveries: number }>().deliveries >= 2) return true;
+      }
+      return false;
+    })();
+    await client.flush();
+
+    const stall = async (heard: () => Promise<unknown>) => {
+      await nats.pause();
+      link.hold();
+      await new Promise((resolve) => setTimeout(resolve, 3 * ACK_WAIT_MS));
+      await nats.unpause();
+      await heard();
+      link.release();
+    };
+    const delivered = await deliveredCount();
+    await stall(async () => {
+      // Started after the first stall, as in the test above: no pull of it is left over from the stall.
+      await startExecutor(nats.url, limits);
+      await waitFor(async () => (await deliveredCount()) > delivered, { timeoutMs: 20_000 });
+    });
+    await waitFor(() => logged('another attempt of this task is alive; leaving the delivery to it'), {
+      timeoutMs: 20_000,
+    });
+    await stall(() => advised);
+    await waitFor(
+      async () =>
+        logged(
+          'a task ran out of deliveries while an attempt of it lives; leaving the task to that attempt',
+        ) || (await lastEventType(traceId)) === 'error',
+      { timeoutMs: 20_000, description: 'the advisory handled' },
+    );
+    for (const release of heldSearches.get(user) ?? []) release();
+    const events = await eventsOf(task);
+
+    expect(events.filter(isTerminalEvent)).toEqual([expect.objectContaining({ type: 'done', attempt: 1 })]);
+    expect(searchesFor(user)).toHaveLength(1);
+    await waitFor(async () => (await statuses.get(ACCOUNT, traceId))?.status === 'done');
+    const letter = await (
+      await jetstreamManager(client)
+    ).streams
+      .getMessage('MESH_DEAD_LETTERS', { last_by_subj: `mesh.dead.${ACCOUNT}.${traceId}` })
+      .catch(() => null);
+    expect(letter).toBeNull();
   });
 });
 

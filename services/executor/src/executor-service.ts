@@ -110,7 +110,15 @@ export async function startExecutor({
   const clock = new HeartbeatClock(config.ACK_WAIT_MS - config.ACK_PROGRESS_MS);
   const metrics = new ExecutorMetrics();
   const deadLetters = new DeadLetterRecorder(new DeadLetterStore(js, jsm), log);
-  const deadLetterListener = DeadLetterListener.start({ nc, js, jsm, statuses, recorder: deadLetters, log });
+  const deadLetterListener = DeadLetterListener.start({
+    nc,
+    js,
+    jsm,
+    statuses,
+    recorder: deadLetters,
+    log,
+    owners,
+  });
   const parkedTasks = new ParkedTaskStore(buckets.parkedTasks);
   const accountUsage = new AccountUsageBatcher({
     store: new AccountUsageStore(buckets.accountUsage),
