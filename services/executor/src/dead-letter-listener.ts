@@ -34,6 +34,8 @@ import type { Logger } from '@agentmesh/runtime';
 import { JetStreamApiCodes, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { z } from 'zod';
+import type { AttemptOwners } from './attempt-owners.js';
+import { runningInstance } from './attempt-status.js';
 
 /** The queue group of the listeners: each advisory is handled by one executor. */
 const LISTENER_QUEUE = 'executor-dead-letters';
@@ -95,6 +97,8 @@ export interface DeadLetterListenerOptions {
   statuses: TaskStatusStore;
   recorder: DeadLetterRecorder;
   log: Logger;
+  /** Asks whether an attempt of the task still lives (attempt-owners.ts); none: never asked. */
+  owners?: Pick<AttemptOwners, 'runs'>;
 }
 
 export class DeadLetterListener {
@@ -136,7 +140,7 @@ export class DeadLetterListener {
 
 /** Dead-letters the message an advisory names, ends its task and deletes the message. */
 async function deadLetterFromAdvisory(
-  { js, jsm, statuses, recorder, log }: DeadLetterListenerOptions,
+  { js, jsm, statuses, recorder, log, owners }: DeadLetterListenerOptions,
   advisory: MaxDeliveriesAdvisory,
 ): Promise<void> {
   const message = await jsm.streams
@@ -160,6 +164,32 @@ async function deadLetterFromAdvisory(
     code: ErrorCode.MAX_DELIVER_EXCEEDED,
     message: `the task was delivered ${advisory.deliveries} times and its last delivery was never acknowledged`,
   };
+  // Deliveries left alone while an attempt of the task lived count toward JetStream's limit as well
+  // (attempt-owners.ts): server stalls alone can run it out under a healthy attempt, which ends the task
+  // itself. Its ack no longer removes the message (the server dropped it from the pending ones), so it is
+  // deleted below all the same.
+  const owner = runningInstance(await statuses.get(accountId, traceId));
+  if (owner !== undefined && owners !== undefined && (await owners.runs(owner, accountId, traceId))) {
+    taskLog.warn(
+      { deliveries: advisory.deliveries },
+      'a task ran out of deliveries while an attempt of it lives; leaving the task to that attempt',
+    );
+  } else {
+    await endOutOfDeliveries({ js, jsm, statuses, recorder, log: taskLog }, task, advisory, reason);
+  }
+  await jsm.streams.deleteMessage(Streams.TASKS.name, advisory.stream_seq, false).catch((error: unknown) => {
+    if (!isNotFound(error)) throw error;
+  });
+}
+
+/** Dead-letters the task and writes its MAX_DELIVER_EXCEEDED error event and status, unless it has ended. */
+async function endOutOfDeliveries(
+  { js, jsm, statuses, recorder, log: taskLog }: Omit<DeadLetterListenerOptions, 'nc' | 'owners'>,
+  task: AssembledTask,
+  advisory: MaxDeliveriesAdvisory,
+  reason: DeadLetterReason,
+): Promise<void> {
+  const { account_id: accountId, trace_id: traceId } = task.task_meta;
   await recorder.add(task, reason, advisory.deliveries, 'advisory', advisory.consumer);
 
   const writer = await TaskEventWriter.open(js, jsm, {
@@ -189,7 +219,4 @@ async function deadLetterFromAdvisory(
       if (!(error instanceof EventStreamConflictError)) throw error;
     }
   }
-  await jsm.streams.deleteMessage(Streams.TASKS.name, advisory.stream_seq, false).catch((error: unknown) => {
-    if (!isNotFound(error)) throw error;
-  });
 }

@@ -56,6 +56,17 @@ export class RunningTasks {
     return this.#byKey.get(key);
   }
 
+  /**
+   * Whether an attempt of the task runs here and still means to end it: not aborted, or aborted by a cancel
+   * or its deadline (it writes the terminal event); one handed back or that lost its task does not count.
+   */
+  runsLive(accountId: string, traceId: string): boolean {
+    const entry = this.#byKey.get(taskKey(accountId, traceId));
+    if (entry === undefined) return false;
+    for (const abort of entry.aborts) if (abort.reason === undefined || abort.reason.endsTask) return true;
+    return false;
+  }
+
   /** Every task running now. */
   list(): RunningTask[] {
     return [...this.#byKey.values()].map(({ accountId, traceId }) => ({ accountId, traceId }));

@@ -81,6 +81,9 @@ import type { RunningTasks } from './running-tasks.js';
 import { AbortCause, TaskAbort, type TaskAbortReason } from './task-abort.js';
 import { derivedSecrets, OpenSecrets, SecretScrubber } from './secrets/index.js';
 import { TaskEventSink, type DeltaCoalescing } from './task-event-sink.js';
+import { ownershipLost, runningInstance, StatusConflict, statusConflict } from './attempt-status.js';
+import type { HeartbeatClock } from './heartbeat-clock.js';
+import type { AttemptOwners } from './attempt-owners.js';
 import { resumePointOf, type ResumePoint } from './resume/resume-point.js';
 import { toolExecutor, type ToolRunners } from './tools/tool-dispatch.js';
 import type { TaskAccount, TaskContextValues } from './tools/index.js';
@@ -153,6 +156,16 @@ export interface TaskRunnerDependencies {
   parkedTasks?: ParkedTaskStore;
   /** Approval timeouts; 24 h by default, cut below 24 h of event retention. */
   approvals?: ApprovalSettings;
+  /**
+   * This executor instance and the question to another whether it still runs a task (attempt-owners.ts);
+   * none: records name no instance and a redelivery does not ask (tests of one runner).
+   */
+  owners?: Pick<AttemptOwners, 'instance' | 'runs'>;
+  /**
+   * The executor's heartbeat clock (heartbeat-clock.ts): after a stall of the process an attempt checks it
+   * still owns its task before its next model or tool call. None: no check.
+   */
+  clock?: Pick<HeartbeatClock, 'stalls'>;
   now?: () => number;
 }
 
@@ -214,6 +227,22 @@ export class TaskRunner {
       this.deps.log.info({ attempt }, 'task had already ended; acknowledging the redelivery');
       await this.#recordFinalStatus(task, writer.terminal.attempt, writer.terminal);
       return AttemptDisposition.ACK;
+    }
+    // A redelivery does nothing while another live attempt runs the task (attempt-owners.ts): the server
+    // redelivered it because it missed that attempt's heartbeats (it stalled), not because the attempt
+    // died. Such a delivery writes no event and so does not count as a work attempt.
+    let found: VersionedTaskStatus | undefined;
+    const owners = this.deps.owners;
+    if (owners !== undefined && (delivered > 1 || queuedAgain)) {
+      found = await this.deps.statuses.getVersioned(accountId, traceId);
+      const owner = runningInstance(found?.record);
+      if (owner !== undefined && (await owners.runs(owner, accountId, traceId))) {
+        this.deps.log.info(
+          { delivered, executor_instance: owner },
+          'another attempt of this task is alive; leaving the delivery to it',
+        );
+        return AttemptDisposition.ABANDON;
+      }
     }
     // Read only when earlier attempts wrote something: a first delivery, or one after deaths before any
     // work, costs no read.
@@ -325,6 +354,7 @@ export class TaskRunner {
         { span, metrics, untrack, ...subtasks },
         secrets,
         resume,
+        found,
       );
     } finally {
       untrack();
@@ -340,15 +370,36 @@ export class TaskRunner {
     observed: AttemptObservers,
     secrets: SecretScrubber,
     resume: ResumePoint | undefined,
+    /** The record as a redelivery read it (its instance found gone), so the write needs no read. */
+    found: VersionedTaskStatus | undefined,
   ): Promise<AttemptDisposition> {
     const { trace_id: traceId, account_id: accountId } = task.task_meta;
     // The cancel flag is read and `running` written in one compare-and-set: a cancel request stored in
     // between makes the write fail and the change run again on the record that carries it.
-    const status = await this.deps.statuses.updateFrom(accountId, traceId, (current) =>
-      current?.cancel_requested_at === undefined
-        ? this.#statusRecord(task, attempt, current, { status: 'running', error: undefined })
-        : undefined,
+    // It never replaces an ended task's final status or a newer attempt's record (attempt-status.ts): a
+    // late delivery (a first one reads no log) learns here that it has nothing left to do.
+    // Nor a record that another live instance runs it (a first delivery, which asks nobody, hands such a
+    // task back; its redelivery asks).
+    const instance = this.deps.owners?.instance;
+    const holder =
+      instance === undefined ? undefined : { instance, takenFrom: runningInstance(found?.record) };
+    let conflict: StatusConflict | undefined;
+    const status = await this.deps.statuses.updateFrom(
+      accountId,
+      traceId,
+      (current) => {
+        conflict = statusConflict(current, attempt, holder);
+        return conflict === undefined && current?.cancel_requested_at === undefined
+          ? this.#statusRecord(task, attempt, current, {
+              status: 'running',
+              error: undefined,
+              executor_instance: instance,
+            })
+          : undefined;
+      },
+      found,
     );
+    if (conflict !== undefined) return this.#standDown(task, attempt, conflict);
     const spend = this.#spendOf(task, resume);
     const endWith = async (outcome: LoopOutcome, emit = () => writer.emit(outcome.type, outcome.data)) => {
       const usage = this.#addingUsage(task, spend, emit);
@@ -413,9 +464,10 @@ export class TaskRunner {
         'resuming the task from its events',
       );
     }
+    const beforeCall = this.#ownershipCheck(task, attempt, abort);
     const outcome = await this.#runLoop(
       task,
-      { vault, secrets, deadline: abort.deadlineAt },
+      { vault, secrets, deadline: abort.deadlineAt, beforeCall },
       sink,
       abort.signal,
       observed.metrics,
@@ -432,7 +484,12 @@ export class TaskRunner {
         this.deps.log.info({ attempt }, 'handing the task back: the executor is stopping');
         return AttemptDisposition.HAND_BACK;
       }
-      return this.#lostEventStream(reason, attempt);
+      if (reason.kind === AbortCause.SUPERSEDED) {
+        // Its message is the newer attempt's now (or acked already).
+        await this.#repairStatus(task);
+        return AttemptDisposition.ABANDON;
+      }
+      return this.#lostEventStream(task, reason, attempt);
     }
     return endWith(outcome, () => sink.finish(outcome));
   }
@@ -475,6 +532,43 @@ export class TaskRunner {
     return AttemptDisposition.ACK;
   }
 
+  /**
+   * The loop's `beforeCall`: nothing to do (no promise) unless the executor stalled since the attempt last
+   * looked (heartbeat-clock.ts). Then the attempt reads its task's status record once, and stops (before
+   * the call) when another attempt took the task over or it ended meanwhile: a woken executor would
+   * otherwise ask the model once more before its next event write was refused.
+   */
+  #ownershipCheck(
+    task: AssembledTask,
+    attempt: number,
+    abort: TaskAbort,
+  ): (() => Promise<void> | undefined) | undefined {
+    const clock = this.deps.clock;
+    if (clock === undefined) return undefined;
+    const { account_id: accountId, trace_id: traceId } = task.task_meta;
+    let seen = clock.stalls();
+    return () => {
+      const stalls = clock.stalls();
+      if (stalls === seen) return undefined;
+      seen = stalls;
+      return (async () => {
+        try {
+          const record = await this.deps.statuses.get(accountId, traceId);
+          if (ownershipLost(record, attempt, this.deps.owners?.instance)) {
+            this.deps.log.warn(
+              { attempt, now_attempt: record?.attempt, status: record?.status },
+              'the executor stood still and lost the task to another attempt; stopping before its next call',
+            );
+            abort.loseOwnership();
+          }
+        } catch (error) {
+          // The event stream's fence still stops a stale attempt at its next write.
+          this.deps.log.warn({ err: error }, 'could not check whether this attempt still owns its task');
+        }
+      })();
+    };
+  }
+
   /** The agent loop with this task's model, tools and vault; a bug inside it ends the task as INTERNAL. */
   async #runLoop(
     task: AssembledTask,
@@ -482,7 +576,13 @@ export class TaskRunner {
       vault,
       secrets,
       deadline,
-    }: { vault: ClearVault; secrets: SecretScrubber; deadline: number | undefined },
+      beforeCall,
+    }: {
+      vault: ClearVault;
+      secrets: SecretScrubber;
+      deadline: number | undefined;
+      beforeCall: (() => Promise<void> | undefined) | undefined;
+    },
     sink: TaskEventSink,
     signal: AbortSignal,
     metrics: TaskMetrics,
@@ -559,6 +659,7 @@ export class TaskRunner {
             if (rejected.length > 0) this.deps.log.warn({ tool, rejected }, 'dynamic tools rejected');
           },
           metrics,
+          ...(beforeCall === undefined ? {} : { beforeCall }),
           // Without a store to park in, calls needing approval are refused (a tool error), never run.
           ...(this.deps.parkedTasks === undefined ? {} : { parking: true as const }),
         },
@@ -629,6 +730,7 @@ export class TaskRunner {
     } catch (error) {
       if (error instanceof EventStreamConflictError) {
         this.deps.log.warn("another executor wrote this task's events; leaving the task to it");
+        await this.#repairStatus(task);
         return false;
       }
       throw error;
@@ -720,12 +822,61 @@ export class TaskRunner {
     return this.deps.maxDeliveries ?? deliveryBackstop(this.deps.maxDeliver);
   }
 
-  #lostEventStream(reason: TaskAbortReason, attempt: number): AttemptDisposition {
+  async #lostEventStream(
+    task: AssembledTask,
+    reason: TaskAbortReason,
+    attempt: number,
+  ): Promise<AttemptDisposition> {
     if (reason.cause instanceof EventStreamConflictError) {
       this.deps.log.warn("another executor wrote this task's events; leaving the task to it");
+      await this.#repairStatus(task);
       return afterConflict(attempt);
     }
     throw reason.cause ?? reason;
+  }
+
+  /**
+   * An attempt whose status write found the task ended, or a newer attempt's record, writes nothing: an
+   * ended task's delivery is acknowledged, and a stale attempt leaves the task to the newer one (after
+   * making sure the status says what a terminal event stored meanwhile says).
+   */
+  async #standDown(
+    task: AssembledTask,
+    attempt: number,
+    conflict: StatusConflict,
+  ): Promise<AttemptDisposition> {
+    if (conflict === StatusConflict.ENDED) {
+      this.deps.log.info({ attempt }, 'task had already ended; acknowledging the delivery');
+      return AttemptDisposition.ACK;
+    }
+    if (conflict === StatusConflict.HELD) {
+      this.deps.log.warn({ attempt }, 'another executor runs this task; leaving the task to it');
+      return afterConflict(attempt);
+    }
+    this.deps.log.warn({ attempt }, 'a newer attempt runs this task; leaving the task to it');
+    await this.#repairStatus(task);
+    return afterConflict(attempt);
+  }
+
+  /**
+   * Makes the status record say what the task's terminal event says, if it has one: the terminal event is
+   * the truth, and the attempt that wrote it may have died before its final status write. Called by an
+   * attempt that learns it is stale; a failure is logged (the task's redelivery repairs it too).
+   */
+  async #repairStatus(task: AssembledTask): Promise<void> {
+    const { account_id: accountId, trace_id: traceId } = task.task_meta;
+    try {
+      const last = await TaskEventWriter.open(this.deps.js, this.deps.jsm, {
+        accountId,
+        traceId,
+        attempt: 0,
+      });
+      if (last.terminal !== undefined) {
+        await this.#recordFinalStatus(task, last.terminal.attempt, last.terminal);
+      }
+    } catch (error) {
+      this.deps.log.warn({ err: error }, "could not check the task's status against its terminal event");
+    }
   }
 
   async #recordFinalStatus(
