@@ -70,11 +70,16 @@ export class CoreFollowers {
     await this.nc.flush().catch(() => undefined);
   }
 
-  /** What each followed task's subscriber received, and whether its connection was down meanwhile. */
-  followed(): Map<string, FollowedTask> {
+  /**
+   * What each followed task's subscriber received, and whether its connection was down meanwhile, or a
+   * NATS node was (`natsOutages`: a paused server holds its clients' connections open while routed
+   * messages back up, so a follower may lose some without ever seeing a disconnect).
+   */
+  followed(natsOutages: ReadonlyArray<{ from: number; to: number }> = []): Map<string, FollowedTask> {
     const now = Date.now();
     const outages = [
       ...this.#outages,
+      ...natsOutages,
       ...(this.#downSince === undefined ? [] : [{ from: this.#downSince, to: now }]),
     ];
     return new Map(

@@ -187,7 +187,9 @@ try {
     workQueueLeftovers: leftovers,
     expectedAnswers,
     statuses,
-    followed: followers.followed(),
+    followed: followers.followed(
+      record.natsFaults.map((fault) => ({ from: fault.at, to: fault.restoredAt })),
+    ),
     deadLetters: {
       starts: mesh.slots.flatMap((slot) => slot.attemptStarts()),
       kills: record.kills,

@@ -54,7 +54,10 @@ export interface LedgerInput {
 /** One task as its core-NATS follower saw it. */
 export interface FollowedTask {
   events: readonly TaskEvent[];
-  /** The follower's connection was disconnected while the task ran: what it missed meanwhile is explained. */
+  /**
+   * The follower's connection was disconnected, or a NATS node down, while the task ran: what it missed
+   * meanwhile is explained (core NATS keeps nothing for an absent subscriber).
+   */
   disconnected: boolean;
 }
 
@@ -70,7 +73,7 @@ export const CheckName = {
   workQueueDrained: 'work queue drained (leftovers explained)',
   statusAgrees: 'the status record agrees with the terminal event',
   followersSawStored: 'NATS followers saw only stored events, in order, once',
-  followersMissedNothing: 'NATS followers missed no event (outside their own reconnects)',
+  followersMissedNothing: 'NATS followers missed no event (outside reconnects and NATS faults)',
   noDeadLetterByPause: 'no task dead-lettered unless MAX_DELIVER of its attempts were killed',
 } as const;
 export type CheckName = (typeof CheckName)[keyof typeof CheckName];

@@ -59,7 +59,7 @@ export function renderLedger(
     ['  unstored events seen', String(followers.unstored)],
     ['  repeated or out of order', String(followers.repeatedOrReordered)],
     [
-      '  missed (connection up / across a reconnect)',
+      '  missed (connection up / across a reconnect or NATS fault)',
       `${followers.missed} / ${followers.missedAcrossReconnect}`,
     ],
     ['side effects (tool API calls)', `${sideEffects.calls} for ${sideEffects.keys} keys`],
