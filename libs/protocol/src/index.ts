@@ -81,7 +81,14 @@ export {
 } from './task.js';
 export type { ClearTaskPayloadInput } from './task.js';
 
-export { CancelSignal } from './control.js';
+export {
+  CancelSignal,
+  ATTEMPTS_SUBJECT_PREFIX,
+  AttemptQuery,
+  AttemptReply,
+  ExecutorInstance,
+  executorAttemptsSubject,
+} from './control.js';
 
 export {
   NativeProviderAnnouncement,

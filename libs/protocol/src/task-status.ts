@@ -1,5 +1,6 @@
 // Task status as kept in KV `mesh_tasks` (key: trace_id) and returned by `GET /v1/tasks/{id}`.
 import { z } from 'zod';
+import { ExecutorInstance } from './control.js';
 import { ErrorCodeSchema } from './errors.js';
 import { IsoDateTime, WorkflowId } from './ids.js';
 import { AccountId } from './names.js';
@@ -41,6 +42,11 @@ export const TaskStatusRecord = z.object({
   cancel_requested_at: IsoDateTime.optional(),
   /** Seq of the last event published, to resume a stream from. */
   last_seq: z.int().nonnegative().optional(),
+  /**
+   * The executor instance (a random token per executor process) that wrote this attempt's record: while
+   * the task is `running`, a delivery of it elsewhere asks that instance whether its attempt still lives.
+   */
+  executor_instance: ExecutorInstance.optional(),
   /** Set on a sub-task: the task whose agent-tool call submitted it. */
   parent_trace_id: TraceId.optional(),
   error: z

@@ -28,6 +28,7 @@ import { executorConsumer } from '@agentmesh/protocol';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { AccountUsageBatcher } from './budget/account-usage-batcher.js';
 import { ApprovalTimeouts } from './approval/approval-timeouts.js';
+import { AttemptOwners } from './attempt-owners.js';
 import { CancelListener } from './cancel-listener.js';
 import { DeadLetterListener, DeadLetterRecorder } from './dead-letter-listener.js';
 import type { ExecutorConfig } from './config.js';
@@ -103,6 +104,7 @@ export async function startExecutor({
   const running = new RunningTasks();
   const statuses = new TaskStatusStore(buckets.tasks);
   const cancels = await CancelListener.start({ nc, statuses, running, log });
+  const owners = await AttemptOwners.start({ nc, running, timeoutMs: config.ACK_PROGRESS_MS, log });
   const metrics = new ExecutorMetrics();
   const deadLetters = new DeadLetterRecorder(new DeadLetterStore(js, jsm), log);
   const deadLetterListener = DeadLetterListener.start({ nc, js, jsm, statuses, recorder: deadLetters, log });
@@ -158,6 +160,7 @@ export async function startExecutor({
     openSecrets,
     parkedTasks,
     approvals: { defaultTimeoutMs: config.APPROVAL_TIMEOUT_MS, eventRetentionMs: config.TASK_RETENTION_MS },
+    owners,
   });
   const consumer = TaskConsumer.start(
     js,
@@ -174,13 +177,18 @@ export async function startExecutor({
     },
     log,
   );
-  log.info({ max_concurrent_tasks: config.MAX_CONCURRENT_TASKS }, 'executor consuming tasks');
+  log.info(
+    { max_concurrent_tasks: config.MAX_CONCURRENT_TASKS, executor_instance: owners.instance },
+    'executor consuming tasks',
+  );
 
   return {
     async stop() {
       await consumer.stop();
-      // After the consumer: tasks finishing during the grace period can still be cancelled.
+      // After the consumer: tasks finishing during the grace period can still be cancelled, and are
+      // still known to run here when a redelivery asks.
       await cancels.stop();
+      await owners.stop();
       await deadLetterListener.stop();
       approvalTimeouts.stop();
       // After the consumer: the usage of the last tasks is written before NATS closes.

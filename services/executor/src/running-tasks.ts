@@ -56,6 +56,12 @@ export class RunningTasks {
     return this.#byKey.get(key);
   }
 
+  /** Whether an attempt of the task runs here and has not been aborted (cancelled, handed back, lost). */
+  runsLive(accountId: string, traceId: string): boolean {
+    const entry = this.#byKey.get(taskKey(accountId, traceId));
+    return entry !== undefined && [...entry.aborts].some((abort) => abort.reason === undefined);
+  }
+
   /** Every task running now. */
   list(): RunningTask[] {
     return [...this.#byKey.values()].map(({ accountId, traceId }) => ({ accountId, traceId }));

@@ -78,6 +78,8 @@ import type { RunningTasks } from './running-tasks.js';
 import { AbortCause, TaskAbort, type TaskAbortReason } from './task-abort.js';
 import { derivedSecrets, OpenSecrets, SecretScrubber } from './secrets/index.js';
 import { TaskEventSink, type DeltaCoalescing } from './task-event-sink.js';
+import { runningInstance, StatusConflict, statusConflict } from './attempt-status.js';
+import type { AttemptOwners } from './attempt-owners.js';
 import { resumePointOf, type ResumePoint } from './resume/resume-point.js';
 import { toolExecutor, type ToolRunners } from './tools/tool-dispatch.js';
 import type { TaskAccount, TaskContextValues } from './tools/index.js';
@@ -148,6 +150,11 @@ export interface TaskRunnerDependencies {
   parkedTasks?: ParkedTaskStore;
   /** Approval timeouts; 24 h by default, cut below 24 h of event retention. */
   approvals?: ApprovalSettings;
+  /**
+   * This executor instance and the question to another whether it still runs a task (attempt-owners.ts);
+   * none: records name no instance and a redelivery does not ask (tests of one runner).
+   */
+  owners?: Pick<AttemptOwners, 'instance' | 'runs'>;
   now?: () => number;
 }
 
@@ -203,6 +210,22 @@ export class TaskRunner {
       this.deps.log.info({ attempt }, 'task had already ended; acknowledging the redelivery');
       await this.#recordFinalStatus(task, writer.terminal.attempt, writer.terminal);
       return AttemptDisposition.ACK;
+    }
+    // A redelivery does nothing while another live attempt runs the task (attempt-owners.ts): the server
+    // redelivered it because it missed that attempt's heartbeats (it stalled), not because the attempt
+    // died. Such a delivery writes no event and so does not count as a work attempt.
+    let found: VersionedTaskStatus | undefined;
+    const owners = this.deps.owners;
+    if (owners !== undefined && (delivered > 1 || queuedAgain)) {
+      found = await this.deps.statuses.getVersioned(accountId, traceId);
+      const owner = runningInstance(found?.record);
+      if (owner !== undefined && (await owners.runs(owner, accountId, traceId))) {
+        this.deps.log.info(
+          { delivered, executor_instance: owner },
+          'another attempt of this task is alive; leaving the delivery to it',
+        );
+        return AttemptDisposition.ABANDON;
+      }
     }
     // Read only when earlier attempts wrote something: a first delivery, or one after deaths before any
     // work, costs no read.
@@ -314,6 +337,7 @@ export class TaskRunner {
         { span, metrics, untrack, ...subtasks },
         secrets,
         resume,
+        found,
       );
     } finally {
       untrack();
@@ -329,15 +353,36 @@ export class TaskRunner {
     observed: AttemptObservers,
     secrets: SecretScrubber,
     resume: ResumePoint | undefined,
+    /** The record as a redelivery read it (its instance found gone), so the write needs no read. */
+    found: VersionedTaskStatus | undefined,
   ): Promise<AttemptDisposition> {
     const { trace_id: traceId, account_id: accountId } = task.task_meta;
     // The cancel flag is read and `running` written in one compare-and-set: a cancel request stored in
     // between makes the write fail and the change run again on the record that carries it.
-    const status = await this.deps.statuses.updateFrom(accountId, traceId, (current) =>
-      current?.cancel_requested_at === undefined
-        ? this.#statusRecord(task, attempt, current, { status: 'running', error: undefined })
-        : undefined,
+    // It never replaces an ended task's final status or a newer attempt's record (attempt-status.ts): a
+    // late delivery (a first one reads no log) learns here that it has nothing left to do.
+    // Nor a record that another live instance runs it (a first delivery, which asks nobody, hands such a
+    // task back; its redelivery asks).
+    const instance = this.deps.owners?.instance;
+    const holder =
+      instance === undefined ? undefined : { instance, takenFrom: runningInstance(found?.record) };
+    let conflict: StatusConflict | undefined;
+    const status = await this.deps.statuses.updateFrom(
+      accountId,
+      traceId,
+      (current) => {
+        conflict = statusConflict(current, attempt, holder);
+        return conflict === undefined && current?.cancel_requested_at === undefined
+          ? this.#statusRecord(task, attempt, current, {
+              status: 'running',
+              error: undefined,
+              executor_instance: instance,
+            })
+          : undefined;
+      },
+      found,
     );
+    if (conflict !== undefined) return this.#standDown(task, attempt, conflict);
     const spend = this.#spendOf(task, resume);
     const endWith = async (outcome: LoopOutcome, emit = () => writer.emit(outcome.type, outcome.data)) => {
       const usage = this.#addingUsage(task, spend, emit);
@@ -421,7 +466,7 @@ export class TaskRunner {
         this.deps.log.info({ attempt }, 'handing the task back: the executor is stopping');
         return AttemptDisposition.HAND_BACK;
       }
-      return this.#lostEventStream(reason, attempt);
+      return this.#lostEventStream(task, reason, attempt);
     }
     return endWith(outcome, () => sink.finish(outcome));
   }
@@ -617,6 +662,7 @@ export class TaskRunner {
     } catch (error) {
       if (error instanceof EventStreamConflictError) {
         this.deps.log.warn("another executor wrote this task's events; leaving the task to it");
+        await this.#repairStatus(task);
         return false;
       }
       throw error;
@@ -708,12 +754,61 @@ export class TaskRunner {
     return this.deps.maxDeliveries ?? deliveryBackstop(this.deps.maxDeliver);
   }
 
-  #lostEventStream(reason: TaskAbortReason, attempt: number): AttemptDisposition {
+  async #lostEventStream(
+    task: AssembledTask,
+    reason: TaskAbortReason,
+    attempt: number,
+  ): Promise<AttemptDisposition> {
     if (reason.cause instanceof EventStreamConflictError) {
       this.deps.log.warn("another executor wrote this task's events; leaving the task to it");
+      await this.#repairStatus(task);
       return afterConflict(attempt);
     }
     throw reason.cause ?? reason;
+  }
+
+  /**
+   * An attempt whose status write found the task ended, or a newer attempt's record, writes nothing: an
+   * ended task's delivery is acknowledged, and a stale attempt leaves the task to the newer one (after
+   * making sure the status says what a terminal event stored meanwhile says).
+   */
+  async #standDown(
+    task: AssembledTask,
+    attempt: number,
+    conflict: StatusConflict,
+  ): Promise<AttemptDisposition> {
+    if (conflict === StatusConflict.ENDED) {
+      this.deps.log.info({ attempt }, 'task had already ended; acknowledging the delivery');
+      return AttemptDisposition.ACK;
+    }
+    if (conflict === StatusConflict.HELD) {
+      this.deps.log.warn({ attempt }, 'another executor runs this task; leaving the task to it');
+      return afterConflict(attempt);
+    }
+    this.deps.log.warn({ attempt }, 'a newer attempt runs this task; leaving the task to it');
+    await this.#repairStatus(task);
+    return afterConflict(attempt);
+  }
+
+  /**
+   * Makes the status record say what the task's terminal event says, if it has one: the terminal event is
+   * the truth, and the attempt that wrote it may have died before its final status write. Called by an
+   * attempt that learns it is stale; a failure is logged (the task's redelivery repairs it too).
+   */
+  async #repairStatus(task: AssembledTask): Promise<void> {
+    const { account_id: accountId, trace_id: traceId } = task.task_meta;
+    try {
+      const last = await TaskEventWriter.open(this.deps.js, this.deps.jsm, {
+        accountId,
+        traceId,
+        attempt: 0,
+      });
+      if (last.terminal !== undefined) {
+        await this.#recordFinalStatus(task, last.terminal.attempt, last.terminal);
+      }
+    } catch (error) {
+      this.deps.log.warn({ err: error }, "could not check the task's status against its terminal event");
+    }
   }
 
   async #recordFinalStatus(

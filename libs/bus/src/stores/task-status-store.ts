@@ -41,6 +41,11 @@ export class TaskStatusStore {
     return (await this.read(taskKey(accountId, traceId)))?.record;
   }
 
+  /** The record with its revision: what a writer that reads before it decides passes to {@link updateFrom}. */
+  async getVersioned(accountId: string, traceId: string): Promise<VersionedTaskStatus | undefined> {
+    return this.read(taskKey(accountId, traceId));
+  }
+
   private async read(key: string): Promise<VersionedTaskStatus | undefined> {
     const entry = await this.kv.get(key);
     if (!entry || entry.operation !== 'PUT') return undefined;

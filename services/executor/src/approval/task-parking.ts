@@ -17,6 +17,7 @@ import {
 } from '@agentmesh/protocol';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { HeldCall } from '../agent-loop.js';
+import { statusConflict } from '../attempt-status.js';
 import type { TaskEventSink } from '../task-event-sink.js';
 
 export interface ApprovalSettings {
@@ -90,9 +91,10 @@ export async function parkTask(context: ParkingContext, request: ParkRequest): P
   for (const event of requests) sink.emit(event);
   if (last !== undefined) await sink.emitDurably(last);
 
-  // A later attempt (the task resumed already by a fast approver) has the status; so has a cancel.
+  // A later attempt (the task resumed already by a fast approver) has the status; so has a cancel, and
+  // an ended task keeps its final one (attempt-status.ts).
   const status = await statuses.updateFrom(accountId, traceId, (current) =>
-    current?.cancel_requested_at !== undefined || (current !== undefined && current.attempt > attempt)
+    current?.cancel_requested_at !== undefined || statusConflict(current, attempt) !== undefined
       ? undefined
       : context.statusRecord(current, { status: 'waiting_approval', error: undefined }),
   );

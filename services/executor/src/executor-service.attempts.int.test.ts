@@ -1,0 +1,219 @@
+// Attempts that overlap on a real NATS server: a delivery that reaches its `running` write after another
+// attempt finished the task, and (further down) a server that stalls past ack_wait while a tool runs and an
+// executor process frozen past ack_wait. The status record must end as the terminal event says and stay so,
+// and overlapping deliveries must not run the task's work again.
+import { ensureMeshStreams, followTaskEvents, openMeshBuckets, TaskStatusStore } from '@agentmesh/bus';
+import {
+  isTerminalEvent,
+  MODEL_API_KEY_VAULT_ENTRY,
+  newTraceId,
+  taskAssembledSubject,
+  type AssembledTask,
+  type TaskEvent,
+} from '@agentmesh/protocol';
+import {
+  startNats,
+  startRecordingApi,
+  startScriptedModel,
+  waitFor,
+  type NatsServer,
+  type RecordingApi,
+  type ScriptedModel,
+} from '@agentmesh/testkit';
+import { generateVaultKeyPair } from '@agentmesh/vault';
+import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startHoldingLink, type HoldingLink } from './__fixtures__/holding-link.js';
+import { startInProcessExecutor } from './__fixtures__/in-process-executor.js';
+import { userText } from './__fixtures__/model-requests.js';
+import { assembledTask, searchTool } from './__fixtures__/tasks.js';
+
+const ACCOUNT = 'acme';
+const MODEL_KEY = 'canary-model-key-attempts-01';
+const SEARCH_KEY = 'canary-search-key-attempts-02';
+const ACK_WAIT_MS = 1_500;
+const vaultKeys = generateVaultKeyPair('exec-attempts-1');
+
+let nats: NatsServer;
+let client: NatsConnection;
+let js: JetStreamClient;
+let statuses: TaskStatusStore;
+let model: ScriptedModel;
+let api: RecordingApi;
+/** Held search calls by their query: a test answers them when it chooses. */
+const heldSearches = new Map<string, Array<() => void>>();
+/** Every executor's log lines (JSON), for the tests that wait for an executor to have decided something. */
+const logLines: string[] = [];
+const cleanups: Array<() => Promise<void>> = [];
+
+beforeAll(async () => {
+  nats = await startNats();
+  client = await connect({ servers: nats.url });
+  js = jetstream(client);
+  model = await startScriptedModel({
+    apiKey: MODEL_KEY,
+    // Tasks whose message starts with "search:" search once, then answer; the others answer at once.
+    respond: (request) =>
+      userText(request).startsWith('search:') && !request.body.messages.some((m) => m.role === 'tool')
+        ? { toolCalls: [{ id: 'call_1', name: 'search', arguments: { q: userText(request) } }] }
+        : { content: `answer to ${userText(request)}`, chunkSize: 8 },
+  });
+  api = await startRecordingApi({
+    routes: [
+      {
+        method: 'GET',
+        path: '/search',
+        reply: async (request) => {
+          const q = String(request.query['q']);
+          await new Promise<void>((resolve) =>
+            heldSearches.set(q, [...(heldSearches.get(q) ?? []), resolve]),
+          );
+          return { body: { hits: [q] } };
+        },
+      },
+    ],
+  });
+  await ensureMeshStreams(await jetstreamManager(client));
+  statuses = new TaskStatusStore((await openMeshBuckets(js, { only: ['tasks'] })).tasks);
+});
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+afterAll(async () => {
+  await client?.drain();
+  for (const release of [...heldSearches.values()].flat()) release();
+  await Promise.all([model?.stop(), api?.stop()]);
+  await nats?.stop();
+});
+
+const executorEnv = {
+  ACK_WAIT_MS: String(ACK_WAIT_MS),
+  ACK_PROGRESS_MS: '300',
+  MAX_CONCURRENT_TASKS: '1',
+};
+
+async function startExecutor(natsUrl = nats.url): Promise<{ stop(): Promise<void> }> {
+  const executor = await startInProcessExecutor({ natsUrl, vaultKeys, env: executorEnv, logLines });
+  let stopped: Promise<void> | undefined;
+  const stop = () => (stopped ??= executor.stop());
+  cleanups.push(stop);
+  return { stop };
+}
+
+function newTask(user: string): AssembledTask {
+  return assembledTask({
+    traceId: newTraceId(),
+    accountId: ACCOUNT,
+    modelBaseUrl: model.baseUrl,
+    secrets: { [MODEL_API_KEY_VAULT_ENTRY]: MODEL_KEY, SEARCH_KEY },
+    sealFor: vaultKeys,
+    userMessage: user,
+    tools: [searchTool(api.url)],
+  });
+}
+
+async function submit(task: AssembledTask): Promise<void> {
+  await js.publish(taskAssembledSubject(ACCOUNT), JSON.stringify(task), {
+    msgID: `${task.task_meta.trace_id}:assembled`,
+  });
+}
+
+async function eventsOf(task: AssembledTask): Promise<TaskEvent[]> {
+  const events: TaskEvent[] = [];
+  for await (const event of followTaskEvents(js, {
+    accountId: ACCOUNT,
+    traceId: task.task_meta.trace_id,
+    signal: AbortSignal.timeout(30_000),
+  }))
+    events.push(event);
+  if (!events.some(isTerminalEvent)) throw new Error(`no terminal event: ${JSON.stringify(events)}`);
+  return events;
+}
+
+describe('the status record never moves backwards', () => {
+  it('when a first delivery reaches its running write after a redelivery finished the task, the status ends done and stays done, and the late delivery calls no model', async () => {
+    const user = 'late first delivery';
+    const task = newTask(user);
+    // Executor A takes the first delivery, then everything it sends is held: its status read and write,
+    // its heartbeats. The server hands the task to B after ack_wait; B finishes it.
+    const link: HoldingLink = await startHoldingLink(nats, taskAssembledSubject(ACCOUNT));
+    const late = await startExecutor(link.url);
+    // Runs before the executor stops (cleanups run last first): a held executor cannot drain.
+    cleanups.push(async () => {
+      link.release();
+      await late.stop();
+      await link.close();
+    });
+    await submit(task);
+    await link.holding;
+    await startExecutor();
+    const events = await eventsOf(task);
+    expect(events.filter(isTerminalEvent)).toEqual([expect.objectContaining({ type: 'done', attempt: 2 })]);
+    // B writes the final status once its terminal event is stored.
+    await waitFor(async () => (await statuses.get(ACCOUNT, task.task_meta.trace_id))?.status === 'done');
+
+    // A goes on now: its read finds the task done. Stopping it waits for its attempt to be over.
+    link.release();
+    await late.stop();
+
+    expect(await statuses.get(ACCOUNT, task.task_meta.trace_id)).toMatchObject({
+      status: 'done',
+      attempt: 2,
+    });
+    expect(model.requests.filter((request) => userText(request) === user)).toHaveLength(1);
+  });
+});
+
+describe('deliveries that overlap a live attempt', () => {
+  const searchesFor = (q: string) => api.requests.filter((request) => request.query['q'] === q);
+  /** Whether an executor logged `msg` (one task runs at a time in these tests). */
+  const logged = (msg: string) => logLines.some((line) => line.includes(`"msg":"${msg}"`));
+  const deliveredCount = async () =>
+    (await (await jetstreamManager(client)).consumers.info('MESH_TASKS', 'executor')).delivered.consumer_seq;
+
+  it('when the NATS server stalls for three ack_waits while a tool runs, the task ends done in one attempt, the tool ran once, and nothing is dead-lettered', async () => {
+    const user = 'search: through a server stall';
+    const task = newTask(user);
+    const traceId = task.task_meta.trace_id;
+    // The executor that runs the task reaches the server through a link, so the test can make certain of
+    // the order the chaos run saw when the server woke: its redelivery timer ran before it read the
+    // heartbeats the executor had sent during the stall.
+    const link = await startHoldingLink(nats);
+    cleanups.push(() => link.close());
+    await startExecutor(link.url);
+    await submit(task);
+    await waitFor(() => heldSearches.has(user), { timeoutMs: 20_000 });
+    await startExecutor();
+    const delivered = await deliveredCount();
+
+    await nats.pause();
+    link.hold();
+    // The fault itself: the server hears nothing for three ack_waits, so misses the attempt's heartbeats.
+    await new Promise((resolve) => setTimeout(resolve, 3 * ACK_WAIT_MS));
+    await nats.unpause();
+    await waitFor(async () => (await deliveredCount()) > delivered, {
+      timeoutMs: 20_000,
+      description: 'a redelivery after the stall',
+    });
+    link.release();
+
+    // The redelivery must leave the live attempt alone (before the fence it resumed the task and ran the
+    // search a second time).
+    await waitFor(
+      () =>
+        logged('another attempt of this task is alive; leaving the delivery to it') ||
+        searchesFor(user).length > 1,
+      { timeoutMs: 20_000, description: 'the redelivery settled' },
+    );
+    for (const release of heldSearches.get(user) ?? []) release();
+    const events = await eventsOf(task);
+
+    expect(events.filter(isTerminalEvent)).toEqual([expect.objectContaining({ type: 'done', attempt: 1 })]);
+    expect(new Set(events.map((event) => event.attempt))).toEqual(new Set([1]));
+    expect(searchesFor(user)).toHaveLength(1);
+    await waitFor(async () => (await statuses.get(ACCOUNT, traceId))?.status === 'done');
+  });
+});
