@@ -50,7 +50,10 @@ export function renderLedger(
     ['  duplicated terminal', String(tasks.duplicatedTerminal)],
     ['  redelivered / with attempt_started', `${tasks.redelivered} / ${tasks.withAttemptStarted}`],
     ['  status record ≠ terminal event', String(tasks.statusDisagreements)],
-    ['  dead-lettered by a pause (< MAX_DELIVER attempts killed)', String(tasks.deadLetteredByPause)],
+    [
+      '  dead-lettered with < MAX_DELIVER attempts killed (a pause or NATS fault)',
+      String(tasks.deadLetteredByPause),
+    ],
     ['submissions refused', String(run.refused)],
     [
       'NATS followers (core, subscribed before submit)',
