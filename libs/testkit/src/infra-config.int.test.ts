@@ -212,6 +212,26 @@ describe('infra/nats/accounts.conf', () => {
     expect(gateway.violations).toEqual([]);
   });
 
+  it('when an executor asks another executor instance whether it still runs a task, that instance answers; a tenant may not ask', async () => {
+    const asking = await connectAs('executor');
+    const owner = await connectAs('executor');
+    const tenant = await connectAs('tenant-acme');
+    const questions = owner.nc.subscribe('mesh.control.attempts.0a1b2c3d4e5f6a7b', { max: 1 });
+    void (async () => {
+      for await (const msg of questions) msg.respond(`running ${msg.string()}`);
+    })();
+    await owner.nc.flush();
+
+    const reply = await asking.nc.request('mesh.control.attempts.0a1b2c3d4e5f6a7b', 'task', {
+      timeout: 5_000,
+    });
+
+    expect(reply.string()).toBe('running task');
+    expect(owner.violations).toEqual([]);
+    tenant.nc.publish('mesh.control.attempts.0a1b2c3d4e5f6a7b', 'task');
+    await refusedPublish(tenant, 'mesh.control.attempts.0a1b2c3d4e5f6a7b');
+  });
+
   it('when the executor asks the recall service, recall answers on the reply subject it may only respond to', async () => {
     const recall = await connectAs('recall');
     const executor = await connectAs('executor');

@@ -114,6 +114,11 @@ export interface AgentLoopDependencies {
   /** Told about every model call and every tool call that runs. */
   metrics?: TaskMetrics;
   /**
+   * Awaited (when it returns a promise) before each model call and before a step's tools run; the signal
+   * is checked after it. The runner checks there that the attempt still owns its task after a stall.
+   */
+  beforeCall?: () => Promise<void> | undefined;
+  /**
    * The caller parks tasks: calls needing approval are held and the loop may return `parked`. Without it
    * such a call is not run either: the model gets a tool error saying it cannot be approved here.
    */
@@ -185,6 +190,7 @@ export async function runAgentLoop(
   }
 
   for (let step = (task.resume?.steps ?? 0) + 1; ; step++) {
+    await deps.beforeCall?.();
     if (signal.aborted) return aborted(signal);
     const overBudget = spend.overBudget(task.budget);
     if (overBudget !== undefined) return { type: 'error', data: overBudget };
@@ -364,6 +370,8 @@ async function runToolCalls(
       }
     }
   }
+  await deps.beforeCall?.();
+  if (signal.aborted) return undefined;
   const held: HeldCall[] = [];
   const runnable = prepared.map((call): PreparedToolCall | undefined => {
     if (!('tool' in call.run) || approved.has(call.callId)) return call;

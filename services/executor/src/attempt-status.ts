@@ -57,3 +57,18 @@ export function statusConflict(
   }
   return undefined;
 }
+
+/**
+ * Whether attempt `attempt` of instance `instance` has lost its task, as the record shows it: the task
+ * ended, a newer attempt wrote the record, or another instance's attempt runs it.
+ */
+export function ownershipLost(
+  current: TaskStatusRecord | undefined,
+  attempt: number,
+  instance: string | undefined,
+): boolean {
+  if (current === undefined) return false;
+  if (hasEnded(current) || current.attempt > attempt) return true;
+  const running = runningInstance(current);
+  return instance !== undefined && running !== undefined && running !== instance;
+}

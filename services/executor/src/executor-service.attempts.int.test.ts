@@ -11,10 +11,12 @@ import {
   type AssembledTask,
   type TaskEvent,
 } from '@agentmesh/protocol';
+import { fileURLToPath } from 'node:url';
 import {
   startNats,
   startRecordingApi,
   startScriptedModel,
+  startServiceProcess,
   waitFor,
   type NatsServer,
   type RecordingApi,
@@ -215,5 +217,61 @@ describe('deliveries that overlap a live attempt', () => {
     expect(new Set(events.map((event) => event.attempt))).toEqual(new Set([1]));
     expect(searchesFor(user)).toHaveLength(1);
     await waitFor(async () => (await statuses.get(ACCOUNT, traceId))?.status === 'done');
+  });
+});
+
+describe('an executor that wakes after losing its task', () => {
+  const entry = fileURLToPath(new URL('./index.ts', import.meta.url));
+
+  it('when an executor process frozen past ack_wait wakes after another finished its task, it makes no model call and the task ends once, done', async () => {
+    const user = 'search: while its executor was frozen';
+    const task = newTask(user);
+    const traceId = task.task_meta.trace_id;
+    const asked = () => model.requests.filter((request) => userText(request) === user).length;
+    const frozen = await startServiceProcess({
+      entry,
+      env: {
+        NATS_URL: nats.url,
+        VAULT_PRIVATE_KEYS: `${vaultKeys.kid}:${vaultKeys.privateKey}`,
+        OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+        MODEL_ALLOW_HOSTS: '127.0.0.1',
+        PULL_EXPIRES_MS: '1000',
+        ...executorEnv,
+      },
+    });
+    cleanups.push(async () => {
+      frozen.child.kill('SIGCONT');
+      await frozen.stop('SIGKILL');
+    });
+    await frozen.waitForLog((line) => line.msg === 'service ready');
+    await submit(task);
+    // Its first model call answered, it calls the tool, and stands still while the call is out.
+    await waitFor(() => heldSearches.get(user)?.length === 1, { timeoutMs: 20_000 });
+    expect(asked()).toBe(1);
+    frozen.child.kill('SIGSTOP');
+
+    // The other executor takes the task over after ack_wait (the frozen one does not answer whether it
+    // runs it), runs the call again, and finishes.
+    await startExecutor();
+    await waitFor(() => heldSearches.get(user)?.length === 2, { timeoutMs: 20_000 });
+    heldSearches.get(user)?.[1]?.();
+    const events = await eventsOf(task);
+    expect(events.filter(isTerminalEvent)).toEqual([expect.objectContaining({ type: 'done', attempt: 2 })]);
+    expect(asked()).toBe(2);
+    await waitFor(async () => (await statuses.get(ACCOUNT, traceId))?.status === 'done');
+
+    // The frozen executor's call returns while it stands still; then it wakes.
+    heldSearches.get(user)?.[0]?.();
+    frozen.child.kill('SIGCONT');
+    await frozen.waitForLog(
+      (line) =>
+        line.msg ===
+          'the executor stood still and lost the task to another attempt; stopping before its next call' ||
+        line.msg === "another executor wrote this task's events; leaving the task to it",
+    );
+
+    expect(asked()).toBe(2);
+    expect(await statuses.get(ACCOUNT, traceId)).toMatchObject({ status: 'done', attempt: 2 });
+    expect((await eventsOf(task)).filter(isTerminalEvent)).toHaveLength(1);
   });
 });

@@ -29,6 +29,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { AccountUsageBatcher } from './budget/account-usage-batcher.js';
 import { ApprovalTimeouts } from './approval/approval-timeouts.js';
 import { AttemptOwners } from './attempt-owners.js';
+import { HeartbeatClock } from './heartbeat-clock.js';
 import { CancelListener } from './cancel-listener.js';
 import { DeadLetterListener, DeadLetterRecorder } from './dead-letter-listener.js';
 import type { ExecutorConfig } from './config.js';
@@ -105,6 +106,8 @@ export async function startExecutor({
   const statuses = new TaskStatusStore(buckets.tasks);
   const cancels = await CancelListener.start({ nc, statuses, running, log });
   const owners = await AttemptOwners.start({ nc, running, timeoutMs: config.ACK_PROGRESS_MS, log });
+  // A gap of ack_wait less one heartbeat period: by then nats-server may have handed the tasks on.
+  const clock = new HeartbeatClock(config.ACK_WAIT_MS - config.ACK_PROGRESS_MS);
   const metrics = new ExecutorMetrics();
   const deadLetters = new DeadLetterRecorder(new DeadLetterStore(js, jsm), log);
   const deadLetterListener = DeadLetterListener.start({ nc, js, jsm, statuses, recorder: deadLetters, log });
@@ -161,6 +164,7 @@ export async function startExecutor({
     parkedTasks,
     approvals: { defaultTimeoutMs: config.APPROVAL_TIMEOUT_MS, eventRetentionMs: config.TASK_RETENTION_MS },
     owners,
+    clock,
   });
   const consumer = TaskConsumer.start(
     js,
@@ -174,6 +178,7 @@ export async function startExecutor({
       handBackAll: () => running.handBackAll(),
       onMalformed: endingMalformedTasks({ js, jsm, statuses, metrics, log }),
       handBackLaterMs: config.VAULT_KEY_HAND_BACK_MS,
+      clock,
     },
     log,
   );

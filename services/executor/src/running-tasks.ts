@@ -56,10 +56,15 @@ export class RunningTasks {
     return this.#byKey.get(key);
   }
 
-  /** Whether an attempt of the task runs here and has not been aborted (cancelled, handed back, lost). */
+  /**
+   * Whether an attempt of the task runs here and still means to end it: not aborted, or aborted by a cancel
+   * or its deadline (it writes the terminal event); one handed back or that lost its task does not count.
+   */
   runsLive(accountId: string, traceId: string): boolean {
     const entry = this.#byKey.get(taskKey(accountId, traceId));
-    return entry !== undefined && [...entry.aborts].some((abort) => abort.reason === undefined);
+    if (entry === undefined) return false;
+    for (const abort of entry.aborts) if (abort.reason === undefined || abort.reason.endsTask) return true;
+    return false;
   }
 
   /** Every task running now. */

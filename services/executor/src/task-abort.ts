@@ -1,7 +1,8 @@
 /**
  * Why a running task stops early, carried as the reason of its AbortSignal. Cancel and deadline end the
- * task (its terminal event says so); a stopping executor and a lost event stream only end this attempt:
- * the task is handed back to JetStream, or left to the executor that owns its event stream now.
+ * task (its terminal event says so); a stopping executor, a lost event stream and a task taken over while
+ * the executor stood still only end this attempt: the task is handed back to JetStream, or left to the
+ * attempt that owns it now.
  */
 import { ErrorCode } from '@agentmesh/protocol';
 
@@ -10,6 +11,8 @@ export const AbortCause = {
   DEADLINE_EXCEEDED: 'deadline_exceeded',
   EXECUTOR_STOPPING: 'executor_stopping',
   EVENT_STREAM_LOST: 'event_stream_lost',
+  /** The executor stood still past ack_wait and another attempt owns the task now (heartbeat-clock.ts). */
+  SUPERSEDED: 'superseded',
 } as const;
 export type AbortCause = (typeof AbortCause)[keyof typeof AbortCause];
 
@@ -83,6 +86,10 @@ export class TaskAbort {
 
   loseEventStream(cause: unknown): void {
     this.#abort(AbortCause.EVENT_STREAM_LOST, 'the task event stream could not be written', cause);
+  }
+
+  loseOwnership(): void {
+    this.#abort(AbortCause.SUPERSEDED, 'another attempt took the task over while this executor stood still');
   }
 
   /** Stops the deadline timer; call when the attempt is over. */

@@ -6,6 +6,8 @@
  * tasks needing nothing special spread over all of them. The loops share this instance's slots and pull
  * only as many tasks as are free, so nothing waits in a local buffer while its ack_wait runs; each task in
  * flight gets an in-progress ack every ACK_PROGRESS_MS and is acked once its terminal event is published.
+ * One timer per consumer sends the in-progress acks of every task in flight (not a timer per task), and
+ * tells the executor's heartbeat clock when it ticked, so attempts learn of a stall of the process.
  *
  * Stopping: the loop stops pulling (the pull already open runs out, and a task that still arrives on it
  * is nak'ed straight back), running tasks get the grace period to finish, and those still running after
@@ -30,6 +32,7 @@ import {
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { HeartbeatClock } from './heartbeat-clock.js';
 import { AttemptDisposition, deliveryBackstop, type Delivery } from './task-runner.js';
 
 export interface ExecutorConsumerSettings {
@@ -134,6 +137,8 @@ export interface TaskConsumerOptions {
   pullExpiresMs: number;
   /** Pause after a failed pull (NATS away, consumer missing). Default 1 s. */
   retryDelayMs?: number;
+  /** Told of every heartbeat tick (heartbeat-clock.ts). */
+  clock?: HeartbeatClock;
   /** Called for each malformed task message before it is terminated. */
   onMalformed?: MalformedTaskHandler;
   /** How long a task handed back for a vault key this instance lacks waits before its next delivery. */
@@ -143,6 +148,9 @@ export interface TaskConsumerOptions {
 export class TaskConsumer {
   #stopping = false;
   readonly #inFlight = new Set<Promise<void>>();
+  /** The messages of the attempts running now: what each heartbeat tick acks as in progress. */
+  readonly #working = new Set<JsMsg>();
+  #heartbeat: NodeJS.Timeout | undefined;
   /** Slots promised to pulls that are open: a loop pulls only what is neither running nor promised. */
   #reserved = 0;
   /** Loops waiting for slots, served in turn so one busy consumer never starves the others. */
@@ -170,6 +178,8 @@ export class TaskConsumer {
     log: Logger,
   ): TaskConsumer {
     const consumer = new TaskConsumer(js, handle, options, log);
+    // Unref'd: the tasks in flight, not this timer, keep the process busy.
+    consumer.#heartbeat = setInterval(() => consumer.#beat(), options.ackProgressMs).unref();
     consumer.#loop = Promise.all(options.durableNames.map((name) => consumer.#pullLoop(name))).then(() => {});
     return consumer;
   }
@@ -189,15 +199,25 @@ export class TaskConsumer {
   }
 
   async #drain(): Promise<void> {
-    const running = Promise.all(this.#inFlight);
-    const [finished] = await Promise.all([settlesWithin(running, this.options.stopGraceMs), this.#loop]);
-    if (finished) return;
-    this.log.warn(
-      { running: this.#inFlight.size },
-      'handing running tasks back: the shutdown grace period is over',
-    );
-    this.options.handBackAll();
-    await running;
+    try {
+      const running = Promise.all(this.#inFlight);
+      const [finished] = await Promise.all([settlesWithin(running, this.options.stopGraceMs), this.#loop]);
+      if (finished) return;
+      this.log.warn(
+        { running: this.#inFlight.size },
+        'handing running tasks back: the shutdown grace period is over',
+      );
+      this.options.handBackAll();
+      await running;
+    } finally {
+      clearInterval(this.#heartbeat);
+    }
+  }
+
+  /** One tick: every running task's delivery is acked as in progress, and the clock hears of the tick. */
+  #beat(): void {
+    this.options.clock?.beat();
+    for (const msg of this.#working) msg.working();
   }
 
   async #pullLoop(durableName: string): Promise<void> {
@@ -296,7 +316,7 @@ export class TaskConsumer {
       msg.term();
       return;
     }
-    const progress = setInterval(() => msg.working(), this.options.ackProgressMs);
+    this.#working.add(msg);
     try {
       const disposition = await this.handle(task, { attempt: msg.info.deliveryCount, headers: msg.headers });
       settle(msg, disposition, this.options.handBackLaterMs);
@@ -307,7 +327,7 @@ export class TaskConsumer {
       );
       msg.nak(this.options.retryDelayMs ?? 1_000);
     } finally {
-      clearInterval(progress);
+      this.#working.delete(msg);
     }
   }
 }

@@ -78,7 +78,8 @@ import type { RunningTasks } from './running-tasks.js';
 import { AbortCause, TaskAbort, type TaskAbortReason } from './task-abort.js';
 import { derivedSecrets, OpenSecrets, SecretScrubber } from './secrets/index.js';
 import { TaskEventSink, type DeltaCoalescing } from './task-event-sink.js';
-import { runningInstance, StatusConflict, statusConflict } from './attempt-status.js';
+import { ownershipLost, runningInstance, StatusConflict, statusConflict } from './attempt-status.js';
+import type { HeartbeatClock } from './heartbeat-clock.js';
 import type { AttemptOwners } from './attempt-owners.js';
 import { resumePointOf, type ResumePoint } from './resume/resume-point.js';
 import { toolExecutor, type ToolRunners } from './tools/tool-dispatch.js';
@@ -155,6 +156,11 @@ export interface TaskRunnerDependencies {
    * none: records name no instance and a redelivery does not ask (tests of one runner).
    */
   owners?: Pick<AttemptOwners, 'instance' | 'runs'>;
+  /**
+   * The executor's heartbeat clock (heartbeat-clock.ts): after a stall of the process an attempt checks it
+   * still owns its task before its next model or tool call. None: no check.
+   */
+  clock?: Pick<HeartbeatClock, 'stalls'>;
   now?: () => number;
 }
 
@@ -447,9 +453,10 @@ export class TaskRunner {
         'resuming the task from its events',
       );
     }
+    const beforeCall = this.#ownershipCheck(task, attempt, abort);
     const outcome = await this.#runLoop(
       task,
-      { vault, secrets, deadline: abort.deadlineAt },
+      { vault, secrets, deadline: abort.deadlineAt, beforeCall },
       sink,
       abort.signal,
       observed.metrics,
@@ -465,6 +472,11 @@ export class TaskRunner {
       if (reason.kind === AbortCause.EXECUTOR_STOPPING) {
         this.deps.log.info({ attempt }, 'handing the task back: the executor is stopping');
         return AttemptDisposition.HAND_BACK;
+      }
+      if (reason.kind === AbortCause.SUPERSEDED) {
+        // Its message is the newer attempt's now (or acked already).
+        await this.#repairStatus(task);
+        return AttemptDisposition.ABANDON;
       }
       return this.#lostEventStream(task, reason, attempt);
     }
@@ -509,6 +521,43 @@ export class TaskRunner {
     return AttemptDisposition.ACK;
   }
 
+  /**
+   * The loop's `beforeCall`: nothing to do (no promise) unless the executor stalled since the attempt last
+   * looked (heartbeat-clock.ts). Then the attempt reads its task's status record once, and stops (before
+   * the call) when another attempt took the task over or it ended meanwhile: a woken executor would
+   * otherwise ask the model once more before its next event write was refused.
+   */
+  #ownershipCheck(
+    task: AssembledTask,
+    attempt: number,
+    abort: TaskAbort,
+  ): (() => Promise<void> | undefined) | undefined {
+    const clock = this.deps.clock;
+    if (clock === undefined) return undefined;
+    const { account_id: accountId, trace_id: traceId } = task.task_meta;
+    let seen = clock.stalls();
+    return () => {
+      const stalls = clock.stalls();
+      if (stalls === seen) return undefined;
+      seen = stalls;
+      return (async () => {
+        try {
+          const record = await this.deps.statuses.get(accountId, traceId);
+          if (ownershipLost(record, attempt, this.deps.owners?.instance)) {
+            this.deps.log.warn(
+              { attempt, now_attempt: record?.attempt, status: record?.status },
+              'the executor stood still and lost the task to another attempt; stopping before its next call',
+            );
+            abort.loseOwnership();
+          }
+        } catch (error) {
+          // The event stream's fence still stops a stale attempt at its next write.
+          this.deps.log.warn({ err: error }, 'could not check whether this attempt still owns its task');
+        }
+      })();
+    };
+  }
+
   /** The agent loop with this task's model, tools and vault; a bug inside it ends the task as INTERNAL. */
   async #runLoop(
     task: AssembledTask,
@@ -516,7 +565,13 @@ export class TaskRunner {
       vault,
       secrets,
       deadline,
-    }: { vault: ClearVault; secrets: SecretScrubber; deadline: number | undefined },
+      beforeCall,
+    }: {
+      vault: ClearVault;
+      secrets: SecretScrubber;
+      deadline: number | undefined;
+      beforeCall: (() => Promise<void> | undefined) | undefined;
+    },
     sink: TaskEventSink,
     signal: AbortSignal,
     metrics: TaskMetrics,
@@ -592,6 +647,7 @@ export class TaskRunner {
             if (rejected.length > 0) this.deps.log.warn({ tool, rejected }, 'dynamic tools rejected');
           },
           metrics,
+          ...(beforeCall === undefined ? {} : { beforeCall }),
           // Without a store to park in, calls needing approval are refused (a tool error), never run.
           ...(this.deps.parkedTasks === undefined ? {} : { parking: true as const }),
         },
