@@ -153,6 +153,29 @@ export class PublishUnconfirmedError extends Error {
   }
 }
 
+/**
+ * An existing stream whose subjects or republish an earlier release set, which the server refused to
+ * change in place (nats-server before 2.10 cannot change a stream's republish): an operator recreates it
+ * (infra/README.md, "Upgrading: followed events are republished").
+ */
+export class StreamUpdateRefusedError extends Error {
+  override readonly name = 'StreamUpdateRefusedError';
+  readonly code = ErrorCode.INTERNAL;
+  readonly retryable = false;
+
+  constructor(
+    readonly stream: string,
+    options: ErrorOptions & { cause: unknown },
+  ) {
+    super(
+      `nats-server refused to update stream ${stream} to this release's subjects and republish ` +
+        `(${String((options.cause as Error | undefined)?.message ?? options.cause)}); delete it as an operator ` +
+        `(nats stream rm ${stream}) and run the provisioning again: see infra/README.md`,
+      options,
+    );
+  }
+}
+
 /** A parked task's entry kept changing under every compare-and-set attempt (heavy contention). */
 export class ParkedTaskContentionError extends Error {
   override readonly name = 'ParkedTaskContentionError';

@@ -10,6 +10,7 @@ export {
   TaskStatusWriteError,
   AccountUsageWriteError,
   TaskEventsExpiredError,
+  StreamUpdateRefusedError,
 } from './errors.js';
 export { isJetStreamApiError } from './jetstream-api-error.js';
 export { decodeJson, encodeJson } from './json.js';

@@ -3,7 +3,7 @@
  * answer although its bytes reach the server's socket, and thawed once the publisher has tried again.
  * Its own server, since freezing it would stall every other test.
  */
-import { EventType, Streams, taskEventsSubject, type TaskEvent } from '@agentmesh/protocol';
+import { EventType, Streams, taskEventLogSubject, type TaskEvent } from '@agentmesh/protocol';
 import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import {
   JetStreamApiError,
@@ -79,7 +79,7 @@ async function storedOn(subject: string): Promise<number> {
 describe('a JetStream publish across an outage', () => {
   it('when the first try gets no answer because the server is frozen, it is sent again with the same Nats-Msg-Id and the message is stored exactly once', async () => {
     const { js, tries } = countingTries();
-    const subject = taskEventsSubject('acme', nextTrace());
+    const subject = taskEventLogSubject('acme', nextTrace());
     await freeze();
     const publishing = publishWithRetry(
       js,
@@ -109,7 +109,7 @@ describe('a JetStream publish across an outage', () => {
     await emitting;
     await writer.emit(EventType.MESSAGE_CHUNK, { delta: 'lo' });
 
-    const subject = taskEventsSubject('acme', traceId);
+    const subject = taskEventLogSubject('acme', traceId);
     expect(await storedOn(subject)).toBe(2);
     const last = await jsm.streams.getMessage(Streams.EVENTS.name, { last_by_subj: subject });
     expect(last?.json<TaskEvent>()).toMatchObject({ seq: 2, data: { delta: 'lo' } });
@@ -117,7 +117,7 @@ describe('a JetStream publish across an outage', () => {
 
   it('a publish the stream refuses is not tried again', async () => {
     const { js, tries } = countingTries();
-    const subject = taskEventsSubject('acme', nextTrace());
+    const subject = taskEventLogSubject('acme', nextTrace());
     const refused = publishWithRetry(js, subject, encodeJson({ n: 1 }), {
       msgID: `${subject}:1`,
       expect: { lastSubjectSequence: 12345 },
@@ -130,7 +130,7 @@ describe('a JetStream publish across an outage', () => {
 
   it('when no try is answered, the publish fails with a retryable SERVICE_UNAVAILABLE error after the tries it was given', async () => {
     const { js, tries } = countingTries();
-    const subject = taskEventsSubject('acme', nextTrace());
+    const subject = taskEventLogSubject('acme', nextTrace());
     await freeze();
     const error = await publishWithRetry(
       js,

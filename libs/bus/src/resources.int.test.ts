@@ -10,6 +10,7 @@ import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StreamUpdateRefusedError } from './errors.js';
 import {
   DEFAULT_DEAD_LETTER_RETENTION_MS,
   DEFAULT_TASK_RETENTION_MS,
@@ -30,10 +31,13 @@ beforeAll(async () => {
     `authorization {
   users: [
     { user: provisioner, password: provisioner-pw, permissions: {
-        publish: { allow: ["$JS.API.INFO", "$JS.API.STREAM.INFO.>", "$JS.API.STREAM.CREATE.>"] }
+        publish: { allow: ["$JS.API.INFO", "$JS.API.STREAM.INFO.>", "$JS.API.STREAM.CREATE.>", "$JS.API.STREAM.UPDATE.>"] }
         subscribe: { allow: ["_INBOX_provisioner.>"] } } }
+    { user: operator, password: operator-pw, permissions: {
+        publish: { allow: ["$JS.API.>"] }
+        subscribe: { allow: ["_INBOX_operator.>"] } } }
     { user: service, password: service-pw, permissions: {
-        publish: { allow: ["$JS.API.>", "$KV.>"], deny: ["$JS.API.STREAM.CREATE.>"] }
+        publish: { allow: ["$JS.API.>", "$KV.>"], deny: ["$JS.API.STREAM.CREATE.>", "$JS.API.STREAM.UPDATE.>"] }
         subscribe: { allow: ["_INBOX_service.>"] } } }
   ]
 }
@@ -51,7 +55,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function connectAs(user: 'provisioner' | 'service'): Promise<NatsConnection> {
+async function connectAs(user: 'provisioner' | 'service' | 'operator'): Promise<NatsConnection> {
   const nc = await connect({ servers: nats.url, user, pass: `${user}-pw`, inboxPrefix: `_INBOX_${user}` });
   connections.push(nc);
   return nc;
@@ -109,6 +113,43 @@ describe('provisioning the mesh resources', () => {
   it('when provisioning runs again, everything exists and nothing is created', async () => {
     const again = await provisionMeshResources(jetstream(await connectAs('provisioner')));
     expect(again.created).toEqual([]);
+    expect(again.updated).toEqual([]);
     expect(again.existing).toHaveLength(3 + Object.values(Buckets).length);
+  });
+
+  it("when MESH_EVENTS has an earlier release's subjects, a service that may not update it waits and says so; the provisioning updates it, or where the server cannot change a republish names the fix; recreated, the service goes on", async () => {
+    const operator = await jetstreamManager(await connectAs('operator'));
+    const current = await operator.streams.info(Streams.EVENTS.name);
+    await operator.streams.delete(Streams.EVENTS.name);
+    await operator.streams.add({ ...current.config, subjects: ['mesh.events.>'], republish: undefined });
+    const waiting: MissingResource[] = [];
+    const opening = ensureMeshStreams(
+      await jetstreamManager(await connectAs('service')),
+      {},
+      { onWaiting: (missing) => waiting.push(missing), retryDelayMs: 100 },
+    );
+    await waitFor(() => waiting.length > 0, { description: 'a report of the outdated stream' });
+    expect(waiting[0]).toMatchObject({ kind: 'stream', name: Streams.EVENTS.name, outdated: true });
+
+    const provisioner = await connectAs('provisioner');
+    const [major = 0, minor = 0] = (provisioner.info?.version ?? '0.0').split('.').map(Number);
+    if (major === 2 && minor < 10) {
+      // nats-server 2.9 refuses to change a stream's republish in place.
+      await expect(provisionMeshResources(jetstream(provisioner))).rejects.toBeInstanceOf(
+        StreamUpdateRefusedError,
+      );
+      await operator.streams.delete(Streams.EVENTS.name);
+      expect((await provisionMeshResources(jetstream(provisioner))).created).toEqual([
+        `stream ${Streams.EVENTS.name}`,
+      ]);
+    } else {
+      expect((await provisionMeshResources(jetstream(provisioner))).updated).toEqual([
+        `stream ${Streams.EVENTS.name}`,
+      ]);
+    }
+    await opening;
+    const { config } = await operator.streams.info(Streams.EVENTS.name);
+    expect(config.subjects).toEqual([...Streams.EVENTS.subjects]);
+    expect(config.republish).toMatchObject(Streams.EVENTS.republish);
   });
 });

@@ -1,7 +1,10 @@
 /**
  * The mesh's JetStream resources: the task stream (work queue; publishes deduplicated by Nats-Msg-Id),
- * the event stream (limits retention, bounded age) and the KV buckets. A resource that exists already
- * is left as it is.
+ * the event stream (limits retention, bounded age; stores `mesh.eventlog.>` and republishes each stored
+ * event onto `mesh.events.>`) and the KV buckets. A resource that exists already is left as it is, with
+ * one exception: an event stream of an earlier release (which stored `mesh.events.>` itself and
+ * republished nothing) has its subjects and republish brought up to date (`ensureMeshStreams`,
+ * `provisionMeshResources`), since followers would otherwise see nothing at all.
  *
  * The dead-letter stream (limits retention, one message per task, long max age) is opened only by the
  * services that use it (executor, gateway): `ensureDeadLetterStream`.
@@ -18,12 +21,15 @@ import {
   RetentionPolicy,
   StorageType,
   JetStreamApiCodes,
+  JetStreamApiError,
   type JetStreamClient,
   type JetStreamManager,
+  type Republish,
   type StreamConfig,
 } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { nanos, PermissionViolationError } from '@nats-io/transport-node';
+import { StreamUpdateRefusedError } from './errors.js';
 import { isJetStreamApiError } from './jetstream-api-error.js';
 
 export interface MeshResourceOptions {
@@ -43,10 +49,14 @@ export interface MeshResourceOptions {
   deadLetterRetentionMs?: number;
 }
 
-/** A resource a service needs that does not exist and that its NATS user may not create. */
+/**
+ * A resource a service needs that does not exist and that its NATS user may not create, or (`outdated`)
+ * a stream whose subjects an earlier release set and that this user may not update.
+ */
 export interface MissingResource {
   kind: 'stream' | 'bucket';
   name: string;
+  outdated?: true;
   /** How long this resource has been waited for. */
   waitedMs: number;
 }
@@ -82,6 +92,17 @@ function creationRefused(error: unknown): boolean {
         ? (error as { cause: PermissionViolationError }).cause
         : undefined;
   return violation?.operation === 'publish' && /\.STREAM\.CREATE\./.test(violation.subject);
+}
+
+/** The request behind `error` was refused because this NATS user may not update JetStream streams. */
+function updateRefused(error: unknown): boolean {
+  const violation =
+    error instanceof PermissionViolationError
+      ? error
+      : (error as { cause?: unknown } | undefined)?.cause instanceof PermissionViolationError
+        ? (error as { cause: PermissionViolationError }).cause
+        : undefined;
+  return violation?.operation === 'publish' && /\.STREAM\.UPDATE\./.test(violation.subject);
 }
 
 function streamMissing(error: unknown): boolean {
@@ -130,6 +151,65 @@ async function existOrWait(
   }
 }
 
+/** The settings of a mesh stream that a later release may change on an existing stream. */
+type UpdatableStreamSettings = Pick<StreamConfig, 'subjects'> & { republish?: Republish };
+
+function sameSubjects(a: readonly string[] = [], b: readonly string[] = []): boolean {
+  return a.length === b.length && [...a].sort().every((subject, i) => subject === [...b].sort()[i]);
+}
+
+function sameRepublish(a: Republish | undefined, b: Republish | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.src === b.src && a.dest === b.dest && Boolean(a.headers_only) === Boolean(b.headers_only);
+}
+
+/** What must change on a stream stored as `current` to have `wanted`'s subjects and republish; undefined if nothing. */
+function outdatedSettings(
+  current: StreamConfig,
+  wanted: Partial<StreamConfig>,
+): UpdatableStreamSettings | undefined {
+  const subjects = wanted.subjects ?? [];
+  if (sameSubjects(current.subjects, subjects) && sameRepublish(current.republish, wanted.republish))
+    return undefined;
+  return { subjects, ...(wanted.republish ? { republish: wanted.republish } : {}) };
+}
+
+/**
+ * Brings an existing stream's subjects and republish to `wanted` (one update: subjects and republish
+ * change together, so the stream never captures its own republish destination). When this user may not
+ * update streams, waits until someone (the provisioning) has. Answers whether it updated the stream.
+ */
+async function updateOrWait(
+  jsm: JetStreamManager,
+  wanted: Partial<StreamConfig> & { name: string },
+  wait: ResourceWaitOptions,
+): Promise<boolean> {
+  const outdated = async (): Promise<UpdatableStreamSettings | undefined> =>
+    outdatedSettings((await jsm.streams.info(wanted.name)).config, wanted);
+  const change = await outdated();
+  if (change === undefined) return false;
+  try {
+    await jsm.streams.update(wanted.name, change);
+    return true;
+  } catch (error) {
+    if (error instanceof JetStreamApiError) throw new StreamUpdateRefusedError(wanted.name, { cause: error });
+    if (!updateRefused(error)) throw error;
+  }
+  const started = Date.now();
+  const retryDelayMs = wait.retryDelayMs ?? 2_000;
+  const reportEveryMs = wait.reportEveryMs ?? 30_000;
+  let reportedAt = -Infinity;
+  for (;;) {
+    const waitedMs = Date.now() - started;
+    if (waitedMs - reportedAt >= reportEveryMs) {
+      wait.onWaiting?.({ kind: 'stream', name: wanted.name, outdated: true, waitedMs });
+      reportedAt = waitedMs;
+    }
+    await sleep(retryDelayMs, undefined, wait.signal ? { signal: wait.signal } : {});
+    if ((await outdated()) === undefined) return false;
+  }
+}
+
 function meshStreamConfigs(options: MeshResourceOptions): Array<Partial<StreamConfig> & { name: string }> {
   const replicas = options.replicas ?? 1;
   const eventsMaxAgeMs = options.taskRetentionMs ?? DEFAULT_TASK_RETENTION_MS;
@@ -145,6 +225,8 @@ function meshStreamConfigs(options: MeshResourceOptions): Array<Partial<StreamCo
     {
       name: Streams.EVENTS.name,
       subjects: [...Streams.EVENTS.subjects],
+      // Followers' subjects carry what the stream stored, in stream order: never a refused publish.
+      republish: { ...Streams.EVENTS.republish },
       retention: RetentionPolicy.Limits,
       storage: StorageType.File,
       discard: DiscardPolicy.Old,
@@ -187,7 +269,10 @@ export async function ensureDeadLetterStream(
   );
 }
 
-/** Makes sure MESH_TASKS and MESH_EVENTS exist: created when missing and allowed, else waited for. */
+/**
+ * Makes sure MESH_TASKS and MESH_EVENTS exist with the subjects (and republish) of this release: created
+ * when missing and allowed, else waited for; an outdated MESH_EVENTS updated when allowed, else waited for.
+ */
 export async function ensureMeshStreams(
   jsm: JetStreamManager,
   options: MeshResourceOptions = {},
@@ -200,6 +285,7 @@ export async function ensureMeshStreams(
       () => jsm.streams.add(config),
       wait,
     );
+    await updateOrWait(jsm, config, wait);
   }
 }
 
@@ -332,8 +418,10 @@ export interface ProvisionOptions extends MeshResourceOptions {
 export interface ProvisionReport {
   /** Streams and buckets this run created. */
   created: string[];
-  /** Those that existed already (left as they are). */
+  /** Those that existed already (left as they are, but for `updated`). */
   existing: string[];
+  /** Existing streams whose subjects and republish an earlier release had set, brought up to date. */
+  updated: string[];
 }
 
 /**
@@ -345,7 +433,7 @@ export async function provisionMeshResources(
   options: ProvisionOptions = {},
 ): Promise<ProvisionReport> {
   const jsm = await js.jetstreamManager();
-  const report: ProvisionReport = { created: [], existing: [] };
+  const report: ProvisionReport = { created: [], existing: [], updated: [] };
   const replicas = options.replicas ?? 1;
   const provision = async (stream: string, label: string, create: () => Promise<unknown>): Promise<void> => {
     if (await streamExists(jsm, stream)) {
@@ -357,6 +445,7 @@ export async function provisionMeshResources(
   };
   for (const config of [...meshStreamConfigs(options), deadLetterStreamConfig(options)]) {
     await provision(config.name, `stream ${config.name}`, () => jsm.streams.add(config));
+    if (await updateOrWait(jsm, config, {})) report.updated.push(`stream ${config.name}`);
   }
   const kvm = new Kvm(js);
   const buckets: Array<[Bucket, BucketSettings]> = [

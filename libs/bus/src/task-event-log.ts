@@ -4,7 +4,7 @@
  * holds tens of events, and a get needs no consumer (nothing to create, clean up or grant beyond the
  * `STREAM.MSG.GET` the writer already uses to find the last event).
  */
-import { Streams, TaskEvent, taskEventsSubject } from '@agentmesh/protocol';
+import { Streams, TaskEvent, taskEventLogSubject } from '@agentmesh/protocol';
 import {
   JetStreamApiCodes,
   type JetStreamManager,
@@ -29,7 +29,7 @@ export async function readTaskEventLog(
   jsm: JetStreamManager,
   { accountId, traceId, throughSeq }: ReadTaskEventLogOptions,
 ): Promise<TaskEvent[]> {
-  const subject = taskEventsSubject(accountId, traceId);
+  const subject = taskEventLogSubject(accountId, traceId);
   const events: TaskEvent[] = [];
   let streamSeq = 1;
   while (events.length === 0 || events.at(-1)!.seq < throughSeq) {
@@ -55,7 +55,7 @@ export async function readLastTaskEvent(
   jsm: JetStreamManager,
   { accountId, traceId }: { accountId: string; traceId: string },
 ): Promise<TaskEvent | undefined> {
-  const subject = taskEventsSubject(accountId, traceId);
+  const subject = taskEventLogSubject(accountId, traceId);
   const last = await jsm.streams
     .getMessage(Streams.EVENTS.name, { last_by_subj: subject })
     .catch((error: unknown) => {

@@ -10,7 +10,7 @@ import {
   isTerminalEvent,
   Streams,
   TaskEvent,
-  taskEventsSubject,
+  taskEventLogSubject,
   type TaskStatusRecord,
 } from '@agentmesh/protocol';
 import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
@@ -50,7 +50,7 @@ export async function storedTaskEventCount(
   accountId: string,
   traceId: string,
 ): Promise<number> {
-  const subject = taskEventsSubject(accountId, traceId);
+  const subject = taskEventLogSubject(accountId, traceId);
   const info = await jsm.streams.info(Streams.EVENTS.name, { subjects_filter: subject });
   return info.state.subjects?.[subject] ?? 0;
 }
@@ -76,7 +76,7 @@ export async function* followTaskEvents(
   js: JetStreamClient,
   { accountId, traceId, afterSeq = 0, signal, statuses }: FollowTaskEventsOptions,
 ): AsyncGenerator<TaskEvent> {
-  const subject = taskEventsSubject(accountId, traceId);
+  const subject = taskEventLogSubject(accountId, traceId);
   if (signal?.aborted) return;
   const consumer = await js.consumers.get(Streams.EVENTS.name, {
     filter_subjects: subject,

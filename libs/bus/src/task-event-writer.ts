@@ -1,5 +1,6 @@
 /**
- * Appends a task's events to `mesh.events.<account>.<trace_id>` with a strictly increasing `seq`.
+ * Appends a task's events to `mesh.eventlog.<account>.<trace_id>` (stored in MESH_EVENTS, which republishes
+ * each stored event onto `mesh.events.<account>.<trace_id>` for followers) with a strictly increasing `seq`.
  *
  * A writer continues from the last event already stored (a redelivered task keeps counting where the
  * crashed attempt stopped), and each publish expects the subject's last stream sequence to be the one
@@ -20,7 +21,7 @@ import {
   isTerminalEvent,
   Streams,
   TaskEvent,
-  taskEventsSubject,
+  taskEventLogSubject,
   taskKey,
   type EventAgentVersion,
   type EventData,
@@ -64,7 +65,7 @@ export class TaskEventWriter {
     jsm: JetStreamManager,
     options: TaskEventWriterOptions,
   ): Promise<TaskEventWriter> {
-    const subject = taskEventsSubject(options.accountId, options.traceId);
+    const subject = taskEventLogSubject(options.accountId, options.traceId);
     const last = await jsm.streams
       .getMessage(Streams.EVENTS.name, { last_by_subj: subject })
       .catch((error) => {
@@ -91,7 +92,7 @@ export class TaskEventWriter {
     return new TaskEventWriter(
       js,
       options,
-      taskEventsSubject(options.accountId, options.traceId),
+      taskEventLogSubject(options.accountId, options.traceId),
       0,
       0,
       undefined,

@@ -1,4 +1,4 @@
-import { EventType, taskEventsSubject, type TaskEvent } from '@agentmesh/protocol';
+import { EventType, taskEventLogSubject, type TaskEvent } from '@agentmesh/protocol';
 import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -140,7 +140,7 @@ describe('task event streams', () => {
       EventStreamConflictError,
     );
     const stored = await jsm.streams.getMessage('MESH_EVENTS', {
-      last_by_subj: taskEventsSubject(account, traceId),
+      last_by_subj: taskEventLogSubject(account, traceId),
     });
     expect(stored?.json<TaskEvent>()).toMatchObject({ seq: 1, attempt: 1 });
   });

@@ -1,6 +1,7 @@
 /**
  * Following a task's events over NATS without losing any: a JetStream ordered (push) consumer on MESH_EVENTS,
- * filtered on the task's subject (`mesh.events.<account>.<trace_id>`) and delivering from the task's
+ * filtered on the task's stored subject (`mesh.eventlog.<account>.<trace_id>`; it republishes them onto the
+ * followed `mesh.events.<account>.<trace_id>`) and delivering from the task's
  * first stored event. Where a core subscription made after the submit misses what the task published
  * before it (demo tasks end 40 ms after the reply), the consumer replays what is stored and then goes
  * on live, so it may be attached before the submit, right after it, or long after the task finished.
@@ -18,7 +19,7 @@ import {
   parseEventsSubject,
   Streams,
   TaskEvent,
-  taskEventsSubject,
+  taskEventLogSubject,
 } from '@agentmesh/protocol';
 import { DeliverPolicy, jetstream } from '@nats-io/jetstream';
 import { createInbox, type NatsConnection } from '@nats-io/transport-node';
@@ -101,9 +102,11 @@ function subjectOf(task: NatsTaskRef): { subject: string; traceId: string } {
     if (parsed === undefined) {
       throw new MeshProtocolError(`${JSON.stringify(task.eventsSubject)} is not a task's events subject`);
     }
-    return { subject: task.eventsSubject, traceId: parsed.traceId };
+    // The stream stores the task's events under its event-log subject and republishes them onto the
+    // followed `events_subject`; a consumer filters on what the stream stores.
+    return { subject: taskEventLogSubject(parsed.accountId, parsed.traceId), traceId: parsed.traceId };
   }
-  return { subject: taskEventsSubject(task.accountId, task.traceId), traceId: task.traceId };
+  return { subject: taskEventLogSubject(task.accountId, task.traceId), traceId: task.traceId };
 }
 
 function parseEvent(data: Uint8Array, what: string): TaskEvent {

@@ -25,8 +25,20 @@ export { WorkflowId, UserId, UserIdInput, IdempotencyKey, IsoDateTime } from './
 
 export { AccountId, isAccountId, InvalidSubjectTokenError } from './names.js';
 export { Subjects, Streams, Consumers, Services, Buckets, LegacyBuckets, Wildcards } from './names.js';
-export { taskReceivedSubject, taskAssembledSubject, taskEventsSubject, cancelSubject } from './names.js';
-export { accountEventsWildcard, parseTaskSubject, parseEventsSubject, parseCancelSubject } from './names.js';
+export {
+  taskReceivedSubject,
+  taskAssembledSubject,
+  taskEventsSubject,
+  taskEventLogSubject,
+  cancelSubject,
+} from './names.js';
+export {
+  accountEventsWildcard,
+  accountEventLogWildcard,
+  parseTaskSubject,
+  parseEventsSubject,
+} from './names.js';
+export { parseEventLogSubject, parseCancelSubject } from './names.js';
 export { accountSubmitSubject, parseSubmitSubject, taskKey } from './names.js';
 export { nativeClassesToken, executorConsumer } from './names.js';
 export { deadLetterSubject, deadLettersWildcard, taskMaxDeliveriesAdvisories } from './names.js';

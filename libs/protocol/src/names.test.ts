@@ -8,17 +8,20 @@ import {
   Streams,
   Subjects,
   Wildcards,
+  accountEventLogWildcard,
   accountEventsWildcard,
   accountSubmitSubject,
   cancelSubject,
   executorConsumer,
   nativeClassesToken,
   parseCancelSubject,
+  parseEventLogSubject,
   parseEventsSubject,
   parseSubmitSubject,
   taskKey,
   parseTaskSubject,
   taskAssembledSubject,
+  taskEventLogSubject,
   taskEventsSubject,
   taskReceivedSubject,
 } from './names.js';
@@ -41,7 +44,11 @@ describe('NATS names', () => {
 
   it('names the streams, consumers, micro service and buckets of the SPEC', () => {
     expect(Streams.TASKS).toEqual({ name: 'MESH_TASKS', subjects: ['mesh.tasks.>'] });
-    expect(Streams.EVENTS).toEqual({ name: 'MESH_EVENTS', subjects: ['mesh.events.>'] });
+    expect(Streams.EVENTS).toEqual({
+      name: 'MESH_EVENTS',
+      subjects: ['mesh.eventlog.>'],
+      republish: { src: 'mesh.eventlog.>', dest: 'mesh.events.>' },
+    });
     expect(Consumers.ASSEMBLER.durable_name).toBe('assembler');
     expect(Consumers.EXECUTOR.durable_name).toBe('executor');
     expect(Services.RECALL).toEqual({ name: 'recall', subject: 'mesh.recall.actions' });
@@ -66,12 +73,31 @@ describe('NATS names', () => {
     expect(covers(Consumers.ASSEMBLER.filter_subject, taskAssembledSubject('acme'))).toBe(false);
     expect(covers(Consumers.EXECUTOR.filter_subject, taskAssembledSubject('acme'))).toBe(true);
     expect(covers(Streams.TASKS.subjects[0], taskAssembledSubject('acme'))).toBe(true);
-    expect(covers(Streams.EVENTS.subjects[0], taskEventsSubject('acme', TRACE))).toBe(true);
+    expect(covers(Streams.EVENTS.subjects[0], taskEventLogSubject('acme', TRACE))).toBe(true);
+    expect(covers(accountEventLogWildcard('acme'), taskEventLogSubject('acme', TRACE))).toBe(true);
+    expect(covers(accountEventLogWildcard('acme'), taskEventLogSubject('other', TRACE))).toBe(false);
     expect(covers(accountEventsWildcard('acme'), taskEventsSubject('acme', TRACE))).toBe(true);
     expect(covers(accountEventsWildcard('acme'), taskEventsSubject('other', TRACE))).toBe(false);
     expect(covers(Wildcards.ALL_CANCELS, cancelSubject('acme', TRACE))).toBe(true);
     expect(covers(Wildcards.ALL_ACCOUNT_SUBMITS, accountSubmitSubject('acme'))).toBe(true);
     expect(covers(Wildcards.ALL_ACCOUNT_SUBMITS, Subjects.GATEWAY_SUBMIT)).toBe(false);
+  });
+
+  it('the stream stores the published subjects and republishes them onto the followed ones, never onto itself', () => {
+    expect(taskEventLogSubject('acme', TRACE)).toBe(`mesh.eventlog.acme.${TRACE}`);
+    const { subjects, republish } = Streams.EVENTS;
+    expect(covers(republish.src, taskEventLogSubject('acme', TRACE))).toBe(true);
+    expect(
+      taskEventLogSubject('acme', TRACE).replace(
+        republish.src.replace('>', ''),
+        republish.dest.replace('>', ''),
+      ),
+    ).toBe(taskEventsSubject('acme', TRACE));
+    // A republish destination the stream captured would loop (the server refuses such a config).
+    expect(covers(subjects[0], taskEventsSubject('acme', TRACE))).toBe(false);
+    expect(covers(Wildcards.ALL_EVENTS, taskEventLogSubject('acme', TRACE))).toBe(false);
+    expect(covers(Wildcards.ALL_EVENT_LOG, taskEventsSubject('acme', TRACE))).toBe(false);
+    expect(covers(accountEventsWildcard('acme'), taskEventLogSubject('acme', TRACE))).toBe(false);
   });
 
   it('a UUID account id is one legal subject token', () => {
@@ -85,6 +111,8 @@ describe('NATS names', () => {
       expect(() => taskReceivedSubject(account)).toThrow(InvalidSubjectTokenError);
       expect(() => taskEventsSubject(account, TRACE)).toThrow(InvalidSubjectTokenError);
       expect(() => accountEventsWildcard(account)).toThrow(InvalidSubjectTokenError);
+      expect(() => taskEventLogSubject(account, TRACE)).toThrow(InvalidSubjectTokenError);
+      expect(() => accountEventLogWildcard(account)).toThrow(InvalidSubjectTokenError);
       expect(() => accountSubmitSubject(account)).toThrow(InvalidSubjectTokenError);
       expect(() => cancelSubject(account, TRACE)).toThrow(InvalidSubjectTokenError);
       expect(() => taskKey(account, TRACE)).toThrow(InvalidSubjectTokenError);
@@ -105,6 +133,10 @@ describe('NATS names', () => {
       accountId: UUID_ACCOUNT,
     });
     expect(parseEventsSubject(taskEventsSubject('acme', TRACE))).toEqual({
+      accountId: 'acme',
+      traceId: TRACE,
+    });
+    expect(parseEventLogSubject(taskEventLogSubject('acme', TRACE))).toEqual({
       accountId: 'acme',
       traceId: TRACE,
     });
@@ -154,6 +186,9 @@ describe('NATS names', () => {
     expect(parseTaskSubject('mesh.tasks.received')).toBeUndefined();
     expect(parseEventsSubject(`mesh.events.acme`)).toBeUndefined();
     expect(parseEventsSubject(`mesh.events.acme.not-a-trace`)).toBeUndefined();
+    expect(parseEventsSubject(taskEventLogSubject('acme', TRACE))).toBeUndefined();
+    expect(parseEventLogSubject(taskEventsSubject('acme', TRACE))).toBeUndefined();
+    expect(parseEventLogSubject(`mesh.eventlog.acme.${TRACE}.x`)).toBeUndefined();
     expect(parseSubmitSubject(Subjects.GATEWAY_SUBMIT)).toBeUndefined();
     expect(parseSubmitSubject('mesh.gateway.submit.acme.x')).toBeUndefined();
     expect(parseCancelSubject(`mesh.control.cancel.${TRACE}`)).toBeUndefined();

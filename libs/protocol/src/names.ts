@@ -48,6 +48,17 @@ export const Subjects = {
   RECALL_ACTIONS: 'mesh.recall.actions',
   TASKS_RECEIVED_PREFIX: 'mesh.tasks.received',
   TASKS_ASSEMBLED_PREFIX: 'mesh.tasks.assembled',
+  /**
+   * `mesh.eventlog.<account>.<trace_id>`: where executors (and the assembler) publish a task's events,
+   * captured by MESH_EVENTS. Nobody but the writers may publish here and no tenant may subscribe: a core
+   * subscriber here would also see publishes JetStream refused (the fence against a stale attempt).
+   */
+  EVENT_LOG_PREFIX: 'mesh.eventlog',
+  /**
+   * `mesh.events.<account>.<trace_id>`: the subject clients follow. Only the server publishes here:
+   * MESH_EVENTS republishes each event once it is stored, in stream order, so a follower sees stored
+   * events only. Every user is denied publishing here.
+   */
   EVENTS_PREFIX: 'mesh.events',
   CANCEL_PREFIX: 'mesh.control.cancel',
   DEAD_LETTERS_PREFIX: 'mesh.dead',
@@ -60,7 +71,15 @@ export const Subjects = {
 
 export const Streams = {
   TASKS: { name: 'MESH_TASKS', subjects: ['mesh.tasks.>'] },
-  EVENTS: { name: 'MESH_EVENTS', subjects: ['mesh.events.>'] },
+  /**
+   * A task's stored events, captured from `mesh.eventlog.>` and republished, once stored, onto
+   * `mesh.events.>` (same account and trace id tokens): the followed subjects carry stored events only.
+   */
+  EVENTS: {
+    name: 'MESH_EVENTS',
+    subjects: ['mesh.eventlog.>'],
+    republish: { src: 'mesh.eventlog.>', dest: 'mesh.events.>' },
+  },
   /** Tasks that ran out of deliveries, one message per task (`mesh.dead.<account>.<trace_id>`). */
   DEAD_LETTERS: { name: 'MESH_DEAD_LETTERS', subjects: ['mesh.dead.>'] },
 } as const;
@@ -167,9 +186,21 @@ export function executorConsumer(nativeClasses: Iterable<string> = []): {
   };
 }
 
-/** `mesh.events.<account>.<trace_id>`: every event of one task, in order. */
+/**
+ * `mesh.events.<account>.<trace_id>`: the subject a client follows a task on (the `events_subject` of a
+ * submission): every stored event of the task, in order, once, republished by MESH_EVENTS. Stream reads
+ * use {@link taskEventLogSubject}.
+ */
 export function taskEventsSubject(accountId: string, traceId: string): string {
   return `${Subjects.EVENTS_PREFIX}.${account(accountId)}.${trace(traceId)}`;
+}
+
+/**
+ * `mesh.eventlog.<account>.<trace_id>`: where a task's events are published and stored (MESH_EVENTS);
+ * what every reader of the stream filters on (replay, the last event, a task's log).
+ */
+export function taskEventLogSubject(accountId: string, traceId: string): string {
+  return `${Subjects.EVENT_LOG_PREFIX}.${account(accountId)}.${trace(traceId)}`;
 }
 
 /**
@@ -217,9 +248,14 @@ export function taskMaxDeliveriesAdvisories(): string {
   return `${Subjects.MAX_DELIVERIES_ADVISORY_PREFIX}.${Streams.TASKS.name}.*`;
 }
 
-/** Subscription covering every event of every task of one account. */
+/** Core subscription covering every (stored, republished) event of every task of one account. */
 export function accountEventsWildcard(accountId: string): string {
   return `${Subjects.EVENTS_PREFIX}.${account(accountId)}.*`;
+}
+
+/** Stream filter covering the stored events of every task of one account. */
+export function accountEventLogWildcard(accountId: string): string {
+  return `${Subjects.EVENT_LOG_PREFIX}.${account(accountId)}.*`;
 }
 
 export const Wildcards = {
@@ -227,7 +263,10 @@ export const Wildcards = {
   ALL_ASSEMBLED_TASKS: 'mesh.tasks.assembled.*',
   /** Assembled tasks that need native tool classes (`mesh.tasks.assembled.<account>.<native classes>`). */
   ALL_ROUTED_ASSEMBLED_TASKS: 'mesh.tasks.assembled.*.*',
+  /** Every followed (republished) event subject. */
   ALL_EVENTS: 'mesh.events.>',
+  /** Every stored event subject: the filter of a reader of all of MESH_EVENTS. */
+  ALL_EVENT_LOG: 'mesh.eventlog.>',
   ALL_CANCELS: 'mesh.control.cancel.*.*',
   ALL_ACCOUNT_SUBMITS: 'mesh.gateway.submit.*',
 } as const;
@@ -259,9 +298,24 @@ export function parseCancelSubject(subject: string): { accountId: AccountId; tra
   return isAccountId(accountId) && isTraceId(traceId) ? { accountId, traceId } : undefined;
 }
 
-/** The account and trace id of an events subject, or undefined if it is not one. */
-export function parseEventsSubject(subject: string): { accountId: AccountId; traceId: TraceId } | undefined {
-  const [mesh, events, accountId, traceId, ...rest] = subject.split('.');
-  if (mesh !== 'mesh' || events !== 'events' || rest.length > 0) return undefined;
+function parseTaskSubjectUnder(
+  prefix: string,
+  subject: string,
+): { accountId: AccountId; traceId: TraceId } | undefined {
+  if (!subject.startsWith(`${prefix}.`)) return undefined;
+  const [accountId, traceId, ...rest] = subject.slice(prefix.length + 1).split('.');
+  if (rest.length > 0) return undefined;
   return isAccountId(accountId) && isTraceId(traceId) ? { accountId, traceId } : undefined;
+}
+
+/** The account and trace id of a followed events subject (`mesh.events.…`), or undefined if it is not one. */
+export function parseEventsSubject(subject: string): { accountId: AccountId; traceId: TraceId } | undefined {
+  return parseTaskSubjectUnder(Subjects.EVENTS_PREFIX, subject);
+}
+
+/** The account and trace id of a stored events subject (`mesh.eventlog.…`), or undefined if it is not one. */
+export function parseEventLogSubject(
+  subject: string,
+): { accountId: AccountId; traceId: TraceId } | undefined {
+  return parseTaskSubjectUnder(Subjects.EVENT_LOG_PREFIX, subject);
 }

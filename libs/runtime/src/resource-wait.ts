@@ -7,6 +7,8 @@ import type { Logger } from 'pino';
 export interface WaitedResource {
   kind: string;
   name: string;
+  /** The resource exists, with the settings of an earlier release this NATS user may not update. */
+  outdated?: boolean;
   waitedMs: number;
 }
 
@@ -15,7 +17,10 @@ export function logWaitingForResource(log: Logger): (missing: WaitedResource) =>
   return (missing) =>
     log.warn(
       { resource: missing.kind, name: missing.name, waited_ms: missing.waitedMs },
-      `waiting for ${missing.kind} ${missing.name}: it does not exist and this NATS user may not create it; ` +
+      `waiting for ${missing.kind} ${missing.name}: ` +
+        (missing.outdated
+          ? 'it has the subjects of an earlier release and this NATS user may not update it; '
+          : 'it does not exist and this NATS user may not create it; ') +
         'run the provisioning (node services/gateway/dist/provision.js as the provisioner user, see infra/README.md)',
     );
 }

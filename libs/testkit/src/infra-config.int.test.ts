@@ -7,6 +7,7 @@
 import { cpSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Streams } from '@agentmesh/protocol';
 import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import {
@@ -99,17 +100,32 @@ describe('infra/nats/accounts.conf', () => {
     await expect(attempt).rejects.toBeInstanceOf(AuthorizationError);
   });
 
-  it('when the tenant subscribes to its own events, it receives the events the executor publishes', async () => {
+  it('when the executor stores an event of an acme task, the tenant subscribed to its own events receives it, republished by MESH_EVENTS', async () => {
+    const provisioner = await connectAs('provisioner');
+    await (
+      await jetstreamManager(provisioner.nc)
+    ).streams.add({
+      name: Streams.EVENTS.name,
+      subjects: [...Streams.EVENTS.subjects],
+      republish: { ...Streams.EVENTS.republish },
+    });
     const tenant = await connectAs('tenant-acme');
     const executor = await connectAs('executor');
     const received = await subscribeForOne(tenant, 'mesh.events.acme.>');
 
-    executor.nc.publish(`mesh.events.acme.${TRACE_ID}`, '{"type":"done"}');
+    await jetstream(executor.nc).publish(`mesh.eventlog.acme.${TRACE_ID}`, '{"type":"done"}');
 
     const msg = await received.message;
     expect(msg.subject).toBe(`mesh.events.acme.${TRACE_ID}`);
     expect(msg.string()).toBe('{"type":"done"}');
+    expect(msg.headers?.get('Nats-Subject')).toBe(`mesh.eventlog.acme.${TRACE_ID}`);
     expect(executor.violations).toEqual([]);
+  });
+
+  it('when the executor publishes straight onto a followed events subject, the server refuses it', async () => {
+    const executor = await connectAs('executor');
+    executor.nc.publish(`mesh.events.acme.${TRACE_ID}`, '{"type":"done"}');
+    await refusedPublish(executor, `mesh.events.acme.${TRACE_ID}`);
   });
 
   it("when the tenant subscribes to another account's events, the subscription is closed with a permission violation", async () => {
@@ -427,7 +443,11 @@ describe('infra/nats/single-node.conf', () => {
       });
       const info = await (
         await jetstreamManager(nc)
-      ).streams.add({ name: 'MESH_EVENTS', subjects: ['mesh.events.>'] });
+      ).streams.add({
+        name: Streams.EVENTS.name,
+        subjects: [...Streams.EVENTS.subjects],
+        republish: { ...Streams.EVENTS.republish },
+      });
       expect(info.config.name).toBe('MESH_EVENTS');
       await nc.close();
     } finally {

@@ -26,7 +26,7 @@ import {
   MODEL_API_KEY_VAULT_ENTRY,
   Streams,
   taskAssembledSubject,
-  taskEventsSubject,
+  taskEventLogSubject,
   taskReceivedSubject,
   type ReceivedTask,
   type TaskEvent,
@@ -220,7 +220,7 @@ async function eventsOf(task: ReceivedTask): Promise<{ events: TaskEvent[]; stor
     events.push(event);
   }
   await assemblerIdle();
-  const subject = taskEventsSubject(accountId, traceId);
+  const subject = taskEventLogSubject(accountId, traceId);
   const info = await jsm.streams.info(Streams.EVENTS.name, { subjects_filter: subject });
   return { events, stored: info.state.subjects?.[subject] ?? 0 };
 }

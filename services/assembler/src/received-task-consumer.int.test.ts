@@ -4,7 +4,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { encodeJson, ensureMeshStreams, openMeshBuckets, TaskStatusStore } from '@agentmesh/bus';
-import { Consumers, taskEventsSubject, taskReceivedSubject, TaskEvent, Streams } from '@agentmesh/protocol';
+import { Consumers, taskEventLogSubject, taskReceivedSubject, TaskEvent, Streams } from '@agentmesh/protocol';
 import { createLogger } from '@agentmesh/runtime';
 import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { generateVaultKeyPair } from '@agentmesh/vault';
@@ -80,7 +80,7 @@ describe('the received-task consumer', () => {
       await js.publish(taskReceivedSubject(task.task_meta.account_id), encodeJson(task), {
         msgID: task.task_meta.trace_id,
       });
-      const subject = taskEventsSubject(task.task_meta.account_id, task.task_meta.trace_id);
+      const subject = taskEventLogSubject(task.task_meta.account_id, task.task_meta.trace_id);
       const terminal = await waitFor(
         async () => {
           const stored = await jsm.streams

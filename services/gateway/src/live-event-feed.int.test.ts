@@ -1,6 +1,6 @@
 import { connect as connectTcp } from 'node:net';
 import { encodeJson, EventStreamConflictError, TaskEventWriter } from '@agentmesh/bus';
-import { sseEventName, Streams, taskEventsSubject, taskKey, type TaskEvent } from '@agentmesh/protocol';
+import { sseEventName, Streams, taskEventLogSubject, taskKey, type TaskEvent } from '@agentmesh/protocol';
 import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import {
   jetstream,
@@ -109,7 +109,7 @@ async function eventConsumers(manager = jsm): Promise<string[]> {
 
 /** Consumers reading exactly this task's events (a follower's own reader; the feed reads them all). */
 async function consumersFollowing(traceId: string): Promise<number> {
-  const subject = taskEventsSubject(ACCOUNT, traceId);
+  const subject = taskEventLogSubject(ACCOUNT, traceId);
   let count = 0;
   for await (const info of jsm.consumers.list(Streams.EVENTS.name)) {
     if ([info.config.filter_subject, ...(info.config.filter_subjects ?? [])].includes(subject)) count++;
@@ -294,7 +294,7 @@ describe('the live event feed', () => {
     await expect(stale.emit('message_chunk', { delta: 'stale attempt' })).rejects.toBeInstanceOf(
       EventStreamConflictError,
     );
-    const subject = taskEventsSubject(ACCOUNT, traceId);
+    const subject = taskEventLogSubject(ACCOUNT, traceId);
     const forged = { ...written[0]!, seq: 2, attempt: 2, type: 'done', data: { ...done, message: 'forged' } };
     const fenced = natsHeaders();
     fenced.set(PubHeaders.ExpectedLastSubjectSequenceHdr, '0');

@@ -1,10 +1,10 @@
 /**
  * The gateway's one live feed of task events: a single ordered JetStream consumer on MESH_EVENTS
- * (`mesh.events.>`, from the stream's end when the gateway starts) whose events are kept in memory per
- * task ({@link TaskEventBuffer}) and fanned out to every SSE follower of that task. A JetStream consumer
- * and not a core subscription: only stored events may reach a client, and a publish JetStream refused
- * (a stale attempt fenced off by the expected last subject sequence) or dropped as a duplicate is still
- * delivered to core subscribers.
+ * (`mesh.eventlog.>`, the subjects it stores; from the stream's end when the gateway starts) whose events
+ * are kept in memory per task ({@link TaskEventBuffer}) and fanned out to every SSE follower of that task.
+ * A JetStream consumer and not a core subscription to the republished `mesh.events.>`: it resumes from
+ * its last stream sequence after a gap, where a core subscription would miss what was republished
+ * meanwhile.
  *
  * Memory is bounded: at most `maxTasks` buffers and `maxBytes` of frames in all (least recently
  * updated buffers are evicted first), `taskMaxBytes` per task (its oldest events are trimmed), and a
@@ -19,10 +19,10 @@ import { randomBytes } from 'node:crypto';
 import { decodeJson } from '@agentmesh/bus';
 import {
   isTerminalEvent,
-  parseEventsSubject,
+  parseEventLogSubject,
   Streams,
   TaskEvent,
-  taskEventsSubject,
+  taskEventLogSubject,
   Wildcards,
 } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
@@ -141,7 +141,7 @@ export class LiveEventFeed {
    */
   watch(accountId: string, traceId: string): TaskEventBuffer | undefined {
     if (this.running === undefined) return undefined;
-    const subject = taskEventsSubject(accountId, traceId);
+    const subject = taskEventLogSubject(accountId, traceId);
     let buffer = this.buffers.get(subject);
     if (buffer === undefined) {
       buffer = new TaskEventBuffer(subject);
@@ -238,7 +238,7 @@ export class LiveEventFeed {
   private async open(): Promise<void> {
     const consumer = await this.deps.js.consumers.get(Streams.EVENTS.name, {
       name_prefix: `gateway_feed_${randomBytes(6).toString('hex')}`,
-      filter_subjects: Wildcards.ALL_EVENTS,
+      filter_subjects: Wildcards.ALL_EVENT_LOG,
       // Not DeliverPolicy.New: nats.js re-creates an ordered consumer from the last stream sequence it
       // delivered, which for "new" before any delivery is 0, so a reset would replay the whole stream.
       deliver_policy: DeliverPolicy.StartSequence,
@@ -294,7 +294,7 @@ export class LiveEventFeed {
     this.nextStreamSeq = message.seq + 1;
     this.counters.received++;
     const subject = message.subject;
-    const task = parseEventsSubject(subject);
+    const task = parseEventLogSubject(subject);
     if (task === undefined) return;
     let event: TaskEvent;
     try {

@@ -25,7 +25,10 @@ await runCommand({
       recallActionsTtlMs: config.ACTION_CACHE_TTL_MS,
       deadLetterRetentionMs: config.DEAD_LETTER_RETENTION_MS,
     });
-    log.info({ created: report.created, existing: report.existing }, 'mesh resources provisioned');
+    log.info(
+      { created: report.created, existing: report.existing, updated: report.updated },
+      'mesh resources provisioned',
+    );
     return 0;
   },
 });

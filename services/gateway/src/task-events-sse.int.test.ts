@@ -1,7 +1,7 @@
 import {
   sseEventName,
   Streams,
-  taskEventsSubject,
+  taskEventLogSubject,
   TaskTranscript,
   type TaskEvent,
 } from '@agentmesh/protocol';
@@ -62,7 +62,7 @@ async function writer(traceId: string, accountId = 'acme'): Promise<TaskEventWri
 
 /** JetStream consumers on MESH_EVENTS reading the task's events. */
 async function consumersFollowing(accountId: string, traceId: string): Promise<number> {
-  const subject = taskEventsSubject(accountId, traceId);
+  const subject = taskEventLogSubject(accountId, traceId);
   let count = 0;
   for await (const info of jsm.consumers.list(Streams.EVENTS.name)) {
     if ([info.config.filter_subject, ...(info.config.filter_subjects ?? [])].includes(subject)) count++;

@@ -91,6 +91,28 @@ export class ServiceSlot {
     await this.#process?.stop('SIGKILL');
   }
 
+  /** Set while the process is stopped by {@link pause}: not picked for a kill or another pause. */
+  paused = false;
+
+  /**
+   * SIGSTOP: the process freezes with its connections and timers as they are, and wakes with SIGCONT
+   * (the function returned) believing it still holds its tasks. Undefined when nothing runs.
+   */
+  pause(): (() => void) | undefined {
+    const pid = this.pid;
+    if (pid === undefined || !this.up) return undefined;
+    process.kill(pid, 'SIGSTOP');
+    this.paused = true;
+    return () => {
+      this.paused = false;
+      try {
+        process.kill(pid, 'SIGCONT');
+      } catch {
+        // Gone meanwhile: nothing to wake.
+      }
+    };
+  }
+
   async stop(): Promise<void> {
     await this.#starting?.catch(() => undefined);
     await this.#process?.stop('SIGTERM');

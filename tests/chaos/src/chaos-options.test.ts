@@ -14,6 +14,16 @@ describe('chaosOptions', () => {
     });
   });
 
+  it('both profiles pause executors and nats-server past the executors’ 3 s ack_wait', () => {
+    for (const profile of ['full', 'ci']) {
+      const options = chaosOptions({ CHAOS_PROFILE: profile });
+      expect(options.executorPauses).toBeGreaterThan(0);
+      expect(options.executorPauseMs).toBeGreaterThan(3_000);
+      expect(options.natsFaults).toBeGreaterThanOrEqual(2); // kill and pause alternate
+      expect(options.natsPauseMs).toBeGreaterThan(3_000);
+    }
+  });
+
   it('an empty ack-wait variable leaves the executor its own default', () => {
     expect(chaosOptions({ CHAOS_EXECUTOR_ACK_WAIT_MS: '' }).executorAckWaitMs).toBe('');
   });

@@ -22,8 +22,16 @@ export interface ChaosOptions {
   natsFaults: number;
   /** Pause between two NATS node faults (after the cluster has its meta leader again). */
   natsFaultIntervalMs: number;
-  /** How long a node stays killed or paused. */
+  /** How long a node stays killed. */
   natsDownMs: number;
+  /** How long a node stays paused (SIGSTOP of nats-server): past the executors' ack_wait. */
+  natsPauseMs: number;
+  /** SIGSTOPs of a busy executor (each followed by SIGCONT): a zombie that wakes believing it owns its tasks. */
+  executorPauses: number;
+  /** Pause between two executor pauses. */
+  executorPauseIntervalMs: number;
+  /** How long an executor stays stopped: past its ack_wait (3 s by default), so its tasks are redelivered. */
+  executorPauseMs: number;
   /** The bound: after the faults stop, every accepted task must reach a terminal event within it. */
   settleMs: number;
   /** The run fails when the p99 of executor kill → the task running again is above this (issue: < 10 s). */
@@ -49,6 +57,10 @@ const PROFILES: Record<ChaosProfile, Omit<ChaosOptions, 'profile' | 'seed'>> = {
     natsFaults: 5,
     natsFaultIntervalMs: 12_000,
     natsDownMs: 4_000,
+    natsPauseMs: 6_000,
+    executorPauses: 8,
+    executorPauseIntervalMs: 6_000,
+    executorPauseMs: 7_000,
     settleMs: 120_000,
     maxTakeoverP99Ms: 10_000,
     executorAckWaitMs: '',
@@ -66,6 +78,10 @@ const PROFILES: Record<ChaosProfile, Omit<ChaosOptions, 'profile' | 'seed'>> = {
     natsFaults: 2,
     natsFaultIntervalMs: 8_000,
     natsDownMs: 3_000,
+    natsPauseMs: 5_000,
+    executorPauses: 3,
+    executorPauseIntervalMs: 5_000,
+    executorPauseMs: 6_000,
     settleMs: 120_000,
     maxTakeoverP99Ms: 10_000,
     executorAckWaitMs: '',
@@ -88,6 +104,10 @@ const VARIABLES: Record<
   natsFaults: 'CHAOS_NATS_FAULTS',
   natsFaultIntervalMs: 'CHAOS_NATS_FAULT_INTERVAL_MS',
   natsDownMs: 'CHAOS_NATS_DOWN_MS',
+  natsPauseMs: 'CHAOS_NATS_PAUSE_MS',
+  executorPauses: 'CHAOS_EXECUTOR_PAUSES',
+  executorPauseIntervalMs: 'CHAOS_EXECUTOR_PAUSE_INTERVAL_MS',
+  executorPauseMs: 'CHAOS_EXECUTOR_PAUSE_MS',
   settleMs: 'CHAOS_SETTLE_MS',
   maxTakeoverP99Ms: 'CHAOS_MAX_TAKEOVER_P99_MS',
   modelLatencyMs: 'CHAOS_MODEL_LATENCY_MS',

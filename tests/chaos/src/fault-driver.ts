@@ -3,13 +3,16 @@
  * - services: every `killIntervalMs`, SIGKILL a random running service process (executors most often)
  *   and start it again after `restartDelayMs`, leaving at least one instance of each kind running;
  * - NATS: every `natsFaultIntervalMs`, kill or pause (alternating) a random node, bring it back after
- *   `natsDownMs`, and wait until the cluster agrees on a meta leader again.
+ *   `natsDownMs` (a kill) or `natsPauseMs` (a pause), and wait until the cluster agrees on a meta leader;
+ * - executor pauses: every `executorPauseIntervalMs`, SIGSTOP a random running executor (never the last
+ *   one running) for `executorPauseMs` — past its ack_wait, so its tasks go to another executor while
+ *   it sleeps — then SIGCONT: it wakes believing it still holds them.
  * Every fault is recorded with its time, for the recovery measurements.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { NatsCluster } from '@agentmesh/testkit';
 import type { ServiceSlot } from './chaos-mesh.js';
-import type { NatsFault, ServiceKill, ServiceKind } from './ledger/recovery.js';
+import type { NatsFault, ServiceKill, ServiceKind, ServicePause } from './ledger/recovery.js';
 
 export interface FaultPlan {
   kills: number;
@@ -18,12 +21,17 @@ export interface FaultPlan {
   natsFaults: number;
   natsFaultIntervalMs: number;
   natsDownMs: number;
+  natsPauseMs: number;
+  executorPauses: number;
+  executorPauseIntervalMs: number;
+  executorPauseMs: number;
   seed: number;
 }
 
 export interface FaultRecord {
   kills: ServiceKill[];
   natsFaults: NatsFault[];
+  executorPauses: ServicePause[];
   /** Starts of a killed service that failed (each tried again), with the service's last words. */
   restartFailures: string[];
   /** Services that did not come back after every retry. */
@@ -58,13 +66,19 @@ export async function driveFaults(
   say: (line: string) => void,
 ): Promise<FaultRecord> {
   const random = seededRandom(plan.seed);
-  const record: FaultRecord = { kills: [], natsFaults: [], restartFailures: [], leftDown: [] };
+  const record: FaultRecord = {
+    kills: [],
+    natsFaults: [],
+    executorPauses: [],
+    restartFailures: [],
+    leftDown: [],
+  };
   const restarts: Array<Promise<void>> = [];
 
   const pickVictim = (): ServiceSlot | undefined => {
     const killable = (kind: ServiceKind): ServiceSlot[] => {
       const ofKind = slots.filter((slot) => slot.kind === kind);
-      const up = ofKind.filter((slot) => slot.up);
+      const up = ofKind.filter((slot) => slot.up && !slot.paused);
       return up.length > 1 ? up : [];
     };
     const weighted = KIND_WEIGHTS.filter(([kind]) => killable(kind).length > 0);
@@ -122,7 +136,7 @@ export async function driveFaults(
       const at = Date.now();
       await (kind === 'kill' ? node.kill() : node.pause());
       say(`NATS fault ${i + 1}/${plan.natsFaults}: ${kind} ${node.name}`);
-      await sleep(plan.natsDownMs);
+      await sleep(kind === 'kill' ? plan.natsDownMs : plan.natsPauseMs);
       await (kind === 'kill' ? node.restart() : node.unpause());
       const restoredAt = Date.now();
       record.natsFaults.push({ at, kind, node: node.name, restoredAt });
@@ -131,7 +145,27 @@ export async function driveFaults(
     }
   };
 
-  await Promise.all([serviceLane(), natsLane()]);
+  const pauseLane = async (): Promise<void> => {
+    while (record.executorPauses.length < plan.executorPauses) {
+      await sleep(plan.executorPauseIntervalMs);
+      const running = slots.filter((slot) => slot.kind === 'executor' && slot.up && !slot.paused);
+      // Another executor must be there to take the frozen one's tasks over.
+      if (running.length < 2) continue;
+      const victim = running[Math.floor(random() * running.length)]!;
+      const at = Date.now();
+      const resume = victim.pause();
+      if (resume === undefined) continue;
+      say(
+        `executor pause ${record.executorPauses.length + 1}/${plan.executorPauses}: SIGSTOP ${victim.name}`,
+      );
+      await sleep(plan.executorPauseMs);
+      resume();
+      record.executorPauses.push({ at, target: victim.name, resumedAt: Date.now() });
+      say(`  SIGCONT ${victim.name} after ${Date.now() - at} ms`);
+    }
+  };
+
+  await Promise.all([serviceLane(), natsLane(), pauseLane()]);
   await Promise.all(restarts);
   return record;
 }

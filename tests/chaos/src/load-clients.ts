@@ -4,12 +4,98 @@
  * chooses the trace id and an idempotency key, so a submission whose answer was lost is sent again
  * with both unchanged, and the gateway runs it once. A live subscription to the account's events tells
  * the clients when their task ended; the judgement itself is made later from the stored log.
+ *
+ * Every task is also followed as a tenant is told to follow one on NATS (`CoreFollowers`): a core
+ * subscription to its `mesh.events.<account>.<trace_id>`, made before the submit; what it received is
+ * judged against the stored log.
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { NatsConnection } from '@nats-io/transport-node';
-import { accountEventsWildcard } from '@agentmesh/protocol';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import { accountEventsWildcard, TaskEvent, taskEventsSubject } from '@agentmesh/protocol';
 import { userText } from './chaos-workload.js';
+import type { FollowedTask } from './ledger/ledger-checks.js';
+
+/**
+ * One core-NATS subscriber per task, made (and confirmed by the server) before the task is submitted,
+ * recording what arrives in order; and the times its connection was down, which explain what it missed.
+ */
+export class CoreFollowers {
+  readonly #received = new Map<string, TaskEvent[]>();
+  readonly #since = new Map<string, number>();
+  readonly #endedAt = new Map<string, number>();
+  readonly #subscriptions: Subscription[] = [];
+  readonly #outages: Array<{ from: number; to: number }> = [];
+  #downSince: number | undefined;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly accountId: string,
+  ) {
+    void (async () => {
+      for await (const status of nc.status()) {
+        if (status.type === 'disconnect' && this.#downSince === undefined) this.#downSince = Date.now();
+        if (status.type === 'reconnect' && this.#downSince !== undefined) {
+          this.#outages.push({ from: this.#downSince, to: Date.now() });
+          this.#downSince = undefined;
+        }
+      }
+    })();
+  }
+
+  /** Subscribes to the task's followed subject; resolves once the server has the subscription. */
+  async follow(traceId: string): Promise<void> {
+    const received: TaskEvent[] = [];
+    this.#received.set(traceId, received);
+    this.#since.set(traceId, Date.now());
+    this.#subscriptions.push(
+      this.nc.subscribe(taskEventsSubject(this.accountId, traceId), {
+        callback: (error, message) => {
+          if (error) return;
+          let raw: unknown;
+          try {
+            raw = message.json();
+          } catch {
+            raw = { unparsable: message.string() };
+          }
+          const parsed = TaskEvent.safeParse(raw);
+          // Not a valid event: kept as it came, so it counts as one the store does not have.
+          received.push(parsed.success ? parsed.data : (raw as TaskEvent));
+          if (parsed.success && (parsed.data.type === 'done' || parsed.data.type === 'error'))
+            this.#endedAt.set(traceId, Date.now());
+        },
+      }),
+    );
+    // While the connection is down the subscription is sent on reconnect; that window is an outage.
+    await this.nc.flush().catch(() => undefined);
+  }
+
+  /**
+   * What each followed task's subscriber received, and whether its connection was down meanwhile, or a
+   * NATS node was (`natsOutages`: a paused server holds its clients' connections open while routed
+   * messages back up, so a follower may lose some without ever seeing a disconnect).
+   */
+  followed(natsOutages: ReadonlyArray<{ from: number; to: number }> = []): Map<string, FollowedTask> {
+    const now = Date.now();
+    const outages = [
+      ...this.#outages,
+      ...natsOutages,
+      ...(this.#downSince === undefined ? [] : [{ from: this.#downSince, to: now }]),
+    ];
+    return new Map(
+      [...this.#received].map(([traceId, events]) => {
+        const from = this.#since.get(traceId) ?? 0;
+        const to = this.#endedAt.get(traceId) ?? now;
+        const disconnected = outages.some((outage) => outage.from <= to && outage.to >= from);
+        return [traceId, { events: [...events], disconnected }];
+      }),
+    );
+  }
+
+  close(): void {
+    for (const subscription of this.#subscriptions) subscription.unsubscribe();
+  }
+}
 
 export interface SubmittedTask {
   index: number;
@@ -75,6 +161,8 @@ export interface LoadPlan {
   taskWaitMs: number;
   /** Longest a submission is retried. */
   submitRetryMs: number;
+  /** Follows each task on core NATS from before its submit, when given. */
+  followers?: CoreFollowers;
 }
 
 const RETRYABLE_STATUS = new Set([408, 425, 429, 500, 502, 503, 504]);
@@ -89,6 +177,8 @@ export async function runLoad(
 
   const submit = async (index: number): Promise<SubmittedTask> => {
     const traceId = randomBytes(16).toString('hex');
+    // Subscribe first, then submit: the recipe that loses nothing.
+    await plan.followers?.follow(traceId);
     const task: SubmittedTask = { index, traceId, submittedAt: Date.now(), accepted: false, sends: 0 };
     const body = JSON.stringify({
       workflow_id: plan.workflowId,

@@ -11,22 +11,25 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { Streams } from '@agentmesh/protocol';
+import { openMeshBuckets, TaskStatusStore } from '@agentmesh/bus';
+import { Streams, type TaskStatusRecord } from '@agentmesh/protocol';
 import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { chaosOptions } from './chaos-options.js';
 import { CHAOS_ACCOUNT, startChaosMesh } from './chaos-mesh.js';
 import { BOOK_TOOL, callsByKey, expectedAnswer, startBookingApi, startChaosModel } from './chaos-workload.js';
 import { driveFaults, type FaultRecord } from './fault-driver.js';
-import { judgeLedger } from './ledger/ledger-checks.js';
+import { judgeLedger, statusDisagreement } from './ledger/ledger-checks.js';
 import { renderLedger, type LedgerRun } from './ledger/ledger-report.js';
 import { recoveryTimes, takeoverTimes } from './ledger/recovery.js';
-import { runLoad, TerminalWatcher, type SubmittedTask } from './load-clients.js';
+import { CoreFollowers, runLoad, TerminalWatcher, type SubmittedTask } from './load-clients.js';
 import { readAccountEvents, taskConsumers, workQueueDepth, workQueueLeftovers } from './stored-log.js';
 
 const say = (line: string): void =>
   void process.stderr.write(`[chaos ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 const WORKFLOW_ID = 'chaos_agent';
+/** The executors' MAX_DELIVER default (services/executor/src/config.ts). */
+const DEFAULT_MAX_DELIVER = 3;
 
 const options = chaosOptions();
 const started = Date.now();
@@ -46,6 +49,12 @@ if (options.executorAckProgressMs !== '') executorEnv.ACK_PROGRESS_MS = options.
 say('starting a 3-node JetStream cluster and 7 service processes …');
 const mesh = await startChaosMesh({ executorEnv });
 const nc = await connect({ servers: mesh.cluster.urls, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+// The tasks' core-NATS followers on a connection of their own, as a tenant's would be.
+const followerNc = await connect({
+  servers: mesh.cluster.urls,
+  maxReconnectAttempts: -1,
+  reconnectTimeWait: 250,
+});
 
 try {
   const adminCall = async (method: string, path: string, body: unknown): Promise<void> => {
@@ -71,7 +80,9 @@ try {
   });
 
   const watcher = new TerminalWatcher(nc, CHAOS_ACCOUNT);
+  const followers = new CoreFollowers(followerNc, CHAOS_ACCOUNT);
   const loadPlan = {
+    followers,
     gatewayUrls: mesh.gatewayUrls,
     apiKey: mesh.apiKey,
     workflowId: WORKFLOW_ID,
@@ -140,6 +151,31 @@ try {
   const leftovers = await workQueueLeftovers(jsm);
   const consumers = await taskConsumers(jsm);
   const stored = await readAccountEvents(js, CHAOS_ACCOUNT);
+  followers.close();
+
+  // Each task's status record against its terminal event. A final status is written after the terminal
+  // event (and before the ack the work queue waited for); one still disagreeing is read again for a
+  // while, so only a record that stays wrong counts.
+  const { tasks: statusBucket } = await openMeshBuckets(js, { only: ['tasks'], replicas: 3 });
+  const statusStore = new TaskStatusStore(statusBucket);
+  const statuses = new Map<string, TaskStatusRecord | null>();
+  const terminalOf = (traceId: string) =>
+    stored.eventsByTrace.get(traceId)?.find((event) => event.type === 'done' || event.type === 'error');
+  const readStatuses = async (traceIds: Iterable<string>): Promise<void> => {
+    for (const traceId of traceIds) {
+      statuses.set(traceId, (await statusStore.get(CHAOS_ACCOUNT, traceId).catch(() => undefined)) ?? null);
+    }
+  };
+  await readStatuses(stored.eventsByTrace.keys());
+  const disagreeing = (): string[] =>
+    [...statuses].flatMap(([traceId, status]) => {
+      const terminal = terminalOf(traceId);
+      return terminal !== undefined && statusDisagreement(terminal, status) !== undefined ? [traceId] : [];
+    });
+  for (let waited = 0; waited < 15_000 && disagreeing().length > 0; waited += 1_000) {
+    await sleep(1_000);
+    await readStatuses(disagreeing());
+  }
 
   const acceptedAll = new Set([...accepted, ...stored.eventsByTrace.keys()]);
   const expectedAnswers = new Map(tasks.map((task) => [task.traceId, expectedAnswer(task.index)]));
@@ -150,6 +186,15 @@ try {
     toolCallsByKey: callsByKey(api),
     workQueueLeftovers: leftovers,
     expectedAnswers,
+    statuses,
+    followed: followers.followed(
+      record.natsFaults.map((fault) => ({ from: fault.at, to: fault.restoredAt })),
+    ),
+    deadLetters: {
+      starts: mesh.slots.flatMap((slot) => slot.attemptStarts()),
+      kills: record.kills,
+      maxDeliver: Number(executorEnv.MAX_DELIVER ?? DEFAULT_MAX_DELIVER),
+    },
   });
   const recovery = recoveryTimes({
     eventsByTrace: stored.eventsByTrace,
@@ -199,6 +244,7 @@ try {
     refusals: refusedTasks.slice(0, 5).map((task) => `${task.traceId}: ${task.refusal ?? '?'}`),
     killsByKind: count(record.kills.map((kill) => kill.kind)),
     natsFaultsByKind: count(record.natsFaults.map((fault) => fault.kind)),
+    executorPauses: record.executorPauses.length,
     restartFailures: record.restartFailures,
     runFailures: [
       ...(refusedTasks.length > 0 ? [`${refusedTasks.length} submissions were never accepted`] : []),
@@ -248,6 +294,7 @@ try {
   process.exitCode = passed ? 0 : 1;
 } finally {
   await nc.close().catch(() => undefined);
+  await followerNc.close().catch(() => undefined);
   await mesh.stop().catch((error: unknown) => say(`stopping the mesh: ${String(error)}`));
   await model.stop();
   await api.stop();

@@ -3,7 +3,7 @@
  * (duplicates and gaps included, which a client-side reader might hide), and the messages left in the
  * MESH_TASKS work queue.
  */
-import { Streams, TaskEvent } from '@agentmesh/protocol';
+import { accountEventLogWildcard, Streams, TaskEvent } from '@agentmesh/protocol';
 import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { WorkQueueLeftover } from './ledger/ledger-checks.js';
 
@@ -15,7 +15,7 @@ export interface StoredEvents {
 
 export async function readAccountEvents(js: JetStreamClient, accountId: string): Promise<StoredEvents> {
   const jsm = await js.jetstreamManager();
-  const filter = `${Streams.EVENTS.subjects[0].replace('>', '')}${accountId}.>`;
+  const filter = accountEventLogWildcard(accountId);
   const info = await jsm.streams.info(Streams.EVENTS.name, { subjects_filter: filter });
   const expected = Object.values(info.state.subjects ?? {}).reduce((sum, count) => sum + count, 0);
   const result: StoredEvents = { eventsByTrace: new Map(), malformed: [], total: 0 };

@@ -247,6 +247,9 @@ describe('the mesh on least-privilege NATS users', () => {
       .filter((event) => event.trace_id === accepted.trace_id && event.type === 'tool_start')
       .map((event) => (event.data as { tool: string }).tool);
     expect(starts).toEqual(['recall_actions', 'search_object_instance']);
+    // What the tenant follows is what the stream stored and republished: seq 1..n, each once, in order.
+    const seqs = live.filter((event) => event.trace_id === accepted.trace_id).map((event) => event.seq);
+    expect(seqs).toEqual(seqs.map((_seq, i) => i + 1));
     expect(proxy.requests.length).toBeGreaterThan(0);
     events.unsubscribe();
     expect([...upstream.violations, ...tenant.violations]).toEqual([]);
@@ -341,6 +344,7 @@ describe('an upstream user', () => {
     const upstream = await mesh.connectAs('upstream-acme');
     await subscriptionRefusal(upstream, `mesh.events.${OTHER_ACCOUNT}.>`);
     await subscriptionRefusal(upstream, `mesh.events.${ACCOUNT}.>`);
+    await subscriptionRefusal(upstream, `mesh.eventlog.${ACCOUNT}.>`);
   });
 
   it("cannot submit on another account's subject", async () => {
@@ -397,6 +401,19 @@ describe('the executor and recall users', () => {
     await expectPublishRefused(kv.put('forged', '{"forged":true}'), `$KV.${bucket}.forged`);
     await expectPublishRefused(kv.delete('forged'), `$KV.${bucket}.forged`);
   });
+
+  it.each(['executor', 'recall'] as const)(
+    '%s cannot publish onto a followed events subject: only MESH_EVENTS republishes what it stored there',
+    async (user) => {
+      const client = await mesh.connectAs(user);
+      const subject = `mesh.events.${ACCOUNT}.0af7651916cd43dd8448eb211c80319c`;
+      client.nc.publish(subject, '{"type":"done"}');
+      await waitFor(
+        () => client.violations.find((error) => error.operation === 'publish' && error.subject === subject),
+        { description: `a publish violation on ${subject}` },
+      );
+    },
+  );
 
   it.each(['executor', 'recall'] as const)(
     '%s cannot create, update, purge or delete streams',
@@ -507,6 +524,10 @@ describe('a tenant user', () => {
     await subscriptionRefusal(await mesh.connectAs('tenant-acme'), `mesh.events.${OTHER_ACCOUNT}.>`);
   });
 
+  it('cannot subscribe to where its own events are published and stored (a refused publish shows there), only to where they are republished once stored', async () => {
+    await subscriptionRefusal(await mesh.connectAs('tenant-acme'), `mesh.eventlog.${ACCOUNT}.>`);
+  });
+
   it('cannot subscribe to other users’ replies', async () => {
     await subscriptionRefusal(await mesh.connectAs('tenant-acme'), '_INBOX.>');
   });
@@ -520,7 +541,7 @@ describe('a tenant user', () => {
       },
     );
     // ...and no JetStream API subject to ask on.
-    const subject = `$JS.API.CONSUMER.CREATE.${Streams.EVENTS.name}.spy.mesh.events.${OTHER_ACCOUNT}.>`;
+    const subject = `$JS.API.CONSUMER.CREATE.${Streams.EVENTS.name}.spy.mesh.eventlog.${OTHER_ACCOUNT}.>`;
     tenant.nc.publish(subject, '{}');
     await waitFor(
       () => tenant.violations.find((error) => error.operation === 'publish' && error.subject === subject),
@@ -530,16 +551,19 @@ describe('a tenant user', () => {
     );
   });
 
-  it('cannot publish events, even for its own account', async () => {
-    const tenant = await mesh.connectAs('tenant-acme');
-    const subject = `mesh.events.${ACCOUNT}.0af7651916cd43dd8448eb211c80319c`;
-    tenant.nc.publish(subject, '{"type":"done"}');
-    const violation = await waitFor(
-      () => tenant.violations.find((error) => error.operation === 'publish' && error.subject === subject),
-      { description: `a publish violation on ${subject}` },
-    );
-    expect(violation.subject).toBe(subject);
-  });
+  it.each(['mesh.events', 'mesh.eventlog'])(
+    'cannot publish events on %s, even for its own account',
+    async (prefix) => {
+      const tenant = await mesh.connectAs('tenant-acme');
+      const subject = `${prefix}.${ACCOUNT}.0af7651916cd43dd8448eb211c80319c`;
+      tenant.nc.publish(subject, '{"type":"done"}');
+      const violation = await waitFor(
+        () => tenant.violations.find((error) => error.operation === 'publish' && error.subject === subject),
+        { description: `a publish violation on ${subject}` },
+      );
+      expect(violation.subject).toBe(subject);
+    },
+  );
 });
 
 describe('the provisioner user', () => {

@@ -1,6 +1,6 @@
-import type { TaskEvent } from '@agentmesh/protocol';
+import type { TaskEvent, TaskStatusRecord } from '@agentmesh/protocol';
 import { describe, expect, it } from 'vitest';
-import { CheckName, judgeLedger, sideEffectKey, type LedgerInput } from './ledger-checks.js';
+import { CheckName, judgeLedger, killedAttempts, sideEffectKey, type LedgerInput } from './ledger-checks.js';
 import { appendedMessageText } from './message-text.js';
 
 const TRACE = 'a'.repeat(32);
@@ -245,6 +245,129 @@ describe('judgeLedger', () => {
       errorsByCode: { MAX_DELIVER_EXCEEDED: 1 },
       redelivered: 1,
     });
+  });
+});
+
+describe('judgeLedger: status records, NATS followers, dead letters', () => {
+  const stored = (): TaskEvent[] => cleanInput().eventsByTrace.get(TRACE)! as TaskEvent[];
+  const status = (overrides: Partial<TaskStatusRecord> = {}): TaskStatusRecord => ({
+    trace_id: TRACE,
+    account_id: 'acme',
+    workflow_id: 'chaos_agent',
+    status: 'done',
+    attempt: 1,
+    updated_at: new Date(T0).toISOString(),
+    last_seq: 5,
+    ...overrides,
+  });
+  const withStatus = (record: TaskStatusRecord | null): LedgerInput =>
+    cleanInput({ statuses: new Map([[TRACE, record]]) });
+
+  it('when the status record says what the terminal event says, the status check passes', () => {
+    const verdict = judgeLedger(withStatus(status()));
+    expect(verdict.passed).toBe(true);
+    expect(verdict.tasks.statusDisagreements).toBe(0);
+  });
+
+  it('when a done task’s status record went back to running (a stale attempt’s write), the status check fails and counts it', () => {
+    const input = withStatus(status({ status: 'running', attempt: 1, last_seq: undefined }));
+    expect(failing(input)).toEqual([CheckName.statusAgrees]);
+    expect(judgeLedger(input).tasks.statusDisagreements).toBe(1);
+  });
+
+  it('when a finished task has no status record, or one with another error code or last_seq, the status check fails', () => {
+    expect(failing(withStatus(null))).toEqual([CheckName.statusAgrees]);
+    expect(failing(withStatus(status({ last_seq: 3 })))).toEqual([CheckName.statusAgrees]);
+    const errorLog = new Map([[TRACE, log(TRACE, [toolStart(), failed(3)])]]);
+    const errorStatus = status({
+      status: 'error',
+      last_seq: 2,
+      error: { code: 'INTERNAL', message: 'x' },
+    });
+    expect(
+      failing(cleanInput({ eventsByTrace: errorLog, statuses: new Map([[TRACE, errorStatus]]) })),
+    ).toEqual([CheckName.statusAgrees]);
+    const agreeing = { ...errorStatus, error: { code: 'MAX_DELIVER_EXCEEDED' as const, message: 'x' } };
+    expect(failing(cleanInput({ eventsByTrace: errorLog, statuses: new Map([[TRACE, agreeing]]) }))).toEqual(
+      [],
+    );
+  });
+
+  it('when a task’s follower saw exactly the stored events, the follower checks pass and tally them', () => {
+    const verdict = judgeLedger(
+      cleanInput({ followed: new Map([[TRACE, { events: stored(), disconnected: false }]]) }),
+    );
+    expect(verdict.passed).toBe(true);
+    expect(verdict.followers).toEqual({
+      tasks: 1,
+      received: 5,
+      unstored: 0,
+      repeatedOrReordered: 0,
+      missed: 0,
+      missedAcrossReconnect: 0,
+    });
+  });
+
+  it('when a follower saw a stale attempt’s refused publish (a chunk with a seq the store gave another event), the stored-only check fails and counts it', () => {
+    const [start, result, ...rest] = stored();
+    const zombie = { ...rest[0]!, attempt: 2, data: { delta: 'zombie text' } } as TaskEvent;
+    const input = cleanInput({
+      followed: new Map([[TRACE, { events: [start!, result!, zombie, ...rest], disconnected: false }]]),
+    });
+    expect(failing(input)).toEqual([CheckName.followersSawStored]);
+    expect(judgeLedger(input).followers.unstored).toBe(1);
+  });
+
+  it('when a follower saw a stored event twice or out of order, the stored-only check fails', () => {
+    const events = stored();
+    const twice = [...events.slice(0, 3), events[2]!, ...events.slice(3)];
+    expect(
+      failing(cleanInput({ followed: new Map([[TRACE, { events: twice, disconnected: false }]]) })),
+    ).toEqual([CheckName.followersSawStored]);
+    const swapped = [events[0]!, events[2]!, events[1]!, ...events.slice(3)];
+    const verdict = judgeLedger(
+      cleanInput({ followed: new Map([[TRACE, { events: swapped, disconnected: false }]]) }),
+    );
+    expect(verdict.followers.repeatedOrReordered).toBe(1);
+    expect(verdict.checks.find((check) => check.name === CheckName.followersSawStored)?.passed).toBe(false);
+  });
+
+  it('when a follower missed a stored event with its connection up, the missed check fails; across its own reconnect it is only counted', () => {
+    const missing = stored().filter((event) => event.seq !== 3);
+    expect(
+      failing(cleanInput({ followed: new Map([[TRACE, { events: missing, disconnected: false }]]) })),
+    ).toEqual([CheckName.followersMissedNothing]);
+    const acrossReconnect = judgeLedger(
+      cleanInput({ followed: new Map([[TRACE, { events: missing, disconnected: true }]]) }),
+    );
+    expect(acrossReconnect.passed).toBe(true);
+    expect(acrossReconnect.followers).toMatchObject({ missed: 0, missedAcrossReconnect: 1 });
+  });
+
+  it('when a task ended MAX_DELIVER_EXCEEDED with fewer than MAX_DELIVER of its attempts killed, the dead-letter check fails', () => {
+    const events = new Map([[TRACE, log(TRACE, [toolStart(), toolStart(2), failed(3)])]]);
+    const starts = [1, 2, 3].map((attempt) => ({
+      slot: `executor-${attempt}`,
+      at: T0 + attempt * 1_000,
+      traceId: TRACE,
+      attempt,
+    }));
+    const kill = (slot: string, at: number) => ({ at, kind: 'executor' as const, target: slot });
+    const oneKill = { starts, kills: [kill('executor-1', T0 + 1_500)], maxDeliver: 3 };
+    const input = cleanInput({ eventsByTrace: events, deadLetters: oneKill });
+    expect(failing(input)).toEqual([CheckName.noDeadLetterByPause]);
+    expect(judgeLedger(input).tasks.deadLetteredByPause).toBe(1);
+    // A kill of the same executor before the attempt started, or after the next one, ended nothing of it.
+    expect(
+      killedAttempts(TRACE, starts, [kill('executor-2', T0 + 1_500), kill('executor-1', T0 + 2_500)]),
+    ).toBe(0);
+
+    const allKilled = {
+      starts,
+      kills: starts.map((start) => kill(start.slot, start.at + 500)),
+      maxDeliver: 3,
+    };
+    expect(failing(cleanInput({ eventsByTrace: events, deadLetters: allKilled }))).toEqual([]);
   });
 });
 

@@ -3,9 +3,13 @@
  * clients were told: every accepted task has exactly one terminal event and it is the last; seq runs
  * 1..n with no gap; no accepted task is lost; no side effect whose result was recorded ran again; every
  * side effect appears in the log; appended chunks equal the final answer; the work queue is empty or
- * its leftovers belong to finished tasks. Pure: the runner gathers the inputs, tests craft them.
+ * its leftovers belong to finished tasks; each task's status record says what its terminal event says;
+ * a core-NATS follower of each task (subscribed before the submit) saw exactly the stored events, in
+ * order, once; no task was dead-lettered by a pause (fewer of its attempts killed than MAX_DELIVER).
+ * Pure: the runner gathers the inputs, tests craft them.
  */
-import type { TaskEvent } from '@agentmesh/protocol';
+import type { TaskEvent, TaskStatusRecord } from '@agentmesh/protocol';
+import type { AttemptStart, ServiceKill } from './recovery.js';
 import { appendedMessageText } from './message-text.js';
 
 /** `<trace_id>:<call_id>`: the idempotency key the executor sends with an HTTP tool call. */
@@ -33,6 +37,28 @@ export interface LedgerInput {
   workQueueLeftovers: readonly WorkQueueLeftover[];
   /** The answer each task was scripted to give, when known: a done task must end with exactly it. */
   expectedAnswers?: ReadonlyMap<string, string>;
+  /**
+   * Each task's status record after the run settled (`mesh_tasks`), or null when it has none. When
+   * given, every task with a terminal event must have a record that says the same.
+   */
+  statuses?: ReadonlyMap<string, TaskStatusRecord | null>;
+  /**
+   * What a core-NATS subscriber of each task's `mesh.events.<account>.<trace_id>`, subscribed before the
+   * submit, received, in arrival order. When given, it must be exactly the stored events.
+   */
+  followed?: ReadonlyMap<string, FollowedTask>;
+  /** For the dead-letter check: executors' attempt starts, executor kills and the executors' MAX_DELIVER. */
+  deadLetters?: { starts: readonly AttemptStart[]; kills: readonly ServiceKill[]; maxDeliver: number };
+}
+
+/** One task as its core-NATS follower saw it. */
+export interface FollowedTask {
+  events: readonly TaskEvent[];
+  /**
+   * The follower's connection was disconnected, or a NATS node down, while the task ran: what it missed
+   * meanwhile is explained (core NATS keeps nothing for an absent subscriber).
+   */
+  disconnected: boolean;
 }
 
 export const CheckName = {
@@ -45,6 +71,10 @@ export const CheckName = {
   chunksEqualAnswer: 'appended chunks equal the final answer',
   answerAsScripted: 'the final answer is the scripted one',
   workQueueDrained: 'work queue drained (leftovers explained)',
+  statusAgrees: 'the status record agrees with the terminal event',
+  followersSawStored: 'NATS followers saw only stored events, in order, once',
+  followersMissedNothing: 'NATS followers missed no event (outside reconnects and NATS faults)',
+  noDeadLetterByPause: 'no task dead-lettered unless MAX_DELIVER of its attempts were killed',
 } as const;
 export type CheckName = (typeof CheckName)[keyof typeof CheckName];
 
@@ -68,6 +98,24 @@ export interface TaskTally {
   redelivered: number;
   /** Tasks whose client saw a takeover marker (`attempt_started`). */
   withAttemptStarted: number;
+  /** Tasks whose status record disagrees with their terminal event (or is missing). */
+  statusDisagreements: number;
+  /** Tasks ended MAX_DELIVER_EXCEEDED with fewer than MAX_DELIVER of their attempts killed. */
+  deadLetteredByPause: number;
+}
+
+export interface FollowerTally {
+  /** Tasks followed on core NATS. */
+  tasks: number;
+  /** Events the followers received. */
+  received: number;
+  /** Received events that are not stored (a refused or duplicate publish that reached followers). */
+  unstored: number;
+  /** Stored events received again, or before one received earlier. */
+  repeatedOrReordered: number;
+  /** Stored events a follower never received, while its connection stayed up / across a reconnect. */
+  missed: number;
+  missedAcrossReconnect: number;
 }
 
 export interface SideEffectTally {
@@ -86,6 +134,7 @@ export interface SideEffectTally {
 export interface LedgerVerdict {
   tasks: TaskTally;
   sideEffects: SideEffectTally;
+  followers: FollowerTally;
   workQueueLeftovers: number;
   checks: CheckResult[];
   passed: boolean;
@@ -125,6 +174,18 @@ export function judgeLedger(input: LedgerInput): LedgerVerdict {
     chunksEqualAnswer: new Check(CheckName.chunksEqualAnswer),
     answerAsScripted: new Check(CheckName.answerAsScripted),
     workQueueDrained: new Check(CheckName.workQueueDrained),
+    statusAgrees: new Check(CheckName.statusAgrees),
+    followersSawStored: new Check(CheckName.followersSawStored),
+    followersMissedNothing: new Check(CheckName.followersMissedNothing),
+    noDeadLetterByPause: new Check(CheckName.noDeadLetterByPause),
+  };
+  const followers: FollowerTally = {
+    tasks: 0,
+    received: 0,
+    unstored: 0,
+    repeatedOrReordered: 0,
+    missed: 0,
+    missedAcrossReconnect: 0,
   };
   for (const malformed of input.malformedEvents) checks.eventsParse.fail(malformed);
 
@@ -137,6 +198,8 @@ export function judgeLedger(input: LedgerInput): LedgerVerdict {
     duplicatedTerminal: 0,
     redelivered: 0,
     withAttemptStarted: 0,
+    statusDisagreements: 0,
+    deadLetteredByPause: 0,
   };
   /** tool_start count per side-effect key, from the log. */
   const startsByKey = new Map<string, number>();
@@ -168,6 +231,48 @@ export function judgeLedger(input: LedgerInput): LedgerVerdict {
       else {
         tasks.error += 1;
         tasks.errorsByCode[terminal.data.code] = (tasks.errorsByCode[terminal.data.code] ?? 0) + 1;
+      }
+      if (input.statuses !== undefined) {
+        const disagreement = statusDisagreement(terminal, input.statuses.get(traceId) ?? null);
+        if (disagreement !== undefined) {
+          tasks.statusDisagreements += 1;
+          checks.statusAgrees.fail(`${traceId}: ${disagreement}`);
+        }
+      }
+      if (
+        input.deadLetters !== undefined &&
+        terminal.type === 'error' &&
+        terminal.data.code === 'MAX_DELIVER_EXCEEDED'
+      ) {
+        const killed = killedAttempts(traceId, input.deadLetters.starts, input.deadLetters.kills);
+        if (killed < input.deadLetters.maxDeliver) {
+          tasks.deadLetteredByPause += 1;
+          checks.noDeadLetterByPause.fail(
+            `${traceId}: MAX_DELIVER_EXCEEDED with ${killed} of its attempts killed (MAX_DELIVER ${input.deadLetters.maxDeliver})`,
+          );
+        }
+      }
+    }
+
+    const followed = input.followed?.get(traceId);
+    if (followed !== undefined) {
+      const seen = compareFollowed(events, followed.events);
+      followers.tasks += 1;
+      followers.received += followed.events.length;
+      followers.unstored += seen.unstored.length;
+      followers.repeatedOrReordered += seen.repeatedOrReordered.length;
+      if (seen.unstored.length + seen.repeatedOrReordered.length > 0) {
+        const first = [...seen.unstored, ...seen.repeatedOrReordered][0]!;
+        checks.followersSawStored.fail(
+          `${traceId}: ${seen.unstored.length} unstored, ${seen.repeatedOrReordered.length} repeated or out of order (e.g. seq ${first.seq} attempt ${first.attempt} ${first.type})`,
+        );
+      }
+      if (followed.disconnected) followers.missedAcrossReconnect += seen.missed;
+      else if (seen.missed > 0) {
+        followers.missed += seen.missed;
+        checks.followersMissedNothing.fail(
+          `${traceId}: ${seen.missed} of ${events.length} stored events never reached its follower`,
+        );
       }
     }
 
@@ -241,10 +346,83 @@ export function judgeLedger(input: LedgerInput): LedgerVerdict {
   return {
     tasks,
     sideEffects,
+    followers,
     workQueueLeftovers: input.workQueueLeftovers.length,
     checks: results,
     passed: results.every((check) => check.passed),
   };
+}
+
+/**
+ * Why a task's status record does not say what its terminal event says, or undefined when it does: `done`
+ * for `done`; `cancelled` for a CANCELLED error, `error` with the event's code for any other; and a
+ * `last_seq`, when the record has one, that is the terminal event's.
+ */
+export function statusDisagreement(terminal: TaskEvent, status: TaskStatusRecord | null): string | undefined {
+  if (status === null) return `no status record, terminal ${terminal.type}`;
+  const expected =
+    terminal.type === 'done'
+      ? 'done'
+      : terminal.type === 'error' && terminal.data.code === 'CANCELLED'
+        ? 'cancelled'
+        : 'error';
+  const what = `status ${status.status} (attempt ${status.attempt}), terminal ${terminal.type} (seq ${terminal.seq}, attempt ${terminal.attempt})`;
+  if (status.status !== expected) return what;
+  if (terminal.type === 'error' && expected === 'error' && status.error?.code !== terminal.data.code)
+    return `${what}: status error ${status.error?.code ?? 'none'}, terminal ${terminal.data.code}`;
+  if (status.last_seq !== undefined && status.last_seq !== terminal.seq)
+    return `${what}: status last_seq ${status.last_seq}`;
+  return undefined;
+}
+
+/**
+ * Lines up what a follower received with the stored events: each received event must be a stored one
+ * (the same JSON), later in the log than the one received before it. What is left unmatched is missed.
+ */
+export function compareFollowed(
+  stored: readonly TaskEvent[],
+  received: readonly TaskEvent[],
+): { unstored: TaskEvent[]; repeatedOrReordered: TaskEvent[]; missed: number } {
+  const position = new Map(stored.map((event, i) => [canonicalJson(event), i]));
+  const unstored: TaskEvent[] = [];
+  const repeatedOrReordered: TaskEvent[] = [];
+  let last = -1;
+  let matched = 0;
+  for (const event of received) {
+    const at = position.get(canonicalJson(event));
+    if (at === undefined) unstored.push(event);
+    else if (at <= last) repeatedOrReordered.push(event);
+    else {
+      last = at;
+      matched += 1;
+    }
+  }
+  return { unstored, repeatedOrReordered, missed: stored.length - matched };
+}
+
+/** JSON with object keys sorted, so one event read two ways compares equal. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) =>
+    inner !== null && typeof inner === 'object' && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : inner,
+  );
+}
+
+/**
+ * How many attempts at a task an executor kill ended: an attempt started on an executor that was killed
+ * after the start and before the task's next attempt started (or for good, for its last attempt).
+ */
+export function killedAttempts(
+  traceId: string,
+  starts: readonly AttemptStart[],
+  kills: readonly ServiceKill[],
+): number {
+  const ofTask = starts.filter((start) => start.traceId === traceId).sort((a, b) => a.at - b.at);
+  return ofTask.filter((start, i) => {
+    const until = ofTask[i + 1]?.at ?? Infinity;
+    return kills.some((kill) => kill.target === start.slot && kill.at > start.at && kill.at < until);
+  }).length;
 }
 
 /** Where two texts part, with a little context: `"…bTask 24…" ≠ "…booked…" at char 12`. */

@@ -13,6 +13,8 @@ export interface LedgerRun {
   refusals: string[];
   killsByKind: Record<string, number>;
   natsFaultsByKind: Record<string, number>;
+  /** Executors stopped (SIGSTOP) past their ack_wait and woken (SIGCONT). */
+  executorPauses: number;
   restartFailures: string[];
   /** Why the run fails although every check of the log passed (refused submissions, services left down). */
   runFailures: string[];
@@ -30,7 +32,7 @@ export function renderLedger(
   recovery: RecoveryReport,
   takeover: TakeoverReport,
 ): string {
-  const { tasks, sideEffects } = verdict;
+  const { tasks, sideEffects, followers } = verdict;
   const kills = Object.entries(run.killsByKind)
     .map(([kind, count]) => `${count} ${kind}`)
     .join(', ');
@@ -47,13 +49,29 @@ export function renderLedger(
     ['  lost', String(tasks.lost)],
     ['  duplicated terminal', String(tasks.duplicatedTerminal)],
     ['  redelivered / with attempt_started', `${tasks.redelivered} / ${tasks.withAttemptStarted}`],
+    ['  status record ≠ terminal event', String(tasks.statusDisagreements)],
+    [
+      '  dead-lettered with < MAX_DELIVER attempts killed (a pause or NATS fault)',
+      String(tasks.deadLetteredByPause),
+    ],
     ['submissions refused', String(run.refused)],
+    [
+      'NATS followers (core, subscribed before submit)',
+      `${followers.tasks} tasks, ${followers.received} events received`,
+    ],
+    ['  unstored events seen', String(followers.unstored)],
+    ['  repeated or out of order', String(followers.repeatedOrReordered)],
+    [
+      '  missed (connection up / across a reconnect or NATS fault)',
+      `${followers.missed} / ${followers.missedAcrossReconnect}`,
+    ],
     ['side effects (tool API calls)', `${sideEffects.calls} for ${sideEffects.keys} keys`],
     ['  repeats (any)', String(sideEffects.repeats)],
     ['  repeats after a recorded result', String(sideEffects.repeatsAfterResult)],
     ['  not in the log', String(sideEffects.unlogged)],
     ['service kills', kills || '0'],
     ['NATS node faults', natsFaults || '0'],
+    ['executor pauses (SIGSTOP past ack_wait, SIGCONT)', String(run.executorPauses)],
     [
       'executor kill → task running again',
       `p50 ${ms(takeover.afterExecutorKill.p50_ms)}, p99 ${ms(takeover.afterExecutorKill.p99_ms)}, max ${ms(takeover.afterExecutorKill.max_ms)} (${takeover.afterExecutorKill.count} tasks held; executors' logs)`,

@@ -30,6 +30,13 @@ export interface ServiceKill {
   target: string;
 }
 
+/** An executor stopped with SIGSTOP and woken with SIGCONT. */
+export interface ServicePause {
+  at: number;
+  target: string;
+  resumedAt: number;
+}
+
 export const NatsFaultKind = { kill: 'kill', pause: 'pause' } as const;
 export type NatsFaultKind = (typeof NatsFaultKind)[keyof typeof NatsFaultKind];
 
