@@ -7,6 +7,7 @@ export {
   KeyListingTimeoutError,
   PublishUnconfirmedError,
   TaskStatusContentionError,
+  ScheduleContentionError,
   TaskStatusWriteError,
   AccountUsageWriteError,
   TaskEventsExpiredError,
@@ -30,6 +31,7 @@ export {
   DEFAULT_RECALL_TOOLS_TTL_MS,
   DEFAULT_DEAD_LETTER_RETENTION_MS,
   DEFAULT_TASK_RETENTION_MS,
+  SCHEDULE_FIRING_TTL_MS,
   ensureDeadLetterStream,
   ensureMeshStreams,
   openBucket,
@@ -119,3 +121,5 @@ export type {
   StoredDeadLetter,
 } from './stores/dead-letter-store.js';
 export type { VersionedTaskStatus } from './stores/task-status-store.js';
+export { ScheduleStore } from './stores/schedule-store.js';
+export type { VersionedFiring, VersionedSchedule } from './stores/schedule-store.js';
