@@ -116,15 +116,17 @@ export class ScheduleStore {
     return { schedules, malformed };
   }
 
-  /** Claims a fire time: true for the one caller whose create stored the firing. */
-  async claimFiring(fireKey: string, firing: ScheduleFiring): Promise<boolean> {
+  /**
+   * Claims a fire time: the stored firing's revision for the one caller whose create stored it,
+   * undefined for every other (the firing exists).
+   */
+  async claimFiring(fireKey: string, firing: ScheduleFiring): Promise<number | undefined> {
     const parsed = ScheduleFiring.parse(firing);
     const key = firingKey(parsed.account_id, parsed.schedule_id, fireKey);
     try {
-      await this.firings.create(key, encodeJson(parsed));
-      return true;
+      return await this.firings.create(key, encodeJson(parsed));
     } catch (error) {
-      if ((await this.getFiring(parsed.account_id, parsed.schedule_id, fireKey)) !== undefined) return false;
+      if ((await this.getFiring(parsed.account_id, parsed.schedule_id, fireKey)) !== undefined) return undefined;
       throw error;
     }
   }
