@@ -166,6 +166,7 @@ export type ScheduleFiring = z.infer<typeof ScheduleFiring>;
 
 /** `GET /v1/schedules`. */
 export const ScheduleListItem = Schedule.and(z.object({ next_fire_at: IsoDateTime.optional() }));
+export type ScheduleListItem = z.infer<typeof ScheduleListItem>;
 export const ScheduleList = z.object({ schedules: z.array(ScheduleListItem) });
 export type ScheduleList = z.infer<typeof ScheduleList>;
 
