@@ -468,7 +468,9 @@ describe('the whole mesh on the least-privilege users of accounts.conf', () => {
       description: 'the firing loop submitted a scheduled task',
     });
     await ok(call('POST', `${path}/pause`));
-    const ran = (await (await ok(call('POST', `${path}/run`, { body: { idempotency_key: 'lp-1' } }))).json()) as {
+    const ran = (await (
+      await ok(call('POST', `${path}/run`, { body: { idempotency_key: 'lp-1' } }))
+    ).json()) as {
       trace_id: string;
     };
     expect((await sseEvents(ran.trace_id)).at(-1)).toMatchObject({ type: 'done' });
