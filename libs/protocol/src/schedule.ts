@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { ChatMessage } from './chat.js';
 import { ErrorCodeSchema } from './errors.js';
-import { IdempotencyKey, IsoDateTime, UserIdInput, UserId, WorkflowId } from './ids.js';
+import { IdempotencyKey, IsoDateTime, UserIdInput, UserId } from './ids.js';
 import { AccountId } from './names.js';
 import { AccountType } from './task.js';
 import { TraceId } from './trace-id.js';

@@ -126,7 +126,8 @@ export class ScheduleStore {
     try {
       return await this.firings.create(key, encodeJson(parsed));
     } catch (error) {
-      if ((await this.getFiring(parsed.account_id, parsed.schedule_id, fireKey)) !== undefined) return undefined;
+      if ((await this.getFiring(parsed.account_id, parsed.schedule_id, fireKey)) !== undefined)
+        return undefined;
       throw error;
     }
   }
