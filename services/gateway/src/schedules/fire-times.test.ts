@@ -5,7 +5,7 @@
  * intervals anchored at activation, and what is refused.
  */
 import { describe, expect, it } from 'vitest';
-import { cronProblem, fireTimesBetween, nextFireTimes } from './fire-times.js';
+import { cronProblem, fireTimesBetween, nextFireTimes, previousFireTime } from './fire-times.js';
 
 const iso = (dates: Date[]) => dates.map((d) => d.toISOString());
 const cron = (expr: string, timezone: string) => ({
@@ -103,5 +103,32 @@ describe('croner fields and intervals', () => {
     expect(cronProblem('not cron')).toBeDefined();
     expect(cronProblem('0 0 31 2 *')).toBeDefined();
     expect(cronProblem('0 8 * * 1-5', 'Europe/Berlin')).toBeUndefined();
+  });
+
+  it('when the newest fire time before a moment is asked, it is found without a walk, and none before activation', () => {
+    const minutely = cron('* * * * *', 'Europe/Berlin');
+    const before = new Date('2027-01-01T00:00:00.000Z');
+    expect(previousFireTime(minutely, before, new Date('2026-06-01T00:00:00Z'))?.toISOString()).toBe(
+      '2026-12-31T23:59:00.000Z',
+    );
+    expect(previousFireTime(minutely, before, new Date('2026-12-31T23:59:00Z'))).toBeUndefined();
+    // Berlin's spring-forward day: the 02:30 job's run that day was 03:00 CEST.
+    const daily = cron('30 2 * * *', 'Europe/Berlin');
+    expect(
+      previousFireTime(
+        daily,
+        new Date('2027-03-29T00:00:00Z'),
+        new Date('2027-01-01T00:00:00Z'),
+      )?.toISOString(),
+    ).toBe('2027-03-28T01:00:00.000Z');
+    const interval = { interval_seconds: 90, active_since: '2026-01-01T00:00:00.000Z' };
+    expect(
+      previousFireTime(
+        interval,
+        new Date('2026-01-01T00:04:30.000Z'),
+        new Date('2025-01-01T00:00:00Z'),
+      )?.toISOString(),
+    ).toBe('2026-01-01T00:03:00.000Z');
+    expect(previousFireTime(interval, new Date('2026-01-01T00:01:30.000Z'), new Date(0))).toBeUndefined();
   });
 });

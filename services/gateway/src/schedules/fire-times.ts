@@ -52,7 +52,7 @@ export function nextFireTimes(timing: ScheduleTiming, after: Date, count: number
 
 /**
  * The fire times in `(after, until]`, oldest first, at most `limit` of them (the newest are kept when
- * there are more: a catch-up only ever runs the latest).
+ * there are more). Walks every fire time: meant for short spans (the grace window).
  */
 export function fireTimesBetween(timing: ScheduleTiming, after: Date, until: Date, limit: number): Date[] {
   const found: Date[] = [];
@@ -65,4 +65,20 @@ export function fireTimesBetween(timing: ScheduleTiming, after: Date, until: Dat
     if (batch.length < 500) return found;
     cursor = batch[batch.length - 1]!;
   }
+}
+
+/** The newest fire time strictly between `after` and `before`, if any (no walk: croner counts backwards). */
+export function previousFireTime(timing: ScheduleTiming, before: Date, after: Date): Date | undefined {
+  const since = new Date(timing.active_since);
+  const floor = after < since ? since : after;
+  if (before <= floor) return undefined;
+  let found: Date | undefined;
+  if (timing.interval_seconds !== undefined) {
+    const step = timing.interval_seconds * 1000;
+    const k = Math.ceil((before.getTime() - since.getTime()) / step) - 1;
+    found = k >= 1 ? new Date(since.getTime() + k * step) : undefined;
+  } else if (timing.cron !== undefined) {
+    found = cronOf(timing.cron, timing.timezone).previousRuns(1, before)[0];
+  }
+  return found !== undefined && found > floor ? found : undefined;
 }

@@ -17,12 +17,17 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { ScheduleStore } from '@agentmesh/bus';
 import type { Logger } from '@agentmesh/runtime';
-import type { FiringKind, Schedule, ScheduleFiring, SubmitTaskRequestInput } from '@agentmesh/protocol';
+import {
+  FiringKind,
+  type Schedule,
+  type ScheduleFiring,
+  type SubmitTaskRequestInput,
+} from '@agentmesh/protocol';
 import { CallerKind } from '../auth.js';
 import { Rejection } from '../errors.js';
 import type { AcceptedTask, TaskSubmitter } from '../task-submission.js';
 import type { SchedulerClock, TimerHandle } from './clock.js';
-import { fireTimesBetween } from './fire-times.js';
+import { fireTimesBetween, previousFireTime } from './fire-times.js';
 
 export interface SchedulerOptions {
   store: ScheduleStore;
@@ -39,7 +44,7 @@ export interface SchedulerOptions {
   log: Logger;
 }
 
-/** The most fire times one tick walks for a schedule (a long outage of a frequent one keeps the newest). */
+/** The most on-time fire times one tick fires for a schedule (the grace window bounds them anyway). */
 const MAX_DUE_PER_TICK = 1000;
 
 export interface FiringOutcome {
@@ -140,38 +145,42 @@ export class Scheduler {
       schedule.settled_through !== undefined && new Date(schedule.settled_through) > since
         ? new Date(schedule.settled_through)
         : since;
-    const due = fireTimesBetween(schedule, from, now, MAX_DUE_PER_TICK);
+    // Fire times from here on are on time; older ones were missed. Only the newest missed one matters
+    // (run_once fires it, skip drops it), so a long outage is never walked fire time by fire time.
+    const windowStart = new Date(now.getTime() - this.options.graceMs);
+    const newestMissed = from < windowStart ? previousFireTime(schedule, windowStart, from) : undefined;
+    const onTimeFrom = from >= windowStart ? from : new Date(windowStart.getTime() - 1);
+    const onTime = fireTimesBetween(schedule, onTimeFrom, now, MAX_DUE_PER_TICK);
+    const due: Array<{ time: Date; kind: FiringKind }> = [
+      ...(newestMissed === undefined ? [] : [{ time: newestMissed, kind: FiringKind.enum.missed }]),
+      ...onTime.map((time) => ({ time, kind: FiringKind.enum.scheduled })),
+    ];
     if (due.length === 0) return;
-    const missed = due.filter((time) => now.getTime() - time.getTime() > this.options.graceMs);
-    const lastMissed = missed[missed.length - 1];
     let settledThrough: Date | undefined;
     let blocked = false;
-    for (const time of due) {
-      const onTime = !missed.includes(time);
+    for (const { time, kind } of due) {
       let settled = true;
-      if (onTime || (time === lastMissed && schedule.missed_policy === 'run_once')) {
+      if (kind === 'scheduled' || schedule.missed_policy === 'run_once') {
         const outcome = await this.fire(schedule, String(time.getTime()), {
           fireAt: time,
-          kind: onTime ? 'scheduled' : 'missed',
+          kind,
           idempotencyKey: scheduledIdempotencyKey(schedule.schedule_id, time),
         });
         settled = outcome.settled;
+      } else {
+        this.options.log.info(
+          {
+            account_id: schedule.account_id,
+            schedule_id: schedule.schedule_id,
+            after: from.toISOString(),
+            newest_missed: time.toISOString(),
+          },
+          'fire times missed while no gateway ran were skipped, as the schedule says',
+        );
       }
       // Settled fire times are passed over only up to the first one still pending.
       if (!settled) blocked = true;
       if (!blocked) settledThrough = time;
-    }
-    const skipped = missed.length - (schedule.missed_policy === 'run_once' && lastMissed ? 1 : 0);
-    if (skipped > 0) {
-      this.options.log.info(
-        {
-          account_id: schedule.account_id,
-          schedule_id: schedule.schedule_id,
-          skipped,
-          first: missed[0]?.toISOString(),
-        },
-        'fire times missed while no gateway ran were skipped, as the schedule says',
-      );
     }
     if (settledThrough === undefined) return;
     const through = settledThrough.toISOString();

@@ -5,6 +5,7 @@
  * missed while no gateway ran follow the schedule's policy; pause, resume and run-now; bad input and
  * another account's schedule are refused.
  */
+import { randomBytes } from 'node:crypto';
 import { openMeshBuckets, ScheduleStore } from '@agentmesh/bus';
 import { Streams, taskReceivedSubject } from '@agentmesh/protocol';
 import { startNats, type NatsServer } from '@agentmesh/testkit';
@@ -39,6 +40,8 @@ const ENV = {
   SCHEDULE_MISFIRE_GRACE_MS: '60000',
   SCHEDULE_CLAIM_LEASE_MS: '30000',
   SCHEDULE_TICK_MS: '1000',
+  // One mesh: every gateway has the same master key, from which idempotency request digests are keyed.
+  CREDENTIALS_MASTER_KEY: randomBytes(32).toString('base64'),
 };
 
 let nats: NatsServer;
@@ -176,7 +179,7 @@ describe('firings with two gateways on one clock', () => {
 
     await moveTo('2026-06-01T08:05:40.000Z');
     const firing = (await store.getFiring('delta', id, String(fireAt.getTime())))?.firing;
-    expect(firing?.state).toBe('submitted');
+    expect(firing, JSON.stringify(firing)).toMatchObject({ state: 'submitted' });
     expect(firing?.claimed_by).not.toBe('gateway-that-died');
     expect(firing?.trace_id).toBe(submitted.body.trace_id);
     expect(await storedTasks('delta')).toBe(1);
@@ -308,5 +311,65 @@ describe('bad input and tenancy', () => {
     expect(shown.body.last_runs).toEqual([]);
     expect((await api('acme', 'GET', '/v1/schedules/not-an-id')).status).toBe(400);
     expect((await call(gateways[0]!.url, 'GET', '/v1/schedules')).status).toBe(401);
+  });
+});
+
+describe('DST, fired by the loop on the frozen clock', () => {
+  const fired = async (account: Account, id: string): Promise<string[]> =>
+    (await api(account, 'GET', `/v1/schedules/${id}?runs=20`)).body.last_runs
+      .map((run: Json) => run.fire_at as string)
+      .sort();
+
+  it('when Europe/Berlin springs forward, a daily 02:30 fires once at 03:00 CEST; an every-30-minutes job runs on both passes of the repeated hour at fall-back', async () => {
+    await moveTo('2027-03-27T12:00:00.000Z');
+    const daily = await create('acme', everyMinute({ cron: '30 2 * * *' }));
+    for (const time of [
+      '2027-03-28T00:30:05.000Z', // 01:30 CET: nothing
+      '2027-03-28T01:00:05.000Z', // 03:00 CEST: the first valid time after the gap
+      '2027-03-28T01:30:05.000Z', // 03:30 CEST: nothing more that day
+      '2027-03-29T00:30:05.000Z', // 02:30 CEST the next day
+    ]) {
+      await moveTo(time);
+    }
+    expect(await fired('acme', daily.schedule_id)).toEqual([
+      '2027-03-28T01:00:00.000Z',
+      '2027-03-29T00:30:00.000Z',
+    ]);
+    await api('acme', 'DELETE', `/v1/schedules/${daily.schedule_id}`);
+
+    await moveTo('2027-10-30T23:50:00.000Z');
+    const halfHourly = await create('acme', everyMinute({ cron: '*/30 * * * *' }));
+    // 31 October 2027, 03:00 CEST → 02:00 CET: 02:00–03:00 local happens twice.
+    for (const time of ['00:00', '00:30', '01:00', '01:30', '02:00'])
+      await moveTo(`2027-10-31T${time}:05.000Z`);
+    expect(await fired('acme', halfHourly.schedule_id)).toEqual([
+      '2027-10-31T00:00:00.000Z', // 02:00 CEST
+      '2027-10-31T00:30:00.000Z', // 02:30 CEST
+      '2027-10-31T01:00:00.000Z', // 02:00 CET
+      '2027-10-31T01:30:00.000Z', // 02:30 CET
+      '2027-10-31T02:00:00.000Z', // 03:00 CET
+    ]);
+    await api('acme', 'DELETE', `/v1/schedules/${halfHourly.schedule_id}`);
+  });
+
+  it('when America/New_York falls back, a daily 01:30 fires once, at 01:30 EDT, not again at 01:30 EST; a weekday 08:00 stays 08:00 local', async () => {
+    await moveTo('2027-11-06T12:00:00.000Z');
+    const daily = await create('acme', everyMinute({ cron: '30 1 * * *', timezone: 'America/New_York' }));
+    const weekdays = await create('acme', everyMinute({ cron: '0 8 * * 1-5', timezone: 'America/New_York' }));
+    for (const time of [
+      '2027-11-07T05:30:05.000Z', // 01:30 EDT
+      '2027-11-07T06:30:05.000Z', // 01:30 EST: the same wall time again, not fired
+      '2027-11-08T06:30:05.000Z', // 01:30 EST the next day
+      '2027-11-08T13:00:05.000Z', // Monday 08:00 EST
+    ]) {
+      await moveTo(time);
+    }
+    expect(await fired('acme', daily.schedule_id)).toEqual([
+      '2027-11-07T05:30:00.000Z',
+      '2027-11-08T06:30:00.000Z',
+    ]);
+    expect(await fired('acme', weekdays.schedule_id)).toEqual(['2027-11-08T13:00:00.000Z']);
+    await api('acme', 'DELETE', `/v1/schedules/${daily.schedule_id}`);
+    await api('acme', 'DELETE', `/v1/schedules/${weekdays.schedule_id}`);
   });
 });
