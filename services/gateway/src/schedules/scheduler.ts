@@ -255,9 +255,12 @@ export class Scheduler {
       kind: firing.kind,
     };
     if (outcome instanceof Rejection && outcome.retryable) {
-      // Left claimed: after the lease this gateway or another submits it again (same idempotency key).
+      // Left claimed, with the reason shown: after the lease this gateway or another submits it again
+      // (same idempotency key) while the fire time is within the grace window; later it counts as missed.
+      const error = { code: outcome.code, message: outcome.message };
+      await store.replaceFiring(fireKey, { ...firing, error }, revision);
       log.warn({ ...context, code: outcome.code }, 'scheduled task refused for now; it is tried again later');
-      return { settled: false, firing, refused: outcome, duplicate: false };
+      return { settled: false, firing: { ...firing, error }, refused: outcome, duplicate: false };
     }
     const settled: ScheduleFiring =
       outcome instanceof Rejection
