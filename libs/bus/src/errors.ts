@@ -217,3 +217,17 @@ export class KeyListingClosedError extends Error {
     super(`the key listing of KV ${bucket} was closed before it ended`, options);
   }
 }
+
+/** A schedule's entry kept changing under every compare-and-set attempt (heavy contention). */
+export class ScheduleContentionError extends Error {
+  override readonly name = 'ScheduleContentionError';
+  readonly code = ErrorCode.CONFLICT;
+  readonly retryable = true;
+
+  constructor(
+    readonly key: string,
+    readonly attempts: number,
+  ) {
+    super(`schedule ${key} kept changing under ${attempts} updates`);
+  }
+}

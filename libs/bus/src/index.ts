@@ -7,6 +7,7 @@ export {
   KeyListingTimeoutError,
   PublishUnconfirmedError,
   TaskStatusContentionError,
+  ScheduleContentionError,
   TaskStatusWriteError,
   AccountUsageWriteError,
   TaskEventsExpiredError,
@@ -31,6 +32,7 @@ export {
   DEFAULT_RECALL_TOOLS_TTL_MS,
   DEFAULT_DEAD_LETTER_RETENTION_MS,
   DEFAULT_TASK_RETENTION_MS,
+  SCHEDULE_FIRING_TTL_MS,
   ensureDeadLetterStream,
   ensureMeshStreams,
   openBucket,
@@ -129,3 +131,5 @@ export type {
   StoredDeadLetter,
 } from './stores/dead-letter-store.js';
 export type { VersionedTaskStatus } from './stores/task-status-store.js';
+export { ScheduleStore } from './stores/schedule-store.js';
+export type { VersionedFiring, VersionedSchedule } from './stores/schedule-store.js';

@@ -80,6 +80,9 @@ export const DEFAULT_TASK_RETENTION_MS = DAY_MS;
 /** How long an account's daily usage entry lives (`mesh_account_usage` TTL, from its last write). */
 export const ACCOUNT_USAGE_TTL_MS = 2 * DAY_MS;
 
+/** How long a schedule's firing (its claim and its run record) is kept. */
+export const SCHEDULE_FIRING_TTL_MS = 30 * DAY_MS;
+
 /** How long a dead letter is kept, unless told otherwise: long enough for an operator to look after a holiday. */
 export const DEFAULT_DEAD_LETTER_RETENTION_MS = 14 * DAY_MS;
 
@@ -299,6 +302,8 @@ export interface MeshBuckets {
   mcpServers: KV;
   parkedTasks: KV;
   accountUsage: KV;
+  schedules: KV;
+  scheduleFirings: KV;
 }
 export type MeshBucketName = keyof MeshBuckets;
 
@@ -320,6 +325,11 @@ function meshBucketSettings(options: MeshResourceOptions): Record<MeshBucketName
     parkedTasks: [Buckets.PARKED_TASKS, {}],
     // A day's entry is read for caps during that UTC day only; two days outlive it across time zones.
     accountUsage: [Buckets.ACCOUNT_USAGE, { ttl: ACCOUNT_USAGE_TTL_MS }],
+    // No TTL: a schedule lives until it is deleted.
+    schedules: [Buckets.SCHEDULES, {}],
+    // A firing's claim must outlive every fire time a gateway may still look at (the grace window, a
+    // missed run's catch-up), and the entries are the schedule's run history: kept a month.
+    scheduleFirings: [Buckets.SCHEDULE_FIRINGS, { ttl: SCHEDULE_FIRING_TTL_MS }],
   };
 }
 
@@ -333,6 +343,8 @@ const ALL_MESH_BUCKETS: readonly MeshBucketName[] = [
   'mcpServers',
   'parkedTasks',
   'accountUsage',
+  'schedules',
+  'scheduleFirings',
 ];
 
 /**

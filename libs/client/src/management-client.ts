@@ -4,6 +4,8 @@
  * account's for all its users (write-only: names can be listed, values never read back) — and API keys (registered and revoked: the gateway keeps
  * only digests, so it cannot list them) and dead letters (tasks that ran out of deliveries: list, show,
  * re-drive as a new task, drop). Needs an admin key, or a trusted caller naming its account;
+ * scheduled runs (`/v1/schedules`: create, list, show, pause, resume, delete, run now) take an account API
+ * key too, since a schedule submits only what its account could;
  * an admin naming an account (`x-account-id`, the `headers` option) manages that account only.
  * Every answer is validated against the protocol's schema.
  */
@@ -19,6 +21,12 @@ import {
   DeadLetterRedriveReply,
   DeadLetterView,
   importToolDefinition,
+  RunScheduleReply,
+  Schedule,
+  ScheduleDetail,
+  ScheduleList,
+  ScheduleListItem,
+  type CreateScheduleRequestInput,
   ScopedAgent,
   ScopedTool,
   ToolImportReply,
@@ -320,6 +328,72 @@ export class ManagementClient {
     );
   }
 
+  /** The account's schedules, each with its next fire time. */
+  async listSchedules(options: CallOptions = {}): Promise<ScheduleListItem[]> {
+    const response = await this.http.send('GET', SCHEDULES, { signal: options.signal });
+    return (await this.http.json(response, ScheduleList, 'the schedule list')).schedules;
+  }
+
+  /** A schedule with its next `next` fire times and its last `runs` firings (their tasks' statuses). */
+  async getSchedule(
+    scheduleId: string,
+    options: CallOptions & { next?: number; runs?: number } = {},
+  ): Promise<ScheduleDetail> {
+    const query = new URLSearchParams();
+    if (options.next !== undefined) query.set('next', String(options.next));
+    if (options.runs !== undefined) query.set('runs', String(options.runs));
+    const search = query.size > 0 ? `?${query.toString()}` : '';
+    const response = await this.http.send('GET', `${schedulePath(scheduleId)}${search}`, {
+      signal: options.signal,
+    });
+    return this.http.json(response, ScheduleDetail, `schedule ${scheduleId}`);
+  }
+
+  async createSchedule(
+    schedule: CreateScheduleRequestInput,
+    options: CallOptions = {},
+  ): Promise<ScheduleListItem> {
+    const response = await this.http.send('POST', SCHEDULES, { body: schedule, signal: options.signal });
+    return this.http.json(response, ScheduleListItem, 'the new schedule');
+  }
+
+  async pauseSchedule(scheduleId: string, options: CallOptions = {}): Promise<Schedule> {
+    const response = await this.http.send('POST', `${schedulePath(scheduleId)}/pause`, {
+      signal: options.signal,
+    });
+    return this.http.json(response, Schedule, `pausing schedule ${scheduleId}`);
+  }
+
+  /** Resumes a paused schedule; fire times count from now (the paused stretch is not caught up). */
+  async resumeSchedule(scheduleId: string, options: CallOptions = {}): Promise<Schedule> {
+    const response = await this.http.send('POST', `${schedulePath(scheduleId)}/resume`, {
+      signal: options.signal,
+    });
+    return this.http.json(response, Schedule, `resuming schedule ${scheduleId}`);
+  }
+
+  async deleteSchedule(scheduleId: string, options: CallOptions = {}): Promise<void> {
+    await this.noContent(
+      'DELETE',
+      schedulePath(scheduleId),
+      undefined,
+      options,
+      `deleting schedule ${scheduleId}`,
+    );
+  }
+
+  /** Fires the schedule now; the same `idempotencyKey` again answers the first run's task. */
+  async runSchedule(
+    scheduleId: string,
+    options: CallOptions & { idempotencyKey?: string } = {},
+  ): Promise<RunScheduleReply> {
+    const response = await this.http.send('POST', `${schedulePath(scheduleId)}/run`, {
+      ...(options.idempotencyKey === undefined ? {} : { body: { idempotency_key: options.idempotencyKey } }),
+      signal: options.signal,
+    });
+    return this.http.json(response, RunScheduleReply, `running schedule ${scheduleId}`);
+  }
+
   private async noContent(
     method: string,
     path: string,
@@ -336,6 +410,8 @@ export class ManagementClient {
   }
 }
 
+const SCHEDULES = 'v1/schedules';
+const schedulePath = (scheduleId: string): string => `${SCHEDULES}/${encodeURIComponent(scheduleId)}`;
 const adminPath = (kind: string, name: string): string => `${ADMIN}/${kind}/${encodeURIComponent(name)}`;
 const accountCredentialsPath = (accountId: string): string =>
   `${ADMIN}/accounts/${encodeURIComponent(accountId)}/credentials`;

@@ -325,3 +325,27 @@ export { toModelTool } from './tools/model-tool.js';
 export { requiredCredentials } from './tools/credentials.js';
 export { filterTools, toolNamespace, toolTags } from './tools/tool-filter.js';
 export type { ToolFilter } from './tools/tool-filter.js';
+
+export {
+  ScheduleId,
+  isTimeZone,
+  TimeZone,
+  ScheduleWorkflowRef,
+  scheduleAgentOf,
+  MissedFiringPolicy,
+  CronExpression,
+  ScheduleInput,
+  CreateScheduleRequest,
+  Schedule,
+  FiringKind,
+  FiringState,
+  ScheduleFiring,
+  ScheduleListItem,
+  ScheduleList,
+  ScheduleRun,
+  ScheduleDetail,
+  ScheduleDetailQuery,
+  RunScheduleRequest,
+  RunScheduleReply,
+} from './schedule.js';
+export type { CreateScheduleRequestInput } from './schedule.js';

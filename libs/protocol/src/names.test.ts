@@ -63,6 +63,8 @@ describe('NATS names', () => {
       'mesh_parked_tasks',
       'mesh_recall_actions',
       'mesh_recall_tools',
+      'mesh_schedule_firings',
+      'mesh_schedules',
       'mesh_tasks',
       'mesh_tools',
     ]);

@@ -125,6 +125,13 @@ export const Buckets = {
   PARKED_TASKS: 'mesh_parked_tasks',
   /** `<account>.<YYYY-MM-DD>` (UTC) → the account's token and cost use that day (AccountDailyUsage). */
   ACCOUNT_USAGE: 'mesh_account_usage',
+  /** `<account>.<schedule id>` → a scheduled run (Schedule). */
+  SCHEDULES: 'mesh_schedules',
+  /**
+   * `<account>.<schedule id>.<fire key>` → one firing (ScheduleFiring): created atomically, so of several
+   * gateways exactly one claims a fire time; kept for a while as the schedule's run history.
+   */
+  SCHEDULE_FIRINGS: 'mesh_schedule_firings',
 } as const;
 export type Bucket = (typeof Buckets)[keyof typeof Buckets];
 

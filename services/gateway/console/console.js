@@ -8,6 +8,7 @@
 // may act for (GET /v1/admin/accounts) and sends the chosen one with every call. Tasks are submitted as
 // the user named on the page (remembered in localStorage; `console` by default), whose own credentials
 // come first and the account's after.
+import { SchedulesView } from './schedules-view.js';
 import { TaskView } from './task-view.js';
 
 const KEY_STORAGE = 'agentmesh.apiKey';
@@ -65,6 +66,13 @@ const view = new TaskView($('task'), {
     // way, one that passed over it, or one that failed).
     else if (lastSent?.trace_id === traceId) $('tasks').prepend(taskRow(lastSent));
   },
+});
+
+// The account's schedules (schedules-view.js): pause, resume, run now; a run-now's task opens above.
+const schedules = new SchedulesView($('schedules'), {
+  api,
+  onNotice: notice,
+  onOpenTask: (traceId) => openTask(traceId),
 });
 
 async function loadAgents() {
@@ -221,6 +229,7 @@ async function identifyKey() {
     $('acting-as').textContent = caller.account_id ? `Acting for account ${caller.account_id}.` : '';
     void loadAgents();
     void loadTasks();
+    void schedules.load();
     return;
   }
   $('account-form').hidden = false;
@@ -254,6 +263,7 @@ function actingFor(account) {
   $('acting-as').textContent = `Acting for account ${account} (admin key).`;
   void loadAgents();
   void loadTasks();
+  void schedules.load();
 }
 
 function useAccount(event) {
@@ -305,6 +315,7 @@ $('message').addEventListener('keydown', (event) => {
 $('reload-agents').addEventListener('click', () => void loadAgents());
 $('agent').addEventListener('change', showCurrentVersion);
 $('reload-tasks').addEventListener('click', () => void loadTasks());
+$('reload-schedules').addEventListener('click', () => void schedules.load());
 $('task-heading').tabIndex = -1;
 
 if (apiKey()) {

@@ -41,6 +41,7 @@ import type { StreamTokens } from './stream-tokens.js';
 import type { ApprovalDesk } from './task-approvals.js';
 import type { TaskCanceller } from './task-cancellation.js';
 import type { TaskSubmitter } from './task-submission.js';
+import { registerScheduleRoutes, type ScheduleRouteDeps } from './schedules/schedule-routes.js';
 
 export interface GatewayStores {
   agents: AgentStore;
@@ -91,6 +92,8 @@ export interface GatewayAppDeps {
   metrics: GatewayMetrics;
   /** Issues and checks stream tokens (`?token=` on a task's event stream). */
   streamTokens: StreamTokens;
+  /** `/v1/schedules`: the store, the firing loop (run-now), its clock and the agent check. */
+  schedules: Omit<ScheduleRouteDeps, 'authenticate' | 'statuses'>;
   settings: GatewayAppSettings;
 }
 
@@ -176,6 +179,7 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
     ...(settings.agentVersionsKept !== undefined && { agentVersionsKept: settings.agentVersionsKept }),
     log,
   });
+  registerScheduleRoutes(app, { ...deps.schedules, authenticate, statuses: stores.statuses });
   registerRecallRoutes(app, { authenticate, forwarder: deps.recall });
   registerOpenAiRoutes(app, {
     authenticate,

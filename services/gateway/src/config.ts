@@ -321,6 +321,37 @@ export const gatewayConfigSchema = baseConfigSchema.extend({
     .describe(
       "How long a stream token (`?token=` on one task's event stream, for browsers' EventSource) opens the stream after it is issued; signed with a key derived from CREDENTIALS_MASTER_KEY, so every gateway sharing it accepts it",
     ),
+  SCHEDULER_ENABLED: z
+    .stringbool()
+    .default(true)
+    .describe(
+      'Run the schedule firing loop in this gateway (every gateway may: a fire time is claimed by exactly one). The /v1/schedules API is served either way',
+    ),
+  SCHEDULE_TICK_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(60_000)
+    .default(5_000)
+    .describe('How often the firing loop looks at the schedules: a firing starts at most this late'),
+  SCHEDULE_MISFIRE_GRACE_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .max(24 * 3600_000)
+    .default(60_000)
+    .describe(
+      "How late a fire time may be and still fire as scheduled; an older one was missed (no gateway ran) and follows the schedule's missed_policy",
+    ),
+  SCHEDULE_CLAIM_LEASE_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .max(3600_000)
+    .default(30_000)
+    .describe(
+      "How long a claimed firing stays its gateway's before another may take it over and submit it (same idempotency key: a repeat runs nothing twice)",
+    ),
   CONSOLE_ENABLED: z
     .stringbool()
     .default(true)

@@ -25,6 +25,7 @@ import {
   ToolStore,
   TaskStatusStore,
   ParkedTaskStore,
+  ScheduleStore,
 } from '@agentmesh/bus';
 import { Streams } from '@agentmesh/protocol';
 import { logWaitingForResource, type Logger } from '@agentmesh/runtime';
@@ -47,11 +48,15 @@ import { RunningTaskLimiter } from './running-task-limits.js';
 import { SubmissionRateLimiter } from './submission-rate-limits.js';
 import { TaskQueueDepth } from './task-queue-depth.js';
 import { AccountDailyCaps } from './account-daily-caps.js';
+import { systemClock, type SchedulerClock } from './schedules/clock.js';
+import { Scheduler } from './schedules/scheduler.js';
 
 export interface GatewayContext {
   config: Readonly<GatewayConfig>;
   log: Logger;
   nc: NatsConnection;
+  /** The schedules' clock; tests give one they can freeze and move. Default: the system's. */
+  clock?: SchedulerClock;
 }
 
 export interface RunningGateway {
@@ -62,6 +67,8 @@ export interface RunningGateway {
   liveEvents: LiveEventFeed | undefined;
   /** Counts of tasks running at once; undefined when neither MAX_RUNNING_TASKS_* limit is set. */
   runningTasks: RunningTaskLimiter | undefined;
+  /** The schedule firing loop (runs only with SCHEDULER_ENABLED; run-now works either way). */
+  scheduler: Scheduler;
   stop(): Promise<void>;
 }
 
@@ -81,7 +88,12 @@ function requestDigestKey(masterKey: string): Uint8Array {
   );
 }
 
-export async function startGateway({ config, log, nc }: GatewayContext): Promise<RunningGateway> {
+export async function startGateway({
+  config,
+  log,
+  nc,
+  clock = systemClock,
+}: GatewayContext): Promise<RunningGateway> {
   const js = jetstream(nc);
   const jsm = await jetstreamManager(nc);
   const wait = { onWaiting: logWaitingForResource(log) };
@@ -111,6 +123,8 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
         'mcpServers',
         'parkedTasks',
         'accountUsage',
+        'schedules',
+        'scheduleFirings',
       ],
     },
     wait,
@@ -212,6 +226,15 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     },
   });
   const agents = new AgentStore(buckets.agents);
+  const agentExists = async (accountId: string, workflowId: string): Promise<boolean> => {
+    try {
+      return (await liveAgents.resolve(accountScope(accountId), workflowId)) !== undefined;
+    } catch (error) {
+      // A stored agent that does not parse still exists: the assembler fails the task naming it.
+      if (error instanceof CorruptRecordError) return true;
+      throw error;
+    }
+  };
   const submitter = new TaskSubmitter({
     js,
     statuses,
@@ -224,18 +247,20 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     }),
     ...(runningLimiter ? { runningLimiter } : {}),
     ...(dailyCaps.active ? { dailyCaps } : {}),
-    agentExists: async (accountId, workflowId) => {
-      try {
-        return (await liveAgents.resolve(accountScope(accountId), workflowId)) !== undefined;
-      } catch (error) {
-        // A stored agent that does not parse still exists: the assembler fails the task naming it.
-        if (error instanceof CorruptRecordError) return true;
-        throw error;
-      }
-    },
+    agentExists,
     ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
     pinnedVersions: pinnedVersionCheck(agents),
     metrics,
+    log,
+  });
+  const schedules = new ScheduleStore(buckets.schedules, buckets.scheduleFirings);
+  const scheduler = new Scheduler({
+    store: schedules,
+    submitter,
+    clock,
+    tickMs: config.SCHEDULE_TICK_MS,
+    graceMs: config.SCHEDULE_MISFIRE_GRACE_MS,
+    claimLeaseMs: config.SCHEDULE_CLAIM_LEASE_MS,
     log,
   });
   const app = buildGatewayApp({
@@ -263,6 +288,13 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     recall: new RecallForwarder({ nc, timeoutMs: config.RECALL_TIMEOUT_MS, log }),
     metrics,
     streamTokens: new StreamTokens(streamTokenKey(config.CREDENTIALS_MASTER_KEY), config.STREAM_TOKEN_TTL_MS),
+    schedules: {
+      store: schedules,
+      scheduler,
+      clock,
+      agentExists,
+      ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
+    },
     settings: {
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
       pluginImportBodyLimitBytes: config.PLUGIN_IMPORT_BODY_LIMIT_BYTES,
@@ -298,6 +330,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     log,
   });
+  if (config.SCHEDULER_ENABLED) scheduler.start();
   log.info(
     {
       url,
@@ -312,8 +345,10 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     app,
     liveEvents,
     runningTasks: runningLimiter,
+    scheduler,
     async stop() {
       unobserveQueueDepth();
+      await scheduler.stop();
       runningLimiter?.stop();
       await ingress.stop();
       // Open streams end first (the app's close aborts them), then the feed's consumer goes.

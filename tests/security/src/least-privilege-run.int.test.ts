@@ -4,7 +4,7 @@
  * used once, cheaply — tasks with tools over HTTP and over NATS, SSE and the account's live tail, the
  * OpenAI façade, /mcp, recall, approvals (approved, and cancelled while waiting), the cancel of a running
  * task, sub-agents, the management API, dead letters, the task list, the queue-depth metric scraped
- * from the gateway's /metrics —; then the services stop gracefully and nats-server's own log must hold
+ * from the gateway's /metrics, a schedule fired by the loop and run now —; then the services stop gracefully and nats-server's own log must hold
  * no "Permissions Violation" line. Unlike trust-boundary.int.test.ts, nothing here is meant to be refused:
  * every line the server logs is a grant the config lacks.
  */
@@ -242,6 +242,7 @@ beforeAll(async () => {
       gateway: {
         METRICS_PORT: String(metricsPort),
         QUEUE_DEPTH_MAX_AGE_MS: '1000',
+        SCHEDULE_TICK_MS: '200',
         MAX_RUNNING_TASKS_PER_ACCOUNT: '100',
         MAX_RUNNING_TASKS_PER_API_KEY: '100',
         RUNNING_TASKS_RECHECK_MS: '200',
@@ -445,6 +446,37 @@ describe('the whole mesh on the least-privilege users of accounts.conf', () => {
     });
     await ok(call('POST', `/v1/tasks/${traceId}/cancel`));
     expect((await sseEvents(traceId)).at(-1)).toMatchObject({ type: 'error', data: { code: 'CANCELLED' } });
+  });
+
+  it('a schedule made with the account key fires from the loop and runs now to done; paused, resumed, shown, deleted', async () => {
+    const created = (await (
+      await ok(
+        call('POST', '/v1/schedules', {
+          body: {
+            interval_seconds: 1,
+            workflow_id: 'plain_agent',
+            input: { user_id: 'u1', messages: [{ role: 'user', content: 'scheduled' }] },
+          },
+        }),
+      )
+    ).json()) as { schedule_id: string };
+    const path = `/v1/schedules/${created.schedule_id}`;
+    type Shown = { last_runs: Array<{ kind: string; state: string; trace_id?: string }> };
+    const show = async () => (await (await ok(call('GET', path))).json()) as Shown;
+    await waitFor(async () => (await show()).last_runs.some((run) => run.state === 'submitted'), {
+      timeoutMs: 30_000,
+      description: 'the firing loop submitted a scheduled task',
+    });
+    await ok(call('POST', `${path}/pause`));
+    const ran = (await (
+      await ok(call('POST', `${path}/run`, { body: { idempotency_key: 'lp-1' } }))
+    ).json()) as {
+      trace_id: string;
+    };
+    expect((await sseEvents(ran.trace_id)).at(-1)).toMatchObject({ type: 'done' });
+    await ok(call('POST', `${path}/resume`));
+    await ok(call('GET', '/v1/schedules'));
+    await ok(call('DELETE', path));
   });
 
   it('a dead letter (stored as the executor stores one) is listed, shown, re-driven to done and dropped', async () => {

@@ -584,6 +584,83 @@ describe('the provisioner user', () => {
   });
 });
 
+describe('scheduled runs (/v1/schedules)', () => {
+  const schedules = async (key: string, method: string, path = '', body?: unknown) => {
+    const response = await fetch(`${mesh.gatewayUrl}/v1/schedules${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return {
+      status: response.status,
+      body: (await response.json().catch(() => undefined)) as Record<string, unknown>,
+    };
+  };
+  const schedule = (extra: Record<string, unknown> = {}) => ({
+    cron: '0 8 * * 1-5',
+    timezone: 'Europe/Berlin',
+    workflow_id: 'recall_agent',
+    input: { user_id: 'u1', messages: [{ role: 'user', content: 'report' }] },
+    paused: true,
+    ...extra,
+  });
+
+  it("another account's API key can neither see, pause, resume, run nor delete an account's schedule", async () => {
+    const registered = await fetch(`${mesh.gatewayUrl}/v1/admin/api-keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${mesh.adminKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ account_id: OTHER_ACCOUNT }),
+    });
+    const otherKey = ((await registered.json()) as { api_key: string }).api_key;
+    const created = await schedules(mesh.apiKey, 'POST', '', schedule());
+    expect(created.status).toBe(201);
+    const id = created.body.schedule_id as string;
+
+    for (const [method, path] of [
+      ['GET', `/${id}`],
+      ['POST', `/${id}/pause`],
+      ['POST', `/${id}/resume`],
+      ['POST', `/${id}/run`],
+      ['DELETE', `/${id}`],
+    ] as const) {
+      expect((await schedules(otherKey, method, path)).status, `${method} ${path}`).toBe(404);
+    }
+    expect((await schedules(otherKey, 'GET')).body.schedules).toEqual([]);
+    const mine = await schedules(mesh.apiKey, 'GET', `/${id}`);
+    expect(mine.status).toBe(200);
+    expect(mine.body.last_runs).toEqual([]);
+    expect((await schedules(mesh.apiKey, 'DELETE', `/${id}`)).status).toBe(204);
+  });
+
+  it.each([
+    ['an invalid cron expression', schedule({ cron: '0 25 * * *' }), 400],
+    ['an unknown time zone', schedule({ timezone: 'Europe/Atlantis' }), 400],
+    [
+      'an interval of zero',
+      { ...schedule({ interval_seconds: 0 }), cron: undefined, timezone: undefined },
+      400,
+    ],
+    ['an unknown agent', schedule({ workflow_id: 'no_such_agent' }), 404],
+  ])('a schedule with %s is refused with a clear 4xx', async (_what, body, status) => {
+    const answer = await schedules(mesh.apiKey, 'POST', '', JSON.parse(JSON.stringify(body)));
+    expect(answer.status).toBe(status);
+    expect(answer.body).toMatchObject({ code: status === 400 ? 'INVALID_REQUEST' : 'NOT_FOUND' });
+  });
+
+  it('the executor cannot read the schedule buckets', async () => {
+    const jsm = await jetstreamManager((await mesh.connectAs('executor')).nc);
+    for (const bucket of [Buckets.SCHEDULES, Buckets.SCHEDULE_FIRINGS]) {
+      await expectPublishRefused(
+        jsm.direct.getMessage(`KV_${bucket}`, { last_by_subj: `$KV.${bucket}.x` }),
+        new RegExp(`^\\$JS\\.API\\.DIRECT\\.GET\\.KV_${bucket}\\.`),
+      );
+    }
+  });
+});
+
 describe('the services', () => {
   it.each(['gateway', 'assembler', 'executor', 'recall'] as const)(
     '%s ran the whole test without a permission violation in its log',

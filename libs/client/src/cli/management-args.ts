@@ -1,5 +1,6 @@
 /**
- * The management commands of `agentmesh` (`agents`, `tools`, `credentials`, `keys`, `dead-letters`): each a group word
+ * The management commands of `agentmesh` (`agents`, `tools`, `credentials`, `keys`, `dead-letters`,
+ * `schedules`): each a group word
  * and an action (`agents list`), with its positional arguments and options. Parsed into one
  * {@link ManagementAction}; the connection options are the CLI's own (see cli-args.ts).
  */
@@ -72,6 +73,34 @@ export const MANAGEMENT_ACTIONS = {
   'dead-letters show': { positionals: ['trace_id'], options: JSON_OPTION },
   'dead-letters redrive': { positionals: ['trace_id'], options: JSON_OPTION },
   'dead-letters drop': { positionals: ['trace_id'], options: JSON_OPTION },
+  'schedules list': { positionals: [], options: JSON_OPTION },
+  'schedules show': {
+    positionals: ['schedule_id'],
+    options: { ...JSON_OPTION, next: { type: 'string' }, runs: { type: 'string' } },
+  },
+  'schedules create': {
+    positionals: [],
+    options: {
+      ...JSON_OPTION,
+      file: { type: 'string' },
+      cron: { type: 'string' },
+      tz: { type: 'string' },
+      every: { type: 'string' },
+      agent: { type: 'string' },
+      user: { type: 'string' },
+      message: { type: 'string' },
+      missed: { type: 'string' },
+      name: { type: 'string' },
+      paused: { type: 'boolean' },
+    },
+  },
+  'schedules pause': { positionals: ['schedule_id'], options: JSON_OPTION },
+  'schedules resume': { positionals: ['schedule_id'], options: JSON_OPTION },
+  'schedules delete': { positionals: ['schedule_id'], options: JSON_OPTION },
+  'schedules run': {
+    positionals: ['schedule_id'],
+    options: { ...JSON_OPTION, 'idempotency-key': { type: 'string' } },
+  },
 } as const satisfies Record<string, ActionSpec>;
 
 export type ManagementActionName = keyof typeof MANAGEMENT_ACTIONS;
@@ -108,6 +137,13 @@ export const MANAGEMENT_USAGE = `Management (an admin key; --account <id> to man
   agentmesh dead-letters list [--workflow <id>] [--limit <n>] | show <trace_id>
   agentmesh dead-letters redrive <trace_id>   (submits the task again as a new task; prints its trace_id)
   agentmesh dead-letters drop <trace_id>
+Scheduled runs (an account API key, or an admin key with --account <id>):
+  agentmesh schedules list | show <id> [--next <n>] [--runs <n>] | pause <id> | resume <id> | delete <id>
+  agentmesh schedules create --agent <workflow_id[@version]> --user <id> --message <text>
+                         (--cron "<5 fields>" [--tz <IANA zone, default UTC>] | --every <seconds>)
+                         [--missed skip|run_once] [--name <text>] [--paused]
+  agentmesh schedules create --file <schedule.json>   (the body of POST /v1/schedules; "-" reads stdin)
+  agentmesh schedules run <id> [--idempotency-key <k>]   (fires it now; prints the task's trace_id)
   A file argument of "-" reads stdin. --json (every management command) prints the gateway's answer as
   JSON, and an error as its body {code, message, detail} on stderr.
 `;

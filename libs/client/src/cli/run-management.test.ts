@@ -288,4 +288,73 @@ describe('agentmesh management commands', () => {
     expect(again.stderr.trim().split('\n')).toHaveLength(1);
     expect(again.stderr).toContain('CONFLICT');
   });
+
+  it('schedules create sends the body built from its options, list prints one line each, run prints only the trace id, and a bad cron is one error line', async () => {
+    const id = 'sch_0123456789abcdef0123';
+    const trace = 'c'.repeat(32);
+    const stored = {
+      schedule_id: id,
+      account_id: 'acme',
+      cron: '0 8 * * 1-5',
+      timezone: 'Europe/Berlin',
+      workflow_id: 'report@3',
+      input: { user_id: 'u1', messages: [{ role: 'user', content: 'the report' }] },
+      paused: false,
+      missed_policy: 'run_once',
+      created_at: '2026-01-01T00:00:00.000Z',
+      updated_at: '2026-01-01T00:00:00.000Z',
+      active_since: '2026-01-01T00:00:00.000Z',
+      next_fire_at: '2026-01-01T07:00:00.000Z',
+    };
+    gateway.handle((request, response) => {
+      if (request.method === 'POST' && request.path === '/v1/schedules') {
+        return JSON.parse(request.body).cron === 'bad'
+          ? sendJson(response, 400, { code: 'INVALID_REQUEST', message: 'cron: invalid' })
+          : sendJson(response, 201, stored);
+      }
+      if (request.path.endsWith('/run')) {
+        return sendJson(response, 202, {
+          schedule_id: id,
+          fire_at: '2026-01-01T00:00:00.000Z',
+          trace_id: trace,
+          events_url: `/v1/tasks/${trace}/events`,
+          duplicate: false,
+        });
+      }
+      return sendJson(response, 200, { schedules: [stored] });
+    });
+    const options = ['--agent', 'report@3', '--user', 'u1', '--message', 'the report'];
+
+    const created = await cli([
+      'schedules',
+      'create',
+      '--cron',
+      '0 8 * * 1-5',
+      '--tz',
+      'Europe/Berlin',
+      '--missed',
+      'run_once',
+      ...options,
+    ]);
+    const listed = await cli(['schedules', 'list']);
+    const ran = await cli(['schedules', 'run', id, '--idempotency-key', 'k-1']);
+    const refused = await cli(['schedules', 'create', '--cron', 'bad', ...options]);
+
+    expect(JSON.parse(gateway.requests[0]!.body)).toEqual({
+      workflow_id: 'report@3',
+      input: { user_id: 'u1', messages: [{ role: 'user', content: 'the report' }] },
+      cron: '0 8 * * 1-5',
+      timezone: 'Europe/Berlin',
+      missed_policy: 'run_once',
+    });
+    const line = `${id}\treport@3\t0 8 * * 1-5 (Europe/Berlin)\tnext 2026-01-01T07:00:00.000Z\tmissed: run_once\n`;
+    expect(created).toMatchObject({ code: ExitCode.OK, stdout: line });
+    expect(listed).toMatchObject({ code: ExitCode.OK, stdout: line });
+    expect(gateway.requests[2]).toMatchObject({ method: 'POST', path: `/v1/schedules/${id}/run` });
+    expect(JSON.parse(gateway.requests[2]!.body)).toEqual({ idempotency_key: 'k-1' });
+    expect(ran).toMatchObject({ code: ExitCode.OK, stdout: `${trace}\n` });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim().split('\n')).toHaveLength(1);
+    expect(refused.stderr).toContain('INVALID_REQUEST');
+  });
 });

@@ -9,7 +9,9 @@ import {
   WorkflowRef,
   type AgentDiffEntry,
   type AgentVersionSummary,
+  type CreateScheduleRequestInput,
   type DeadLetterView,
+  type ScheduleListItem,
   type ScopedAgent,
   type ScopedTool,
   type WorkflowPin,
@@ -235,7 +237,101 @@ export async function runManagementAction(
       await management.dropDeadLetter(arg('trace_id'), call);
       if (!json) out(`dropped the dead letter of ${arg('trace_id')}`);
       return;
+    case 'schedules list': {
+      const schedules = await management.listSchedules(call);
+      if (json) printJson(schedules);
+      else schedules.forEach((schedule) => out(scheduleLine(schedule)));
+      return;
+    }
+    case 'schedules show': {
+      const next = string('next');
+      const runs = string('runs');
+      printJson(
+        await management.getSchedule(arg('schedule_id'), {
+          ...call,
+          ...(next === undefined ? {} : { next: Number(next) }),
+          ...(runs === undefined ? {} : { runs: Number(runs) }),
+        }),
+      );
+      return;
+    }
+    case 'schedules create': {
+      const file = string('file');
+      const body: CreateScheduleRequestInput =
+        file === undefined
+          ? scheduleFromOptions(string, values.paused === true)
+          : ((await readJsonSource(file, context)) as CreateScheduleRequestInput);
+      const created = await management.createSchedule(body, call);
+      if (json) printJson(created);
+      else out(scheduleLine(created));
+      return;
+    }
+    case 'schedules pause':
+    case 'schedules resume': {
+      const changed =
+        command.action === 'schedules pause'
+          ? await management.pauseSchedule(arg('schedule_id'), call)
+          : await management.resumeSchedule(arg('schedule_id'), call);
+      if (json) printJson(changed);
+      else out(`${changed.paused ? 'paused' : 'resumed'} schedule ${changed.schedule_id}`);
+      return;
+    }
+    case 'schedules delete':
+      await management.deleteSchedule(arg('schedule_id'), call);
+      if (!json) out(`deleted schedule ${arg('schedule_id')}`);
+      return;
+    case 'schedules run': {
+      const key = string('idempotency-key');
+      const reply = await management.runSchedule(arg('schedule_id'), {
+        ...call,
+        ...(key === undefined ? {} : { idempotencyKey: key }),
+      });
+      if (json) printJson(reply);
+      else {
+        note(
+          `schedule ${reply.schedule_id} ${reply.duplicate ? 'ran already with this key' : 'fired'}; its task:`,
+        );
+        out(reply.trace_id);
+      }
+      return;
+    }
   }
+}
+
+/** `schedules create` from options: unset options are left out, and the gateway says what is missing. */
+function scheduleFromOptions(
+  string: (option: string) => string | undefined,
+  paused: boolean,
+): CreateScheduleRequestInput {
+  const every = string('every');
+  const message = string('message');
+  const body: Record<string, unknown> = {
+    workflow_id: string('agent'),
+    input: {
+      user_id: string('user'),
+      messages: message === undefined ? [] : [{ role: 'user', content: message }],
+    },
+  };
+  for (const [field, value] of [
+    ['cron', string('cron')],
+    ['timezone', string('tz')],
+    ['missed_policy', string('missed')],
+    ['name', string('name')],
+  ] as const) {
+    if (value !== undefined) body[field] = value;
+  }
+  if (every !== undefined) body.interval_seconds = Number(every);
+  if (paused) body.paused = true;
+  return body as CreateScheduleRequestInput;
+}
+
+function scheduleLine(schedule: ScheduleListItem): string {
+  const when =
+    schedule.cron !== undefined
+      ? `${schedule.cron} (${schedule.timezone ?? 'UTC'})`
+      : `every ${schedule.interval_seconds}s`;
+  const state = schedule.paused ? 'paused' : `next ${schedule.next_fire_at ?? '-'}`;
+  return `${schedule.schedule_id}\t${schedule.workflow_id}\t${when}\t${state}\tmissed: ${schedule.missed_policy}${schedule.name ? `\t${schedule.name}` : ''}`;
 }
 
 function deadLetterLine(letter: DeadLetterView): string {

@@ -12,6 +12,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { gatewayConfigSchema, type GatewayConfig } from '../config.js';
 import { startGateway, type RunningGateway } from '../gateway.js';
+import type { SchedulerClock } from '../schedules/clock.js';
 
 export interface TestGateway {
   url: string;
@@ -28,6 +29,7 @@ export async function startTestGateway(
   natsUrl: string,
   env: Record<string, string> = {},
   vaultKeys: VaultKeyPair = generateVaultKeyPair('executors-1'),
+  options: { clock?: SchedulerClock } = {},
 ): Promise<TestGateway> {
   const config = loadConfig(gatewayConfigSchema, {
     NATS_URL: natsUrl,
@@ -46,7 +48,7 @@ export async function startTestGateway(
     destination: { write: (line) => void logs.push(line) },
   });
   const nc: NatsConnection = await connect({ servers: natsUrl, name: 'gateway-under-test' });
-  const gateway = await startGateway({ config, log, nc });
+  const gateway = await startGateway({ config, log, nc, ...(options.clock ? { clock: options.clock } : {}) });
   return {
     url: gateway.url,
     gateway,

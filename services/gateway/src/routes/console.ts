@@ -20,6 +20,7 @@ const FILES = {
   'task-view.js': 'text/javascript; charset=utf-8',
   'answer-text.js': 'text/javascript; charset=utf-8',
   'approvals-view.js': 'text/javascript; charset=utf-8',
+  'schedules-view.js': 'text/javascript; charset=utf-8',
 } as const;
 
 export const CONSOLE_CSP = [
