@@ -194,3 +194,17 @@ export class KeyListingClosedError extends Error {
     super(`the key listing of KV ${bucket} was closed before it ended`, options);
   }
 }
+
+/** A thread's record kept changing under every compare-and-set attempt (heavy contention). */
+export class ThreadContentionError extends Error {
+  override readonly name = 'ThreadContentionError';
+  readonly code = ErrorCode.CONFLICT;
+  readonly retryable = true;
+
+  constructor(
+    readonly key: string,
+    readonly attempts: number,
+  ) {
+    super(`thread ${key} kept changing under ${attempts} updates`);
+  }
+}

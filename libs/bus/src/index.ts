@@ -10,6 +10,7 @@ export {
   TaskStatusWriteError,
   AccountUsageWriteError,
   TaskEventsExpiredError,
+  ThreadContentionError,
 } from './errors.js';
 export { isJetStreamApiError } from './jetstream-api-error.js';
 export { decodeJson, encodeJson } from './json.js';
@@ -31,6 +32,9 @@ export {
   DEFAULT_DEAD_LETTER_RETENTION_MS,
   DEFAULT_TASK_RETENTION_MS,
   ensureDeadLetterStream,
+  ensureThreadStream,
+  DEFAULT_THREAD_RETENTION_MS,
+  DEFAULT_THREAD_MAX_ENTRIES,
   ensureMeshStreams,
   openBucket,
   openMeshBuckets,
@@ -119,3 +123,5 @@ export type {
   StoredDeadLetter,
 } from './stores/dead-letter-store.js';
 export type { VersionedTaskStatus } from './stores/task-status-store.js';
+export { ThreadStore, runEndedByStatus, threadSummary } from './stores/thread-store.js';
+export type { RunEnded, ThreadAdmission, VersionedThread } from './stores/thread-store.js';

@@ -285,3 +285,32 @@ export { toModelTool } from './tools/model-tool.js';
 export { requiredCredentials } from './tools/credentials.js';
 export { filterTools, toolNamespace, toolTags } from './tools/tool-filter.js';
 export type { ToolFilter } from './tools/tool-filter.js';
+export {
+  ThreadId,
+  isThreadId,
+  ThreadStrategy,
+  DEFAULT_THREAD_STRATEGY,
+  TaskThread,
+} from './thread-id.js';
+export {
+  ThreadCompaction,
+  ThreadTurnEntry,
+  ThreadCompactionEntry,
+  ThreadEntry,
+  ThreadRun,
+  ThreadRecord,
+  THREAD_RUNS_KEPT,
+  CreateThreadRequest,
+  ThreadSummary,
+  StoredThreadEntry,
+  ThreadReply,
+  ThreadListReply,
+  ThreadApiRequest,
+  THREAD_API_PREFIX,
+  threadEntriesSubject,
+  threadApiSubject,
+  parseThreadApiSubject,
+  threadKey,
+  estimateTokens,
+  threadHistory,
+} from './threads.js';

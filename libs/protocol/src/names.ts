@@ -24,7 +24,7 @@ export class InvalidSubjectTokenError extends Error {
   readonly retryable = false;
 
   constructor(
-    readonly what: 'account id' | 'trace id' | 'native class name',
+    readonly what: 'account id' | 'trace id' | 'thread id' | 'native class name',
     readonly value: unknown,
   ) {
     super(`not a valid ${what} for a NATS subject: ${JSON.stringify(String(value).slice(0, 80))}`);
@@ -63,6 +63,8 @@ export const Streams = {
   EVENTS: { name: 'MESH_EVENTS', subjects: ['mesh.events.>'] },
   /** Tasks that ran out of deliveries, one message per task (`mesh.dead.<account>.<trace_id>`). */
   DEAD_LETTERS: { name: 'MESH_DEAD_LETTERS', subjects: ['mesh.dead.>'] },
+  /** Threads' entries (turns, compactions), in order, on `mesh.threads.<account>.<thread_id>`. */
+  THREADS: { name: 'MESH_THREADS', subjects: ['mesh.threads.>'] },
 } as const;
 
 /** Durable consumers; each one reads one stage of MESH_TASKS and is shared by all instances of its service. */
@@ -106,6 +108,8 @@ export const Buckets = {
   PARKED_TASKS: 'mesh_parked_tasks',
   /** `<account>.<YYYY-MM-DD>` (UTC) → the account's token and cost use that day (AccountDailyUsage). */
   ACCOUNT_USAGE: 'mesh_account_usage',
+  /** `<account>.<thread_id>` → a thread's record (ThreadRecord): metadata, strategy, active and queued runs. */
+  THREADS: 'mesh_threads',
 } as const;
 export type Bucket = (typeof Buckets)[keyof typeof Buckets];
 

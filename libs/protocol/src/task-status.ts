@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ErrorCodeSchema } from './errors.js';
 import { IsoDateTime, WorkflowId } from './ids.js';
 import { AccountId } from './names.js';
+import { ThreadId } from './thread-id.js';
 import { TraceId } from './trace-id.js';
 
 export const TaskStatus = {
@@ -43,6 +44,8 @@ export const TaskStatusRecord = z.object({
   last_seq: z.int().nonnegative().optional(),
   /** Set on a sub-task: the task whose agent-tool call submitted it. */
   parent_trace_id: TraceId.optional(),
+  /** Set on a task that runs in a thread. */
+  thread_id: ThreadId.optional(),
   error: z
     .object({ code: ErrorCodeSchema, message: z.string(), retryable: z.boolean().optional() })
     .optional(),

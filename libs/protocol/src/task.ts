@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { ChatMessage } from './chat.js';
 import { IdempotencyKey, IsoDateTime, UserId, UserIdInput, WorkflowId } from './ids.js';
 import { AccountId } from './names.js';
+import { TaskThread } from './thread-id.js';
 import { TraceId, TraceIdInput } from './trace-id.js';
 import { ToolDefinition } from './tools/canonical.js';
 import { FunctionName } from './tools/function-name.js';
@@ -60,6 +61,8 @@ export const TaskMeta = z.object({
   deadline: IsoDateTime.optional(),
   /** Set on a sub-task (see TaskParent). */
   parent: TaskParent.optional(),
+  /** Set on a task submitted with `thread_id`: it runs with the thread's history and appends its turn. */
+  thread: TaskThread.optional(),
 });
 export type TaskMeta = z.infer<typeof TaskMeta>;
 
