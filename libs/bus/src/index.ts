@@ -125,3 +125,5 @@ export type {
 export type { VersionedTaskStatus } from './stores/task-status-store.js';
 export { ThreadStore, runEndedByStatus, threadSummary } from './stores/thread-store.js';
 export type { RunEnded, ThreadAdmission, VersionedThread } from './stores/thread-store.js';
+export { followThreadEvents } from './thread-event-reader.js';
+export type { FollowThreadEventsOptions, ThreadEventAt } from './thread-event-reader.js';

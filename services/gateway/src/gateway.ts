@@ -14,6 +14,8 @@ import {
   CredentialStore,
   DeadLetterStore,
   ensureDeadLetterStream,
+  ensureThreadStream,
+  ThreadStore,
   ensureMeshStreams,
   CorruptRecordError,
   IdempotencyStore,
@@ -36,6 +38,7 @@ import type { GatewayConfig } from './config.js';
 import { GatewayMetrics } from './gateway-metrics.js';
 import { LiveEventFeed } from './live-event-feed.js';
 import { startNatsIngress } from './nats-ingress.js';
+import { startThreadNatsApi, ThreadApi } from './thread-api.js';
 import { RecallForwarder } from './recall-forwarding.js';
 import { StreamTokens, streamTokenKey } from './stream-tokens.js';
 import { ApprovalDesk } from './task-approvals.js';
@@ -93,6 +96,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     { replicas: config.NATS_REPLICAS, deadLetterRetentionMs: config.DEAD_LETTER_RETENTION_MS },
     wait,
   );
+  await ensureThreadStream(jsm, { replicas: config.NATS_REPLICAS }, wait);
   // The buckets it uses, no more: its NATS user may read no other (infra/nats/accounts.conf).
   const buckets = await openMeshBuckets(
     js,
@@ -109,6 +113,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
         'mcpServers',
         'parkedTasks',
         'accountUsage',
+        'threads',
       ],
     },
     wait,
@@ -136,7 +141,9 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
   }
 
   const statuses = new TaskStatusStore(buckets.tasks);
+  const threads = new ThreadStore(js, jsm, buckets.threads);
   const parked = new ParkedTaskStore(buckets.parkedTasks);
+  const canceller = new TaskCanceller({ nc, js, statuses, parked, log });
   const runningLimiter =
     config.MAX_RUNNING_TASKS_PER_ACCOUNT > 0 || config.MAX_RUNNING_TASKS_PER_API_KEY > 0
       ? new RunningTaskLimiter({
@@ -225,10 +232,13 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
         throw error;
       }
     },
+    threads,
+    cancelRun: (accountId, traceId, reason) => canceller.cancel(traceId, accountId, reason),
     ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
     metrics,
     log,
   });
+  const threadApi = new ThreadApi(threads, statuses, log);
   const app = buildGatewayApp({
     log,
     nc,
@@ -248,7 +258,8 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     },
     authenticator,
     submitter,
-    canceller: new TaskCanceller({ nc, js, statuses, parked, log }),
+    canceller,
+    threads: { store: threads, api: threadApi },
     approvals: new ApprovalDesk({ js, statuses, parked, log }),
     liveEvents,
     recall: new RecallForwarder({ nc, timeoutMs: config.RECALL_TIMEOUT_MS, log }),
@@ -288,6 +299,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     log,
   });
+  const threadIngress = startThreadNatsApi({ nc, api: threadApi, bodyLimitBytes: config.BODY_LIMIT_BYTES, log });
   log.info(
     {
       url,
@@ -306,6 +318,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
       unobserveQueueDepth();
       runningLimiter?.stop();
       await ingress.stop();
+      await threadIngress.stop();
       // Open streams end first (the app's close aborts them), then the feed's consumer goes.
       await app.close();
       await liveEvents?.stop();
