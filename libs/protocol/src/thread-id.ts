@@ -28,6 +28,8 @@ export const TaskThread = z.strictObject({
   thread_id: ThreadId,
   /** Set by the assembler: how many of `input.messages` (after the system prompt) are history. */
   history_messages: z.int().nonnegative().optional(),
+  /** Set by the assembler: how many of `input.messages` (the last ones) are the task's new input. */
+  new_messages: z.int().nonnegative().optional(),
   /** Set by the assembler: the thread stream's last sequence of this thread when its history was read. */
   base_seq: z.int().nonnegative().optional(),
 });
