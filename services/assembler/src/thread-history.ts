@@ -157,6 +157,8 @@ export class ThreadHistoryLoader implements ThreadHistorySource {
       keepFrom = stored.seq;
       kept++;
     }
+    // Nothing to drop (the history is the new input's only): no entry, the run goes on as it is.
+    if (!turns.some((stored) => stored.seq < keepFrom)) return undefined;
     const base = {
       type: 'compaction' as const,
       keep_from_seq: keepFrom,

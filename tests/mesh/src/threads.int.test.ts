@@ -9,7 +9,7 @@
  *   turns, once each, and turn 3's model call sees the first two after the system prompt.
  */
 import { MeshClient, type ThreadEvent } from '@agentmesh/client';
-import type { ThreadReply } from '@agentmesh/protocol';
+import { estimateTokens, type ChatMessage, type ThreadReply } from '@agentmesh/protocol';
 import {
   startRecordingApi,
   startScriptedModel,
@@ -60,6 +60,11 @@ beforeAll(async () => {
       const body = request.body as Body;
       const text = lastUser(body);
       const afterTool = body.messages?.at(-1)?.role === 'tool';
+      const first = body.messages?.[0];
+      if (typeof first?.content === 'string' && first.content.startsWith('Summarise the conversation')) {
+        const transcript = JSON.stringify(body.messages);
+        return transcript.includes('sumfail') ? { fault: 'server_error' } : { content: 'SUMMARY-OF-EARLIER' };
+      }
       const [tag] = text.split(':');
       if (text === 'conv:2') {
         if (!afterTool) return { toolCalls: [{ id: 'call_pay', name: 'pay', arguments: { amount: '2' } }] };
@@ -235,6 +240,76 @@ describe('double texting, two gateways, concurrent submissions', () => {
       );
     }, 180_000);
   }
+});
+
+describe('compaction', () => {
+  const LIMIT = 60;
+  /** Drives `turns` turns through the thread, alternating gateways; every one must end done. */
+  async function drive(threadId: string, tag: string, turns: number): Promise<void> {
+    for (let i = 1; i <= turns; i++) {
+      const reply = await say(i % 2, threadId, `${tag}:${i}`);
+      expect(reply.status, JSON.stringify(reply.body)).toBe(202);
+      expect(await finalStatus(reply.body.trace_id as string)).toBe('done');
+    }
+  }
+  /** The history each model call of the thread carried (between the system prompt and the new message). */
+  const histories = (tag: string): Body['messages'][] =>
+    model.requests
+      .map((r) => r.body as Body)
+      .filter((b) => lastUser(b).startsWith(`${tag}:`) && b.messages?.[0]?.role === 'system')
+      .map((b) => b.messages!.slice(1, -1));
+
+  it('cut: a thread driven far past a small window keeps answering, and no model call carries more history than the window', async () => {
+    const thread = await clients[0]!.createThread({
+      compaction: { max_history_tokens: LIMIT, policy: 'cut', keep_turns: 2 },
+    });
+    await drive(thread.thread_id, 'cut', 8);
+    const stored = await clients[1]!.thread(thread.thread_id);
+    expect(stored.entries.filter(({ entry }) => entry.type === 'turn')).toHaveLength(8);
+    const compactions = stored.entries.flatMap(({ entry }) => (entry.type === 'compaction' ? [entry] : []));
+    expect(compactions.length).toBeGreaterThan(0);
+    expect(compactions.every((c) => c.method === 'cut')).toBe(true);
+    const seen = histories('cut');
+    expect(seen).toHaveLength(8);
+    for (const history of seen) expect(estimateTokens(history as ChatMessage[])).toBeLessThanOrEqual(LIMIT);
+    // Whole turns only: every kept history starts with a user message and ends with an answer.
+    for (const history of seen.filter((h) => h!.length > 0)) {
+      expect(history![0]!.role).toBe('user');
+      expect(history!.at(-1)!.role).toBe('assistant');
+    }
+  }, 180_000);
+
+  it('summarise with a failing summariser: each compaction falls back to a cut (saying why) and the thread keeps answering', async () => {
+    const thread = await clients[0]!.createThread({
+      compaction: { max_history_tokens: LIMIT, policy: 'summarise', keep_turns: 1 },
+    });
+    await drive(thread.thread_id, 'sumfail', 6);
+    const stored = await clients[1]!.thread(thread.thread_id);
+    const compactions = stored.entries.flatMap(({ entry }) => (entry.type === 'compaction' ? [entry] : []));
+    expect(compactions.length).toBeGreaterThan(0);
+    for (const compaction of compactions) {
+      expect(compaction.method).toBe('cut');
+      expect(compaction.fallback_reason).toContain('500');
+    }
+    for (const history of histories('sumfail')) {
+      expect(estimateTokens(history as ChatMessage[])).toBeLessThanOrEqual(LIMIT);
+    }
+  }, 180_000);
+
+  it('summarise: older turns are replaced by the summary, recorded once, and the next run sees it', async () => {
+    const thread = await clients[0]!.createThread({
+      compaction: { max_history_tokens: LIMIT, policy: 'summarise', keep_turns: 1 },
+    });
+    await drive(thread.thread_id, 'sumok', 4);
+    const stored = await clients[1]!.thread(thread.thread_id);
+    const compactions = stored.entries.flatMap(({ entry }) => (entry.type === 'compaction' ? [entry] : []));
+    expect(compactions.some((c) => c.method === 'summary' && c.summary === 'SUMMARY-OF-EARLIER')).toBe(true);
+    // One compaction per run at most: a task compacts the thread once, however often it is assembled.
+    const byTask = compactions.map((c) => c.trace_id);
+    expect(new Set(byTask).size).toBe(byTask.length);
+    const last = histories('sumok').at(-1)!;
+    expect(JSON.stringify(last)).toContain('SUMMARY-OF-EARLIER');
+  }, 180_000);
 });
 
 describe('a conversation through kills and restarts', () => {
