@@ -127,3 +127,5 @@ export { ThreadStore, runEndedByStatus, threadSummary } from './stores/thread-st
 export type { RunEnded, ThreadAdmission, VersionedThread } from './stores/thread-store.js';
 export { followThreadEvents } from './thread-event-reader.js';
 export type { FollowThreadEventsOptions, ThreadEventAt } from './thread-event-reader.js';
+export { startThreadPromoter } from './stores/thread-promoter.js';
+export type { ThreadPromoterOptions } from './stores/thread-promoter.js';

@@ -42,6 +42,7 @@ describe('NATS names', () => {
   it('names the streams, consumers, micro service and buckets of the SPEC', () => {
     expect(Streams.TASKS).toEqual({ name: 'MESH_TASKS', subjects: ['mesh.tasks.>'] });
     expect(Streams.EVENTS).toEqual({ name: 'MESH_EVENTS', subjects: ['mesh.events.>'] });
+    expect(Streams.THREADS).toEqual({ name: 'MESH_THREADS', subjects: ['mesh.threads.>'] });
     expect(Consumers.ASSEMBLER.durable_name).toBe('assembler');
     expect(Consumers.EXECUTOR.durable_name).toBe('executor');
     expect(Services.RECALL).toEqual({ name: 'recall', subject: 'mesh.recall.actions' });
@@ -57,6 +58,7 @@ describe('NATS names', () => {
       'mesh_recall_actions',
       'mesh_recall_tools',
       'mesh_tasks',
+      'mesh_threads',
       'mesh_tools',
     ]);
   });

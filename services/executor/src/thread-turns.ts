@@ -5,8 +5,8 @@
  * event. Cancelled because a newer message interrupted it (`cancel_mode: interrupt` on the thread): the turn
  * as it stood, marked `interrupted`, without the answer it was writing and without a tool call whose result
  * never came. Anything else (an error, a plain cancel, a rollback): nothing; a partial answer never becomes
- * history. Then, once the final status is written, the run frees the thread (ThreadStore.release), which
- * starts the next queued run.
+ * history. Then, once the final status is written, the run frees the thread (ThreadStore.release) and
+ * promotes the next queued run, which the gateways' ThreadPromoter publishes.
  */
 import type { ThreadStore } from '@agentmesh/bus';
 import { ErrorCode, type AssembledTask, type ChatMessage } from '@agentmesh/protocol';
@@ -79,8 +79,11 @@ export async function releaseThread(threads: ThreadStore, task: AssembledTask, l
   const link = task.task_meta.thread;
   if (link === undefined) return;
   try {
-    const next = await threads.release(task.task_meta.account_id, link.thread_id, task.task_meta.trace_id);
-    if (next !== undefined) log.info({ thread_id: link.thread_id, next_trace_id: next }, 'next queued thread run started');
+    // The next queued run is promoted here and published by the gateways' promoters (executors queue no task).
+    const next = await threads.release(task.task_meta.account_id, link.thread_id, task.task_meta.trace_id, {
+      publish: false,
+    });
+    if (next !== undefined) log.info({ thread_id: link.thread_id, next_trace_id: next }, 'next queued thread run promoted');
   } catch (error) {
     // A claim left behind is released by the next admission or read of the thread (its task has ended).
     log.warn({ err: error, thread_id: link.thread_id }, 'thread could not be released; left to the stale-claim check');

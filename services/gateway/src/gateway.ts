@@ -15,6 +15,7 @@ import {
   DeadLetterStore,
   ensureDeadLetterStream,
   ensureThreadStream,
+  startThreadPromoter,
   ThreadStore,
   ensureMeshStreams,
   CorruptRecordError,
@@ -300,6 +301,12 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     log,
   });
   const threadIngress = startThreadNatsApi({ nc, api: threadApi, bodyLimitBytes: config.BODY_LIMIT_BYTES, log });
+  // Queued thread runs an executor promoted (or a gateway left unpublished) are published from here.
+  const threadPromoter = startThreadPromoter(buckets.threads, threads, {
+    onPublished: (accountId, threadId, traceId) =>
+      log.info({ account_id: accountId, thread_id: threadId, trace_id: traceId }, 'queued thread run published'),
+    onError: (error) => log.warn({ err: error }, 'a queued thread run could not be published; the next write retries'),
+  });
   log.info(
     {
       url,
@@ -319,6 +326,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
       runningLimiter?.stop();
       await ingress.stop();
       await threadIngress.stop();
+      threadPromoter.stop();
       // Open streams end first (the app's close aborts them), then the feed's consumer goes.
       await app.close();
       await liveEvents?.stop();

@@ -345,18 +345,31 @@ export class ThreadStore {
    * Frees the thread from the run `traceId` (nothing when another run holds it) and promotes the next
    * queued run, publishing its task. Returns the promoted run's trace id, if any.
    */
-  async release(accountId: string, threadId: string, traceId: string): Promise<string | undefined> {
+  async release(
+    accountId: string,
+    threadId: string,
+    traceId: string,
+    { publish = true }: { publish?: boolean } = {},
+  ): Promise<string | undefined> {
     await this.update(accountId, threadId, (record) => {
       const queued = record.queue.filter((run) => run.trace_id !== traceId);
       if (record.active?.trace_id !== traceId && queued.length === record.queue.length) return undefined;
       const { active: _active, ...rest } = record;
       return record.active?.trace_id === traceId ? { ...rest, queue: queued } : { ...record, queue: queued };
     });
-    return this.promote(accountId, threadId);
+    return this.promote(accountId, threadId, { publish });
   }
 
-  /** Makes the head of the queue the active run when none is, and publishes its task. */
-  async promote(accountId: string, threadId: string): Promise<string | undefined> {
+  /**
+   * Makes the head of the queue the active run when none is, and publishes its task — or, with
+   * `publish: false` (an executor, which may not queue tasks), leaves that to the gateways' promoters
+   * (ThreadPromoter), which publish every active run still carrying its task.
+   */
+  async promote(
+    accountId: string,
+    threadId: string,
+    { publish = true }: { publish?: boolean } = {},
+  ): Promise<string | undefined> {
     const stored = await this.update(accountId, threadId, (record) => {
       if (record.active !== undefined) return undefined;
       const [head, ...rest] = record.queue;
@@ -364,6 +377,18 @@ export class ThreadStore {
       return { ...record, active: { ...head, since: this.now().toISOString() }, queue: rest };
     });
     const active = stored?.record.active;
+    if (active?.task === undefined) return undefined;
+    if (publish) await this.publishPromoted(accountId, threadId);
+    return active.trace_id;
+  }
+
+  /**
+   * Publishes the task of the thread's active run if it still carries one (promoted, not yet published),
+   * then drops it from the record. Publishing twice is harmless: the task stream keeps one message per
+   * Nats-Msg-Id `<account>.<trace_id>`, and a task that ran already ends at its stored terminal event.
+   */
+  async publishPromoted(accountId: string, threadId: string): Promise<string | undefined> {
+    const active = (await this.get(accountId, threadId))?.record.active;
     if (active?.task === undefined) return undefined;
     await publishWithRetry(this.js, taskReceivedSubject(accountId), encodeJson(active.task), {
       msgID: taskKey(accountId, active.trace_id),
