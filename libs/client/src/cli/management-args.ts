@@ -1,5 +1,5 @@
 /**
- * The management commands of `agentmesh` (`agents`, `tools`, `credentials`, `keys`, `dead-letters`): each a group word
+ * The management commands of `agentmesh` (`agents`, `tools`, `credentials`, `keys`, `dead-letters`, and `threads`, which acts for the caller's account): each a group word
  * and an action (`agents list`), with its positional arguments and options. Parsed into one
  * {@link ManagementAction}; the connection options are the CLI's own (see cli-args.ts).
  */
@@ -68,6 +68,23 @@ export const MANAGEMENT_ACTIONS = {
   'dead-letters show': { positionals: ['trace_id'], options: JSON_OPTION },
   'dead-letters redrive': { positionals: ['trace_id'], options: JSON_OPTION },
   'dead-letters drop': { positionals: ['trace_id'], options: JSON_OPTION },
+  'threads list': {
+    positionals: [],
+    options: { ...JSON_OPTION, limit: { type: 'string' }, before: { type: 'string' } },
+  },
+  'threads show': { positionals: ['thread_id'], options: JSON_OPTION },
+  'threads create': {
+    positionals: [],
+    options: {
+      ...JSON_OPTION,
+      id: { type: 'string' },
+      strategy: { type: 'string' },
+      metadata: { type: 'string' },
+      'max-history-tokens': { type: 'string' },
+      compaction: { type: 'string' },
+    },
+  },
+  'threads delete': { positionals: ['thread_id'], options: JSON_OPTION },
 } as const satisfies Record<string, ActionSpec>;
 
 export type ManagementActionName = keyof typeof MANAGEMENT_ACTIONS;
@@ -102,6 +119,11 @@ export const MANAGEMENT_USAGE = `Management (an admin key; --account <id> to man
   agentmesh dead-letters list [--workflow <id>] [--limit <n>] | show <trace_id>
   agentmesh dead-letters redrive <trace_id>   (submits the task again as a new task; prints its trace_id)
   agentmesh dead-letters drop <trace_id>
+Threads (an API key acts for its own account):
+  agentmesh threads list [--limit <n>] [--before <cursor>] | show <thread_id> | delete <thread_id>
+  agentmesh threads create [--id <id>] [--strategy reject|enqueue|interrupt|rollback]
+                           [--metadata <json>] [--max-history-tokens <n> [--compaction cut|summarise]]
+  agentmesh submit --thread <id> [--strategy <s>] ...   runs in the thread, with its history
   A file argument of "-" reads stdin. --json (every management command) prints the gateway's answer as
   JSON, and an error as its body {code, message, detail} on stderr.
 `;
