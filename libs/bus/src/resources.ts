@@ -399,7 +399,11 @@ export async function provisionMeshResources(
     await create();
     report.created.push(label);
   };
-  for (const config of [...meshStreamConfigs(options), deadLetterStreamConfig(options), threadStreamConfig(options)]) {
+  for (const config of [
+    ...meshStreamConfigs(options),
+    deadLetterStreamConfig(options),
+    threadStreamConfig(options),
+  ]) {
     await provision(config.name, `stream ${config.name}`, () => jsm.streams.add(config));
   }
   const kvm = new Kvm(js);

@@ -70,10 +70,14 @@ async function take(
   const stop = new AbortController();
   const seen: { id: number; event: TaskEvent }[] = [];
   try {
-    for await (const item of followThreadEventsOverNats(nc, { accountId: ACCOUNT, threadId: 't1' }, {
-      ...options,
-      signal: stop.signal,
-    })) {
+    for await (const item of followThreadEventsOverNats(
+      nc,
+      { accountId: ACCOUNT, threadId: 't1' },
+      {
+        ...options,
+        signal: stop.signal,
+      },
+    )) {
       seen.push(item);
       if (seen.length === count) break;
     }
@@ -107,7 +111,7 @@ describe('following a thread over NATS', () => {
     expect(seen.slice(4).map(({ event }) => event.trace_id)).toEqual([T3, T3]);
   });
 
-  it('when the thread is not the account\'s, the follow fails with the gateway\'s NOT_FOUND', async () => {
+  it("when the thread is not the account's, the follow fails with the gateway's NOT_FOUND", async () => {
     const follow = followThreadEventsOverNats(nc, { accountId: ACCOUNT, threadId: 'nope' });
     await expect(follow.next()).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });

@@ -74,7 +74,8 @@ export async function* followThreadEventsOverNats(
   try {
     for await (const message of messages) {
       const parsed = TaskEvent.safeParse(JSON.parse(new TextDecoder().decode(message.data)));
-      if (!parsed.success) throw MeshProtocolError.fromZod(`event ${message.subject}#${message.seq}`, parsed.error);
+      if (!parsed.success)
+        throw MeshProtocolError.fromZod(`event ${message.subject}#${message.seq}`, parsed.error);
       const traceId = parsed.data.trace_id;
       if (!members.has(traceId)) {
         if (strangers.has(traceId)) continue;

@@ -285,13 +285,7 @@ export { toModelTool } from './tools/model-tool.js';
 export { requiredCredentials } from './tools/credentials.js';
 export { filterTools, toolNamespace, toolTags } from './tools/tool-filter.js';
 export type { ToolFilter } from './tools/tool-filter.js';
-export {
-  ThreadId,
-  isThreadId,
-  ThreadStrategy,
-  DEFAULT_THREAD_STRATEGY,
-  TaskThread,
-} from './thread-id.js';
+export { ThreadId, isThreadId, ThreadStrategy, DEFAULT_THREAD_STRATEGY, TaskThread } from './thread-id.js';
 export {
   ThreadCompaction,
   ThreadTurnEntry,

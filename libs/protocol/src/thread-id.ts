@@ -34,4 +34,3 @@ export const TaskThread = z.strictObject({
   base_seq: z.int().nonnegative().optional(),
 });
 export type TaskThread = z.infer<typeof TaskThread>;
-

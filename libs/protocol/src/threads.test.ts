@@ -53,7 +53,9 @@ describe('threads', () => {
     const base = { workflow_id: 'w', user_id: 'u', messages: [{ role: 'user', content: 'hi' }] };
     expect(SubmitTaskRequest.parse(base)).not.toHaveProperty('thread_id');
     expect(SubmitTaskRequest.safeParse({ ...base, thread_id: 'a.b' }).success).toBe(false);
-    expect(SubmitTaskRequest.safeParse({ ...base, thread_id: 't', thread_strategy: 'shout' }).success).toBe(false);
+    expect(SubmitTaskRequest.safeParse({ ...base, thread_id: 't', thread_strategy: 'shout' }).success).toBe(
+      false,
+    );
     expect(SubmitTaskRequest.parse({ ...base, thread_id: 't', thread_strategy: 'enqueue' })).toMatchObject({
       thread_id: 't',
       thread_strategy: 'enqueue',

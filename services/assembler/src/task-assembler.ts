@@ -115,7 +115,8 @@ export async function assembleTask(
   // A thread's history goes into the input before sealing: the vault is bound to it like to the rest.
   let withThread = received;
   if (meta.thread !== undefined) {
-    if (sources.threads === undefined) return { ok: false, failure: new ThreadNotFoundError(meta.thread.thread_id) };
+    if (sources.threads === undefined)
+      return { ok: false, failure: new ThreadNotFoundError(meta.thread.thread_id) };
     const modelKeyName = agent.model.api_key_credential;
     const loaded = await sources.threads.withHistory(
       received,

@@ -35,9 +35,15 @@ const SUMMARY_TIMEOUT_MS = 30_000;
 
 /** The OpenAI-compatible summariser: one chat completion with the agent's endpoint and key. */
 export const chatCompletionSummariser: Summariser = async (messages, model, maxTokens) => {
-  const url = new URL('chat/completions', model.base_url.endsWith('/') ? model.base_url : `${model.base_url}/`);
+  const url = new URL(
+    'chat/completions',
+    model.base_url.endsWith('/') ? model.base_url : `${model.base_url}/`,
+  );
   const transcript = messages
-    .map((message) => `${message.role}: ${typeof message.content === 'string' ? message.content : JSON.stringify(message.content ?? '')}`)
+    .map(
+      (message) =>
+        `${message.role}: ${typeof message.content === 'string' ? message.content : JSON.stringify(message.content ?? '')}`,
+    )
     .join('\n');
   const response = await fetch(url, {
     method: 'POST',
@@ -51,7 +57,8 @@ export const chatCompletionSummariser: Summariser = async (messages, model, maxT
       messages: [
         {
           role: 'system',
-          content: 'Summarise the conversation below for its continuation: keep facts, decisions, names and open questions. Answer with the summary only.',
+          content:
+            'Summarise the conversation below for its continuation: keep facts, decisions, names and open questions. Answer with the summary only.',
         },
         // Never more than the window allows: a summariser that overflows would fail every time.
         { role: 'user', content: transcript.slice(-maxTokens * 16) },

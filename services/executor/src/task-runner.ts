@@ -431,7 +431,8 @@ export class TaskRunner {
       return this.#lostEventStream(reason, attempt);
     }
     // A thread's turn is stored before the terminal event: a client that saw `done` reads it in the thread.
-    if (this.deps.threads !== undefined) await appendThreadTurn(this.deps.threads, task, outcome, conversation);
+    if (this.deps.threads !== undefined)
+      await appendThreadTurn(this.deps.threads, task, outcome, conversation);
     return endWith(outcome, () => sink.finish(outcome));
   }
 

@@ -83,9 +83,13 @@ export async function releaseThread(threads: ThreadStore, task: AssembledTask, l
     const next = await threads.release(task.task_meta.account_id, link.thread_id, task.task_meta.trace_id, {
       publish: false,
     });
-    if (next !== undefined) log.info({ thread_id: link.thread_id, next_trace_id: next }, 'next queued thread run promoted');
+    if (next !== undefined)
+      log.info({ thread_id: link.thread_id, next_trace_id: next }, 'next queued thread run promoted');
   } catch (error) {
     // A claim left behind is released by the next admission or read of the thread (its task has ended).
-    log.warn({ err: error, thread_id: link.thread_id }, 'thread could not be released; left to the stale-claim check');
+    log.warn(
+      { err: error, thread_id: link.thread_id },
+      'thread could not be released; left to the stale-claim check',
+    );
   }
 }

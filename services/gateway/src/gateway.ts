@@ -300,12 +300,21 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     log,
   });
-  const threadIngress = startThreadNatsApi({ nc, api: threadApi, bodyLimitBytes: config.BODY_LIMIT_BYTES, log });
+  const threadIngress = startThreadNatsApi({
+    nc,
+    api: threadApi,
+    bodyLimitBytes: config.BODY_LIMIT_BYTES,
+    log,
+  });
   // Queued thread runs an executor promoted (or a gateway left unpublished) are published from here.
   const threadPromoter = startThreadPromoter(buckets.threads, threads, {
     onPublished: (accountId, threadId, traceId) =>
-      log.info({ account_id: accountId, thread_id: threadId, trace_id: traceId }, 'queued thread run published'),
-    onError: (error) => log.warn({ err: error }, 'a queued thread run could not be published; the next write retries'),
+      log.info(
+        { account_id: accountId, thread_id: threadId, trace_id: traceId },
+        'queued thread run published',
+      ),
+    onError: (error) =>
+      log.warn({ err: error }, 'a queued thread run could not be published; the next write retries'),
   });
   log.info(
     {

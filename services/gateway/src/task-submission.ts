@@ -335,7 +335,10 @@ export class TaskSubmitter {
         await this.options
           .cancelRun?.(accountId, admission.active, `${admission.mode}ed by a newer message (${traceId})`)
           .catch((error: unknown) =>
-            this.options.log.warn({ err: error, account_id: accountId }, 'active thread run could not be cancelled'),
+            this.options.log.warn(
+              { err: error, account_id: accountId },
+              'active thread run could not be cancelled',
+            ),
           );
         break;
       case 'queued':
@@ -343,13 +346,18 @@ export class TaskSubmitter {
     }
     this.options.log.info(
       { account_id: accountId, thread_id: threadId, admission: admission.kind },
-      'task queued behind its thread\'s active run',
+      "task queued behind its thread's active run",
     );
     return { reply: this.replyFor(accountId, traceId), accountId, duplicate: false };
   }
 
   /** Ends a task refused by its thread: it never runs, and its status says why. */
-  private async markRefused(accountId: string, traceId: string, code: ErrorCode, message: string): Promise<void> {
+  private async markRefused(
+    accountId: string,
+    traceId: string,
+    code: ErrorCode,
+    message: string,
+  ): Promise<void> {
     await this.options.statuses
       .update(accountId, traceId, (current) =>
         current?.status === TaskStatus.QUEUED && current.attempt === 0

@@ -16,10 +16,24 @@ import {
   type ThreadReply,
   type ThreadSummary,
 } from '@agentmesh/protocol';
-import { encodeJson, runEndedByStatus, threadSummary, type TaskStatusStore, type ThreadStore } from '@agentmesh/bus';
+import {
+  encodeJson,
+  runEndedByStatus,
+  threadSummary,
+  type TaskStatusStore,
+  type ThreadStore,
+} from '@agentmesh/bus';
 import type { Logger } from '@agentmesh/runtime';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
-import { Conflict, InternalFailure, InvalidRequest, NotFound, PayloadTooLarge, Rejection, ServiceUnavailable } from './errors.js';
+import {
+  Conflict,
+  InternalFailure,
+  InvalidRequest,
+  NotFound,
+  PayloadTooLarge,
+  Rejection,
+  ServiceUnavailable,
+} from './errors.js';
 import { parseJsonBody } from './json-body.js';
 import { GATEWAY_QUEUE_GROUP } from './nats-ingress.js';
 
@@ -43,7 +57,11 @@ export class ThreadApi {
     return threadSummary(created);
   }
 
-  async list(accountId: string, limit = DEFAULT_THREAD_PAGE, before?: string): Promise<ThreadListReply | Rejection> {
+  async list(
+    accountId: string,
+    limit = DEFAULT_THREAD_PAGE,
+    before?: string,
+  ): Promise<ThreadListReply | Rejection> {
     const page = await this.bus(() => this.threads.list(accountId, limit, before));
     if (page instanceof Rejection) return page;
     return {
@@ -135,7 +153,10 @@ export function startThreadNatsApi(options: {
   };
 }
 
-async function answer(options: { api: ThreadApi; bodyLimitBytes: number; log: Logger }, msg: Msg): Promise<void> {
+async function answer(
+  options: { api: ThreadApi; bodyLimitBytes: number; log: Logger },
+  msg: Msg,
+): Promise<void> {
   // Only an inbox may be answered (see nats-ingress.ts: a reply subject is not permission-checked).
   if (!msg.reply || !msg.reply.startsWith('_INBOX')) return;
   let outcome: unknown;

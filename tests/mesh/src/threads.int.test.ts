@@ -82,7 +82,11 @@ beforeAll(async () => {
       }
       if (text.endsWith(':first')) {
         holding.add(text);
-        return { content: `answer to ${text}`, chunkSize: 2, hold: { afterChunks: 1, until: gate(text).opened } };
+        return {
+          content: `answer to ${text}`,
+          chunkSize: 2,
+          hold: { afterChunks: 1, until: gate(text).opened },
+        };
       }
       return { content: `answer to ${text}` };
     },
@@ -176,7 +180,9 @@ describe('double texting, two gateways, concurrent submissions', () => {
   it('reject: of four messages sent at once while none runs, one runs and three are refused 409 naming it', async () => {
     const thread = await clients[0]!.createThread({ strategy: 'reject' });
     const replies = await Promise.all(
-      [0, 1, 2, 3].map((i) => say(i % 2, thread.thread_id, i === 0 ? 'reject-all:first' : `reject-all:first`)),
+      [0, 1, 2, 3].map((i) =>
+        say(i % 2, thread.thread_id, i === 0 ? 'reject-all:first' : `reject-all:first`),
+      ),
     );
     const accepted = replies.filter((reply) => reply.status === 202);
     expect(accepted, JSON.stringify(replies)).toHaveLength(1);
@@ -320,7 +326,9 @@ describe('a conversation through kills and restarts', () => {
       const traceId = crypto.randomUUID().replaceAll('-', '');
       await waitFor(
         async () => {
-          const reply = await say(index, thread.thread_id, text, { trace_id: traceId }).catch(() => undefined);
+          const reply = await say(index, thread.thread_id, text, { trace_id: traceId }).catch(
+            () => undefined,
+          );
           if (reply?.status === 202) return true;
           if (reply !== undefined && reply.status !== 503 && reply.status !== 502) {
             throw new Error(`submit → ${reply.status} ${JSON.stringify(reply.body)}`);

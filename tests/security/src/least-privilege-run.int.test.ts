@@ -462,7 +462,12 @@ describe('the whole mesh on the least-privilege users of accounts.conf', () => {
     const say = async (workflowId: string): Promise<string> => {
       const response = await ok(
         call('POST', '/v1/tasks', {
-          body: { workflow_id: workflowId, user_id: 'u1', messages: [{ role: 'user', content: 'go' }], thread_id: 'lp-thread' },
+          body: {
+            workflow_id: workflowId,
+            user_id: 'u1',
+            messages: [{ role: 'user', content: 'go' }],
+            thread_id: 'lp-thread',
+          },
         }),
       );
       return ((await response.json()) as { trace_id: string }).trace_id;
@@ -472,7 +477,10 @@ describe('the whole mesh on the least-privilege users of accounts.conf', () => {
     // A hanging run, then a queued one: cancelling the first, its executor frees the thread and queues the next.
     const before = model.requests.length;
     const hanging = await say('hanging_agent');
-    await waitFor(() => model.requests.length > before, { timeoutMs: 30_000, description: 'the model asked' });
+    await waitFor(() => model.requests.length > before, {
+      timeoutMs: 30_000,
+      description: 'the model asked',
+    });
     const queued = await say('plain_agent');
     await ok(call('POST', `/v1/tasks/${hanging}/cancel`));
     expect((await sseEvents(queued)).at(-1)?.type).toBe('done');
@@ -487,7 +495,9 @@ describe('the whole mesh on the least-privilege users of accounts.conf', () => {
       first,
       queued,
     ]);
-    const followed = await call('GET', '/v1/threads/lp-thread/events', { headers: { accept: 'text/event-stream' } });
+    const followed = await call('GET', '/v1/threads/lp-thread/events', {
+      headers: { accept: 'text/event-stream' },
+    });
     const reader = followed.body!.getReader();
     const parser = new SseParser();
     const seen = new Set<string>();
@@ -500,7 +510,9 @@ describe('the whole mesh on the least-privilege users of accounts.conf', () => {
     }
     await reader.cancel();
     expect(seen).toEqual(new Set([first, queued]));
-    const listed = (await (await ok(call('GET', '/v1/threads'))).json()) as { threads: { thread_id: string }[] };
+    const listed = (await (await ok(call('GET', '/v1/threads'))).json()) as {
+      threads: { thread_id: string }[];
+    };
     expect(listed.threads.map((t) => t.thread_id)).toContain('lp-thread');
     await ok(call('DELETE', '/v1/threads/lp-thread'));
     expect((await call('GET', '/v1/threads/lp-thread')).status).toBe(404);

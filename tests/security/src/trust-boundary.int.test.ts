@@ -580,7 +580,13 @@ describe('threads of another account', () => {
   let otherKey: string;
   let acmeTrace: string;
 
-  async function as(key: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  async function as(
+    key: string,
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) {
     const response = await fetch(`${mesh.gatewayUrl}${path}`, {
       method,
       headers: {
@@ -591,7 +597,10 @@ describe('threads of another account', () => {
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await response.text();
-    return { status: response.status, body: text === '' ? undefined : (JSON.parse(text) as Record<string, unknown>) };
+    return {
+      status: response.status,
+      body: text === '' ? undefined : (JSON.parse(text) as Record<string, unknown>),
+    };
   }
 
   beforeAll(async () => {
@@ -601,7 +610,9 @@ describe('threads of another account', () => {
       body: JSON.stringify({ account_id: OTHER_ACCOUNT }),
     });
     otherKey = ((await created.json()) as { api_key: string }).api_key;
-    expect((await as(mesh.apiKey, 'POST', '/v1/threads', { thread_id: SECRET, metadata: { who: 'acme' } })).status).toBe(201);
+    expect(
+      (await as(mesh.apiKey, 'POST', '/v1/threads', { thread_id: SECRET, metadata: { who: 'acme' } })).status,
+    ).toBe(201);
     const run = await as(mesh.apiKey, 'POST', '/v1/tasks', {
       workflow_id: 'helper',
       user_id: 'u1',
@@ -635,7 +646,9 @@ describe('threads of another account', () => {
     expect(run.status).toBe(404);
     expect(run.body).toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining('thread') });
     // An admin acting for the other account is that account here too.
-    const asAdmin = await as(mesh.adminKey, 'GET', `/v1/threads/${SECRET}`, undefined, { 'x-account-id': OTHER_ACCOUNT });
+    const asAdmin = await as(mesh.adminKey, 'GET', `/v1/threads/${SECRET}`, undefined, {
+      'x-account-id': OTHER_ACCOUNT,
+    });
     expect(asAdmin.status).toBe(404);
 
     // Its own thread of the same id is another thread; acme's is untouched.
@@ -676,7 +689,10 @@ describe('threads of another account', () => {
       thread_strategy: 'shout',
     });
     expect(strategy.status).toBe(400);
-    expect((await as(mesh.apiKey, 'GET', `/v1/threads/${SECRET}/events`, undefined, { 'last-event-id': 'x' })).status).toBe(400);
+    expect(
+      (await as(mesh.apiKey, 'GET', `/v1/threads/${SECRET}/events`, undefined, { 'last-event-id': 'x' }))
+        .status,
+    ).toBe(400);
     const upstream = await mesh.connectAs('upstream-acme');
     for (const body of ['not json', JSON.stringify({ op: 'drop_table' })]) {
       const answer = await upstream.nc.request(`mesh.gateway.threads.${ACCOUNT}`, body, { timeout: 10_000 });

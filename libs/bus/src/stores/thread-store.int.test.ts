@@ -92,14 +92,20 @@ describe('thread store', () => {
     await a.create('acme', 'queue', { strategy: 'enqueue' });
     const ended = async (): Promise<boolean> => false;
     const [first, second] = [newTraceId(), newTraceId()];
-    expect(await a.admit('acme', 'queue', { trace_id: first, task: task('acme', first) }, undefined, ended)).toEqual({
+    expect(
+      await a.admit('acme', 'queue', { trace_id: first, task: task('acme', first) }, undefined, ended),
+    ).toEqual({
       kind: 'run',
     });
     expect(
-      (await b.admit('acme', 'queue', { trace_id: second, task: task('acme', second) }, undefined, ended)).kind,
+      (await b.admit('acme', 'queue', { trace_id: second, task: task('acme', second) }, undefined, ended))
+        .kind,
     ).toBe('queued');
     // Two releases at once (an executor and a stale-claim check): one promotion.
-    const promoted = await Promise.all([a.release('acme', 'queue', first), b.release('acme', 'queue', first)]);
+    const promoted = await Promise.all([
+      a.release('acme', 'queue', first),
+      b.release('acme', 'queue', first),
+    ]);
     expect(promoted.filter((p) => p === second).length).toBeGreaterThanOrEqual(1);
     const record = (await a.get('acme', 'queue'))!.record;
     expect(record.active?.trace_id).toBe(second);
@@ -114,7 +120,13 @@ describe('thread store', () => {
     const [a] = stores as [ThreadStore];
     await a.create('acme', 'stale', {});
     const [dead, fresh] = [newTraceId(), newTraceId()];
-    await a.admit('acme', 'stale', { trace_id: dead, task: task('acme', dead) }, undefined, async () => false);
+    await a.admit(
+      'acme',
+      'stale',
+      { trace_id: dead, task: task('acme', dead) },
+      undefined,
+      async () => false,
+    );
     const outcome = await a.admit(
       'acme',
       'stale',
@@ -125,7 +137,7 @@ describe('thread store', () => {
     expect(outcome).toEqual({ kind: 'run' });
   });
 
-  it("when another account names the thread, it finds nothing", async () => {
+  it('when another account names the thread, it finds nothing', async () => {
     const [a] = stores as [ThreadStore];
     await a.create('acme', 'mine', {});
     expect(await a.get('globex', 'mine')).toBeUndefined();

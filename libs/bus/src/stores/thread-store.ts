@@ -17,10 +17,10 @@
  * the two is repaired by the next `release` or `admit` of the thread. A claim whose task has ended (the
  * caller's `isFinal`) is treated as released, so a lost release never wedges a thread.
  */
+import type { StoredThreadEntry } from '@agentmesh/protocol';
 import {
   AccountId,
   isFinalTaskStatus,
-  StoredThreadEntry,
   Streams,
   taskKey,
   taskReceivedSubject,
@@ -176,7 +176,10 @@ export class ThreadStore {
           throw error;
         });
       if (!message) return out;
-      out.push({ seq: message.seq, entry: decodeJson(ThreadEntry, message.data, `${subject}#${message.seq}`) });
+      out.push({
+        seq: message.seq,
+        entry: decodeJson(ThreadEntry, message.data, `${subject}#${message.seq}`),
+      });
       seq = message.seq + 1;
     }
   }
@@ -289,7 +292,11 @@ export class ThreadStore {
       const current = await this.get(accountId, threadId);
       if (current === undefined) return { kind: 'not_found' };
       const active = current.record.active;
-      if (active !== undefined && active.trace_id !== run.trace_id && (await ended(accountId, active.trace_id))) {
+      if (
+        active !== undefined &&
+        active.trace_id !== run.trace_id &&
+        (await ended(accountId, active.trace_id))
+      ) {
         await this.release(accountId, threadId, active.trace_id);
         continue;
       }
@@ -298,10 +305,14 @@ export class ThreadStore {
       const stored = await this.update(accountId, threadId, (record) => {
         admission = undefined;
         remember(record, run.trace_id);
-        if (record.active?.trace_id === run.trace_id || record.queue.some((q) => q.trace_id === run.trace_id)) {
-          admission = record.active?.trace_id === run.trace_id
-            ? { kind: 'run' }
-            : { kind: 'queued', active: record.active?.trace_id ?? '' };
+        if (
+          record.active?.trace_id === run.trace_id ||
+          record.queue.some((q) => q.trace_id === run.trace_id)
+        ) {
+          admission =
+            record.active?.trace_id === run.trace_id
+              ? { kind: 'run' }
+              : { kind: 'queued', active: record.active?.trace_id ?? '' };
           return undefined;
         }
         if (record.active === undefined && record.queue.length === 0) {

@@ -425,15 +425,27 @@ describe('agentmesh threads', () => {
 
   it('when submit names a thread and a strategy, the submission carries them; a strategy alone is bad usage', async () => {
     serveTask([doneEvent(1, 'ok')]);
-    const run = await cli(['submit', '-w', 'chat', '-m', 'hi', '--thread', 'support-42', '--strategy', 'interrupt']);
+    const run = await cli([
+      'submit',
+      '-w',
+      'chat',
+      '-m',
+      'hi',
+      '--thread',
+      'support-42',
+      '--strategy',
+      'interrupt',
+    ]);
     expect(run.code).toBe(ExitCode.OK);
     expect(JSON.parse(gateway.requests[0]!.body)).toMatchObject({
       thread_id: 'support-42',
       thread_strategy: 'interrupt',
     });
-    expect((await cli(['submit', '-w', 'chat', '-m', 'hi', '--strategy', 'interrupt'])).code).toBe(ExitCode.USAGE);
-    expect((await cli(['submit', '-w', 'chat', '-m', 'hi', '--thread', 't', '--strategy', 'loud'])).code).toBe(
+    expect((await cli(['submit', '-w', 'chat', '-m', 'hi', '--strategy', 'interrupt'])).code).toBe(
       ExitCode.USAGE,
     );
+    expect(
+      (await cli(['submit', '-w', 'chat', '-m', 'hi', '--thread', 't', '--strategy', 'loud'])).code,
+    ).toBe(ExitCode.USAGE);
   });
 });

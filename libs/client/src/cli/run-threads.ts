@@ -36,7 +36,9 @@ export async function runThreadAction(
       if (json) out(JSON.stringify(page));
       else {
         for (const thread of page.threads) {
-          out(`${thread.thread_id}\t${thread.status}\t${thread.created_at}\t${JSON.stringify(thread.metadata)}`);
+          out(
+            `${thread.thread_id}\t${thread.status}\t${thread.created_at}\t${JSON.stringify(thread.metadata)}`,
+          );
         }
         if (page.next_before !== undefined) context.stderr.write(`more: --before ${page.next_before}\n`);
       }
@@ -89,7 +91,9 @@ export async function runThreadAction(
 
 /** The thread as a transcript: one line per message, tool calls and results included. */
 function threadText(thread: ThreadReply): string {
-  const lines = [`thread ${thread.thread_id} (${thread.status}${thread.active_trace_id ? ` ${thread.active_trace_id}` : ''})`];
+  const lines = [
+    `thread ${thread.thread_id} (${thread.status}${thread.active_trace_id ? ` ${thread.active_trace_id}` : ''})`,
+  ];
   for (const { seq, entry } of thread.entries) {
     if (entry.type === 'compaction') {
       lines.push(`  [${seq}] compaction (${entry.method}) from ${entry.keep_from_seq}`);
@@ -97,7 +101,8 @@ function threadText(thread: ThreadReply): string {
     }
     lines.push(`  [${seq}] turn ${entry.trace_id}${entry.interrupted ? ' (interrupted)' : ''}`);
     for (const message of entry.messages) {
-      const text = typeof message.content === 'string' ? message.content : JSON.stringify(message.content ?? '');
+      const text =
+        typeof message.content === 'string' ? message.content : JSON.stringify(message.content ?? '');
       const calls =
         message.role === 'assistant' && message.tool_calls?.length
           ? ` → ${message.tool_calls.map((c) => `${c.function.name}(${c.function.arguments})`).join(', ')}`

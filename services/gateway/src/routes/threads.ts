@@ -98,12 +98,16 @@ export function registerThreadRoutes(app: FastifyInstance, deps: ThreadRouteDeps
       const header = request.headers['last-event-id'];
       const raw = (Array.isArray(header) ? header[0] : header) ?? request.query.last_event_id;
       if (raw !== undefined && raw.trim() !== '' && !/^\d{1,15}$/.test(raw.trim())) {
-        return sendRejection(reply, new InvalidRequest('Last-Event-ID must be the id of an event of this stream'));
+        return sendRejection(
+          reply,
+          new InvalidRequest('Last-Event-ID must be the id of an event of this stream'),
+        );
       }
       const afterStreamSeq = raw === undefined || raw.trim() === '' ? undefined : Number(raw.trim());
       const { accountId } = caller;
       const found = await deps.threads.get(accountId, threadId).catch(() => undefined);
-      if (found === undefined) return sendRejection(reply, new NotFound(`no thread ${threadId} in this account`));
+      if (found === undefined)
+        return sendRejection(reply, new NotFound(`no thread ${threadId} in this account`));
       const slot = deps.slots.take(eventStreamCaller(caller, accountId));
       if (slot instanceof Rejection) return sendRejection(reply, slot);
       const clientGone = new AbortController();
