@@ -1,10 +1,11 @@
-import { startNats, type NatsServer } from '@agentmesh/testkit';
+import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { newTraceId, type ReceivedTask, type ThreadTurnEntry } from '@agentmesh/protocol';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureMeshStreams, ensureThreadStream, openMeshBuckets } from '../resources.js';
 import { ThreadStore } from './thread-store.js';
+import { startThreadPromoter } from './thread-promoter.js';
 
 let nats: NatsServer;
 let nc: NatsConnection;
@@ -114,6 +115,39 @@ describe('thread store', () => {
     const jsm = await jetstreamManager(nc);
     const info = await jsm.streams.info('MESH_TASKS', { subjects_filter: 'mesh.tasks.received.acme' });
     expect(info.state.messages).toBe(1);
+  });
+
+  it('when an executor frees a thread without publishing, a promoter watching the bucket publishes the promoted run once', async () => {
+    const [a, b] = stores as [ThreadStore, ThreadStore];
+    await a.create('acme', 'promoted', { strategy: 'enqueue' });
+    const ended = async (): Promise<boolean> => false;
+    const [first, second] = [newTraceId(), newTraceId()];
+    await a.admit('acme', 'promoted', { trace_id: first, task: task('acme', first) }, undefined, ended);
+    await a.admit('acme', 'promoted', { trace_id: second, task: task('acme', second) }, undefined, ended);
+    expect(await b.release('acme', 'promoted', first, { publish: false })).toBe(second);
+    expect((await a.get('acme', 'promoted'))!.record.active?.task).toBeDefined();
+    const published: string[] = [];
+    const { threads } = await openMeshBuckets(jetstream(nc), { only: ['threads'] });
+    // Two gateways' promoters: the run is published by either, stored once.
+    const promoters = [
+      startThreadPromoter(threads, a, { onPublished: (_a, _t, trace) => published.push(trace) }),
+      startThreadPromoter(threads, b, { onPublished: (_a, _t, trace) => published.push(trace) }),
+    ];
+    try {
+      await waitFor(
+        async () => (await a.get('acme', 'promoted'))!.record.active?.task === undefined || undefined,
+        {
+          timeoutMs: 10_000,
+        },
+      );
+    } finally {
+      for (const promoter of promoters) promoter.stop();
+    }
+    expect(published).toContain(second);
+    const jsm = await jetstreamManager(nc);
+    const info = await jsm.streams.info('MESH_TASKS', { subjects_filter: 'mesh.tasks.received.acme' });
+    // One from the earlier release test, one here.
+    expect(info.state.messages).toBe(2);
   });
 
   it('when a claim is held by a run that has ended, a new run takes the thread', async () => {
