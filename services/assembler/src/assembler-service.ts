@@ -164,7 +164,7 @@ export async function startAssembler({
           log.warn({ err: error, attempt }, 'assembled task publish unanswered; retrying'),
       }),
       nativeProviders: nativeTools.directory,
-      failures: new TaskFailureRecorder(js, jsm, statuses),
+      failures: new TaskFailureRecorder(js, jsm, statuses, undefined, threads),
       concurrency: config.MAX_CONCURRENT_ASSEMBLIES,
       ackWaitMs: config.ACK_WAIT_MS,
       ackProgressMs: config.ACK_PROGRESS_MS,

@@ -17,6 +17,8 @@ import {
   type RecordingApi,
   type ScriptedModel,
 } from '@agentmesh/testkit';
+import { Kvm } from '@nats-io/kv';
+import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admin, registerQueryTool, scriptedModel, sseEvents, storeModelKey } from './mesh-client.js';
 import { startMesh, type Mesh } from './mesh-harness.js';
@@ -109,6 +111,11 @@ beforeAll(async () => {
     system_prompt: 'You are terse.',
     model: scriptedModel(model.baseUrl),
     tools: ['pay'],
+  });
+  await admin(mesh, 'POST', '/agents', {
+    workflow_id: 'broken_chat',
+    model: scriptedModel(model.baseUrl),
+    tools: ['no_such_tool'],
   });
   clients = mesh.gatewayUrls.map((baseUrl) => new MeshClient({ baseUrl, apiKey: mesh.apiKey }));
 }, 240_000);
@@ -218,6 +225,30 @@ describe('double texting, two gateways, concurrent submissions', () => {
     expect(turnTraces(stored)).toEqual(stored.runs);
     expect(stored.messages.filter((m) => m.role === 'user')).toHaveLength(4);
   }, 180_000);
+
+  it('a run the assembler fails frees its thread by itself (no read or submission needed), so the next message runs', async () => {
+    const thread = await clients[0]!.createThread({ strategy: 'reject' });
+    const failed = await say(0, thread.thread_id, 'broken:1', { workflow_id: 'broken_chat' });
+    expect(failed.status).toBe(202);
+    expect(await finalStatus(failed.body.trace_id as string)).toBe('error');
+    // Read the record itself: a GET of the thread would release a stale claim on its own.
+    const nc = await connect({ servers: mesh.nats.url });
+    try {
+      const kv = await new Kvm(nc).open('mesh_threads');
+      await waitFor(
+        async () => {
+          const entry = await kv.get(`acme.${thread.thread_id}`);
+          return entry?.json<{ active?: unknown }>().active === undefined || undefined;
+        },
+        { timeoutMs: 30_000, description: 'the thread freed' },
+      );
+    } finally {
+      await nc.close();
+    }
+    const next = await say(1, thread.thread_id, 'broken:2');
+    expect(next.status).toBe(202);
+    expect(await finalStatus(next.body.trace_id as string)).toBe('done');
+  }, 120_000);
 
   for (const strategy of ['interrupt', 'rollback'] as const) {
     it(`${strategy}: two messages sent at once through two gateways cancel the active run; ${strategy === 'interrupt' ? 'its finished tool round stays, without its partial answer' : 'its turn is dropped'}; both run after it`, async () => {
