@@ -171,6 +171,17 @@ describe('thread store', () => {
     expect(outcome).toEqual({ kind: 'run' });
   });
 
+  it('when an account has more threads than a page, pages go newest first and the cursor reaches every one once', async () => {
+    const [a] = stores as [ThreadStore];
+    for (const id of ['p1', 'p2', 'p3']) await a.create('paging', id, {});
+    const first = await a.list('paging', 2);
+    expect(first.threads.map((t) => t.thread_id)).toEqual(['p3', 'p2']);
+    expect(first.next_before).toBeDefined();
+    const second = await a.list('paging', 2, first.next_before);
+    expect(second.threads.map((t) => t.thread_id)).toEqual(['p1']);
+    expect(second.next_before).toBeUndefined();
+  });
+
   it('when another account names the thread, it finds nothing', async () => {
     const [a] = stores as [ThreadStore];
     await a.create('acme', 'mine', {});
