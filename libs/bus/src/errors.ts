@@ -231,3 +231,17 @@ export class ScheduleContentionError extends Error {
     super(`schedule ${key} kept changing under ${attempts} updates`);
   }
 }
+
+/** A thread's record kept changing under every compare-and-set attempt (heavy contention). */
+export class ThreadContentionError extends Error {
+  override readonly name = 'ThreadContentionError';
+  readonly code = ErrorCode.CONFLICT;
+  readonly retryable = true;
+
+  constructor(
+    readonly key: string,
+    readonly attempts: number,
+  ) {
+    super(`thread ${key} kept changing under ${attempts} updates`);
+  }
+}

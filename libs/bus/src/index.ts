@@ -12,6 +12,7 @@ export {
   AccountUsageWriteError,
   TaskEventsExpiredError,
   StreamUpdateRefusedError,
+  ThreadContentionError,
 } from './errors.js';
 export { isJetStreamApiError } from './jetstream-api-error.js';
 export { decodeJson, encodeJson } from './json.js';
@@ -34,6 +35,9 @@ export {
   DEFAULT_TASK_RETENTION_MS,
   SCHEDULE_FIRING_TTL_MS,
   ensureDeadLetterStream,
+  ensureThreadStream,
+  DEFAULT_THREAD_RETENTION_MS,
+  DEFAULT_THREAD_MAX_ENTRIES,
   ensureMeshStreams,
   openBucket,
   openMeshBuckets,
@@ -133,3 +137,9 @@ export type {
 export type { VersionedTaskStatus } from './stores/task-status-store.js';
 export { ScheduleStore } from './stores/schedule-store.js';
 export type { VersionedFiring, VersionedSchedule } from './stores/schedule-store.js';
+export { ThreadStore, runEndedByStatus, threadSummary } from './stores/thread-store.js';
+export type { RunEnded, ThreadAdmission, VersionedThread } from './stores/thread-store.js';
+export { followThreadEvents } from './thread-event-reader.js';
+export type { FollowThreadEventsOptions, ThreadEventAt } from './thread-event-reader.js';
+export { startThreadPromoter } from './stores/thread-promoter.js';
+export type { ThreadPromoterOptions } from './stores/thread-promoter.js';

@@ -10,6 +10,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ensureDeadLetterStream,
+  ensureThreadStream,
   ensureMeshStreams,
   openBucket,
   openMeshBuckets,
@@ -22,6 +23,7 @@ const MESH_STREAMS = [
   Streams.TASKS.name,
   Streams.EVENTS.name,
   Streams.DEAD_LETTERS.name,
+  Streams.THREADS.name,
   ...Object.values(Buckets).map((bucket) => `KV_${bucket}`),
 ].sort();
 
@@ -79,6 +81,7 @@ describe('the mesh on a 3-node cluster with replicas 3', () => {
     const js = jetstream(nc);
     await ensureMeshStreams(jsm, { replicas: 3 });
     await ensureDeadLetterStream(jsm, { replicas: 3 });
+    await ensureThreadStream(jsm, { replicas: 3 });
     await openMeshBuckets(js, { replicas: 3 });
     await openNativeProvidersBucket(js, { replicas: 3 });
     // As recall opens its caches.

@@ -47,6 +47,10 @@ export interface MeshResourceOptions {
   idempotencyTtlMs?: number;
   /** How long a dead letter is kept (MESH_DEAD_LETTERS max age). Default {@link DEFAULT_DEAD_LETTER_RETENTION_MS}. */
   deadLetterRetentionMs?: number;
+  /** How long a thread's entries are kept (MESH_THREADS max age). Default {@link DEFAULT_THREAD_RETENTION_MS}. */
+  threadRetentionMs?: number;
+  /** Entries kept per thread (oldest dropped). Default {@link DEFAULT_THREAD_MAX_ENTRIES}. */
+  threadMaxEntries?: number;
 }
 
 /**
@@ -257,6 +261,42 @@ function deadLetterStreamConfig(options: MeshResourceOptions): Partial<StreamCon
   };
 }
 
+/** How long a thread's entries are kept (MESH_THREADS max age), unless told otherwise. */
+export const DEFAULT_THREAD_RETENTION_MS = 30 * DAY_MS;
+
+/** Entries one thread may hold (MESH_THREADS max messages per subject): the oldest go first. */
+export const DEFAULT_THREAD_MAX_ENTRIES = 10_000;
+
+function threadStreamConfig(options: MeshResourceOptions): Partial<StreamConfig> & { name: string } {
+  const maxAgeMs = options.threadRetentionMs ?? DEFAULT_THREAD_RETENTION_MS;
+  return {
+    name: Streams.THREADS.name,
+    subjects: [...Streams.THREADS.subjects],
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    discard: DiscardPolicy.Old,
+    num_replicas: options.replicas ?? 1,
+    max_age: nanos(maxAgeMs),
+    max_msgs_per_subject: options.threadMaxEntries ?? DEFAULT_THREAD_MAX_ENTRIES,
+    duplicate_window: nanos(Math.min(2 * 60 * 1000, maxAgeMs)),
+  };
+}
+
+/** Makes sure MESH_THREADS exists: created when missing and allowed, else waited for. */
+export async function ensureThreadStream(
+  jsm: JetStreamManager,
+  options: MeshResourceOptions = {},
+  wait: ResourceWaitOptions = {},
+): Promise<void> {
+  const config = threadStreamConfig(options);
+  await existOrWait(
+    jsm,
+    { kind: 'stream', name: config.name, stream: config.name },
+    () => jsm.streams.add(config),
+    wait,
+  );
+}
+
 /** Makes sure MESH_DEAD_LETTERS exists: created when missing and allowed, else waited for. */
 export async function ensureDeadLetterStream(
   jsm: JetStreamManager,
@@ -304,6 +344,7 @@ export interface MeshBuckets {
   accountUsage: KV;
   schedules: KV;
   scheduleFirings: KV;
+  threads: KV;
 }
 export type MeshBucketName = keyof MeshBuckets;
 
@@ -330,6 +371,8 @@ function meshBucketSettings(options: MeshResourceOptions): Record<MeshBucketName
     // A firing's claim must outlive every fire time a gateway may still look at (the grace window, a
     // missed run's catch-up), and the entries are the schedule's run history: kept a month.
     scheduleFirings: [Buckets.SCHEDULE_FIRINGS, { ttl: SCHEDULE_FIRING_TTL_MS }],
+    // No TTL: a thread lives until it is deleted (its entries age out of MESH_THREADS).
+    threads: [Buckets.THREADS, {}],
   };
 }
 
@@ -345,6 +388,7 @@ const ALL_MESH_BUCKETS: readonly MeshBucketName[] = [
   'accountUsage',
   'schedules',
   'scheduleFirings',
+  'threads',
 ];
 
 /**
@@ -455,7 +499,11 @@ export async function provisionMeshResources(
     await create();
     report.created.push(label);
   };
-  for (const config of [...meshStreamConfigs(options), deadLetterStreamConfig(options)]) {
+  for (const config of [
+    ...meshStreamConfigs(options),
+    deadLetterStreamConfig(options),
+    threadStreamConfig(options),
+  ]) {
     await provision(config.name, `stream ${config.name}`, () => jsm.streams.add(config));
     if (await updateOrWait(jsm, config, {})) report.updated.push(`stream ${config.name}`);
   }

@@ -5,6 +5,7 @@
 export { MeshClient } from './mesh-client.js';
 export type { MeshClientOptions, CallOptions, EventsOptions, RunningTask } from './mesh-client.js';
 export type { TailOptions } from './account-event-stream.js';
+export type { ThreadEvent, ThreadEventsOptions } from './thread-event-stream.js';
 export { ManagementClient } from './management-client.js';
 export type { ToolImportOptions, ApiKeyRegistration } from './management-client.js';
 export type { GatewayHttpOptions } from './gateway-http.js';

@@ -7,6 +7,10 @@ import {
   SubmitTaskReply,
   TaskApprovals,
   TaskStatusRecord,
+  ThreadListReply,
+  ThreadReply,
+  ThreadSummary,
+  type CreateThreadRequest,
   type ApprovalDecisionRequest,
   type SubmitTaskRequestInput,
   type TaskEvent,
@@ -14,6 +18,8 @@ import {
 import { GatewayHttp, type GatewayHttpOptions } from './gateway-http.js';
 import { followAccountEvents, type TailOptions } from './account-event-stream.js';
 import { followTaskEvents, type FollowEventsOptions, type ReconnectPolicy } from './task-event-stream.js';
+import { followThreadEvents, type ThreadEvent, type ThreadEventsOptions } from './thread-event-stream.js';
+import { z } from 'zod';
 
 export interface MeshClientOptions extends GatewayHttpOptions {
   /** How every event stream of this client reconnects (per call overridable). */
@@ -143,6 +149,41 @@ export class MeshClient {
     });
   }
 
+  /** Creates a thread (`POST /v1/threads`): its id (generated when absent), metadata, strategy, compaction. */
+  async createThread(request: CreateThreadRequest = {}, options: CallOptions = {}): Promise<ThreadSummary> {
+    const response = await this.http.send('POST', 'v1/threads', { body: request, signal: options.signal });
+    return this.http.json(response, ThreadSummary, 'the reply to POST /v1/threads');
+  }
+
+  /** The account's threads, newest first (`GET /v1/threads`); pass `next_before` back as `before` for more. */
+  async listThreads(
+    options: CallOptions & { limit?: number; before?: string } = {},
+  ): Promise<ThreadListReply> {
+    const query = new URLSearchParams();
+    if (options.limit !== undefined) query.set('limit', String(options.limit));
+    if (options.before !== undefined) query.set('before', options.before);
+    const path = query.size > 0 ? `v1/threads?${query}` : 'v1/threads';
+    const response = await this.http.send('GET', path, { signal: options.signal });
+    return this.http.json(response, ThreadListReply, 'the thread list');
+  }
+
+  /** A thread: its record, entries (turns with their tool calls, compactions) and the history a run sees. */
+  async thread(threadId: string, options: CallOptions = {}): Promise<ThreadReply> {
+    const response = await this.http.send('GET', threadPath(threadId), { signal: options.signal });
+    return this.http.json(response, ThreadReply, `thread ${threadId}`);
+  }
+
+  /** Deletes a thread and its entries. */
+  async deleteThread(threadId: string, options: CallOptions = {}): Promise<void> {
+    const response = await this.http.send('DELETE', threadPath(threadId), { signal: options.signal });
+    await this.http.json(response, z.object({ deleted: z.literal(true) }), `deleting thread ${threadId}`);
+  }
+
+  /** Every event of every run of the thread, from its creation or after `afterId`, live (see ThreadEvent). */
+  threadEvents(threadId: string, options: ThreadEventsOptions = {}): AsyncIterable<ThreadEvent> {
+    return followThreadEvents(this.http, threadId, options);
+  }
+
   /** Submits a task and follows its events. */
   async run(request: SubmitTaskRequestInput, options: EventsOptions = {}): Promise<RunningTask> {
     const reply = await this.submit(request, { signal: options.signal });
@@ -154,3 +195,4 @@ const decisionOf = (approve: boolean, comment: string | undefined): ApprovalDeci
   comment === undefined ? { approve } : { approve, comment };
 
 const taskPath = (traceId: string): string => `v1/tasks/${encodeURIComponent(traceId)}`;
+const threadPath = (threadId: string): string => `v1/threads/${encodeURIComponent(threadId)}`;

@@ -3,3 +3,5 @@
 
 export { followTaskEventsOverNats } from './nats-task-events.js';
 export type { NatsTaskRef, NatsTaskEventsOptions } from './nats-task-events.js';
+export { followThreadEventsOverNats } from './nats-thread-events.js';
+export type { NatsThreadEventsOptions } from './nats-thread-events.js';

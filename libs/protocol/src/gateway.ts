@@ -8,6 +8,7 @@ import { AccountId } from './names.js';
 import { IdempotencyKey, IsoDateTime, UserIdInput, WorkflowId } from './ids.js';
 import { ClearTaskPayload, TaskLimits } from './task.js';
 import { TaskStatusRecord } from './task-status.js';
+import { ThreadId, ThreadStrategy } from './thread-id.js';
 import { TraceId, TraceIdInput } from './trace-id.js';
 import { JsonObject } from './tools/json-schema.js';
 
@@ -27,6 +28,13 @@ export const SubmitTaskRequest = z.object({
    * max_total_tokens / max_cost_usd), the smaller applies. Other limits are the agent's.
    */
   limits: TaskLimits.pick({ max_total_tokens: true, max_cost_usd: true }).optional(),
+  /**
+   * Runs in this thread (created with `POST /v1/threads`): with its history before `messages`, and
+   * `messages` plus the answer appended as the thread's next turn once the task is done.
+   */
+  thread_id: ThreadId.optional(),
+  /** What happens when the thread already has an active run; the thread's own strategy when absent. */
+  thread_strategy: ThreadStrategy.optional(),
 });
 export type SubmitTaskRequest = z.infer<typeof SubmitTaskRequest>;
 export type SubmitTaskRequestInput = z.input<typeof SubmitTaskRequest>;

@@ -349,3 +349,26 @@ export {
   RunScheduleReply,
 } from './schedule.js';
 export type { CreateScheduleRequestInput } from './schedule.js';
+export { ThreadId, isThreadId, ThreadStrategy, DEFAULT_THREAD_STRATEGY, TaskThread } from './thread-id.js';
+export {
+  ThreadCompaction,
+  ThreadTurnEntry,
+  ThreadCompactionEntry,
+  ThreadEntry,
+  ThreadRun,
+  ThreadRecord,
+  THREAD_RUNS_KEPT,
+  CreateThreadRequest,
+  ThreadSummary,
+  StoredThreadEntry,
+  ThreadReply,
+  ThreadListReply,
+  ThreadApiRequest,
+  THREAD_API_PREFIX,
+  threadEntriesSubject,
+  threadApiSubject,
+  parseThreadApiSubject,
+  threadKey,
+  estimateTokens,
+  threadHistory,
+} from './threads.js';

@@ -49,6 +49,7 @@ describe('NATS names', () => {
       subjects: ['mesh.eventlog.>'],
       republish: { src: 'mesh.eventlog.>', dest: 'mesh.events.>' },
     });
+    expect(Streams.THREADS).toEqual({ name: 'MESH_THREADS', subjects: ['mesh.threads.>'] });
     expect(Consumers.ASSEMBLER.durable_name).toBe('assembler');
     expect(Consumers.EXECUTOR.durable_name).toBe('executor');
     expect(Services.RECALL).toEqual({ name: 'recall', subject: 'mesh.recall.actions' });
@@ -66,6 +67,7 @@ describe('NATS names', () => {
       'mesh_schedule_firings',
       'mesh_schedules',
       'mesh_tasks',
+      'mesh_threads',
       'mesh_tools',
     ]);
   });

@@ -24,7 +24,7 @@ export class InvalidSubjectTokenError extends Error {
   readonly retryable = false;
 
   constructor(
-    readonly what: 'account id' | 'trace id' | 'native class name',
+    readonly what: 'account id' | 'trace id' | 'thread id' | 'native class name',
     readonly value: unknown,
   ) {
     super(`not a valid ${what} for a NATS subject: ${JSON.stringify(String(value).slice(0, 80))}`);
@@ -82,6 +82,8 @@ export const Streams = {
   },
   /** Tasks that ran out of deliveries, one message per task (`mesh.dead.<account>.<trace_id>`). */
   DEAD_LETTERS: { name: 'MESH_DEAD_LETTERS', subjects: ['mesh.dead.>'] },
+  /** Threads' entries (turns, compactions), in order, on `mesh.threads.<account>.<thread_id>`. */
+  THREADS: { name: 'MESH_THREADS', subjects: ['mesh.threads.>'] },
 } as const;
 
 /** Durable consumers; each one reads one stage of MESH_TASKS and is shared by all instances of its service. */
@@ -132,6 +134,8 @@ export const Buckets = {
    * gateways exactly one claims a fire time; kept for a while as the schedule's run history.
    */
   SCHEDULE_FIRINGS: 'mesh_schedule_firings',
+  /** `<account>.<thread_id>` → a thread's record (ThreadRecord): metadata, strategy, active and queued runs. */
+  THREADS: 'mesh_threads',
 } as const;
 export type Bucket = (typeof Buckets)[keyof typeof Buckets];
 

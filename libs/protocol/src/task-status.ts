@@ -5,6 +5,7 @@ import { ExecutorInstance } from './control.js';
 import { ErrorCodeSchema } from './errors.js';
 import { IsoDateTime, WorkflowId } from './ids.js';
 import { AccountId } from './names.js';
+import { ThreadId } from './thread-id.js';
 import { TraceId } from './trace-id.js';
 
 export const TaskStatus = {
@@ -53,6 +54,8 @@ export const TaskStatusRecord = z.object({
   /** The agent version the task runs (written once it is assembled; see TaskMeta.agent_version). */
   agent_version: AgentVersionNumber.optional(),
   agent_digest: AgentDigest.optional(),
+  /** Set on a task that runs in a thread. */
+  thread_id: ThreadId.optional(),
   error: z
     .object({ code: ErrorCodeSchema, message: z.string(), retryable: z.boolean().optional() })
     .optional(),

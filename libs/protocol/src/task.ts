@@ -13,6 +13,7 @@ import { AgentDigest, AgentVersionNumber } from './agent-version-number.js';
 import { ChatMessage } from './chat.js';
 import { IdempotencyKey, IsoDateTime, UserId, UserIdInput, WorkflowId } from './ids.js';
 import { AccountId } from './names.js';
+import { TaskThread } from './thread-id.js';
 import { TraceId, TraceIdInput } from './trace-id.js';
 import { ToolDefinition } from './tools/canonical.js';
 import { FunctionName } from './tools/function-name.js';
@@ -91,6 +92,8 @@ export const TaskMeta = z.object({
   agent_version: AgentVersionNumber.optional(),
   /** On an assembled task: the digest of the agent version it runs (bound to the vault with it). */
   agent_digest: AgentDigest.optional(),
+  /** Set on a task submitted with `thread_id`: it runs with the thread's history and appends its turn. */
+  thread: TaskThread.optional(),
 });
 export type TaskMeta = z.infer<typeof TaskMeta>;
 

@@ -8,6 +8,8 @@
 import {
   DEFAULT_PUBLISH_RETRY,
   ensureMeshStreams,
+  ensureThreadStream,
+  ThreadStore,
   LiveCredentials,
   openMeshBuckets,
   openNativeProvidersBucket,
@@ -38,6 +40,7 @@ import { watchToolDirectory, type ToolDirectoryWatch } from './tool-directory-wa
 import { syncToolFiles } from './tool-file-sync.js';
 import { logToolFileSync } from './tool-file-sync-log.js';
 import { TaskFailureRecorder } from './task-failure-recorder.js';
+import { ThreadHistoryLoader } from './thread-history.js';
 
 export async function startAssembler({
   config,
@@ -57,10 +60,12 @@ export async function startAssembler({
     {
       replicas: config.NATS_REPLICAS,
       taskRetentionMs: config.TASK_RETENTION_MS,
-      only: ['agents', 'tools', 'credentials', 'tasks', 'mcpServers'],
+      only: ['agents', 'tools', 'credentials', 'tasks', 'mcpServers', 'threads'],
     },
     wait,
   );
+  await ensureThreadStream(jsm, { replicas: config.NATS_REPLICAS }, wait);
+  const threads = new ThreadStore(js, jsm, buckets.threads);
 
   const shared = scopedRegistryView(buckets.tools, SHARED_CATALOGUE);
   const toolFiles = await keepToolFilesInRegistry(config, log, shared);
@@ -151,6 +156,7 @@ export async function startAssembler({
         mcpServers: mcpServerLookup(mcpServers),
         credentials,
         sealFor: { kid: config.VAULT_KEY_ID, publicKey: config.VAULT_PUBLIC_KEY },
+        threads: new ThreadHistoryLoader(threads),
       },
       publisher: new AssembledTaskPublisher(js, {
         ...DEFAULT_PUBLISH_RETRY,
@@ -158,7 +164,7 @@ export async function startAssembler({
           log.warn({ err: error, attempt }, 'assembled task publish unanswered; retrying'),
       }),
       nativeProviders: nativeTools.directory,
-      failures: new TaskFailureRecorder(js, jsm, statuses),
+      failures: new TaskFailureRecorder(js, jsm, statuses, undefined, threads),
       concurrency: config.MAX_CONCURRENT_ASSEMBLIES,
       ackWaitMs: config.ACK_WAIT_MS,
       ackProgressMs: config.ACK_PROGRESS_MS,

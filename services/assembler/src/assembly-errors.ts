@@ -171,3 +171,15 @@ export class AssemblyFailedError extends AssemblyError {
     super(`the task could not be assembled: ${cause.name}: ${cause.message}`, { cause });
   }
 }
+
+/** The task names a thread its account does not have (deleted since it was submitted). */
+export class ThreadNotFoundError extends AssemblyError {
+  override readonly name = 'ThreadNotFoundError';
+  readonly code = ErrorCode.NOT_FOUND;
+  readonly detail: { thread_id: string };
+
+  constructor(threadId: string) {
+    super(`no thread "${threadId}" in the task's account`);
+    this.detail = { thread_id: threadId };
+  }
+}

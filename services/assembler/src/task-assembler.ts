@@ -39,8 +39,10 @@ import {
   BoundToolUnavailableError,
   CredentialsMissingError,
   McpServerUnavailableError,
+  ThreadNotFoundError,
   type AssemblyError,
 } from './assembly-errors.js';
+import type { ThreadHistorySource } from './thread-history.js';
 import { bindSubAgents } from './sub-agent-tools.js';
 
 /** Finds the agent an account's task runs: the account's own, else the shared catalogue's. */
@@ -88,6 +90,8 @@ export interface AssemblySources {
   credentials: CredentialResolver;
   /** The executors' vault key the task is sealed for. */
   sealFor: SealFor;
+  /** Threads' histories; absent: a task naming a thread fails assembly (NOT_FOUND). */
+  threads?: ThreadHistorySource;
 }
 
 export type AssemblyOutcome = { ok: true; task: AssembledTask } | { ok: false; failure: AssemblyError };
@@ -133,10 +137,25 @@ export async function assembleTask(
       failure: new CredentialsMissingError(resolved.missing, meta.account_id, meta.user_id),
     };
 
+  // A thread's history goes into the input before sealing: the vault is bound to it like to the rest.
+  let withThread = stamped;
+  if (meta.thread !== undefined) {
+    if (sources.threads === undefined)
+      return { ok: false, failure: new ThreadNotFoundError(meta.thread.thread_id) };
+    const modelKeyName = agent.model.api_key_credential;
+    const loaded = await sources.threads.withHistory(
+      stamped,
+      agent,
+      modelKeyName === undefined ? undefined : resolved.values[modelKeyName],
+    );
+    if (!loaded.ok) return loaded;
+    withThread = loaded.task;
+  }
+
   return {
     ok: true,
     task: buildAssembledTask(
-      stamped,
+      withThread,
       agent,
       [...bound.tools, ...subAgents.tools],
       resolved.values,

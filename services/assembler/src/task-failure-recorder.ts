@@ -1,9 +1,10 @@
 /**
  * Ends a task the assembler cannot hand on: its terminal `error` event (unless an earlier attempt already
  * wrote one, so a redelivered task never gets two) and its status record (`cancelled` for a cancel,
- * `error` otherwise).
+ * `error` otherwise). A task that ran in a thread then frees it (and promotes the thread's next queued run,
+ * which the gateways publish), as the executor does at a run's end.
  */
-import { TaskEventWriter, type TaskStatusStore } from '@agentmesh/bus';
+import { TaskEventWriter, type TaskStatusStore, type ThreadStore } from '@agentmesh/bus';
 import { ErrorCode, EventType, TaskStatus, type TaskMeta, type TaskStatusRecord } from '@agentmesh/protocol';
 import { injectTraceContext } from '@agentmesh/runtime';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
@@ -15,6 +16,7 @@ export class TaskFailureRecorder {
     private readonly jsm: JetStreamManager,
     private readonly statuses: TaskStatusStore,
     private readonly now: () => Date = () => new Date(),
+    private readonly threads?: ThreadStore,
   ) {}
 
   /** Resolves with whether this call wrote the error event (false: the task had ended already). */
@@ -31,6 +33,13 @@ export class TaskFailureRecorder {
     await this.statuses.update(meta.account_id, meta.trace_id, (current) =>
       this.ended(meta, current, failure, attempt, writer.seq),
     );
+    const thread = meta.thread?.thread_id;
+    // A failed release is left to the gateways' stale-claim check (the task's status is final now).
+    if (thread !== undefined && this.threads !== undefined) {
+      await this.threads
+        .release(meta.account_id, thread, meta.trace_id, { publish: false })
+        .catch(() => undefined);
+    }
     return { emitted };
   }
 

@@ -127,6 +127,11 @@ export interface AgentLoopDependencies {
    */
   beforeCall?: () => Promise<void> | undefined;
   /**
+   * Handed the loop's conversation (the task's messages, then every answered model turn and tool result)
+   * as it grows: a thread's turn is taken from it when the task ends (thread-turns.ts).
+   */
+  onConversation?: (conversation: readonly ChatMessage[]) => void;
+  /**
    * The caller parks tasks: calls needing approval are held and the loop may return `parked`. Without it
    * such a call is not run either: the model gets a tool error saying it cannot be approved here.
    */
@@ -176,6 +181,7 @@ export async function runAgentLoop(
   const startedAt = now();
   const approved = task.resume?.approvedCalls ?? new Set<string>();
   const conversation: ChatMessage[] = [...task.messages, ...(task.resume?.conversation ?? [])];
+  deps.onConversation?.(conversation);
   const tools = new TaskToolSet(task.tools, task.dynamicToolSources);
   const settings: Omit<ChatRequest, 'messages' | 'tools'> = {
     model: task.model.name,

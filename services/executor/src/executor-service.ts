@@ -13,6 +13,8 @@ import {
   AccountUsageStore,
   DeadLetterStore,
   ensureDeadLetterStream,
+  ensureThreadStream,
+  ThreadStore,
   ensureMeshStreams,
   openMeshBuckets,
   ParkedTaskStore,
@@ -71,10 +73,11 @@ export async function startExecutor({
     {
       replicas: config.NATS_REPLICAS,
       taskRetentionMs: config.TASK_RETENTION_MS,
-      only: ['tasks', 'accountUsage', 'parkedTasks'],
+      only: ['tasks', 'accountUsage', 'parkedTasks', 'threads'],
     },
     wait,
   );
+  await ensureThreadStream(jsm, { replicas: config.NATS_REPLICAS }, wait);
 
   const tools = createToolRunners(config, nc);
   if (tools.runners.scripts !== undefined) await logScriptSandbox(tools.runners.scripts.runner, log);
@@ -140,6 +143,7 @@ export async function startExecutor({
     js,
     jsm,
     statuses,
+    threads: new ThreadStore(js, jsm, buckets.threads),
     metrics,
     keyring: config.VAULT_PRIVATE_KEYS,
     running,

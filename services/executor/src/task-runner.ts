@@ -37,6 +37,7 @@ import {
   TaskEventWriter,
   type ParkedTaskStore,
   type TaskStatusStore,
+  type ThreadStore,
   type VersionedTaskStatus,
 } from '@agentmesh/bus';
 import {
@@ -53,6 +54,7 @@ import {
   otelTraceIdOf,
   type McpServerConnection,
   type EventAgentVersion,
+  type ChatMessage,
   type TaskEvent,
   type ToolDefinition,
   type TaskStatusRecord,
@@ -86,6 +88,7 @@ import type { HeartbeatClock } from './heartbeat-clock.js';
 import type { AttemptOwners } from './attempt-owners.js';
 import { resumePointOf, type ResumePoint } from './resume/resume-point.js';
 import { toolExecutor, type ToolRunners } from './tools/tool-dispatch.js';
+import { appendThreadTurn, releaseThread } from './thread-turns.js';
 import type { TaskAccount, TaskContextValues } from './tools/index.js';
 import { ToolCallError } from './tools/tool-errors.js';
 import { SubtaskFanOut } from './tools/sub-agent/index.js';
@@ -135,6 +138,8 @@ export interface TaskRunnerDependencies {
    * ends the task whatever the work attempts, as no further one comes. 2 × maxDeliver + 1 by default.
    */
   maxDeliveries?: number;
+  /** Threads: a task run in one appends its turn there and frees it at its end; none: not written. */
+  threads?: ThreadStore;
   /** Where a task that ran out of deliveries is copied (MESH_DEAD_LETTERS); none: not copied. */
   deadLetters?: DeadLetterRecorder;
   /** How text deltas gather into events (TaskEventSink); 50 ms / 4096 characters by default. */
@@ -465,6 +470,7 @@ export class TaskRunner {
       );
     }
     const beforeCall = this.#ownershipCheck(task, attempt, abort);
+    let conversation: readonly ChatMessage[] = [];
     const outcome = await this.#runLoop(
       task,
       { vault, secrets, deadline: abort.deadlineAt, beforeCall },
@@ -473,6 +479,7 @@ export class TaskRunner {
       observed.metrics,
       resume,
       spend,
+      (live) => (conversation = live),
     );
     if (outcome.type === 'parked') {
       return this.#park(task, attempt, outcome.data.held, sink, observed);
@@ -491,6 +498,9 @@ export class TaskRunner {
       }
       return this.#lostEventStream(task, reason, attempt);
     }
+    // A thread's turn is stored before the terminal event: a client that saw `done` reads it in the thread.
+    if (this.deps.threads !== undefined)
+      await appendThreadTurn(this.deps.threads, task, outcome, conversation);
     return endWith(outcome, () => sink.finish(outcome));
   }
 
@@ -588,6 +598,7 @@ export class TaskRunner {
     metrics: TaskMetrics,
     resume: ResumePoint | undefined,
     spend: TaskSpend,
+    onConversation?: (conversation: readonly ChatMessage[]) => void,
   ): Promise<LoopResult> {
     const mcpServers = task.runtime_config.mcp_servers ?? [];
     let tools = task.runtime_config.tools;
@@ -648,6 +659,7 @@ export class TaskRunner {
           }),
           emit: sink.emit,
           emitDurably: sink.emitDurably,
+          ...(onConversation === undefined ? {} : { onConversation }),
           backpressure: sink.backpressure,
           onToolCrash: (error, tool) =>
             this.deps.log.error({ err: error, tool: tool.name }, 'tool runner threw'),
@@ -906,6 +918,8 @@ export class TaskRunner {
           : this.#statusRecord(task, attempt, current, { ...final, last_seq: terminal.seq }),
       known,
     );
+    // The run's end frees its thread (and starts the next queued run there); a redelivery does it again.
+    if (this.deps.threads !== undefined) await releaseThread(this.deps.threads, task, this.deps.log);
   }
 
   /** `current` (or the queued record the gateway would have written) with `change` applied by this attempt. */

@@ -14,6 +14,7 @@ import type {
   McpServerStore,
   ToolStore,
   TaskStatusStore,
+  ThreadStore,
 } from '@agentmesh/bus';
 import type { Logger } from '@agentmesh/runtime';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
@@ -37,6 +38,8 @@ import { requestAuthenticator } from './routes/request-caller.js';
 import { registerTaskEventRoutes } from './routes/task-events-sse.js';
 import { registerTaskApprovalRoutes } from './routes/task-approvals.js';
 import { registerTaskRoutes } from './routes/tasks.js';
+import { registerThreadRoutes } from './routes/threads.js';
+import type { ThreadApi } from './thread-api.js';
 import type { StreamTokens } from './stream-tokens.js';
 import type { ApprovalDesk } from './task-approvals.js';
 import type { TaskCanceller } from './task-cancellation.js';
@@ -94,6 +97,8 @@ export interface GatewayAppDeps {
   streamTokens: StreamTokens;
   /** `/v1/schedules`: the store, the firing loop (run-now), its clock and the agent check. */
   schedules: Omit<ScheduleRouteDeps, 'authenticate' | 'statuses'>;
+  /** Threads (`/v1/threads...`); undefined: not served. */
+  threads?: { store: ThreadStore; api: ThreadApi };
   settings: GatewayAppSettings;
 }
 
@@ -165,6 +170,18 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
     shutdown: shutdown.signal,
     log,
   });
+  if (deps.threads !== undefined) {
+    registerThreadRoutes(app, {
+      authenticate,
+      api: deps.threads.api,
+      threads: deps.threads.store,
+      js: deps.js,
+      heartbeatMs: settings.sseHeartbeatMs,
+      slots,
+      shutdown: shutdown.signal,
+      log,
+    });
+  }
   registerManagementRoutes(app, {
     authenticate,
     agents: stores.agents,

@@ -14,6 +14,9 @@ import {
   CredentialStore,
   DeadLetterStore,
   ensureDeadLetterStream,
+  ensureThreadStream,
+  startThreadPromoter,
+  ThreadStore,
   ensureMeshStreams,
   CorruptRecordError,
   IdempotencyStore,
@@ -38,6 +41,7 @@ import type { GatewayConfig } from './config.js';
 import { GatewayMetrics } from './gateway-metrics.js';
 import { LiveEventFeed } from './live-event-feed.js';
 import { startNatsIngress } from './nats-ingress.js';
+import { startThreadNatsApi, ThreadApi } from './thread-api.js';
 import { RecallForwarder } from './recall-forwarding.js';
 import { StreamTokens, streamTokenKey } from './stream-tokens.js';
 import { ApprovalDesk } from './task-approvals.js';
@@ -107,6 +111,7 @@ export async function startGateway({
     { replicas: config.NATS_REPLICAS, deadLetterRetentionMs: config.DEAD_LETTER_RETENTION_MS },
     wait,
   );
+  await ensureThreadStream(jsm, { replicas: config.NATS_REPLICAS }, wait);
   // The buckets it uses, no more: its NATS user may read no other (infra/nats/accounts.conf).
   const buckets = await openMeshBuckets(
     js,
@@ -125,6 +130,7 @@ export async function startGateway({
         'accountUsage',
         'schedules',
         'scheduleFirings',
+        'threads',
       ],
     },
     wait,
@@ -157,7 +163,9 @@ export async function startGateway({
   }
 
   const statuses = new TaskStatusStore(buckets.tasks);
+  const threads = new ThreadStore(js, jsm, buckets.threads);
   const parked = new ParkedTaskStore(buckets.parkedTasks);
+  const canceller = new TaskCanceller({ nc, js, statuses, parked, log });
   const runningLimiter =
     config.MAX_RUNNING_TASKS_PER_ACCOUNT > 0 || config.MAX_RUNNING_TASKS_PER_API_KEY > 0
       ? new RunningTaskLimiter({
@@ -248,6 +256,8 @@ export async function startGateway({
     ...(runningLimiter ? { runningLimiter } : {}),
     ...(dailyCaps.active ? { dailyCaps } : {}),
     agentExists,
+    threads,
+    cancelRun: (accountId, traceId, reason) => canceller.cancel(traceId, accountId, reason),
     ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
     pinnedVersions: pinnedVersionCheck(agents),
     metrics,
@@ -263,6 +273,7 @@ export async function startGateway({
     claimLeaseMs: config.SCHEDULE_CLAIM_LEASE_MS,
     log,
   });
+  const threadApi = new ThreadApi(threads, statuses, log);
   const app = buildGatewayApp({
     log,
     nc,
@@ -282,7 +293,8 @@ export async function startGateway({
     },
     authenticator,
     submitter,
-    canceller: new TaskCanceller({ nc, js, statuses, parked, log }),
+    canceller,
+    threads: { store: threads, api: threadApi },
     approvals: new ApprovalDesk({ js, statuses, parked, log }),
     liveEvents,
     recall: new RecallForwarder({ nc, timeoutMs: config.RECALL_TIMEOUT_MS, log }),
@@ -331,6 +343,22 @@ export async function startGateway({
     log,
   });
   if (config.SCHEDULER_ENABLED) scheduler.start();
+  const threadIngress = startThreadNatsApi({
+    nc,
+    api: threadApi,
+    bodyLimitBytes: config.BODY_LIMIT_BYTES,
+    log,
+  });
+  // Queued thread runs an executor promoted (or a gateway left unpublished) are published from here.
+  const threadPromoter = startThreadPromoter(buckets.threads, threads, {
+    onPublished: (accountId, threadId, traceId) =>
+      log.info(
+        { account_id: accountId, thread_id: threadId, trace_id: traceId },
+        'queued thread run published',
+      ),
+    onError: (error) =>
+      log.warn({ err: error }, 'a queued thread run could not be published; the next write retries'),
+  });
   log.info(
     {
       url,
@@ -351,6 +379,8 @@ export async function startGateway({
       await scheduler.stop();
       runningLimiter?.stop();
       await ingress.stop();
+      await threadIngress.stop();
+      threadPromoter.stop();
       // Open streams end first (the app's close aborts them), then the feed's consumer goes.
       await app.close();
       await liveEvents?.stop();

@@ -11,6 +11,7 @@ import {
   ReceivedTask,
   SubmitTaskRequest,
   type TaskMeta,
+  type ThreadStrategy,
   type TaskParent,
 } from '@agentmesh/protocol';
 import type { SealFor } from '@agentmesh/vault';
@@ -29,6 +30,9 @@ export interface Submission {
   /** The upstream's own trace id, normalised. */
   traceId?: string;
   idempotencyKey?: string;
+  /** The thread the task runs in, and what to do when the thread is busy (the thread's own strategy when absent). */
+  threadId?: string;
+  threadStrategy?: ThreadStrategy;
   /**
    * The request as validated (defaults applied, ids normalised, unknown fields dropped): what an
    * idempotency key is bound to, so two bodies that mean the same task count as the same request.
@@ -70,6 +74,8 @@ function parseSubmitRequest(
     request,
     ...optional('traceId', request.trace_id),
     ...optional('idempotencyKey', request.idempotency_key),
+    ...optional('threadId', request.thread_id),
+    ...optional('threadStrategy', request.thread_strategy),
     build: (traceId, submittedAt) =>
       validated({
         task_meta: taskMeta({
@@ -82,6 +88,7 @@ function parseSubmitRequest(
           submitted_at: submittedAt.toISOString(),
           deadline: request.deadline,
           parent,
+          thread: request.thread_id === undefined ? undefined : { thread_id: request.thread_id },
         }),
         input: { messages: request.messages, variables: request.variables ?? {} },
         // Only the budget is the submitter's; the assembler takes the smaller of it and the agent's.

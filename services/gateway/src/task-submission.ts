@@ -39,8 +39,10 @@ import {
   encodeJson,
   PublishUnconfirmedError,
   publishWithRetry,
+  runEndedByStatus,
   type IdempotencyStore,
   type TaskStatusStore,
+  type ThreadStore,
 } from '@agentmesh/bus';
 import { injectTraceContext, taskParentContext, taskRootContext, type Logger } from '@agentmesh/runtime';
 import type { SealFor } from '@agentmesh/vault';
@@ -49,7 +51,10 @@ import type { MsgHdrs } from '@nats-io/transport-node';
 import { context, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Caller } from './auth.js';
 import {
+  Conflict,
   IdempotencyKeyReused,
+  NotFound,
+  InvalidRequest,
   RateLimited,
   Rejection,
   ServiceUnavailable,
@@ -88,6 +93,10 @@ export interface TaskSubmitterOptions {
   agentExists?: (accountId: string, workflowId: string) => Promise<boolean>;
   /** Refuses a pin (`workflow_id@version`) the account's agent does not keep; none: the assembler does. */
   pinnedVersions?: PinnedVersionCheck;
+  /** Threads: a submission with `thread_id` claims its thread (or waits, or interrupts, by strategy). */
+  threads?: ThreadStore;
+  /** Cancels a thread's active run that a newer message interrupts or rolls back. */
+  cancelRun?: (accountId: string, traceId: string, reason: string) => Promise<unknown>;
   /** Makes `events_url` absolute. */
   publicBaseUrl?: string;
   /** Counts every submission by outcome. */
@@ -183,6 +192,8 @@ export class TaskSubmitter {
   ): Promise<AcceptedTask | Rejection> {
     const unknown = await this.unknownWorkflow(submission);
     if (unknown !== undefined) return unknown;
+    const noThread = await this.unknownThread(submission);
+    if (noThread !== undefined) return noThread;
     let traceId = submission.traceId ?? newTraceId();
     if (submission.idempotencyKey !== undefined) {
       const key = submission.idempotencyKey;
@@ -240,6 +251,7 @@ export class TaskSubmitter {
       ...(task.task_meta.parent === undefined ? {} : { parent_trace_id: task.task_meta.parent.trace_id }),
       // A pinned version is known now; the digest (and an unpinned task's version) once it is assembled.
       ...(submission.agentVersion === undefined ? {} : { agent_version: submission.agentVersion }),
+      ...(submission.threadId === undefined ? {} : { thread_id: submission.threadId }),
     };
     // A new trace id is the common case: one create. Only a trace id that has a record already is read.
     const stored = await this.bus('task status', async () =>
@@ -253,6 +265,10 @@ export class TaskSubmitter {
     if (stored === undefined) throw new Error('a task status update returned no record');
     if (stored !== queued) return this.repeat(submission, stored);
 
+    if (submission.threadId !== undefined) {
+      const admitted = await this.admitToThread(submission, submission.threadId, task);
+      if (admitted !== undefined) return admitted;
+    }
     const unpublished = await this.publish(task, accountId);
     if (unpublished) return unpublished;
     this.options.log.info(
@@ -283,6 +299,92 @@ export class TaskSubmitter {
     return new UnknownWorkflow(accountId, workflowId);
   }
 
+  private async unknownThread(submission: Submission): Promise<Rejection | undefined> {
+    if (submission.threadId === undefined) return undefined;
+    const threads = this.options.threads;
+    if (threads === undefined) return new ServiceUnavailable('threads are not available on this gateway');
+    if (submission.preAssembled) return new InvalidRequest('a pre-assembled task cannot run in a thread');
+    const threadId = submission.threadId;
+    const found = await this.bus('threads', () => threads.get(submission.accountId, threadId));
+    if (found instanceof Rejection) return found;
+    return found === undefined ? new NotFound(`no thread ${threadId} in this account`) : undefined;
+  }
+
+  /**
+   * Claims the task's thread (ThreadStore.admit). Undefined: the task has the thread and is published now.
+   * Otherwise the answer: queued behind the active run (published when it is promoted), or refused.
+   */
+  private async admitToThread(
+    submission: Submission,
+    threadId: string,
+    task: ReceivedTask,
+  ): Promise<AcceptedTask | Rejection | undefined> {
+    const threads = this.options.threads!;
+    const { accountId } = submission;
+    const traceId = task.task_meta.trace_id;
+    const admission = await this.bus('threads', () =>
+      threads.admit(
+        accountId,
+        threadId,
+        { trace_id: traceId, task },
+        submission.threadStrategy,
+        runEndedByStatus(this.options.statuses),
+      ),
+    );
+    if (admission instanceof Rejection) {
+      await this.markRefused(accountId, traceId, ErrorCode.SERVICE_UNAVAILABLE, admission.message);
+      return admission;
+    }
+    switch (admission.kind) {
+      case 'run':
+        return undefined;
+      case 'not_found':
+        await this.markRefused(accountId, traceId, ErrorCode.NOT_FOUND, 'the thread was deleted');
+        return new NotFound(`no thread ${threadId} in this account`);
+      case 'busy':
+        await this.markRefused(accountId, traceId, ErrorCode.CONFLICT, 'the thread has an active run');
+        return new Conflict(`thread ${threadId} has an active run`, { active_trace_id: admission.active });
+      case 'cancel_active':
+        await this.options
+          .cancelRun?.(accountId, admission.active, `${admission.mode}ed by a newer message (${traceId})`)
+          .catch((error: unknown) =>
+            this.options.log.warn(
+              { err: error, account_id: accountId },
+              'active thread run could not be cancelled',
+            ),
+          );
+        break;
+      case 'queued':
+        break;
+    }
+    this.options.log.info(
+      { account_id: accountId, thread_id: threadId, admission: admission.kind },
+      "task queued behind its thread's active run",
+    );
+    return { reply: this.replyFor(accountId, traceId), accountId, duplicate: false };
+  }
+
+  /** Ends a task refused by its thread: it never runs, and its status says why. */
+  private async markRefused(
+    accountId: string,
+    traceId: string,
+    code: ErrorCode,
+    message: string,
+  ): Promise<void> {
+    await this.options.statuses
+      .update(accountId, traceId, (current) =>
+        current?.status === TaskStatus.QUEUED && current.attempt === 0
+          ? {
+              ...current,
+              status: TaskStatus.ERROR,
+              updated_at: this.now().toISOString(),
+              error: { code, message, retryable: code !== ErrorCode.NOT_FOUND },
+            }
+          : undefined,
+      )
+      .catch((error: unknown) => this.options.log.warn({ err: error }, 'task status could not be marked'));
+  }
+
   /** A repeat of a task this account submitted before: the first task's reply, published again if it may be lost. */
   private async repeat(submission: Submission, stored: TaskStatusRecord): Promise<AcceptedTask | Rejection> {
     const { accountId } = submission;
@@ -292,6 +394,12 @@ export class TaskSubmitter {
       const submittedAt = stored.submitted_at === undefined ? this.now() : new Date(stored.submitted_at);
       const task = submission.build(traceId, submittedAt);
       if (task instanceof Rejection) return task;
+      if (submission.threadId !== undefined) {
+        // Admitting again is idempotent: a run already active or queued stays where it is.
+        const admitted = await this.admitToThread(submission, submission.threadId, task);
+        if (admitted instanceof Rejection) return admitted;
+        if (admitted !== undefined) return { ...admitted, duplicate: true };
+      }
       const unpublished = await this.publish(task, accountId);
       if (unpublished) return unpublished;
       republished = true;

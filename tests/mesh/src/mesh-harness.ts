@@ -20,6 +20,8 @@ const serviceEntry = (name: string): string =>
 
 export interface MeshOptions {
   executors?: number;
+  /** Gateways (default 1), each on its own port; the first is `gateway`/`gatewayUrl`. */
+  gateways?: number;
   /** Extra environment per service (e.g. a shorter ack wait for crash tests). */
   env?: {
     gateway?: Record<string, string>;
@@ -35,11 +37,14 @@ export interface MeshOptions {
 export interface Mesh {
   nats: NatsServer;
   gatewayUrl: string;
+  /** Every gateway's URL, the first one's first. */
+  gatewayUrls: string[];
   /** An API key of account `acme` (user-facing calls). */
   apiKey: string;
   /** An admin key for the management plane. */
   adminKey: string;
   gateway: ServiceProcess;
+  gateways: ServiceProcess[];
   assembler: ServiceProcess;
   executors: ServiceProcess[];
   recall?: ServiceProcess;
@@ -58,7 +63,9 @@ export async function startMesh(options: MeshOptions = {}): Promise<Mesh> {
   const masterKey = randomBytes(32).toString('base64');
   const apiKey = `am_test_${randomBytes(12).toString('hex')}`;
   const adminKey = `am_admin_${randomBytes(12).toString('hex')}`;
-  const port = await findFreePort();
+  const ports: number[] = [];
+  for (let i = 0; i < (options.gateways ?? 1); i++) ports.push(await findFreePort());
+  const port = ports[0]!;
   const common = { NATS_URL: nats.url, LOG_LEVEL: 'info', ...options.common };
   const credentialKeys = { CREDENTIALS_MASTER_KEY: masterKey, CREDENTIALS_MASTER_KEY_ID: 'm1' };
   const sealKeys = { VAULT_KEY_ID: vaultKeys.kid, VAULT_PUBLIC_KEY: vaultKeys.publicKey };
@@ -74,7 +81,7 @@ export async function startMesh(options: MeshOptions = {}): Promise<Mesh> {
   const startExecutor = (env: Record<string, string> = {}): Promise<ServiceProcess> =>
     startServiceProcess({ entry: serviceEntry('executor'), env: { ...executorEnv, ...env } });
 
-  const [gateway, assembler, ...executors] = await Promise.all([
+  const startGateway = (gatewayPort: number): Promise<ServiceProcess> =>
     startServiceProcess({
       entry: serviceEntry('gateway'),
       env: {
@@ -82,13 +89,15 @@ export async function startMesh(options: MeshOptions = {}): Promise<Mesh> {
         ...credentialKeys,
         ...sealKeys,
         HTTP_HOST: '127.0.0.1',
-        HTTP_PORT: String(port),
+        HTTP_PORT: String(gatewayPort),
         API_KEYS: `${apiKey}=${MESH_ACCOUNT}`,
         ADMIN_API_KEYS: adminKey,
         TRUST_ACCOUNT_HEADERS: 'true',
         ...options.env?.gateway,
       },
-    }),
+    });
+  const [gateway, assembler, ...executors] = await Promise.all([
+    startGateway(port),
     startServiceProcess({
       entry: serviceEntry('assembler'),
       env: { ...common, ...credentialKeys, ...sealKeys, ...options.env?.assembler },
@@ -98,15 +107,18 @@ export async function startMesh(options: MeshOptions = {}): Promise<Mesh> {
   const recall = options.recall
     ? await startServiceProcess({ entry: serviceEntry('recall'), env: { ...common, ...options.recall } })
     : undefined;
-  const all = [gateway!, assembler!, ...executors, ...(recall ? [recall] : [])];
+  const moreGateways = await Promise.all(ports.slice(1).map((gatewayPort) => startGateway(gatewayPort)));
+  const all = [gateway!, ...moreGateways, assembler!, ...executors, ...(recall ? [recall] : [])];
   await Promise.all(all.map((service) => service.waitForLog((line) => line.msg === 'service ready', 60_000)));
 
   return {
     nats,
     gatewayUrl: `http://127.0.0.1:${port}`,
+    gatewayUrls: ports.map((gatewayPort) => `http://127.0.0.1:${gatewayPort}`),
     apiKey,
     adminKey,
     gateway: gateway!,
+    gateways: [gateway!, ...moreGateways],
     assembler: assembler!,
     executors,
     ...(recall ? { recall } : {}),

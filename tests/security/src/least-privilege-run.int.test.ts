@@ -13,6 +13,7 @@ import {
   DeadLetter,
   deadLetterSubject,
   SubmitTaskReply,
+  threadApiSubject,
   type TaskEvent,
 } from '@agentmesh/protocol';
 import { SseParser } from '@agentmesh/sse';
@@ -477,6 +478,76 @@ describe('the whole mesh on the least-privilege users of accounts.conf', () => {
     await ok(call('POST', `${path}/resume`));
     await ok(call('GET', '/v1/schedules'));
     await ok(call('DELETE', path));
+  });
+
+  it('a thread: created over NATS by the acme upstream, a run interrupted by a queued one (the executor starts it), compacted, followed, listed and deleted', async () => {
+    const upstream = await mesh.connectAs('upstream-acme');
+    const created = await upstream.nc.request(
+      threadApiSubject(ACCOUNT),
+      JSON.stringify({
+        op: 'create',
+        body: { thread_id: 'lp-thread', strategy: 'enqueue', compaction: { max_history_tokens: 1 } },
+      }),
+      { timeout: 10_000 },
+    );
+    expect(created.json()).toMatchObject({ thread_id: 'lp-thread', status: 'idle' });
+    const say = async (workflowId: string): Promise<string> => {
+      const response = await ok(
+        call('POST', '/v1/tasks', {
+          body: {
+            workflow_id: workflowId,
+            user_id: 'u1',
+            messages: [{ role: 'user', content: 'go' }],
+            thread_id: 'lp-thread',
+          },
+        }),
+      );
+      return ((await response.json()) as { trace_id: string }).trace_id;
+    };
+    const first = await say('plain_agent');
+    expect((await sseEvents(first)).at(-1)?.type).toBe('done');
+    // A hanging run, then a queued one: cancelling the first, its executor frees the thread and queues the next.
+    const before = model.requests.length;
+    const hanging = await say('hanging_agent');
+    await waitFor(() => model.requests.length > before, {
+      timeoutMs: 30_000,
+      description: 'the model asked',
+    });
+    const queued = await say('plain_agent');
+    await ok(call('POST', `/v1/tasks/${hanging}/cancel`));
+    expect((await sseEvents(queued)).at(-1)?.type).toBe('done');
+    const thread = (await (await ok(call('GET', '/v1/threads/lp-thread'))).json()) as {
+      runs: string[];
+      entries: { entry: { type: string; trace_id?: string } }[];
+    };
+    expect(thread.runs).toEqual([first, hanging, queued]);
+    // The assembler compacted (a cut) before each later run, and the done runs appended their turns.
+    expect(thread.entries.filter(({ entry }) => entry.type === 'compaction').length).toBeGreaterThan(0);
+    expect(thread.entries.flatMap(({ entry }) => (entry.type === 'turn' ? [entry.trace_id] : []))).toEqual([
+      first,
+      queued,
+    ]);
+    const followed = await call('GET', '/v1/threads/lp-thread/events', {
+      headers: { accept: 'text/event-stream' },
+    });
+    const reader = followed.body!.getReader();
+    const parser = new SseParser();
+    const seen = new Set<string>();
+    while (!seen.has(queued)) {
+      const { value } = await reader.read();
+      for (const message of parser.push(new TextDecoder().decode(value))) {
+        const event = JSON.parse(message.data) as TaskEvent;
+        if (event.type === 'done') seen.add(event.trace_id);
+      }
+    }
+    await reader.cancel();
+    expect(seen).toEqual(new Set([first, queued]));
+    const listed = (await (await ok(call('GET', '/v1/threads'))).json()) as {
+      threads: { thread_id: string }[];
+    };
+    expect(listed.threads.map((t) => t.thread_id)).toContain('lp-thread');
+    await ok(call('DELETE', '/v1/threads/lp-thread'));
+    expect((await call('GET', '/v1/threads/lp-thread')).status).toBe(404);
   });
 
   it('a dead letter (stored as the executor stores one) is listed, shown, re-driven to done and dropped', async () => {

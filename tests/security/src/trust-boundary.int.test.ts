@@ -675,3 +675,129 @@ describe('the services', () => {
     },
   );
 });
+
+describe('threads of another account', () => {
+  const SECRET = 'private-thread';
+  let otherKey: string;
+  let acmeTrace: string;
+
+  async function as(
+    key: string,
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) {
+    const response = await fetch(`${mesh.gatewayUrl}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    return {
+      status: response.status,
+      body: text === '' ? undefined : (JSON.parse(text) as Record<string, unknown>),
+    };
+  }
+
+  beforeAll(async () => {
+    const created = await fetch(`${mesh.gatewayUrl}/v1/admin/api-keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${mesh.adminKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ account_id: OTHER_ACCOUNT }),
+    });
+    otherKey = ((await created.json()) as { api_key: string }).api_key;
+    expect(
+      (await as(mesh.apiKey, 'POST', '/v1/threads', { thread_id: SECRET, metadata: { who: 'acme' } })).status,
+    ).toBe(201);
+    const run = await as(mesh.apiKey, 'POST', '/v1/tasks', {
+      workflow_id: 'helper',
+      user_id: 'u1',
+      messages: [{ role: 'user', content: 'acme private words' }],
+      thread_id: SECRET,
+    });
+    expect(run.status, JSON.stringify(run.body)).toBe(202);
+    acmeTrace = run.body!.trace_id as string;
+    expect((await sseEvents(acmeTrace)).at(-1)?.type).toBe('done');
+  });
+
+  it('another account can neither read, list, delete, follow nor run in it (404, as for a thread that does not exist)', async () => {
+    for (const [method, path] of [
+      ['GET', `/v1/threads/${SECRET}`],
+      ['DELETE', `/v1/threads/${SECRET}`],
+      ['GET', `/v1/threads/${SECRET}/events`],
+    ] as const) {
+      const answer = await as(otherKey, method, path);
+      expect(answer.status, `${method} ${path}`).toBe(404);
+      expect(JSON.stringify(answer.body)).not.toContain('acme');
+    }
+    const list = await as(otherKey, 'GET', '/v1/threads');
+    expect(list.status).toBe(200);
+    expect(list.body!.threads).toEqual([]);
+    const run = await as(otherKey, 'POST', '/v1/tasks', {
+      workflow_id: 'helper',
+      user_id: 'u1',
+      messages: [{ role: 'user', content: 'let me in' }],
+      thread_id: SECRET,
+    });
+    expect(run.status).toBe(404);
+    expect(run.body).toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining('thread') });
+    // An admin acting for the other account is that account here too.
+    const asAdmin = await as(mesh.adminKey, 'GET', `/v1/threads/${SECRET}`, undefined, {
+      'x-account-id': OTHER_ACCOUNT,
+    });
+    expect(asAdmin.status).toBe(404);
+
+    // Its own thread of the same id is another thread; acme's is untouched.
+    expect((await as(otherKey, 'POST', '/v1/threads', { thread_id: SECRET })).status).toBe(201);
+    const mine = await as(otherKey, 'GET', `/v1/threads/${SECRET}`);
+    expect(mine.body).toMatchObject({ entries: [], messages: [], metadata: {} });
+    const acme = await as(mesh.apiKey, 'GET', `/v1/threads/${SECRET}`);
+    expect(acme.body).toMatchObject({ metadata: { who: 'acme' }, runs: [acmeTrace] });
+    expect(JSON.stringify(acme.body)).toContain('acme private words');
+  });
+
+  it("the acme upstream reads its own thread over NATS, and may not even ask on another account's threads subject", async () => {
+    const upstream = await mesh.connectAs('upstream-acme');
+    const own = await upstream.nc.request(
+      `mesh.gateway.threads.${ACCOUNT}`,
+      JSON.stringify({ op: 'get', thread_id: SECRET }),
+      { timeout: 10_000 },
+    );
+    expect(own.json()).toMatchObject({ thread_id: SECRET, runs: [acmeTrace] });
+    const subject = `mesh.gateway.threads.${OTHER_ACCOUNT}`;
+    await expectPublishRefused(
+      upstream.nc.request(subject, JSON.stringify({ op: 'get', thread_id: SECRET }), { timeout: 5_000 }),
+      subject,
+    );
+  });
+
+  it('bad input is a clear 4xx, over HTTP and over NATS', async () => {
+    expect((await as(mesh.apiKey, 'POST', '/v1/threads', { thread_id: 'a.b' })).status).toBe(400);
+    expect((await as(mesh.apiKey, 'POST', '/v1/threads', { bogus: 1 })).status).toBe(400);
+    expect((await as(mesh.apiKey, 'POST', '/v1/threads', { thread_id: SECRET })).status).toBe(409);
+    expect((await as(mesh.apiKey, 'GET', '/v1/threads/not.an.id')).status).toBe(400);
+    expect((await as(mesh.apiKey, 'GET', '/v1/threads?limit=0')).status).toBe(400);
+    const strategy = await as(mesh.apiKey, 'POST', '/v1/tasks', {
+      workflow_id: 'helper',
+      user_id: 'u1',
+      messages: [{ role: 'user', content: 'x' }],
+      thread_id: SECRET,
+      thread_strategy: 'shout',
+    });
+    expect(strategy.status).toBe(400);
+    expect(
+      (await as(mesh.apiKey, 'GET', `/v1/threads/${SECRET}/events`, undefined, { 'last-event-id': 'x' }))
+        .status,
+    ).toBe(400);
+    const upstream = await mesh.connectAs('upstream-acme');
+    for (const body of ['not json', JSON.stringify({ op: 'drop_table' })]) {
+      const answer = await upstream.nc.request(`mesh.gateway.threads.${ACCOUNT}`, body, { timeout: 10_000 });
+      expect(ErrorBody.parse(answer.json())).toMatchObject({ code: 'INVALID_REQUEST' });
+    }
+  });
+});

@@ -16,7 +16,8 @@ export const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8080';
 
 export const USAGE = `Usage:
   agentmesh submit --workflow <id> --message <text> [--user <id>] [--idempotency-key <key>]
-                   [--trace-id <id>] [--follow [--nats <url> [--nats-user <user>]]] [--json]
+                   [--trace-id <id>] [--thread <id> [--strategy <s>]]
+                   [--follow [--nats <url> [--nats-user <user>]]] [--json]
   agentmesh events <trace_id> [--after <seq>] [--json]
   agentmesh status <trace_id>
   agentmesh cancel <trace_id> [--reason <text>]
@@ -84,6 +85,8 @@ export type CliCommand =
       userId: string;
       idempotencyKey?: string;
       traceId?: string;
+      threadId?: string;
+      threadStrategy?: string;
       follow: boolean;
       json: boolean;
       nats?: NatsConnection;
@@ -127,6 +130,8 @@ const COMMAND_OPTIONS = {
     user: { type: 'string' },
     'idempotency-key': { type: 'string' },
     'trace-id': { type: 'string' },
+    thread: { type: 'string' },
+    strategy: { type: 'string' },
     follow: { type: 'boolean', short: 'f' },
     json: { type: 'boolean' },
     nats: { type: 'string' },
@@ -185,6 +190,8 @@ export function parseCliArgs(argv: readonly string[], env: CliEnvironment): CliC
       userId: optionalString(values, 'user') ?? DEFAULT_USER_ID,
       ...defined('idempotencyKey', optionalString(values, 'idempotency-key')),
       ...defined('traceId', optionalString(values, 'trace-id')),
+      ...defined('threadId', optionalString(values, 'thread')),
+      ...defined('threadStrategy', threadStrategyOf(values)),
       follow: values.follow === true,
       json: values.json === true,
     };
@@ -221,6 +228,16 @@ export function parseCliArgs(argv: readonly string[], env: CliEnvironment): CliC
   }
   if (name === 'status') return { name, connection, traceId };
   return { name, connection, traceId, ...defined('reason', optionalString(values, 'reason')) };
+}
+
+function threadStrategyOf(values: Record<string, string | boolean | undefined>): string | undefined {
+  const strategy = optionalString(values, 'strategy');
+  if (strategy === undefined) return undefined;
+  if (values.thread === undefined) throw new UsageError('--strategy goes with --thread <id>');
+  if (!['reject', 'enqueue', 'interrupt', 'rollback'].includes(strategy)) {
+    throw new UsageError('--strategy must be reject, enqueue, interrupt or rollback');
+  }
+  return strategy;
 }
 
 function parseManagementAction(

@@ -1,6 +1,6 @@
 /**
  * The management commands of `agentmesh` (`agents`, `tools`, `credentials`, `keys`, `dead-letters`,
- * `schedules`): each a group word
+ * `schedules`, and `threads`, which acts for the caller's account): each a group word
  * and an action (`agents list`), with its positional arguments and options. Parsed into one
  * {@link ManagementAction}; the connection options are the CLI's own (see cli-args.ts).
  */
@@ -101,6 +101,23 @@ export const MANAGEMENT_ACTIONS = {
     positionals: ['schedule_id'],
     options: { ...JSON_OPTION, 'idempotency-key': { type: 'string' } },
   },
+  'threads list': {
+    positionals: [],
+    options: { ...JSON_OPTION, limit: { type: 'string' }, before: { type: 'string' } },
+  },
+  'threads show': { positionals: ['thread_id'], options: JSON_OPTION },
+  'threads create': {
+    positionals: [],
+    options: {
+      ...JSON_OPTION,
+      id: { type: 'string' },
+      strategy: { type: 'string' },
+      metadata: { type: 'string' },
+      'max-history-tokens': { type: 'string' },
+      compaction: { type: 'string' },
+    },
+  },
+  'threads delete': { positionals: ['thread_id'], options: JSON_OPTION },
 } as const satisfies Record<string, ActionSpec>;
 
 export type ManagementActionName = keyof typeof MANAGEMENT_ACTIONS;
@@ -144,6 +161,11 @@ Scheduled runs (an account API key, or an admin key with --account <id>):
                          [--missed skip|run_once] [--name <text>] [--paused]
   agentmesh schedules create --file <schedule.json>   (the body of POST /v1/schedules; "-" reads stdin)
   agentmesh schedules run <id> [--idempotency-key <k>]   (fires it now; prints the task's trace_id)
+Threads (an API key acts for its own account):
+  agentmesh threads list [--limit <n>] [--before <cursor>] | show <thread_id> | delete <thread_id>
+  agentmesh threads create [--id <id>] [--strategy reject|enqueue|interrupt|rollback]
+                           [--metadata <json>] [--max-history-tokens <n> [--compaction cut|summarise]]
+  agentmesh submit --thread <id> [--strategy <s>] ...   runs in the thread, with its history
   A file argument of "-" reads stdin. --json (every management command) prints the gateway's answer as
   JSON, and an error as its body {code, message, detail} on stderr.
 `;

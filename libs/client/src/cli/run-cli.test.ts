@@ -349,3 +349,103 @@ describe('agentmesh CLI', () => {
     });
   });
 });
+
+describe('agentmesh threads', () => {
+  const THREAD = {
+    thread_id: 'support-42',
+    created_at: '2026-01-01T00:00:00.000Z',
+    updated_at: '2026-01-01T00:00:00.000Z',
+    metadata: { title: 'help' },
+    strategy: 'enqueue',
+    status: 'idle',
+    queued_trace_ids: [],
+  };
+
+  it('when a thread is created with a strategy and compaction, the request carries them and its id is printed', async () => {
+    gateway.handle((_request, response) => sendJson(response, 201, THREAD));
+    const run = await cli([
+      'threads',
+      'create',
+      '--id',
+      'support-42',
+      '--strategy',
+      'enqueue',
+      '--metadata',
+      '{"title":"help"}',
+      '--max-history-tokens',
+      '2000',
+      '--compaction',
+      'summarise',
+    ]);
+    expect(run).toMatchObject({ code: ExitCode.OK, stdout: 'support-42\n' });
+    expect(gateway.requests[0]).toMatchObject({ method: 'POST', path: '/v1/threads' });
+    expect(JSON.parse(gateway.requests[0]!.body)).toEqual({
+      thread_id: 'support-42',
+      strategy: 'enqueue',
+      metadata: { title: 'help' },
+      compaction: { max_history_tokens: 2000, policy: 'summarise', keep_turns: 4 },
+    });
+  });
+
+  it('when a thread is shown, its turns print with their tool calls and results', async () => {
+    gateway.handle((_request, response) =>
+      sendJson(response, 200, {
+        ...THREAD,
+        runs: [TRACE_ID],
+        messages: [],
+        entries: [
+          {
+            seq: 3,
+            entry: {
+              type: 'turn',
+              trace_id: TRACE_ID,
+              at: '2026-01-01T00:00:00.000Z',
+              messages: [
+                { role: 'user', content: 'who founded it?' },
+                {
+                  role: 'assistant',
+                  content: null,
+                  tool_calls: [{ id: 'c1', type: 'function', function: { name: 'lookup', arguments: '{}' } }],
+                },
+                { role: 'tool', tool_call_id: 'c1', content: '{"founder":"Zhang"}' },
+                { role: 'assistant', content: 'Zhang.' },
+              ],
+            },
+          },
+        ],
+      }),
+    );
+    const run = await cli(['threads', 'show', 'support-42']);
+    expect(run.code).toBe(ExitCode.OK);
+    expect(run.stdout).toContain('lookup({})');
+    expect(run.stdout).toContain('tool: {"founder":"Zhang"}');
+    expect(run.stdout).toContain('assistant: Zhang.');
+    expect(gateway.requests[0]).toMatchObject({ method: 'GET', path: '/v1/threads/support-42' });
+  });
+
+  it('when submit names a thread and a strategy, the submission carries them; a strategy alone is bad usage', async () => {
+    serveTask([doneEvent(1, 'ok')]);
+    const run = await cli([
+      'submit',
+      '-w',
+      'chat',
+      '-m',
+      'hi',
+      '--thread',
+      'support-42',
+      '--strategy',
+      'interrupt',
+    ]);
+    expect(run.code).toBe(ExitCode.OK);
+    expect(JSON.parse(gateway.requests[0]!.body)).toMatchObject({
+      thread_id: 'support-42',
+      thread_strategy: 'interrupt',
+    });
+    expect((await cli(['submit', '-w', 'chat', '-m', 'hi', '--strategy', 'interrupt'])).code).toBe(
+      ExitCode.USAGE,
+    );
+    expect(
+      (await cli(['submit', '-w', 'chat', '-m', 'hi', '--thread', 't', '--strategy', 'loud'])).code,
+    ).toBe(ExitCode.USAGE);
+  });
+});

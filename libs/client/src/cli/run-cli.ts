@@ -4,6 +4,8 @@
  * when interrupted. Errors are printed as `error <CODE>: <message>` (with `--json`, as the error
  * body). The API key is never printed: messages name the gateway by its origin only.
  */
+import type { ThreadStrategy } from '@agentmesh/protocol';
+import { runThreadAction } from './run-threads.js';
 import { TaskStatus, type TaskApprovals, type TaskEvent, type TaskStatusRecord } from '@agentmesh/protocol';
 import { MeshApiError, MeshClientError, MeshUnreachableError } from '../errors.js';
 import { ManagementClient } from '../management-client.js';
@@ -113,6 +115,10 @@ async function runCommand(
   const signal = context.signal;
   switch (command.name) {
     case 'manage':
+      if (command.action.startsWith('threads ')) {
+        await runThreadAction(command, client, context);
+        return ExitCode.OK;
+      }
       await runManagementAction(command, new ManagementClient(httpOptions(command.connection, context)), {
         ...context,
         ...(command.connection.account === undefined ? {} : { account: command.connection.account }),
@@ -265,6 +271,10 @@ function submissionOf(command: Extract<CliCommand, { name: 'submit' }>) {
     messages: [{ role: 'user' as const, content: command.message }],
     ...(command.idempotencyKey === undefined ? {} : { idempotency_key: command.idempotencyKey }),
     ...(command.traceId === undefined ? {} : { trace_id: command.traceId }),
+    ...(command.threadId === undefined ? {} : { thread_id: command.threadId }),
+    ...(command.threadStrategy === undefined
+      ? {}
+      : { thread_strategy: command.threadStrategy as ThreadStrategy }),
   };
 }
 

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidSubjectTokenError } from './names.js';
+import {
+  estimateTokens,
+  parseThreadApiSubject,
+  threadApiSubject,
+  threadEntriesSubject,
+  threadHistory,
+  ThreadApiRequest,
+  type StoredThreadEntry,
+} from './threads.js';
+import { SubmitTaskRequest } from './gateway.js';
+
+const T1 = 'a'.repeat(32);
+const T2 = 'b'.repeat(32);
+const at = '2026-11-28T00:00:00Z';
+
+describe('threads', () => {
+  it('when a thread or account id would widen a subject, the builders refuse it', () => {
+    expect(threadEntriesSubject('acme', 't-1')).toBe('mesh.threads.acme.t-1');
+    expect(() => threadEntriesSubject('acme', 't.*')).toThrow(InvalidSubjectTokenError);
+    expect(() => threadEntriesSubject('ac>me', 't1')).toThrow(InvalidSubjectTokenError);
+    expect(threadApiSubject('acme')).toBe('mesh.gateway.threads.acme');
+    expect(parseThreadApiSubject('mesh.gateway.threads.acme')).toEqual({ accountId: 'acme' });
+    expect(parseThreadApiSubject('mesh.gateway.threads.acme.x')).toBeUndefined();
+    expect(parseThreadApiSubject('mesh.gateway.submit.acme')).toBeUndefined();
+  });
+
+  it('when a compaction is stored, later history is its summary and the turns from its cut on', () => {
+    const entries: StoredThreadEntry[] = [
+      { seq: 3, entry: { type: 'turn', trace_id: T1, at, messages: [{ role: 'user', content: 'old' }] } },
+      { seq: 7, entry: { type: 'turn', trace_id: T2, at, messages: [{ role: 'user', content: 'kept' }] } },
+      { seq: 9, entry: { type: 'compaction', keep_from_seq: 7, method: 'summary', summary: 'S', at } },
+    ];
+    expect(threadHistory(entries)).toEqual([
+      { role: 'system', content: 'Summary of the earlier conversation:\nS' },
+      { role: 'user', content: 'kept' },
+    ]);
+    const cut = entries.slice(0, 2).concat({
+      seq: 9,
+      entry: { type: 'compaction', keep_from_seq: 10, method: 'cut', at },
+    });
+    expect(threadHistory(cut)).toEqual([]);
+  });
+
+  it('estimates tokens as characters / 4', () => {
+    expect(estimateTokens([{ role: 'user', content: 'x'.repeat(100) }])).toBe(
+      Math.ceil(JSON.stringify({ role: 'user', content: 'x'.repeat(100) }).length / 4),
+    );
+  });
+
+  it('when a submission names a thread and a strategy, they are checked; without them it is seed 001 as before', () => {
+    const base = { workflow_id: 'w', user_id: 'u', messages: [{ role: 'user', content: 'hi' }] };
+    expect(SubmitTaskRequest.parse(base)).not.toHaveProperty('thread_id');
+    expect(SubmitTaskRequest.safeParse({ ...base, thread_id: 'a.b' }).success).toBe(false);
+    expect(SubmitTaskRequest.safeParse({ ...base, thread_id: 't', thread_strategy: 'shout' }).success).toBe(
+      false,
+    );
+    expect(SubmitTaskRequest.parse({ ...base, thread_id: 't', thread_strategy: 'enqueue' })).toMatchObject({
+      thread_id: 't',
+      thread_strategy: 'enqueue',
+    });
+  });
+
+  it('when a NATS threads request names an unknown op or a bad id, it does not parse', () => {
+    expect(ThreadApiRequest.safeParse({ op: 'drop' }).success).toBe(false);
+    expect(ThreadApiRequest.safeParse({ op: 'get', thread_id: '*' }).success).toBe(false);
+    expect(ThreadApiRequest.parse({ op: 'create' })).toEqual({ op: 'create', body: {} });
+  });
+});
