@@ -94,7 +94,7 @@ describe('OpenAI Responses adapter (recorded streams)', () => {
     expect(result.message.tool_calls).toEqual([
       { id: 'call_AB6AaRZ1FYZB2RwS6A5vbdqn', type: 'function', function: { name: 'calculator', arguments: '{"a":12,"b":7,"op":"add"}' } },
     ]);
-    const state = result.message.provider_state as { reasoning: Record<string, unknown>[] };
+    const state = result.message.provider_state as unknown as { reasoning: Record<string, unknown>[] };
     expect(state.reasoning[0]).toMatchObject({ type: 'reasoning', id: 'rs_01830d662ab3856501693c321405c88190be3ab04d5782d5f9' });
     expect(String(state.reasoning[0]?.['encrypted_content'])).toMatch(/^gAAAAABpPDIVOKrs.*uQ==$/);
 
