@@ -74,9 +74,9 @@ describe('agent definitions', () => {
     expect(
       AgentDefinition.parse({ workflow_id: 'a', model: { ...model, api: 'anthropic-messages' } }).model.api,
     ).toBe('anthropic-messages');
-    expect(rejectionPaths(AgentDefinition, { workflow_id: 'a', model: { ...model, api: 'anthropic' } })).toEqual([
-      'model.api',
-    ]);
+    expect(
+      rejectionPaths(AgentDefinition, { workflow_id: 'a', model: { ...model, api: 'anthropic' } }),
+    ).toEqual(['model.api']);
   });
 
   it('take a known provider profile and reject a provider the executors do not know, naming the field', () => {

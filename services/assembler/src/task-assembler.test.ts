@@ -127,7 +127,10 @@ describe('assembling a task from the registry', () => {
 
   it("when the agent's model names an api, the task carries it, and a task re-targeted to another api does not open", async () => {
     const agent = qichachaAgent();
-    const world = { ...fullWorld, agents: [{ ...agent, model: { ...agent.model, api: 'anthropic-messages' as const } }] };
+    const world = {
+      ...fullWorld,
+      agents: [{ ...agent, model: { ...agent.model, api: 'anthropic-messages' as const } }],
+    };
     const result = assembled(await assembleTask(receivedTask('company_research'), sources(world)));
 
     expect(result.runtime_config.model.api).toBe('anthropic-messages');

@@ -139,7 +139,12 @@ describe('native model APIs in the executor', () => {
     const events = await run(newTask('anthropic-messages'));
 
     expect(events.at(-1)).toMatchObject({ type: 'done', data: { steps: 2, finish_reason: 'stop' } });
-    expect(events.filter((e) => e.type === 'tool_thinking').map((e) => e.data.delta).join('')).toMatch(/Euclidean/);
+    expect(
+      events
+        .filter((e) => e.type === 'tool_thinking')
+        .map((e) => e.data.delta)
+        .join(''),
+    ).toMatch(/Euclidean/);
     const result = events.find((e) => e.type === 'tool_result');
     expect(result).toMatchObject({ data: { tool: 'get_weather' } });
     expect(weatherApi.requests.at(-1)?.query).toEqual({ city: 'San Francisco' });
@@ -147,36 +152,64 @@ describe('native model APIs in the executor', () => {
     const [first, second] = model.requests.slice(before);
     expect(first?.path).toBe('/v1/messages');
     expect(first?.headers['authorization']).toBe(`Bearer ${MODEL_KEY}`);
-    const sent = second?.body as { messages: { role: string; content: Record<string, unknown>[] }[]; system: unknown[] };
+    const sent = second?.body as {
+      messages: { role: string; content: Record<string, unknown>[] }[];
+      system: unknown[];
+    };
     const assistant = sent.messages[1];
     expect(assistant?.content.map((b) => b['type'])).toEqual(['thinking', 'tool_use']);
     expect(String(assistant?.content[0]?.['signature'])).toMatch(/^EsECCokBCBAYAipA9i3H/);
     const toolResult = sent.messages[2]?.content[0];
-    expect(toolResult).toMatchObject({ type: 'tool_result', tool_use_id: 'toolu_01Ni1uw4HXYxUhc4iFMqx7yY', cache_control: { type: 'ephemeral' } });
-    expect(sent.system).toEqual([{ type: 'text', text: 'You are a test agent.', cache_control: { type: 'ephemeral' } }]);
+    expect(toolResult).toMatchObject({
+      type: 'tool_result',
+      tool_use_id: 'toolu_01Ni1uw4HXYxUhc4iFMqx7yY',
+      cache_control: { type: 'ephemeral' },
+    });
+    expect(sent.system).toEqual([
+      { type: 'text', text: 'You are a test agent.', cache_control: { type: 'ephemeral' } },
+    ]);
   });
 
   it('when Anthropic reads and writes its prompt cache, step_finished and done report the cache tokens and the cost prices them apart', async () => {
     model.enqueue(recordedStream('anthropic-prompt-cache.chunks.txt'));
     const events = await run(newTask('anthropic-messages'));
-    const usage = { prompt_tokens: 9632, completion_tokens: 198, total_tokens: 9830, cache_read_tokens: 6289, cache_write_tokens: 3337 };
+    const usage = {
+      prompt_tokens: 9632,
+      completion_tokens: 198,
+      total_tokens: 9830,
+      cache_read_tokens: 6289,
+      cache_write_tokens: 3337,
+    };
     const cost = (6 * 3 + 6289 * 0.3 + 3337 * 3.75 + 198 * 15) / 1e6;
-    expect(events.find((e) => e.type === 'step_finished')?.data).toMatchObject({ usage, cost_usd: cost, total_usage: usage });
+    expect(events.find((e) => e.type === 'step_finished')?.data).toMatchObject({
+      usage,
+      cost_usd: cost,
+      total_usage: usage,
+    });
     expect(events.at(-1)).toMatchObject({ type: 'done', data: { usage, cost_usd: cost } });
   });
 
   it('when Anthropic is overloaded (529) once, the turn is retried and the task is done', async () => {
     const before = model.requests.length;
-    model.enqueue(errorReply(529, anthropicError('overloaded_error', 'Overloaded')), recordedStream('anthropic-text.chunks.txt'));
+    model.enqueue(
+      errorReply(529, anthropicError('overloaded_error', 'Overloaded')),
+      recordedStream('anthropic-text.chunks.txt'),
+    );
     const events = await run(newTask('anthropic-messages'));
-    expect(events.at(-1)).toMatchObject({ type: 'done', data: { message: expect.stringMatching(/^Hello! I'm doing well/) } });
+    expect(events.at(-1)).toMatchObject({
+      type: 'done',
+      data: { message: expect.stringMatching(/^Hello! I'm doing well/) },
+    });
     expect(model.requests.length - before).toBe(2);
   });
 
   it('when the model names an api this executor does not know, the task ends INVALID_REQUEST and the model is not called', async () => {
     const before = model.requests.length;
     const events = await run(newTask('bedrock-converse'));
-    expect(events.at(-1)).toMatchObject({ type: 'error', data: { code: 'INVALID_REQUEST', message: expect.stringContaining('bedrock-converse') } });
+    expect(events.at(-1)).toMatchObject({
+      type: 'error',
+      data: { code: 'INVALID_REQUEST', message: expect.stringContaining('bedrock-converse') },
+    });
     expect(model.requests.length).toBe(before);
   });
 });

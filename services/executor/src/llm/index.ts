@@ -12,7 +12,12 @@ export {
   profileOf,
   type ProviderProfile,
 } from './openai-compatible/profiles/provider-profiles.js';
-export { createModelAdapter, isKnownApi, type ModelAdapter, type ModelAdapterOptions } from './model-factory.js';
+export {
+  createModelAdapter,
+  isKnownApi,
+  type ModelAdapter,
+  type ModelAdapterOptions,
+} from './model-factory.js';
 export { AnthropicMessagesModel } from './anthropic-messages/anthropic-messages-model.js';
 export { GeminiModel } from './gemini/gemini-model.js';
 export { OpenAiResponsesModel } from './openai-responses/openai-responses-model.js';

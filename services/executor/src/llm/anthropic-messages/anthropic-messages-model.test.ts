@@ -44,8 +44,22 @@ function model(): AnthropicMessagesModel {
 }
 
 const tools = [
-  { type: 'function' as const, function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
-  { type: 'function' as const, function: { name: 'updateIssueList', description: 'Issues', parameters: { type: 'object', properties: {} } } },
+  {
+    type: 'function' as const,
+    function: {
+      name: 'get_weather',
+      description: 'Weather',
+      parameters: { type: 'object', properties: { city: { type: 'string' } } },
+    },
+  },
+  {
+    type: 'function' as const,
+    function: {
+      name: 'updateIssueList',
+      description: 'Issues',
+      parameters: { type: 'object', properties: {} },
+    },
+  },
 ];
 const ask: ChatRequest = {
   model: 'claude-sonnet-4-5',
@@ -71,7 +85,14 @@ describe('Anthropic Messages adapter (recorded streams)', () => {
   it('when Claude streams text, each delta is handed on, the turn ends stop, and usage is read; the key goes only in its auth header', async () => {
     server.enqueue(recordedStream('anthropic-text.chunks.txt'));
     const { result, content, sent } = await run();
-    expect(content).toEqual(['Hello', '! I', "'m doing well, thank you for asking", '. How are you doing today?', ' Is', ' there anything I can help you with?']);
+    expect(content).toEqual([
+      'Hello',
+      '! I',
+      "'m doing well, thank you for asking",
+      '. How are you doing today?',
+      ' Is',
+      ' there anything I can help you with?',
+    ]);
     expect(result.message.content).toBe(content.join(''));
     expect(result.finishReason).toBe('stop');
     expect(result.usage).toEqual({ prompt_tokens: 12, completion_tokens: 30, total_tokens: 42 });
@@ -87,11 +108,20 @@ describe('Anthropic Messages adapter (recorded streams)', () => {
   it('when the request is built, the system prompt and the tool list carry cache breakpoints, and the conversation none before the loop starts', async () => {
     server.enqueue(recordedStream('anthropic-text.chunks.txt'));
     const { sent } = await run();
-    const body = sent[0]?.body as Record<string, any>;
-    expect(body['system']).toEqual([{ type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral' } }]);
-    expect(body['tools'][1].cache_control).toEqual({ type: 'ephemeral' });
-    expect(body['tools'][0].cache_control).toBeUndefined();
-    expect(body['tools'][0].input_schema).toEqual({ type: 'object', properties: { city: { type: 'string' } } });
+    const body = sent[0]?.body as {
+      system: unknown;
+      tools: Record<string, unknown>[];
+      [key: string]: unknown;
+    };
+    expect(body['system']).toEqual([
+      { type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral' } },
+    ]);
+    expect(body.tools[1]?.['cache_control']).toEqual({ type: 'ephemeral' });
+    expect(body.tools[0]?.['cache_control']).toBeUndefined();
+    expect(body.tools[0]?.['input_schema']).toEqual({
+      type: 'object',
+      properties: { city: { type: 'string' } },
+    });
     expect(body['messages']).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }]);
     expect(body['stream']).toBe(true);
     expect(body['max_tokens']).toBe(4096);
@@ -100,7 +130,9 @@ describe('Anthropic Messages adapter (recorded streams)', () => {
   it('when Claude thinks, the thinking streams as reasoning and its signed block is kept on the turn; sent back, it leads the assistant turn unchanged, and the loop prefix gets a breakpoint', async () => {
     server.enqueue(recordedStream('anthropic-reasoning.chunks.txt'));
     const { result, reasoning } = await run();
-    expect(reasoning.join('')).toMatch(/^I'm working through the Euclidean algorithm.*greatest common divisor\.$/);
+    expect(reasoning.join('')).toMatch(
+      /^I'm working through the Euclidean algorithm.*greatest common divisor\.$/,
+    );
     expect(result.message.reasoning_content).toBe(reasoning.join(''));
     const state = result.message.provider_state as { api: string; thinking: Record<string, string>[] };
     expect(state.api).toBe('anthropic-messages');
@@ -110,21 +142,43 @@ describe('Anthropic Messages adapter (recorded streams)', () => {
     server.enqueue(recordedStream('anthropic-text.chunks.txt'));
     const conversation: ChatMessage[] = [
       ...ask.messages,
-      { role: 'assistant', content: null, tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Rome"}' } }], provider_state: state },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'toolu_1',
+            type: 'function',
+            function: { name: 'get_weather', arguments: '{"city":"Rome"}' },
+          },
+        ],
+        provider_state: state,
+      },
       { role: 'tool', tool_call_id: 'toolu_1', content: 'sunny' },
     ];
     const { sent } = await run({ ...ask, messages: conversation });
-    const messages = (sent[0]?.body as Record<string, any>)['messages'];
+    const messages = (sent[0]?.body as { messages: unknown[] }).messages;
     expect(messages[1]).toEqual({
       role: 'assistant',
       content: [
-        { type: 'thinking', thinking: state.thinking[0]?.['thinking'], signature: state.thinking[0]?.['signature'] },
+        {
+          type: 'thinking',
+          thinking: state.thinking[0]?.['thinking'],
+          signature: state.thinking[0]?.['signature'],
+        },
         { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Rome' } },
       ],
     });
     expect(messages[2]).toEqual({
       role: 'user',
-      content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'sunny', cache_control: { type: 'ephemeral' } }],
+      content: [
+        {
+          type: 'tool_result',
+          tool_use_id: 'toolu_1',
+          content: 'sunny',
+          cache_control: { type: 'ephemeral' },
+        },
+      ],
     });
   });
 
@@ -134,8 +188,16 @@ describe('Anthropic Messages adapter (recorded streams)', () => {
     expect(content.join('')).toBe("I'll update the issue list for you.");
     expect(result.finishReason).toBe('tool_calls');
     expect(result.message.tool_calls).toEqual([
-      { id: 'toolu_01QE1WLsSVp5hy5Q3GmGTmjP', type: 'function', function: { name: 'updateIssueList', arguments: '{}' } },
-      { id: 'toolu_01Ni1uw4HXYxUhc4iFMqx7yY', type: 'function', function: { name: 'get_weather', arguments: '{"city": "San Francisco"}' } },
+      {
+        id: 'toolu_01QE1WLsSVp5hy5Q3GmGTmjP',
+        type: 'function',
+        function: { name: 'updateIssueList', arguments: '{}' },
+      },
+      {
+        id: 'toolu_01Ni1uw4HXYxUhc4iFMqx7yY',
+        type: 'function',
+        function: { name: 'get_weather', arguments: '{"city": "San Francisco"}' },
+      },
     ]);
   });
 
@@ -155,7 +217,9 @@ describe('Anthropic Messages adapter (recorded streams)', () => {
 
   it('when Anthropic answers 429 with retry-after and then 529 overloaded without one, the call waits the asked 2 s, then backs off, then succeeds', async () => {
     server.enqueue(
-      errorReply(429, anthropicError('rate_limit_error', 'Number of requests has exceeded your rate limit'), { 'retry-after': '2' }),
+      errorReply(429, anthropicError('rate_limit_error', 'Number of requests has exceeded your rate limit'), {
+        'retry-after': '2',
+      }),
       errorReply(529, anthropicError('overloaded_error', 'Overloaded')),
       recordedStream('anthropic-text.chunks.txt'),
     );
@@ -176,7 +240,9 @@ describe('Anthropic Messages adapter (recorded streams)', () => {
   it('when overload lasts past the retries, the call fails LLM_UNAVAILABLE naming 529', async () => {
     const overloaded = errorReply(529, anthropicError('overloaded_error', 'Overloaded'));
     server.enqueue(overloaded, overloaded, overloaded);
-    const error = await model().complete(ask).catch((e: unknown) => e);
+    const error = await model()
+      .complete(ask)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LlmUnavailableError);
     expect((error as LlmUnavailableError).detail).toMatchObject({ status: 529, attempts: 3 });
   });
@@ -184,17 +250,27 @@ describe('Anthropic Messages adapter (recorded streams)', () => {
   it('when Anthropic refuses the request (400) quoting the key, the call fails at once as LLM_ERROR and nothing carries the key', async () => {
     server.enqueue(errorReply(400, anthropicError('invalid_request_error', `bad key? ${KEY}`)));
     const before = server.requests.length;
-    const error = await model().complete(ask).catch((e: unknown) => e);
+    const error = await model()
+      .complete(ask)
+      .catch((e: unknown) => e);
     expect(server.requests.length - before).toBe(1);
     expect(error).toBeInstanceOf(LlmResponseError);
-    const text = JSON.stringify({ m: (error as Error).message, d: (error as LlmResponseError).detail, c: String((error as Error).cause) });
+    const text = JSON.stringify({
+      m: (error as Error).message,
+      d: (error as LlmResponseError).detail,
+      c: String((error as Error).cause),
+    });
     expect(text).toContain('HTTP 400');
     expect(text).not.toContain(KEY);
   });
 
   it('when the endpoint is a loopback address not allowed, nothing is sent', async () => {
     const before = server.requests.length;
-    const denied = new AnthropicMessagesModel({ baseUrl: server.baseUrl, apiKey: KEY, endpointGuard: new ModelEndpointGuard() });
+    const denied = new AnthropicMessagesModel({
+      baseUrl: server.baseUrl,
+      apiKey: KEY,
+      endpointGuard: new ModelEndpointGuard(),
+    });
     const error = await denied.complete(ask).catch((e: unknown) => e);
     expect((error as { code?: string }).code).toBe('FORBIDDEN');
     expect(server.requests.length).toBe(before);

@@ -13,7 +13,13 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { ChatToolCall, TokenUsage } from '@agentmesh/protocol';
 import { AttemptFailure, excerpt } from '../attempt-failure.js';
-import type { AssistantReply, ChatRequest, ChatResult, CompleteOptions, FinishReason } from '../chat-types.js';
+import type {
+  AssistantReply,
+  ChatRequest,
+  ChatResult,
+  CompleteOptions,
+  FinishReason,
+} from '../chat-types.js';
 import { estimateUsage } from '../usage-estimate.js';
 import {
   NativeCallRunner,
@@ -52,7 +58,10 @@ export class AnthropicMessagesModel {
     return this.runner.run(options, (attempt) => this.attempt(body, attempt), classify(this.runner));
   }
 
-  private async attempt(body: Anthropic.MessageCreateParamsStreaming, attempt: NativeAttempt): Promise<AttemptResult> {
+  private async attempt(
+    body: Anthropic.MessageCreateParamsStreaming,
+    attempt: NativeAttempt,
+  ): Promise<AttemptResult> {
     const client = new Anthropic({
       // The SDK wants a key; a keyless endpoint (a local proxy) gets none sent that it would accept.
       apiKey: this.runner.apiKey ?? null,
@@ -191,7 +200,11 @@ class TurnAssembly {
   private usage(): TokenUsage {
     const prompt = (this.inputTokens ?? 0) + this.cacheRead + this.cacheWrite;
     const completion = this.outputTokens ?? 0;
-    const usage: TokenUsage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+    const usage: TokenUsage = {
+      prompt_tokens: prompt,
+      completion_tokens: completion,
+      total_tokens: prompt + completion,
+    };
     if (this.cacheRead > 0) usage.cache_read_tokens = this.cacheRead;
     if (this.cacheWrite > 0) usage.cache_write_tokens = this.cacheWrite;
     return usage;
@@ -215,7 +228,8 @@ class TurnAssembly {
 /** Anthropic's errors: HTTP ones by status, in-stream ones (no status) by their `error.type`. */
 function classify(runner: NativeCallRunner) {
   return (error: unknown): AttemptFailure | undefined => {
-    if (!(error instanceof Anthropic.APIError) || error instanceof Anthropic.APIConnectionError) return undefined;
+    if (!(error instanceof Anthropic.APIError) || error instanceof Anthropic.APIConnectionError)
+      return undefined;
     if (statusOf(error) !== undefined) return undefined;
     const type = error.type ?? 'error';
     const text = runner.scrub(error.apiMessage ?? error.message);

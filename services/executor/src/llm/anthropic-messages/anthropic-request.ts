@@ -48,7 +48,9 @@ export function anthropicRequest(chat: ChatRequest): Anthropic.MessageCreatePara
         push('assistant', assistantBlocks(message));
         break;
       case 'tool':
-        push('user', [{ type: 'tool_result', tool_use_id: message.tool_call_id, content: textOf(message.content) }]);
+        push('user', [
+          { type: 'tool_result', tool_use_id: message.tool_call_id, content: textOf(message.content) },
+        ]);
         break;
     }
   }
@@ -129,7 +131,11 @@ function thinkingBlocks(state: unknown): ThinkingBlock[] {
   if (api !== ANTHROPIC_API || !Array.isArray(thinking)) return [];
   const blocks: ThinkingBlock[] = [];
   for (const block of thinking as Record<string, unknown>[]) {
-    if (block['type'] === 'thinking' && typeof block['thinking'] === 'string' && typeof block['signature'] === 'string') {
+    if (
+      block['type'] === 'thinking' &&
+      typeof block['thinking'] === 'string' &&
+      typeof block['signature'] === 'string'
+    ) {
       blocks.push({ type: 'thinking', thinking: block['thinking'], signature: block['signature'] });
     } else if (block['type'] === 'redacted_thinking' && typeof block['data'] === 'string') {
       blocks.push({ type: 'redacted_thinking', data: block['data'] });

@@ -39,36 +39,103 @@ function bodies(deltas: number): Record<string, string> {
         chatChunk({ role: 'assistant', content: '' }),
         ...n.map((text) => chatChunk({ content: text })),
         chatChunk({}, 'stop'),
-        { ...chatChunk({}), choices: [], usage: { prompt_tokens: 10, completion_tokens: deltas, total_tokens: 10 + deltas } },
+        {
+          ...chatChunk({}),
+          choices: [],
+          usage: { prompt_tokens: 10, completion_tokens: deltas, total_tokens: 10 + deltas },
+        },
       ],
       false,
     ) + 'data: [DONE]\n\n';
   const anthropic = sse(
     [
-      { type: 'message_start', message: { model: 'claude-sonnet-4-5-20250929', id: 'msg_bench', type: 'message', role: 'assistant', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 } } },
+      {
+        type: 'message_start',
+        message: {
+          model: 'claude-sonnet-4-5-20250929',
+          id: 'msg_bench',
+          type: 'message',
+          role: 'assistant',
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: {
+            input_tokens: 12,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: 0,
+            output_tokens: 1,
+          },
+        },
+      },
       { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
       ...n.map((text) => ({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } })),
       { type: 'content_block_stop', index: 0 },
-      { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: deltas } },
+      {
+        type: 'message_delta',
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: { output_tokens: deltas },
+      },
       { type: 'message_stop' },
     ],
     true,
   );
-  const response = { id: 'resp_bench', object: 'response', created_at: 1_765_552_663, model: 'gpt-5.1', output: [], status: 'in_progress', usage: null };
-  const item = { id: 'msg_bench', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', annotations: [], text: n.join('') }] };
+  const response = {
+    id: 'resp_bench',
+    object: 'response',
+    created_at: 1_765_552_663,
+    model: 'gpt-5.1',
+    output: [],
+    status: 'in_progress',
+    usage: null,
+  };
+  const item = {
+    id: 'msg_bench',
+    type: 'message',
+    status: 'completed',
+    role: 'assistant',
+    content: [{ type: 'output_text', annotations: [], text: n.join('') }],
+  };
   const responses = sse(
     [
       { type: 'response.created', sequence_number: 0, response },
-      ...n.map((delta, i) => ({ type: 'response.output_text.delta', sequence_number: i + 1, item_id: 'msg_bench', output_index: 0, content_index: 0, delta, logprobs: [] })),
+      ...n.map((delta, i) => ({
+        type: 'response.output_text.delta',
+        sequence_number: i + 1,
+        item_id: 'msg_bench',
+        output_index: 0,
+        content_index: 0,
+        delta,
+        logprobs: [],
+      })),
       { type: 'response.output_item.done', output_index: 0, item },
-      { type: 'response.completed', response: { ...response, status: 'completed', output: [item], usage: { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: deltas, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 10 + deltas } } },
+      {
+        type: 'response.completed',
+        response: {
+          ...response,
+          status: 'completed',
+          output: [item],
+          usage: {
+            input_tokens: 10,
+            input_tokens_details: { cached_tokens: 0 },
+            output_tokens: deltas,
+            output_tokens_details: { reasoning_tokens: 0 },
+            total_tokens: 10 + deltas,
+          },
+        },
+      },
     ],
     true,
   );
   const usageMetadata = { promptTokenCount: 9, candidatesTokenCount: deltas, totalTokenCount: 9 + deltas };
   const gemini = sse(
     n.map((text, i) => ({
-      candidates: [{ content: { parts: [{ text }], role: 'model' }, index: 0, ...(i === deltas - 1 ? { finishReason: 'STOP' } : {}) }],
+      candidates: [
+        {
+          content: { parts: [{ text }], role: 'model' },
+          index: 0,
+          ...(i === deltas - 1 ? { finishReason: 'STOP' } : {}),
+        },
+      ],
       usageMetadata,
       modelVersion: 'gemini-2.5-flash',
       responseId: 'bench',
@@ -119,7 +186,8 @@ async function measure(name: string, adapter: Adapter, deltas: number, calls: nu
   const cpu = process.cpuUsage(start);
   const wallMs = Number(process.hrtime.bigint() - wall) / 1e6;
   const cpuUs = cpu.user + cpu.system;
-  if (seen !== deltas * calls) throw new Error(`${name}: ${seen} deltas handed on, expected ${deltas * calls}`);
+  if (seen !== deltas * calls)
+    throw new Error(`${name}: ${seen} deltas handed on, expected ${deltas * calls}`);
   console.log(
     `${name.padEnd(20)} ${(cpuUs / seen).toFixed(2).padStart(7)} µs CPU/delta  ${(cpuUs / 1000 / calls).toFixed(1).padStart(7)} ms CPU/call  (${wallMs.toFixed(0)} ms wall, ${seen} deltas)`,
   );
@@ -138,9 +206,24 @@ async function main(): Promise<void> {
   const common = { apiKey: 'bench-key', endpointGuard: guard, maxRetries: 0 };
   try {
     console.log(`${deltas} text deltas a call, ${calls} calls each (after 3 warm-up calls)`);
-    await measure('openai-chat (fast)', new OpenAiChatClient({ ...common, baseUrl: `${base}/v1` }), deltas, calls);
-    await measure('anthropic-messages', new AnthropicMessagesModel({ ...common, baseUrl: base }), deltas, calls);
-    await measure('openai-responses', new OpenAiResponsesModel({ ...common, baseUrl: `${base}/v1` }), deltas, calls);
+    await measure(
+      'openai-chat (fast)',
+      new OpenAiChatClient({ ...common, baseUrl: `${base}/v1` }),
+      deltas,
+      calls,
+    );
+    await measure(
+      'anthropic-messages',
+      new AnthropicMessagesModel({ ...common, baseUrl: base }),
+      deltas,
+      calls,
+    );
+    await measure(
+      'openai-responses',
+      new OpenAiResponsesModel({ ...common, baseUrl: `${base}/v1` }),
+      deltas,
+      calls,
+    );
     await measure('gemini', new GeminiModel({ ...common, baseUrl: base }), deltas, calls);
   } finally {
     child.kill();

@@ -39,7 +39,11 @@ const model = () =>
 
 const weather = {
   type: 'function' as const,
-  function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+  function: {
+    name: 'get_weather',
+    description: 'Weather',
+    parameters: { type: 'object', properties: { city: { type: 'string' } } },
+  },
 };
 const ask: ChatRequest = {
   model: 'gemini-3-pro-preview',
@@ -65,10 +69,16 @@ describe('Gemini adapter (recorded streams)', () => {
   it('when Gemini streams text, each piece is handed on, usage counts thoughts as completion, and the closing signature is kept', async () => {
     server.enqueue(recordedStream('gemini-reasoning.chunks.txt'));
     const { result, content, sent } = await run();
-    expect(content).toEqual(['There are **3** "r"s in', ' strawberry.\n\nHere is the breakdown: st**r**awbe**rr**y.']);
+    expect(content).toEqual([
+      'There are **3** "r"s in',
+      ' strawberry.\n\nHere is the breakdown: st**r**awbe**rr**y.',
+    ]);
     expect(result.finishReason).toBe('stop');
     expect(result.usage).toEqual({ prompt_tokens: 9, completion_tokens: 29 + 256, total_tokens: 294 });
-    expect(result.message.provider_state).toMatchObject({ api: 'gemini', signatures: { text: expect.stringMatching(/^Eo0HCooH/) } });
+    expect(result.message.provider_state).toMatchObject({
+      api: 'gemini',
+      signatures: { text: expect.stringMatching(/^Eo0HCooH/) },
+    });
     expect(sent[0]?.path).toBe('/v1beta/models/gemini-3-pro-preview:streamGenerateContent');
     expect(sent[0]?.query).toMatchObject({ alt: 'sse' });
     expect(sent[0]?.headers['x-goog-api-key']).toBe(KEY);
@@ -96,10 +106,15 @@ describe('Gemini adapter (recorded streams)', () => {
       { role: 'tool', tool_call_id: call?.id ?? '', content: '18°C' },
     ];
     const { sent } = await run({ ...ask, messages: conversation });
-    const contents = (sent[0]?.body as { contents: Record<string, any>[] }).contents;
+    const contents = (sent[0]?.body as { contents: unknown[] }).contents;
     expect(contents[1]).toEqual({
       role: 'model',
-      parts: [{ functionCall: { id: call?.id, name: 'weather', args: { location: 'San Francisco' } }, thoughtSignature: expect.stringMatching(/^EpEgCo4g/) }],
+      parts: [
+        {
+          functionCall: { id: call?.id, name: 'weather', args: { location: 'San Francisco' } },
+          thoughtSignature: expect.stringMatching(/^EpEgCo4g/),
+        },
+      ],
     });
     expect(contents[2]).toEqual({
       role: 'user',
@@ -116,7 +131,12 @@ describe('Gemini adapter (recorded streams)', () => {
       ['lpndqlku', '{"city":"Paris"}'],
       ['m6rogicj', '{"city":"Tokyo"}'],
     ]);
-    expect(result.usage).toEqual({ prompt_tokens: 1210, completion_tokens: 31 + 108, total_tokens: 1349, cache_read_tokens: 1024 });
+    expect(result.usage).toEqual({
+      prompt_tokens: 1210,
+      completion_tokens: 31 + 108,
+      total_tokens: 1349,
+      cache_read_tokens: 1024,
+    });
     expect(result.message.provider_state).toEqual({
       api: 'gemini',
       signatures: { calls: ['AY89a19YsnFp7FOSIejJDV9XuMU996D+ZaDJiD6L9EEi+Lh+VGTEGqM3Lip3DPI7QzY=', null] },
@@ -127,12 +147,18 @@ describe('Gemini adapter (recorded streams)', () => {
     server.enqueue(recordedStream('gemini-reasoning.chunks.txt'));
     const conversation: ChatMessage[] = [
       ...ask.messages,
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Rome"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Rome"}' } },
+        ],
+      },
       { role: 'tool', tool_call_id: 'c1', content: 'sunny' },
     ];
     const { sent } = await run({ ...ask, messages: conversation });
-    const parts = (sent[0]?.body as { contents: Record<string, any>[] }).contents[1]?.['parts'];
-    expect(parts[0].thoughtSignature).toBe('skip_thought_signature_validator');
+    const contents = (sent[0]?.body as { contents: { parts: Record<string, unknown>[] }[] }).contents;
+    expect(contents[1]?.parts[0]?.['thoughtSignature']).toBe('skip_thought_signature_validator');
   });
 
   it('when Gemini answers 429 with RetryInfo and then 503, the call waits the 34.4 s asked, backs off, then succeeds', async () => {
@@ -142,14 +168,23 @@ describe('Gemini adapter (recorded streams)', () => {
         message: 'You exceeded your current quota, please check your plan.',
         status: 'RESOURCE_EXHAUSTED',
         details: [
-          { '@type': 'type.googleapis.com/google.rpc.QuotaFailure', violations: [{ quotaId: 'GenerateRequestsPerMinutePerProjectPerModel-FreeTier' }] },
+          {
+            '@type': 'type.googleapis.com/google.rpc.QuotaFailure',
+            violations: [{ quotaId: 'GenerateRequestsPerMinutePerProjectPerModel-FreeTier' }],
+          },
           { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '34.4s' },
         ],
       },
     };
     server.enqueue(
       errorReply(429, quota),
-      errorReply(503, { error: { code: 503, message: 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } }),
+      errorReply(503, {
+        error: {
+          code: 503,
+          message: 'The model is overloaded. Please try again later.',
+          status: 'UNAVAILABLE',
+        },
+      }),
       recordedStream('gemini-reasoning.chunks.txt'),
     );
     const { result, sent } = await run();
@@ -161,10 +196,22 @@ describe('Gemini adapter (recorded streams)', () => {
   it('when 503 outlasts the retries the call fails LLM_UNAVAILABLE; a 400 quoting the key fails at once without it', async () => {
     const busy = errorReply(503, { error: { code: 503, message: 'overloaded', status: 'UNAVAILABLE' } });
     server.enqueue(busy, busy, busy);
-    expect(await model().complete(ask).catch((e: unknown) => e)).toBeInstanceOf(LlmUnavailableError);
-    server.enqueue(errorReply(400, { error: { code: 400, message: `API key not valid: ${KEY}`, status: 'INVALID_ARGUMENT' } }));
-    const error = await model().complete(ask).catch((e: unknown) => e);
+    expect(
+      await model()
+        .complete(ask)
+        .catch((e: unknown) => e),
+    ).toBeInstanceOf(LlmUnavailableError);
+    server.enqueue(
+      errorReply(400, {
+        error: { code: 400, message: `API key not valid: ${KEY}`, status: 'INVALID_ARGUMENT' },
+      }),
+    );
+    const error = await model()
+      .complete(ask)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LlmResponseError);
-    expect(JSON.stringify({ m: (error as Error).message, d: (error as LlmResponseError).detail })).not.toContain(KEY);
+    expect(
+      JSON.stringify({ m: (error as Error).message, d: (error as LlmResponseError).detail }),
+    ).not.toContain(KEY);
   });
 });

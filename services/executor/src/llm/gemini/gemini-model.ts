@@ -11,10 +11,21 @@
  * (`/v1beta`, `/v1`) is taken as the API version, else `v1beta`.
  */
 import { randomUUID } from 'node:crypto';
-import { ApiError, GoogleGenAI, type GenerateContentParameters, type GenerateContentResponse } from '@google/genai';
+import {
+  ApiError,
+  GoogleGenAI,
+  type GenerateContentParameters,
+  type GenerateContentResponse,
+} from '@google/genai';
 import type { ChatToolCall, TokenUsage } from '@agentmesh/protocol';
 import { AttemptFailure, excerpt } from '../attempt-failure.js';
-import type { AssistantReply, ChatRequest, ChatResult, CompleteOptions, FinishReason } from '../chat-types.js';
+import type {
+  AssistantReply,
+  ChatRequest,
+  ChatResult,
+  CompleteOptions,
+  FinishReason,
+} from '../chat-types.js';
 import { isRetryableStatus } from '../retry-policy.js';
 import { estimateUsage } from '../usage-estimate.js';
 import {
@@ -99,7 +110,10 @@ class CandidateAssembly {
         this.calls.push({
           id: part.functionCall.id || `call_${randomUUID().replaceAll('-', '')}`,
           type: 'function',
-          function: { name: part.functionCall.name ?? '', arguments: JSON.stringify(part.functionCall.args ?? {}) },
+          function: {
+            name: part.functionCall.name ?? '',
+            arguments: JSON.stringify(part.functionCall.args ?? {}),
+          },
         });
         this.signatures.calls.push(part.thoughtSignature ?? null);
       } else if (part.thought && typeof part.text === 'string') {
@@ -176,7 +190,8 @@ function retryInfoMs(message: string): number | undefined {
   try {
     const body = JSON.parse(message.slice(start)) as { error?: { details?: { retryDelay?: unknown }[] } };
     for (const detail of body.error?.details ?? []) {
-      const delay = typeof detail.retryDelay === 'string' ? /^(\d+(?:\.\d+)?)s$/.exec(detail.retryDelay) : null;
+      const delay =
+        typeof detail.retryDelay === 'string' ? /^(\d+(?:\.\d+)?)s$/.exec(detail.retryDelay) : null;
       if (delay?.[1] !== undefined) return Math.ceil(Number(delay[1]) * 1000);
     }
   } catch {

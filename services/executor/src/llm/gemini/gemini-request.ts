@@ -7,7 +7,12 @@
  * with tool calls and no kept signature (a resumed task's) gets the documented validator-skip value on its
  * first call, so the request is not refused.
  */
-import { FunctionCallingConfigMode, type Content, type GenerateContentParameters, type Part } from '@google/genai';
+import {
+  FunctionCallingConfigMode,
+  type Content,
+  type GenerateContentParameters,
+  type Part,
+} from '@google/genai';
 import type { ChatMessage } from '@agentmesh/protocol';
 import type { ChatRequest } from '../chat-types.js';
 import { argumentsObject, textOf } from '../native/native-call.js';
@@ -108,7 +113,9 @@ function userParts(content: unknown): Part[] {
       if (typeof url !== 'string') continue;
       const data = /^data:([^;]+);base64,(.*)$/s.exec(url);
       parts.push(
-        data ? { inlineData: { mimeType: data[1] ?? '', data: data[2] ?? '' } } : { fileData: { fileUri: url } },
+        data
+          ? { inlineData: { mimeType: data[1] ?? '', data: data[2] ?? '' } }
+          : { fileData: { fileUri: url } },
       );
     }
   }
@@ -123,7 +130,8 @@ function modelParts(message: ChatMessage & { role: 'assistant' }, signaturesRequ
   (message.tool_calls ?? []).forEach((call, index) => {
     const kept = signatures?.calls[index] ?? undefined;
     const signature =
-      kept ?? (signatures === undefined && signaturesRequired && index === 0 ? SKIP_SIGNATURE_VALIDATION : undefined);
+      kept ??
+      (signatures === undefined && signaturesRequired && index === 0 ? SKIP_SIGNATURE_VALIDATION : undefined);
     parts.push({
       functionCall: { id: call.id, name: call.function.name, args: argumentsObject(call.function.arguments) },
       ...(signature === undefined ? {} : { thoughtSignature: signature }),

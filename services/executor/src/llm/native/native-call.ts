@@ -14,7 +14,13 @@ import { AttemptFailure, excerpt } from '../attempt-failure.js';
 import type { ChatResult, CompleteOptions } from '../chat-types.js';
 import { LlmAbortedError, LlmResponseError, LlmUnavailableError } from '../errors.js';
 import type { ModelEndpointGuard } from '../model-endpoint-guard.js';
-import { DEFAULT_BACKOFF, isRetryableStatus, parseRetryAfter, retryDelayMs, type BackoffOptions } from '../retry-policy.js';
+import {
+  DEFAULT_BACKOFF,
+  isRetryableStatus,
+  parseRetryAfter,
+  retryDelayMs,
+  type BackoffOptions,
+} from '../retry-policy.js';
 
 export interface NativeModelOptions {
   /** The API's base URL as the agent gives it (each adapter says what it appends). */
@@ -125,7 +131,10 @@ export class NativeCallRunner {
       if (signal?.aborted) throw aborted(signal, attempts - 1);
       let failure: AttemptFailure;
       try {
-        return { ...(await this.attempt(attempts, options, attempt, classify, () => (delivered = true))), attempts };
+        return {
+          ...(await this.attempt(attempts, options, attempt, classify, () => (delivered = true))),
+          attempts,
+        };
       } catch (error) {
         if (signal?.aborted) throw aborted(signal, attempts);
         if (!(error instanceof AttemptFailure)) throw error;
@@ -173,10 +182,10 @@ export class NativeCallRunner {
     const seen: SeenResponse = {};
     const dispatcher = this.dispatcher;
     const guardedFetch = (async (input: string | URL | Request, init?: RequestInit) => {
-      const response = await undiciFetch(
-        input as Parameters<typeof undiciFetch>[0],
-        { ...(init as Parameters<typeof undiciFetch>[1]), ...(dispatcher ? { dispatcher } : {}) },
-      );
+      const response = await undiciFetch(input as Parameters<typeof undiciFetch>[0], {
+        ...(init as Parameters<typeof undiciFetch>[1]),
+        ...(dispatcher ? { dispatcher } : {}),
+      });
       seen.status = response.status;
       const retryAfter = response.headers.get('retry-after');
       const retryAfterMs = response.headers.get('retry-after-ms');
@@ -277,7 +286,11 @@ export function errorText(error: unknown): string {
 /** Refused, reset or dropped connections, as the SDKs and undici name them. */
 function isConnectionError(error: unknown): boolean {
   for (let current = error, depth = 0; current instanceof Error && depth < 5; depth += 1) {
-    if (/Connection|Socket|terminated|fetch failed|ECONN|EPIPE|UND_ERR/i.test(`${current.name} ${current.message}`)) {
+    if (
+      /Connection|Socket|terminated|fetch failed|ECONN|EPIPE|UND_ERR/i.test(
+        `${current.name} ${current.message}`,
+      )
+    ) {
       return true;
     }
     const code = (current as { code?: unknown }).code;

@@ -39,7 +39,11 @@ const model = () =>
 
 const calculator = {
   type: 'function' as const,
-  function: { name: 'calculator', description: 'Arithmetic', parameters: { type: 'object', properties: { a: { type: 'number' } } } },
+  function: {
+    name: 'calculator',
+    description: 'Arithmetic',
+    parameters: { type: 'object', properties: { a: { type: 'number' } } },
+  },
 };
 const ask: ChatRequest = {
   model: 'gpt-5.1-codex-max',
@@ -92,10 +96,17 @@ describe('OpenAI Responses adapter (recorded streams)', () => {
     expect(reasoning.join('')).toBe("**Calculating step-by-step using calculator**\n\nI'll");
     expect(result.finishReason).toBe('tool_calls');
     expect(result.message.tool_calls).toEqual([
-      { id: 'call_AB6AaRZ1FYZB2RwS6A5vbdqn', type: 'function', function: { name: 'calculator', arguments: '{"a":12,"b":7,"op":"add"}' } },
+      {
+        id: 'call_AB6AaRZ1FYZB2RwS6A5vbdqn',
+        type: 'function',
+        function: { name: 'calculator', arguments: '{"a":12,"b":7,"op":"add"}' },
+      },
     ]);
     const state = result.message.provider_state as unknown as { reasoning: Record<string, unknown>[] };
-    expect(state.reasoning[0]).toMatchObject({ type: 'reasoning', id: 'rs_01830d662ab3856501693c321405c88190be3ab04d5782d5f9' });
+    expect(state.reasoning[0]).toMatchObject({
+      type: 'reasoning',
+      id: 'rs_01830d662ab3856501693c321405c88190be3ab04d5782d5f9',
+    });
     expect(String(state.reasoning[0]?.['encrypted_content'])).toMatch(/^gAAAAABpPDIVOKrs.*uQ==$/);
 
     server.enqueue(recordedStream('openai-responses-text.chunks.txt'));
@@ -106,10 +117,26 @@ describe('OpenAI Responses adapter (recorded streams)', () => {
     ];
     const { sent } = await run({ ...ask, messages: conversation });
     const input = (sent[0]?.body as { input: Record<string, unknown>[] }).input;
-    expect(input.slice(2).map((item) => item['type'])).toEqual(['reasoning', 'function_call', 'function_call_output']);
-    expect(input[2]).toMatchObject({ id: state.reasoning[0]?.['id'], encrypted_content: state.reasoning[0]?.['encrypted_content'] });
-    expect(input[3]).toEqual({ type: 'function_call', call_id: 'call_AB6AaRZ1FYZB2RwS6A5vbdqn', name: 'calculator', arguments: '{"a":12,"b":7,"op":"add"}' });
-    expect(input[4]).toEqual({ type: 'function_call_output', call_id: 'call_AB6AaRZ1FYZB2RwS6A5vbdqn', output: '19' });
+    expect(input.slice(2).map((item) => item['type'])).toEqual([
+      'reasoning',
+      'function_call',
+      'function_call_output',
+    ]);
+    expect(input[2]).toMatchObject({
+      id: state.reasoning[0]?.['id'],
+      encrypted_content: state.reasoning[0]?.['encrypted_content'],
+    });
+    expect(input[3]).toEqual({
+      type: 'function_call',
+      call_id: 'call_AB6AaRZ1FYZB2RwS6A5vbdqn',
+      name: 'calculator',
+      arguments: '{"a":12,"b":7,"op":"add"}',
+    });
+    expect(input[4]).toEqual({
+      type: 'function_call_output',
+      call_id: 'call_AB6AaRZ1FYZB2RwS6A5vbdqn',
+      output: '19',
+    });
   });
 
   it('when two calls come in one turn, both are tool calls in output order, and cached input tokens are the cache reads', async () => {
@@ -119,14 +146,33 @@ describe('OpenAI Responses adapter (recorded streams)', () => {
       ['call_Q6pW65MUgW9vF59BmItYGos3', '{"a":19,"b":3,"op":"multiply"}'],
       ['call_Zl5vIMnD7dVAjgU6FkhmiCZh', '{"a":57,"b":10,"op":"multiply"}'],
     ]);
-    expect(result.usage).toEqual({ prompt_tokens: 2006, completion_tokens: 52, total_tokens: 2058, cache_read_tokens: 1920 });
+    expect(result.usage).toEqual({
+      prompt_tokens: 2006,
+      completion_tokens: 52,
+      total_tokens: 2058,
+      cache_read_tokens: 1920,
+    });
   });
 
   it('when OpenAI answers 429 with retry-after-ms and then 500 without a hint, the call waits as asked, backs off, then succeeds', async () => {
-    const limit = { error: { message: 'Rate limit reached for gpt-5.1 in organization org-x on tokens per min', type: 'tokens', param: null, code: 'rate_limit_exceeded' } };
+    const limit = {
+      error: {
+        message: 'Rate limit reached for gpt-5.1 in organization org-x on tokens per min',
+        type: 'tokens',
+        param: null,
+        code: 'rate_limit_exceeded',
+      },
+    };
     server.enqueue(
       errorReply(429, limit, { 'retry-after-ms': '1500' }),
-      errorReply(500, { error: { message: 'The server had an error while processing your request.', type: 'server_error', param: null, code: null } }),
+      errorReply(500, {
+        error: {
+          message: 'The server had an error while processing your request.',
+          type: 'server_error',
+          param: null,
+          code: null,
+        },
+      }),
       recordedStream('openai-responses-text.chunks.txt'),
     );
     const { result, sent } = await run();
@@ -136,13 +182,31 @@ describe('OpenAI Responses adapter (recorded streams)', () => {
   });
 
   it('when 429s outlast the retries, the call fails LLM_UNAVAILABLE; a 401 quoting the key fails at once without it', async () => {
-    const limit = errorReply(429, { error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' } });
+    const limit = errorReply(429, {
+      error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' },
+    });
     server.enqueue(limit, limit, limit);
-    expect(await model().complete(ask).catch((e: unknown) => e)).toBeInstanceOf(LlmUnavailableError);
+    expect(
+      await model()
+        .complete(ask)
+        .catch((e: unknown) => e),
+    ).toBeInstanceOf(LlmUnavailableError);
 
-    server.enqueue(errorReply(401, { error: { message: `Incorrect API key provided: ${KEY}`, type: 'invalid_request_error', code: 'invalid_api_key' } }));
-    const error = await model().complete(ask).catch((e: unknown) => e);
+    server.enqueue(
+      errorReply(401, {
+        error: {
+          message: `Incorrect API key provided: ${KEY}`,
+          type: 'invalid_request_error',
+          code: 'invalid_api_key',
+        },
+      }),
+    );
+    const error = await model()
+      .complete(ask)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LlmResponseError);
-    expect(JSON.stringify({ m: (error as Error).message, d: (error as LlmResponseError).detail })).not.toContain(KEY);
+    expect(
+      JSON.stringify({ m: (error as Error).message, d: (error as LlmResponseError).detail }),
+    ).not.toContain(KEY);
   });
 });

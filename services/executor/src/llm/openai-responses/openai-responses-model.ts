@@ -11,7 +11,13 @@
 import OpenAI from 'openai';
 import type { ChatToolCall, TokenUsage } from '@agentmesh/protocol';
 import { AttemptFailure, excerpt } from '../attempt-failure.js';
-import type { AssistantReply, ChatRequest, ChatResult, CompleteOptions, FinishReason } from '../chat-types.js';
+import type {
+  AssistantReply,
+  ChatRequest,
+  ChatResult,
+  CompleteOptions,
+  FinishReason,
+} from '../chat-types.js';
 import { estimateUsage } from '../usage-estimate.js';
 import {
   NativeCallRunner,
@@ -37,7 +43,10 @@ export class OpenAiResponsesModel {
     return this.runner.run(options, (attempt) => this.attempt(body, attempt), classify(this.runner));
   }
 
-  private async attempt(body: OpenAI.Responses.ResponseCreateParamsStreaming, attempt: NativeAttempt): Promise<AttemptResult> {
+  private async attempt(
+    body: OpenAI.Responses.ResponseCreateParamsStreaming,
+    attempt: NativeAttempt,
+  ): Promise<AttemptResult> {
     const client = new OpenAI({
       apiKey: this.runner.apiKey ?? 'none',
       baseURL: this.runner.baseUrl,
@@ -127,7 +136,8 @@ class ResponseAssembly {
     const toolCalls = [...this.calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call);
     if (toolCalls.length > 0) message.tool_calls = toolCalls;
     if (this.reasoning !== '') message.reasoning_content = this.reasoning;
-    if (this.reasoningItems.length > 0) message.provider_state = { api: RESPONSES_API, reasoning: this.reasoningItems };
+    if (this.reasoningItems.length > 0)
+      message.provider_state = { api: RESPONSES_API, reasoning: this.reasoningItems };
     const base = {
       message,
       finishReason: finishReason(this.final, toolCalls.length > 0),
@@ -135,7 +145,8 @@ class ResponseAssembly {
       ...((this.model ?? this.final.model) ? { responseModel: String(this.model ?? this.final.model) } : {}),
     };
     const usage = this.final.usage;
-    if (!usage) return { ...base, usage: estimateUsage(JSON.stringify(request).length, message), usageReported: false };
+    if (!usage)
+      return { ...base, usage: estimateUsage(JSON.stringify(request).length, message), usageReported: false };
     const tokens: TokenUsage = {
       prompt_tokens: usage.input_tokens,
       completion_tokens: usage.output_tokens,
@@ -150,7 +161,11 @@ class ResponseAssembly {
 function finishReason(response: OpenAI.Responses.Response, calledTools: boolean): FinishReason {
   if (response.status === 'incomplete') {
     const reason = response.incomplete_details?.reason;
-    return reason === 'max_output_tokens' ? 'length' : reason === 'content_filter' ? 'content_filter' : (reason ?? 'length');
+    return reason === 'max_output_tokens'
+      ? 'length'
+      : reason === 'content_filter'
+        ? 'content_filter'
+        : (reason ?? 'length');
   }
   return calledTools ? 'tool_calls' : 'stop';
 }

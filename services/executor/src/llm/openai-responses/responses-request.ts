@@ -30,7 +30,11 @@ export function responsesRequest(chat: ChatRequest): Params {
         input.push(...assistantItems(message));
         break;
       case 'tool':
-        input.push({ type: 'function_call_output', call_id: message.tool_call_id, output: textOf(message.content) });
+        input.push({
+          type: 'function_call_output',
+          call_id: message.tool_call_id,
+          output: textOf(message.content),
+        });
         break;
     }
   }
@@ -53,7 +57,9 @@ export function responsesRequest(chat: ChatRequest): Params {
     }));
     if (chat.tool_choice !== undefined) {
       request.tool_choice =
-        typeof chat.tool_choice === 'string' ? chat.tool_choice : { type: 'function', name: chat.tool_choice.function.name };
+        typeof chat.tool_choice === 'string'
+          ? chat.tool_choice
+          : { type: 'function', name: chat.tool_choice.function.name };
     }
     if (chat.parallel_tool_calls !== undefined) request.parallel_tool_calls = chat.parallel_tool_calls;
   }
@@ -65,7 +71,8 @@ function userContent(content: unknown): string | OpenAI.Responses.ResponseInputM
   if (!Array.isArray(content)) return '';
   const parts: OpenAI.Responses.ResponseInputMessageContentList = [];
   for (const part of content as Record<string, unknown>[]) {
-    if (part['type'] === 'text' && typeof part['text'] === 'string') parts.push({ type: 'input_text', text: part['text'] });
+    if (part['type'] === 'text' && typeof part['text'] === 'string')
+      parts.push({ type: 'input_text', text: part['text'] });
     else if (part['type'] === 'image_url') {
       const url = (part['image_url'] as { url?: unknown } | undefined)?.url;
       if (typeof url === 'string') parts.push({ type: 'input_image', image_url: url, detail: 'auto' });
@@ -79,7 +86,12 @@ function assistantItems(message: ChatMessage & { role: 'assistant' }): InputItem
   const text = textOf(message.content);
   if (text !== '') items.push({ role: 'assistant', content: text });
   for (const call of message.tool_calls ?? []) {
-    items.push({ type: 'function_call', call_id: call.id, name: call.function.name, arguments: call.function.arguments });
+    items.push({
+      type: 'function_call',
+      call_id: call.id,
+      name: call.function.name,
+      arguments: call.function.arguments,
+    });
   }
   return items;
 }
@@ -94,7 +106,11 @@ function reasoningItems(state: unknown): OpenAI.Responses.ResponseReasoningItem[
     .map((item) => ({
       type: 'reasoning',
       id: item['id'] as string,
-      summary: Array.isArray(item['summary']) ? (item['summary'] as OpenAI.Responses.ResponseReasoningItem['summary']) : [],
-      ...(typeof item['encrypted_content'] === 'string' ? { encrypted_content: item['encrypted_content'] } : {}),
+      summary: Array.isArray(item['summary'])
+        ? (item['summary'] as OpenAI.Responses.ResponseReasoningItem['summary'])
+        : [],
+      ...(typeof item['encrypted_content'] === 'string'
+        ? { encrypted_content: item['encrypted_content'] }
+        : {}),
     }));
 }
