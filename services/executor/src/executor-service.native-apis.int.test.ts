@@ -203,6 +203,33 @@ describe('native model APIs in the executor', () => {
     expect(model.requests.length - before).toBe(2);
   });
 
+  it('when a gemini agent answers, its text streams as message chunks and done reports its usage', async () => {
+    const before = model.requests.length;
+    model.enqueue(recordedStream('gemini-reasoning.chunks.txt'));
+    const events = await run(newTask('gemini', 'gemini-3-pro-preview'));
+    expect(events.at(-1)).toMatchObject({
+      type: 'done',
+      data: {
+        message: 'There are **3** "r"s in strawberry.\n\nHere is the breakdown: st**r**awbe**rr**y.',
+        usage: { prompt_tokens: 9, completion_tokens: 285, total_tokens: 294 },
+      },
+    });
+    expect(model.requests[before]?.path).toBe('/v1beta/models/gemini-3-pro-preview:streamGenerateContent');
+    expect(model.requests[before]?.headers['x-goog-api-key']).toBe(MODEL_KEY);
+  });
+
+  it('when an openai-responses agent answers, its text streams as message chunks and done reports its usage', async () => {
+    const before = model.requests.length;
+    model.enqueue(recordedStream('openai-responses-text.chunks.txt'));
+    const events = await run(newTask('openai-responses', 'gpt-5.1-codex-max'));
+    expect(events.at(-1)).toMatchObject({
+      type: 'done',
+      data: { message: 'The final result is **570**.', usage: { prompt_tokens: 299, completion_tokens: 12 } },
+    });
+    // The task's base_url is the server's origin here; a real one names the version (`…/v1`).
+    expect(model.requests[before]?.path).toBe('/responses');
+  });
+
   it('when the model names an api this executor does not know, the task ends INVALID_REQUEST and the model is not called', async () => {
     const before = model.requests.length;
     const events = await run(newTask('bedrock-converse'));

@@ -276,6 +276,20 @@ describe('Anthropic Messages adapter (recorded streams)', () => {
     expect(server.requests.length).toBe(before);
   });
 
+  it('when the server accepts and never sends a byte, the attempt times out and the call fails LLM_UNAVAILABLE', async () => {
+    server.enqueue({ fault: 'hang' });
+    const hanging = new AnthropicMessagesModel({
+      baseUrl: server.baseUrl,
+      apiKey: KEY,
+      endpointGuard: guard,
+      maxRetries: 0,
+      timeoutMs: 300,
+    });
+    const error = await hanging.complete(ask).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LlmUnavailableError);
+    expect((error as LlmUnavailableError).detail.reason).toMatch(/^timed out/);
+  });
+
   it('when the task aborts mid-stream, the call ends CANCELLED', async () => {
     server.enqueue(recordedStream('anthropic-text.chunks.txt'));
     const controller = new AbortController();
