@@ -4,7 +4,8 @@
  * first turn thinks (signed) and calls a tool, whose second answers — the thinking block goes back to
  * Anthropic unchanged with the tool result, the conversation prefix gets a cache breakpoint; prompt-cache
  * usage reaches `step_finished` and `done` and is priced by MODEL_PRICES' cache prices; an overloaded
- * (529) Anthropic is retried; an `api` this executor does not know ends the task before anything is sent.
+ * (529) Anthropic is retried; Gemini and OpenAI Responses agents answer through their adapters; an `api`
+ * this executor does not know ends the task before anything is sent.
  */
 import { followTaskEvents } from '@agentmesh/bus';
 import {
