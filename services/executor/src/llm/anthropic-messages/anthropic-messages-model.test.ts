@@ -62,7 +62,7 @@ const tools = [
   },
 ];
 const ask: ChatRequest = {
-  model: 'claude-sonnet-4-5',
+  model: 'claude-sonnet-5',
   messages: [
     { role: 'system', content: 'You are terse.' },
     { role: 'user', content: 'Hi' },
@@ -274,6 +274,22 @@ describe('Anthropic Messages adapter (recorded streams)', () => {
     const error = await denied.complete(ask).catch((e: unknown) => e);
     expect((error as { code?: string }).code).toBe('FORBIDDEN');
     expect(server.requests.length).toBe(before);
+  });
+
+  it('when the endpoint is keyless and the environment holds an Anthropic key, no key is sent', async () => {
+    const saved = process.env['ANTHROPIC_API_KEY'];
+    process.env['ANTHROPIC_API_KEY'] = 'sk-ant-from-env';
+    try {
+      server.enqueue(recordedStream('anthropic-text.chunks.txt'));
+      const before = server.requests.length;
+      await new AnthropicMessagesModel({ baseUrl: server.baseUrl, endpointGuard: guard }).complete(ask);
+      const headers = server.requests[before]?.headers ?? {};
+      expect(JSON.stringify(headers)).not.toContain('sk-ant-from-env');
+      expect(headers['authorization']).toBeUndefined();
+    } finally {
+      if (saved === undefined) delete process.env['ANTHROPIC_API_KEY'];
+      else process.env['ANTHROPIC_API_KEY'] = saved;
+    }
   });
 
   it('when the server accepts and never sends a byte, the attempt times out and the call fails LLM_UNAVAILABLE', async () => {

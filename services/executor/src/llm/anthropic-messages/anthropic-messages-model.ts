@@ -63,9 +63,12 @@ export class AnthropicMessagesModel {
     attempt: NativeAttempt,
   ): Promise<AttemptResult> {
     const client = new Anthropic({
-      // The SDK wants a key; a keyless endpoint (a local proxy) gets none sent that it would accept.
+      // The vault's key or none: explicit nulls keep the SDK from reading ANTHROPIC_API_KEY /
+      // ANTHROPIC_AUTH_TOKEN from the executor's environment for a keyless endpoint.
       apiKey: this.runner.apiKey ?? null,
       authToken: null,
+      // A keyless endpoint (a local proxy): the SDK wants the auth header omitted on purpose.
+      ...(this.runner.apiKey === undefined ? { defaultHeaders: { Authorization: null } } : {}),
       baseURL: this.baseURL,
       fetch: attempt.fetch,
       maxRetries: 0,

@@ -61,6 +61,8 @@ export class GeminiModel {
 
   private async attempt(params: GenerateContentParameters, attempt: NativeAttempt): Promise<AttemptResult> {
     const client = new GoogleGenAI({
+      // Explicit: the SDK would otherwise read GOOGLE_GENAI_USE_VERTEXAI and key variables of the environment.
+      vertexai: false,
       apiKey: this.runner.apiKey ?? 'none',
       httpOptions: {
         baseUrl: this.origin,

@@ -48,7 +48,10 @@ export class OpenAiResponsesModel {
     attempt: NativeAttempt,
   ): Promise<AttemptResult> {
     const client = new OpenAI({
+      // Everything explicit: the SDK would otherwise read OPENAI_* variables of the executor's environment.
       apiKey: this.runner.apiKey ?? 'none',
+      organization: null,
+      project: null,
       baseURL: this.runner.baseUrl,
       fetch: attempt.fetch,
       maxRetries: 0,
