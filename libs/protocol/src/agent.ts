@@ -6,6 +6,7 @@ import {
   DEFAULT_MAX_STEPS,
   DEFAULT_MODEL_PROVIDER,
   DynamicToolSources,
+  ModelApi,
   ModelProvider,
   ToolProtocol,
 } from './task.js';
@@ -18,6 +19,8 @@ import { McpServerName } from './tools/mcp-server.js';
 export const AgentModel = z.strictObject({
   /** Which OpenAI-compatible server `base_url` is, for its quirks (see OPENAI_COMPATIBLE_PROVIDERS). */
   provider: ModelProvider.default(DEFAULT_MODEL_PROVIDER),
+  /** The wire API of the model (see MODEL_APIS); absent: `openai-chat`, the only one `provider` shapes. */
+  api: ModelApi.optional(),
   model_name: z.string().min(1),
   base_url: HttpUrl,
   temperature: z.number().min(0).max(2).optional(),

@@ -117,9 +117,14 @@ export const AttemptStartedData = z.object({
 });
 
 export const TokenUsage = z.object({
+  /** Every input token, cached ones included. */
   prompt_tokens: Count,
   completion_tokens: Count,
   total_tokens: Count,
+  /** Of `prompt_tokens`, those read from the provider's prompt cache (billed cheaper); absent: none reported. */
+  cache_read_tokens: Count.optional(),
+  /** Of `prompt_tokens`, those written to the provider's prompt cache (Anthropic bills them dearer). */
+  cache_write_tokens: Count.optional(),
 });
 export type TokenUsage = z.infer<typeof TokenUsage>;
 

@@ -68,6 +68,17 @@ describe('agent definitions', () => {
     expect(rejectionPaths(AgentDefinition, agent)).toEqual(['model.api_key']);
   });
 
+  it('take a known model api, none meaning chat completions, and reject an api the executors do not know, naming the field', () => {
+    const model = { model_name: 'claude-sonnet-5', base_url: 'https://api.anthropic.com' };
+    expect(AgentDefinition.parse({ workflow_id: 'a', model }).model.api).toBeUndefined();
+    expect(
+      AgentDefinition.parse({ workflow_id: 'a', model: { ...model, api: 'anthropic-messages' } }).model.api,
+    ).toBe('anthropic-messages');
+    expect(
+      rejectionPaths(AgentDefinition, { workflow_id: 'a', model: { ...model, api: 'anthropic' } }),
+    ).toEqual(['model.api']);
+  });
+
   it('take a known provider profile and reject a provider the executors do not know, naming the field', () => {
     const model = { model_name: 'm', base_url: 'https://api.mistral.ai/v1' };
     expect(

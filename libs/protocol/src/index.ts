@@ -77,7 +77,10 @@ export {
   BoundTask,
   AccountType,
   DEFAULT_MAX_STEPS,
+  DEFAULT_MODEL_API,
   DEFAULT_MODEL_PROVIDER,
+  MODEL_APIS,
+  ModelApi,
   ModelProvider,
   OPENAI_COMPATIBLE_PROVIDERS,
 } from './task.js';

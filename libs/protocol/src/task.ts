@@ -49,6 +49,17 @@ export const ModelProvider = z.enum(OPENAI_COMPATIBLE_PROVIDERS);
 export type ModelProvider = z.infer<typeof ModelProvider>;
 export const DEFAULT_MODEL_PROVIDER: ModelProvider = 'generic';
 
+/**
+ * The wire API the executor speaks to an agent's model: `openai-chat` (chat completions, any
+ * OpenAI-compatible server, shaped by `provider`), or a provider's native API: `anthropic-messages`
+ * (Anthropic Messages), `gemini` (Google Gemini `streamGenerateContent`), `openai-responses` (OpenAI
+ * Responses). Absent means `openai-chat`.
+ */
+export const MODEL_APIS = ['openai-chat', 'anthropic-messages', 'gemini', 'openai-responses'] as const;
+export const ModelApi = z.enum(MODEL_APIS);
+export type ModelApi = z.infer<typeof ModelApi>;
+export const DEFAULT_MODEL_API: ModelApi = 'openai-chat';
+
 export const AccountType = z.string().min(1).max(64);
 
 /**
@@ -134,6 +145,12 @@ const modelFields = {
    * task with a clear error instead of failing to read it.
    */
   provider: z.string().min(1).default(DEFAULT_MODEL_PROVIDER),
+  /**
+   * One of {@link MODEL_APIS}; absent: `openai-chat`. No default is filled in, so a task sealed before the
+   * field existed binds (and opens) as it did; a string, so an executor that does not know a newer API
+   * ends the task with a clear error.
+   */
+  api: z.string().min(1).optional(),
   model_name: z.string().min(1),
   base_url: HttpUrl,
   temperature: z.number().min(0).max(2).optional(),

@@ -125,6 +125,24 @@ describe('assembling a task from the registry', () => {
     expect(() => openTaskVault(otherAccount, keyring)).toThrow(VaultTamperedError);
   });
 
+  it("when the agent's model names an api, the task carries it, and a task re-targeted to another api does not open", async () => {
+    const agent = qichachaAgent();
+    const world = {
+      ...fullWorld,
+      agents: [{ ...agent, model: { ...agent.model, api: 'anthropic-messages' as const } }],
+    };
+    const result = assembled(await assembleTask(receivedTask('company_research'), sources(world)));
+
+    expect(result.runtime_config.model.api).toBe('anthropic-messages');
+    expect(openTaskVault(result, keyring)).toHaveProperty(MODEL_API_KEY_VAULT_ENTRY);
+    const model = { ...result.runtime_config.model, api: 'openai-responses' };
+    const retargeted = { ...result, runtime_config: { ...result.runtime_config, model } };
+    expect(() => openTaskVault(retargeted, keyring)).toThrow(VaultTamperedError);
+    const { api: _api, ...withoutApi } = result.runtime_config.model;
+    const stripped = { ...result, runtime_config: { ...result.runtime_config, model: withoutApi } };
+    expect(() => openTaskVault(stripped, keyring)).toThrow(VaultTamperedError);
+  });
+
   it("when the agent's model names a provider, the task carries it, and a task re-targeted to another provider does not open", async () => {
     const agent = qichachaAgent();
     const world = {

@@ -481,6 +481,8 @@ function executeTool(
 function assistantTurn(message: ChatResult['message'], calls: ChatToolCall[]): ChatAssistantMessage {
   const turn: ChatAssistantMessage = { role: 'assistant', content: message.content, tool_calls: calls };
   if (message.reasoning_content !== undefined) turn.reasoning_content = message.reasoning_content;
+  // A native API's state for the turn (signed thinking, reasoning items) goes back to that API with it.
+  if (message.provider_state !== undefined) turn['provider_state'] = message.provider_state;
   return turn;
 }
 

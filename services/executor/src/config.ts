@@ -148,7 +148,7 @@ export const executorConfigSchema = baseConfigSchema
         'Retries of a model call on 429, 5xx and connection errors (with backoff, honouring Retry-After)',
       ),
     MODEL_PRICES: ModelPriceTableJson.describe(
-      'Prices of models in US dollars per million tokens, as JSON: {"<model_name>": {"input_per_million_usd": 0.15, "output_per_million_usd": 0.6}}; a key `<base_url host>/<model_name>` (e.g. `api.openai.com/gpt-4o-mini`) wins over the bare name. Tasks of a listed model report cost_usd (step_finished, done) and are held to max_cost_usd; others have no cost. Default {}',
+      'Prices of models in US dollars per million tokens, as JSON: {"<model_name>": {"input_per_million_usd": 0.15, "output_per_million_usd": 0.6}}, optionally with "cache_read_per_million_usd" and "cache_write_per_million_usd" for prompt-cache tokens (else priced as input); a key `<base_url host>/<model_name>` (e.g. `api.openai.com/gpt-4o-mini`) wins over the bare name. Tasks of a listed model report cost_usd (step_finished, done) and are held to max_cost_usd; others have no cost. Default {}',
     ),
     ACCOUNT_USAGE_FLUSH_MS: positiveInt()
       .default(1_000)

@@ -38,7 +38,7 @@ import type { ExecutorConfig } from './config.js';
 import { ExecutorMetrics } from './executor-metrics.js';
 import { createToolRunners, logScriptSandbox, publishNativeTools } from './tools/executor-tools.js';
 import { SubAgentToolRunner } from './tools/sub-agent/index.js';
-import { ModelEndpointGuard, OpenAiChatClient, PROVIDER_PROFILES, profileOf } from './llm/index.js';
+import { ModelEndpointGuard, createModelAdapter } from './llm/index.js';
 import { endingMalformedTasks } from './malformed-task-ending.js';
 import { RunningTasks } from './running-tasks.js';
 import { OpenSecrets } from './secrets/index.js';
@@ -159,13 +159,8 @@ export async function startExecutor({
       }),
     },
     maxSubtasksPerTask: config.MAX_SUBTASKS_PER_TASK,
-    createModel: ({ provider, ...options }) =>
-      new OpenAiChatClient({
-        ...options,
-        profile: profileOf(provider) ?? PROVIDER_PROFILES.generic,
-        maxRetries: config.LLM_MAX_RETRIES,
-        endpointGuard: modelEndpoints,
-      }),
+    createModel: (options) =>
+      createModelAdapter({ ...options, maxRetries: config.LLM_MAX_RETRIES, endpointGuard: modelEndpoints }),
     maxDeliver: config.MAX_DELIVER,
     ...(config.MAX_DELIVERIES === undefined ? {} : { maxDeliveries: config.MAX_DELIVERIES }),
     deadLetters,

@@ -42,6 +42,7 @@ import {
 } from '@agentmesh/bus';
 import {
   ErrorCode,
+  MODEL_APIS,
   OPENAI_COMPATIBLE_PROVIDERS,
   isFinalTaskStatus,
   utcDay,
@@ -76,7 +77,7 @@ import { parkTask, type ApprovalSettings } from './approval/task-parking.js';
 import type { DeadLetterRecorder } from './dead-letter-listener.js';
 import { ExecutorMetrics, type TaskMetrics } from './executor-metrics.js';
 import { XmlToolProtocolModel } from './xml-protocol/index.js';
-import { isKnownProvider } from './llm/index.js';
+import { isKnownApi, isKnownProvider } from './llm/index.js';
 import { agentSpanOptions, inSpan, markFailed } from './gen-ai-spans.js';
 import { renderVariables } from './prompt-variables.js';
 import type { RunningTasks } from './running-tasks.js';
@@ -116,6 +117,8 @@ export const AttemptDisposition = {
 export type AttemptDisposition = (typeof AttemptDisposition)[keyof typeof AttemptDisposition];
 
 export interface ModelClientOptions {
+  /** The model config's wire API (absent: `openai-chat`); a known one (checked before the task runs). */
+  api?: string;
   /** The model config's provider: a known profile (checked before the task runs). */
   provider: string;
   baseUrl: string;
@@ -610,6 +613,7 @@ export class TaskRunner {
     const model = task.runtime_config.model;
     const apiKey = vault[MODEL_API_KEY_VAULT_ENTRY];
     const chatClient = this.deps.createModel({
+      ...(model.api === undefined ? {} : { api: model.api }),
       provider: model.provider,
       baseUrl: model.base_url,
       timeoutMs: model.timeout_ms ?? this.deps.llmTimeoutMs,
@@ -989,6 +993,9 @@ function deadlineOf(task: AssembledTask, startedAt: number): number | undefined 
 
 function unsupportedModel(task: AssembledTask): string | undefined {
   const model = task.runtime_config.model;
+  if (!isKnownApi(model.api)) {
+    return `model api "${model.api}" is not supported; this executor speaks ${MODEL_APIS.join(', ')}`;
+  }
   if (!isKnownProvider(model.provider)) {
     return `model provider "${model.provider}" is not supported; this executor speaks OpenAI-compatible chat completions (providers ${OPENAI_COMPATIBLE_PROVIDERS.join(', ')})`;
   }

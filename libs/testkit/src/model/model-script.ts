@@ -121,9 +121,20 @@ export function isRaw(step: ModelStep): step is RawReply {
   return 'raw' in step;
 }
 
-/** SSE text of the given chunks, each as one `data:` event, then `data: [DONE]` unless `done` is false. */
-export function sseBody(chunks: readonly unknown[], { done = true }: { done?: boolean } = {}): string[] {
-  const events = chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`);
+/**
+ * SSE text of the given chunks, each as one `data:` event, then `data: [DONE]` unless `done` is false.
+ * `eventField` names a field of each chunk whose value goes in an `event:` line before it (Anthropic's
+ * and OpenAI Responses' streams name each event by its `type`).
+ */
+export function sseBody(
+  chunks: readonly unknown[],
+  { done = true, eventField }: { done?: boolean; eventField?: string } = {},
+): string[] {
+  const events = chunks.map((chunk) => {
+    const name = eventField === undefined ? undefined : (chunk as Record<string, unknown>)[eventField];
+    const head = typeof name === 'string' ? `event: ${name}\n` : '';
+    return `${head}data: ${JSON.stringify(chunk)}\n\n`;
+  });
   return done ? [...events, 'data: [DONE]\n\n'] : events;
 }
 

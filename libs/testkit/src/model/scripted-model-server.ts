@@ -6,6 +6,8 @@
  *   POST /v1/chat/completions   streaming (SSE) when `stream: true`, else one `chat.completion`
  *   POST …/chat/completions     the same under any other prefix (Azure's `/openai/deployments/<id>/…`)
  *   GET  /v1/models
+ *   POST any other path               only with `anyPath` (native APIs: Anthropic `/v1/messages`, Gemini
+ *                                     `…:streamGenerateContent`, OpenAI `/v1/responses`), body unchecked
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { recordRequest, type RecordedRequest } from '../http/recorded-request.js';
@@ -30,6 +32,11 @@ export interface ScriptedModelOptions {
   models?: readonly string[];
   /** When set, requests must carry `Authorization: Bearer <apiKey>` (else 401). */
   apiKey?: string;
+  /**
+   * Answer a POST to any path from the script, its JSON body not checked as a chat request: for replaying
+   * native provider APIs (raw steps). Default false: only `…/chat/completions`.
+   */
+  anyPath?: boolean;
 }
 
 export interface RecordedModelRequest extends RecordedRequest {
@@ -85,7 +92,8 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
         data: models.map((id) => ({ id, object: 'model', created, owned_by: 'agentmesh-testkit' })),
       });
     }
-    if (recorded.method !== 'POST' || !recorded.path.endsWith('/chat/completions')) {
+    const chatPath = recorded.path.endsWith('/chat/completions');
+    if (recorded.method !== 'POST' || !(chatPath || options.anyPath === true)) {
       record('not_found');
       return sendJson(
         res,
@@ -97,7 +105,7 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
         ),
       );
     }
-    const problem = chatRequestProblem(recorded);
+    const problem = chatPath ? chatRequestProblem(recorded) : undefined;
     if (problem) {
       record('invalid_request');
       return sendJson(res, 400, errorBody(problem, 'invalid_request_error', null));

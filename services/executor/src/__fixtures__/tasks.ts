@@ -32,6 +32,10 @@ export interface AssembledTaskOptions {
   modelBaseUrl: string;
   /** The model's provider profile; `openai` by default. */
   provider?: string;
+  /** The model's wire API (`runtime_config.model.api`); none by default (chat completions). */
+  api?: string;
+  /** `scripted-model` by default. */
+  modelName?: string;
   /** The task's credentials, sealed into its vault for `sealFor` as the assembler would. */
   secrets: ClearVault;
   sealFor: SealFor;
@@ -78,7 +82,8 @@ export function assembledTask(options: AssembledTaskOptions): AssembledTask {
     runtime_config: {
       model: {
         provider: options.provider ?? 'openai',
-        model_name: 'scripted-model',
+        ...(options.api === undefined ? {} : { api: options.api }),
+        model_name: options.modelName ?? 'scripted-model',
         base_url: options.modelBaseUrl,
         tool_protocol: 'native',
       },

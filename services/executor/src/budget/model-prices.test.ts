@@ -36,6 +36,28 @@ describe('the price table', () => {
     expect(costOf({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }, price)).toBe(0);
   });
 
+  it('when the usage has cache reads and writes and the price has cache prices, those tokens are priced apart from the rest of the input', () => {
+    const price = {
+      input_per_million_usd: 3,
+      output_per_million_usd: 15,
+      cache_read_per_million_usd: 0.3,
+      cache_write_per_million_usd: 3.75,
+    };
+    // Anthropic's recorded prompt-cache turn: 6 plain, 6289 read, 3337 written, 198 out.
+    const usage = {
+      prompt_tokens: 9632,
+      completion_tokens: 198,
+      total_tokens: 9830,
+      cache_read_tokens: 6289,
+      cache_write_tokens: 3337,
+    };
+    expect(costOf(usage, price)).toBe((6 * 3 + 6289 * 0.3 + 3337 * 3.75 + 198 * 15) / 1e6);
+    // Without cache prices, cached tokens cost what input costs.
+    expect(costOf(usage, { input_per_million_usd: 3, output_per_million_usd: 15 })).toBe(
+      (9632 * 3 + 198 * 15) / 1e6,
+    );
+  });
+
   it('when MODEL_PRICES is not JSON or a price is negative or misnamed, the config is refused', () => {
     expect(ModelPriceTableJson.safeParse('{gpt').success).toBe(false);
     expect(

@@ -9,6 +9,10 @@ import { z } from 'zod';
 export const ModelPrice = z.strictObject({
   input_per_million_usd: z.number().nonnegative(),
   output_per_million_usd: z.number().nonnegative(),
+  /** Input tokens read from the provider's prompt cache; absent: priced as input. */
+  cache_read_per_million_usd: z.number().nonnegative().optional(),
+  /** Input tokens written to the prompt cache (Anthropic: 1.25× input for 5-minute entries); absent: as input. */
+  cache_write_per_million_usd: z.number().nonnegative().optional(),
 });
 export type ModelPrice = z.infer<typeof ModelPrice>;
 
@@ -38,12 +42,19 @@ export function priceOf(
 }
 
 /**
- * US dollars of one call's usage. Rounded to 1e-10 dollars, so sums of many calls stay free of binary
+ * US dollars of one call's usage: cached input tokens (a part of `prompt_tokens`) at their own prices where
+ * the table gives them, the rest of the input at the input price. Rounded to 1e-10 dollars, so sums of many calls stay free of binary
  * fractions' noise (`0.1 + 0.2`).
  */
 export function costOf(usage: TokenUsage, price: ModelPrice): number {
+  const read = usage.cache_read_tokens ?? 0;
+  const written = usage.cache_write_tokens ?? 0;
+  const plainInput = Math.max(0, usage.prompt_tokens - read - written);
+  const input = price.input_per_million_usd;
   return roundUsd(
-    (usage.prompt_tokens * price.input_per_million_usd +
+    (plainInput * input +
+      read * (price.cache_read_per_million_usd ?? input) +
+      written * (price.cache_write_per_million_usd ?? input) +
       usage.completion_tokens * price.output_per_million_usd) /
       1_000_000,
   );

@@ -39,7 +39,20 @@ export type AssistantReply = {
   /** In the order the model produced them (their stream `index`). */
   tool_calls?: ChatToolCall[];
   reasoning_content?: string;
+  /**
+   * What a native API needs back with this turn, opaque to the loop and kept on the conversation's
+   * assistant turn: Anthropic's signed thinking blocks, OpenAI Responses' (encrypted) reasoning items,
+   * Gemini's thought signatures. Only the adapter of the API named in `api` reads it; the events do not
+   * carry it, so a resumed task's earlier turns go back without it (each adapter says what it then sends).
+   */
+  provider_state?: ProviderState;
 };
+
+/** See {@link AssistantReply.provider_state}; each adapter checks the shape of what it reads back. */
+export interface ProviderState {
+  api: string;
+  [field: string]: unknown;
+}
 
 /** `stop`, `length`, `tool_calls`, `content_filter`, or whatever else a server says; null if it said nothing. */
 export type FinishReason = string | null;

@@ -1,6 +1,8 @@
 /**
- * The executor's model client: OpenAI-compatible chat completions over undici, streamed, with
- * retries and cancellation. The loop imports from here only.
+ * The executor's model adapters: OpenAI-compatible chat completions over undici (the fast path) and the
+ * native APIs (Anthropic Messages, Gemini, OpenAI Responses) through their official SDKs, all streamed,
+ * with the executor's retries and cancellation, chosen by the model config's `api` (model-factory.ts).
+ * The loop imports from here only.
  */
 export { OpenAiChatClient, type OpenAiChatClientOptions } from './openai-chat-client.js';
 export {
@@ -10,6 +12,16 @@ export {
   profileOf,
   type ProviderProfile,
 } from './openai-compatible/profiles/provider-profiles.js';
+export {
+  createModelAdapter,
+  isKnownApi,
+  type ModelAdapter,
+  type ModelAdapterOptions,
+} from './model-factory.js';
+export { AnthropicMessagesModel } from './anthropic-messages/anthropic-messages-model.js';
+export { GeminiModel } from './gemini/gemini-model.js';
+export { OpenAiResponsesModel } from './openai-responses/openai-responses-model.js';
+export type { NativeModelOptions } from './native/native-call.js';
 export { ModelEndpointGuard, type ModelEndpointGuardOptions } from './model-endpoint-guard.js';
 export type {
   AssistantReply,
@@ -17,6 +29,7 @@ export type {
   ChatResult,
   CompleteOptions,
   FinishReason,
+  ProviderState,
   ToolChoice,
 } from './chat-types.js';
 export {

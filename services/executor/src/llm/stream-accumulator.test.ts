@@ -118,6 +118,38 @@ describe('stream accumulator', () => {
     });
   });
 
+  it('when usage names cached prompt tokens (OpenAI prompt_tokens_details, DeepSeek prompt_cache_hit_tokens), they are the cache reads', () => {
+    const openai = new StreamAccumulator();
+    openai.applyChunk({ choices: [{ index: 0, delta: { content: 'x' }, finish_reason: 'stop' }] });
+    openai.applyChunk({
+      choices: [],
+      usage: {
+        prompt_tokens: 2006,
+        completion_tokens: 300,
+        total_tokens: 2306,
+        prompt_tokens_details: { cached_tokens: 1920 },
+      },
+    });
+    expect(openai.result().usage).toEqual({
+      prompt_tokens: 2006,
+      completion_tokens: 300,
+      total_tokens: 2306,
+      cache_read_tokens: 1920,
+    });
+    const deepseek = new StreamAccumulator();
+    deepseek.applyChunk({
+      choices: [],
+      usage: {
+        prompt_tokens: 10,
+        completion_tokens: 1,
+        total_tokens: 11,
+        prompt_cache_hit_tokens: 8,
+        prompt_cache_miss_tokens: 2,
+      },
+    });
+    expect(deepseek.result().usage?.cache_read_tokens).toBe(8);
+  });
+
   it('when usage leaves out the total, the total is the sum', () => {
     const accumulator = new StreamAccumulator();
     accumulator.applyChunk({ choices: [], usage: { prompt_tokens: 2, completion_tokens: 5 } });

@@ -218,6 +218,12 @@ export class StreamAccumulator {
     const completion = tokenCount(value['completion_tokens']);
     const total = tokenCount(value['total_tokens']) || prompt + completion;
     this.usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total };
+    // OpenAI (and most compatible servers): `prompt_tokens_details.cached_tokens`; DeepSeek: `prompt_cache_hit_tokens`.
+    const details = value['prompt_tokens_details'];
+    const cached = tokenCount(
+      isJsonObject(details) ? details['cached_tokens'] : value['prompt_cache_hit_tokens'],
+    );
+    if (cached > 0) this.usage.cache_read_tokens = cached;
   }
 }
 

@@ -1,0 +1,243 @@
+/**
+ * Native model APIs through a running executor on a real NATS server, the model a loopback server
+ * replaying recorded Anthropic Messages streams (src/__fixtures__/native/README.md): a tool loop whose
+ * first turn thinks (signed) and calls a tool, whose second answers — the thinking block goes back to
+ * Anthropic unchanged with the tool result, the conversation prefix gets a cache breakpoint; prompt-cache
+ * usage reaches `step_finished` and `done` and is priced by MODEL_PRICES' cache prices; an overloaded
+ * (529) Anthropic is retried; Gemini and OpenAI Responses agents answer through their adapters; an `api`
+ * this executor does not know ends the task before anything is sent.
+ */
+import { followTaskEvents } from '@agentmesh/bus';
+import {
+  isTerminalEvent,
+  MODEL_API_KEY_VAULT_ENTRY,
+  newTraceId,
+  taskAssembledSubject,
+  type AssembledTask,
+  type HttpTool,
+  type TaskEvent,
+} from '@agentmesh/protocol';
+import {
+  startNats,
+  startRecordingApi,
+  startScriptedModel,
+  type NatsServer,
+  type RecordingApi,
+  type ScriptedModel,
+} from '@agentmesh/testkit';
+import { generateVaultKeyPair } from '@agentmesh/vault';
+import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startInProcessExecutor } from './__fixtures__/in-process-executor.js';
+import {
+  anthropicError,
+  errorReply,
+  recordedEvents,
+  recordedStream,
+} from './__fixtures__/native/recordings.js';
+import { assembledTask } from './__fixtures__/tasks.js';
+
+const MODEL_KEY = 'sk-ant-canary-e2e-77f3';
+const vaultKeys = generateVaultKeyPair('exec-native-1');
+const PRICES = {
+  'claude-sonnet-5': {
+    input_per_million_usd: 3,
+    output_per_million_usd: 15,
+    cache_read_per_million_usd: 0.3,
+    cache_write_per_million_usd: 3.75,
+  },
+};
+
+let nats: NatsServer;
+let client: NatsConnection;
+let js: JetStreamClient;
+let model: ScriptedModel;
+let weatherApi: RecordingApi;
+let executor: { stop(): Promise<void> };
+
+beforeAll(async () => {
+  nats = await startNats();
+  client = await connect({ servers: nats.url });
+  js = jetstream(client);
+  model = await startScriptedModel({ anyPath: true });
+  weatherApi = await startRecordingApi({
+    routes: [{ method: 'GET', path: '/weather', reply: { body: { city: 'San Francisco', temp_c: 18 } } }],
+  });
+  executor = await startInProcessExecutor({
+    natsUrl: nats.url,
+    vaultKeys,
+    env: { MODEL_PRICES: JSON.stringify(PRICES), LLM_MAX_RETRIES: '2' },
+  });
+});
+
+afterAll(async () => {
+  await executor?.stop();
+  await client?.drain();
+  await model?.stop();
+  await weatherApi?.stop();
+  await nats?.stop();
+});
+
+function weatherTool(): HttpTool {
+  return {
+    type: 'HTTP',
+    name: 'get_weather',
+    description: 'The weather in a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    execution: { method: 'GET', url: `${weatherApi.url}/weather`, param_placement: 'query' },
+  } as HttpTool;
+}
+
+function newTask(api: string, modelName = 'claude-sonnet-5'): AssembledTask {
+  return assembledTask({
+    traceId: newTraceId(),
+    accountId: 'acme',
+    api,
+    modelName,
+    provider: 'generic',
+    modelBaseUrl: model.baseUrl.replace(/\/v1$/, ''),
+    secrets: { [MODEL_API_KEY_VAULT_ENTRY]: MODEL_KEY },
+    sealFor: vaultKeys,
+    userMessage: 'What is the weather in San Francisco?',
+    tools: [weatherTool()],
+  });
+}
+
+async function run(task: AssembledTask): Promise<TaskEvent[]> {
+  const account = task.task_meta.account_id;
+  await js.publish(taskAssembledSubject(account), JSON.stringify(task));
+  const events: TaskEvent[] = [];
+  for await (const event of followTaskEvents(js, {
+    accountId: account,
+    traceId: task.task_meta.trace_id,
+    signal: AbortSignal.timeout(30_000),
+  })) {
+    events.push(event);
+  }
+  if (!events.some(isTerminalEvent)) throw new Error(`no terminal event: ${JSON.stringify(events)}`);
+  return events;
+}
+
+/** The recorded thinking turn, its text block replaced by a tool call of the recorded tool-call stream. */
+function thinkingThenToolCall() {
+  const thinking = recordedEvents('anthropic-reasoning.chunks.txt').slice(0, 9);
+  const tool = recordedEvents('anthropic-tool-call.chunks.txt')
+    .slice(6)
+    .map((event) => ('index' in event ? { ...event, index: 1 } : event));
+  const events = [...thinking, ...tool];
+  return { raw: recordedStream('anthropic-text.chunks.txt').raw, events };
+}
+
+describe('native model APIs in the executor', () => {
+  it('when an anthropic-messages agent thinks and calls a tool, the tool runs, the signed thinking goes back with its result, and the second turn answers', async () => {
+    const { events: turn1 } = thinkingThenToolCall();
+    const before = model.requests.length;
+    model.enqueue(
+      { raw: { body: turn1.map((e) => `event: ${String(e['type'])}\ndata: ${JSON.stringify(e)}\n\n`) } },
+      recordedStream('anthropic-text.chunks.txt'),
+    );
+    const events = await run(newTask('anthropic-messages'));
+
+    expect(events.at(-1)).toMatchObject({ type: 'done', data: { steps: 2, finish_reason: 'stop' } });
+    expect(
+      events
+        .filter((e) => e.type === 'tool_thinking')
+        .map((e) => e.data.delta)
+        .join(''),
+    ).toMatch(/Euclidean/);
+    const result = events.find((e) => e.type === 'tool_result');
+    expect(result).toMatchObject({ data: { tool: 'get_weather' } });
+    expect(weatherApi.requests.at(-1)?.query).toEqual({ city: 'San Francisco' });
+
+    const [first, second] = model.requests.slice(before);
+    expect(first?.path).toBe('/v1/messages');
+    expect(first?.headers['authorization']).toBe(`Bearer ${MODEL_KEY}`);
+    const sent = second?.body as {
+      messages: { role: string; content: Record<string, unknown>[] }[];
+      system: unknown[];
+    };
+    const assistant = sent.messages[1];
+    expect(assistant?.content.map((b) => b['type'])).toEqual(['thinking', 'tool_use']);
+    expect(String(assistant?.content[0]?.['signature'])).toMatch(/^EsECCokBCBAYAipA9i3H/);
+    const toolResult = sent.messages[2]?.content[0];
+    expect(toolResult).toMatchObject({
+      type: 'tool_result',
+      tool_use_id: 'toolu_01Ni1uw4HXYxUhc4iFMqx7yY',
+      cache_control: { type: 'ephemeral' },
+    });
+    expect(sent.system).toEqual([
+      { type: 'text', text: 'You are a test agent.', cache_control: { type: 'ephemeral' } },
+    ]);
+  });
+
+  it('when Anthropic reads and writes its prompt cache, step_finished and done report the cache tokens and the cost prices them apart', async () => {
+    model.enqueue(recordedStream('anthropic-prompt-cache.chunks.txt'));
+    const events = await run(newTask('anthropic-messages'));
+    const usage = {
+      prompt_tokens: 9632,
+      completion_tokens: 198,
+      total_tokens: 9830,
+      cache_read_tokens: 6289,
+      cache_write_tokens: 3337,
+    };
+    const cost = (6 * 3 + 6289 * 0.3 + 3337 * 3.75 + 198 * 15) / 1e6;
+    expect(events.find((e) => e.type === 'step_finished')?.data).toMatchObject({
+      usage,
+      cost_usd: cost,
+      total_usage: usage,
+    });
+    expect(events.at(-1)).toMatchObject({ type: 'done', data: { usage, cost_usd: cost } });
+  });
+
+  it('when Anthropic is overloaded (529) once, the turn is retried and the task is done', async () => {
+    const before = model.requests.length;
+    model.enqueue(
+      errorReply(529, anthropicError('overloaded_error', 'Overloaded')),
+      recordedStream('anthropic-text.chunks.txt'),
+    );
+    const events = await run(newTask('anthropic-messages'));
+    expect(events.at(-1)).toMatchObject({
+      type: 'done',
+      data: { message: expect.stringMatching(/^Hello! I'm doing well/) },
+    });
+    expect(model.requests.length - before).toBe(2);
+  });
+
+  it('when a gemini agent answers, its text streams as message chunks and done reports its usage', async () => {
+    const before = model.requests.length;
+    model.enqueue(recordedStream('gemini-reasoning.chunks.txt'));
+    const events = await run(newTask('gemini', 'gemini-3-pro-preview'));
+    expect(events.at(-1)).toMatchObject({
+      type: 'done',
+      data: {
+        message: 'There are **3** "r"s in strawberry.\n\nHere is the breakdown: st**r**awbe**rr**y.',
+        usage: { prompt_tokens: 9, completion_tokens: 285, total_tokens: 294 },
+      },
+    });
+    expect(model.requests[before]?.path).toBe('/v1beta/models/gemini-3-pro-preview:streamGenerateContent');
+    expect(model.requests[before]?.headers['x-goog-api-key']).toBe(MODEL_KEY);
+  });
+
+  it('when an openai-responses agent answers, its text streams as message chunks and done reports its usage', async () => {
+    const before = model.requests.length;
+    model.enqueue(recordedStream('openai-responses-text.chunks.txt'));
+    const events = await run(newTask('openai-responses', 'gpt-5.1-codex-max'));
+    expect(events.at(-1)).toMatchObject({
+      type: 'done',
+      data: { message: 'The final result is **570**.', usage: { prompt_tokens: 299, completion_tokens: 12 } },
+    });
+    // The task's base_url is the server's origin here; a real one names the version (`…/v1`).
+    expect(model.requests[before]?.path).toBe('/responses');
+  });
+
+  it('when the model names an api this executor does not know, the task ends INVALID_REQUEST and the model is not called', async () => {
+    const before = model.requests.length;
+    const events = await run(newTask('bedrock-converse'));
+    expect(events.at(-1)).toMatchObject({
+      type: 'error',
+      data: { code: 'INVALID_REQUEST', message: expect.stringContaining('bedrock-converse') },
+    });
+    expect(model.requests.length).toBe(before);
+  });
+});
