@@ -31,6 +31,7 @@ export {
   DEFAULT_DEAD_LETTER_RETENTION_MS,
   DEFAULT_TASK_RETENTION_MS,
   ensureDeadLetterStream,
+  ensureWebhookStream,
   ensureMeshStreams,
   openBucket,
   openMeshBuckets,
@@ -111,6 +112,8 @@ export {
 export type { ApprovalDecision, DecisionOutcome } from './parking/approval-decisions.js';
 export { AccountUsageStore, type TaskUsage } from './stores/account-usage-store.js';
 export { DeadLetterStore, deadLetterOf } from './stores/dead-letter-store.js';
+export { WebhookDeadLetterStore, WebhookStore } from './stores/webhook-store.js';
+export type { WebhookTarget } from './stores/webhook-store.js';
 export type {
   DeadLetterCause,
   DeadLetterFilter,

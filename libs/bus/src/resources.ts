@@ -172,6 +172,38 @@ function deadLetterStreamConfig(options: MeshResourceOptions): Partial<StreamCon
   };
 }
 
+/** How long an undelivered webhook delivery is kept in MESH_WEBHOOKS (longer than its whole retry schedule). */
+export const WEBHOOK_DELIVERY_MAX_AGE_MS = 7 * DAY_MS;
+
+function webhookStreamConfig(options: MeshResourceOptions): Partial<StreamConfig> & { name: string } {
+  return {
+    name: Streams.WEBHOOKS.name,
+    subjects: [...Streams.WEBHOOKS.subjects],
+    // Each delivery is one message, gone once acknowledged (delivered, dead-lettered or queued again).
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    num_replicas: options.replicas ?? 1,
+    max_age: nanos(WEBHOOK_DELIVERY_MAX_AGE_MS),
+    // A status write read twice (a redelivery of the status consumer) queues its deliveries once.
+    duplicate_window: nanos(10 * 60 * 1000),
+  };
+}
+
+/** Makes sure MESH_WEBHOOKS (webhook deliveries to make) exists: created when missing and allowed, else waited for. */
+export async function ensureWebhookStream(
+  jsm: JetStreamManager,
+  options: MeshResourceOptions = {},
+  wait: ResourceWaitOptions = {},
+): Promise<void> {
+  const config = webhookStreamConfig(options);
+  await existOrWait(
+    jsm,
+    { kind: 'stream', name: config.name, stream: config.name },
+    () => jsm.streams.add(config),
+    wait,
+  );
+}
+
 /** Makes sure MESH_DEAD_LETTERS exists: created when missing and allowed, else waited for. */
 export async function ensureDeadLetterStream(
   jsm: JetStreamManager,
@@ -213,6 +245,8 @@ export interface MeshBuckets {
   mcpServers: KV;
   parkedTasks: KV;
   accountUsage: KV;
+  webhooks: KV;
+  webhookDeadLetters: KV;
 }
 export type MeshBucketName = keyof MeshBuckets;
 
@@ -234,6 +268,12 @@ function meshBucketSettings(options: MeshResourceOptions): Record<MeshBucketName
     parkedTasks: [Buckets.PARKED_TASKS, {}],
     // A day's entry is read for caps during that UTC day only; two days outlive it across time zones.
     accountUsage: [Buckets.ACCOUNT_USAGE, { ttl: ACCOUNT_USAGE_TTL_MS }],
+    webhooks: [Buckets.WEBHOOKS, {}],
+    // Kept until re-driven or dropped, like the task dead letters (bounded by their retention).
+    webhookDeadLetters: [
+      Buckets.WEBHOOK_DEAD_LETTERS,
+      { ttl: options.deadLetterRetentionMs ?? DEFAULT_DEAD_LETTER_RETENTION_MS },
+    ],
   };
 }
 
@@ -247,6 +287,8 @@ const ALL_MESH_BUCKETS: readonly MeshBucketName[] = [
   'mcpServers',
   'parkedTasks',
   'accountUsage',
+  'webhooks',
+  'webhookDeadLetters',
 ];
 
 /**
@@ -355,7 +397,11 @@ export async function provisionMeshResources(
     await create();
     report.created.push(label);
   };
-  for (const config of [...meshStreamConfigs(options), deadLetterStreamConfig(options)]) {
+  for (const config of [
+    ...meshStreamConfigs(options),
+    deadLetterStreamConfig(options),
+    webhookStreamConfig(options),
+  ]) {
     await provision(config.name, `stream ${config.name}`, () => jsm.streams.add(config));
   }
   const kvm = new Kvm(js);

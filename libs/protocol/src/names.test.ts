@@ -58,6 +58,8 @@ describe('NATS names', () => {
       'mesh_recall_tools',
       'mesh_tasks',
       'mesh_tools',
+      'mesh_webhook_dead_letters',
+      'mesh_webhooks',
     ]);
   });
 

@@ -38,6 +38,7 @@ import { registerTaskEventRoutes } from './routes/task-events-sse.js';
 import { registerTaskApprovalRoutes } from './routes/task-approvals.js';
 import { registerTaskRoutes } from './routes/tasks.js';
 import type { StreamTokens } from './stream-tokens.js';
+import type { WebhookRouteDeps } from './webhooks/index.js';
 import type { ApprovalDesk } from './task-approvals.js';
 import type { TaskCanceller } from './task-cancellation.js';
 import type { TaskSubmitter } from './task-submission.js';
@@ -73,6 +74,8 @@ export interface GatewayAppSettings {
 
 export interface GatewayAppDeps {
   log: Logger;
+  /** Webhook endpoints and dead letters (management routes). */
+  webhooks: WebhookRouteDeps;
   nc: NatsConnection;
   js: JetStreamClient;
   jsm: JetStreamManager;
@@ -169,6 +172,7 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
     apiKeys: stores.apiKeys,
     configuredAccounts: deps.authenticator.configuredAccounts(),
     deadLetters: stores.deadLetters,
+    webhooks: deps.webhooks,
     submitter: deps.submitter,
     pluginImportBodyLimitBytes: settings.pluginImportBodyLimitBytes,
     log,

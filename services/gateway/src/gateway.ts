@@ -15,6 +15,7 @@ import {
   DeadLetterStore,
   ensureDeadLetterStream,
   ensureMeshStreams,
+  ensureWebhookStream,
   CorruptRecordError,
   IdempotencyStore,
   startLiveAgents,
@@ -45,6 +46,7 @@ import { RunningTaskLimiter } from './running-task-limits.js';
 import { SubmissionRateLimiter } from './submission-rate-limits.js';
 import { TaskQueueDepth } from './task-queue-depth.js';
 import { AccountDailyCaps } from './account-daily-caps.js';
+import { startWebhooks } from './webhooks/index.js';
 
 export interface GatewayContext {
   config: Readonly<GatewayConfig>;
@@ -93,6 +95,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     { replicas: config.NATS_REPLICAS, deadLetterRetentionMs: config.DEAD_LETTER_RETENTION_MS },
     wait,
   );
+  await ensureWebhookStream(jsm, { replicas: config.NATS_REPLICAS }, wait);
   // The buckets it uses, no more: its NATS user may read no other (infra/nats/accounts.conf).
   const buckets = await openMeshBuckets(
     js,
@@ -109,7 +112,10 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
         'mcpServers',
         'parkedTasks',
         'accountUsage',
+        'webhooks',
+        'webhookDeadLetters',
       ],
+      deadLetterRetentionMs: config.DEAD_LETTER_RETENTION_MS,
     },
     wait,
   );
@@ -229,6 +235,11 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
     metrics,
     log,
   });
+  const credentialKeys = {
+    current: { kid: config.CREDENTIALS_MASTER_KEY_ID, key: config.CREDENTIALS_MASTER_KEY },
+    ...(config.CREDENTIALS_PREVIOUS_KEYS ? { previous: config.CREDENTIALS_PREVIOUS_KEYS } : {}),
+  };
+  const webhooks = startWebhooks({ js, jsm, buckets, keys: credentialKeys, config, log });
   const app = buildGatewayApp({
     log,
     nc,
@@ -238,16 +249,14 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
       agents: new AgentStore(buckets.agents),
       plugins: new ToolStore(buckets.tools),
       mcpServers: new McpServerStore(buckets.mcpServers),
-      credentials: new CredentialStore(buckets.credentials, {
-        current: { kid: config.CREDENTIALS_MASTER_KEY_ID, key: config.CREDENTIALS_MASTER_KEY },
-        ...(config.CREDENTIALS_PREVIOUS_KEYS ? { previous: config.CREDENTIALS_PREVIOUS_KEYS } : {}),
-      }),
+      credentials: new CredentialStore(buckets.credentials, credentialKeys),
       statuses,
       apiKeys,
       deadLetters: new DeadLetterStore(js, jsm),
     },
     authenticator,
     submitter,
+    webhooks: webhooks.routes,
     canceller: new TaskCanceller({ nc, js, statuses, parked, log }),
     approvals: new ApprovalDesk({ js, statuses, parked, log }),
     liveEvents,
@@ -274,8 +283,9 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
   try {
     await app.listen({ host: config.HTTP_HOST, port: config.HTTP_PORT });
   } catch (error) {
-    // runService tries start-up again: leave no watch behind.
+    // runService tries start-up again: leave no watch or consumer behind.
     liveAgents.stop();
+    await webhooks.stop();
     throw error;
   }
   const { port } = app.server.address() as AddressInfo;
@@ -310,6 +320,7 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
       await app.close();
       await liveEvents?.stop();
       liveAgents.stop();
+      await webhooks.stop();
     },
   };
 }
