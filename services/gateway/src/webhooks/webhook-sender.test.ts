@@ -72,7 +72,9 @@ describe('WebhookSender', () => {
     const outcome = await sender.send('http://hooks.example.test/x', ID, '{}', [SECRET]);
     await sender.close();
     expect(outcome).toMatchObject({ ok: false, permanent: true });
-    expect(!outcome.ok && outcome.error).toMatch(/private address \(hooks\.example\.test resolves to 10\.0\.0\.7\)/);
+    expect(!outcome.ok && outcome.error).toMatch(
+      /private address \(hooks\.example\.test resolves to 10\.0\.0\.7\)/,
+    );
   });
 
   it.each([
