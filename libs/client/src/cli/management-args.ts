@@ -1,5 +1,6 @@
 /**
- * The management commands of `agentmesh` (`agents`, `tools`, `credentials`, `keys`, `dead-letters`): each a group word
+ * The management commands of `agentmesh` (`agents`, `tools`, `credentials`, `keys`, `dead-letters`,
+ * `webhooks`): each a group word
  * and an action (`agents list`), with its positional arguments and options. Parsed into one
  * {@link ManagementAction}; the connection options are the CLI's own (see cli-args.ts).
  */
@@ -68,6 +69,23 @@ export const MANAGEMENT_ACTIONS = {
   'dead-letters show': { positionals: ['trace_id'], options: JSON_OPTION },
   'dead-letters redrive': { positionals: ['trace_id'], options: JSON_OPTION },
   'dead-letters drop': { positionals: ['trace_id'], options: JSON_OPTION },
+  'webhooks create': {
+    positionals: ['url'],
+    options: { ...JSON_OPTION, event: { type: 'string', multiple: true }, description: { type: 'string' } },
+    needsAccount: true,
+  },
+  'webhooks list': { positionals: [], options: JSON_OPTION, needsAccount: true },
+  'webhooks show': { positionals: ['id'], options: JSON_OPTION, needsAccount: true },
+  'webhooks delete': { positionals: ['id'], options: JSON_OPTION, needsAccount: true },
+  'webhooks rotate': {
+    positionals: ['id'],
+    options: { ...JSON_OPTION, 'previous-valid-for': { type: 'string' } },
+    needsAccount: true,
+  },
+  'webhooks test': { positionals: ['id'], options: JSON_OPTION, needsAccount: true },
+  'webhooks dead-letters': { positionals: [], options: JSON_OPTION },
+  'webhooks redrive': { positionals: ['webhook_id'], options: JSON_OPTION, needsAccount: true },
+  'webhooks drop': { positionals: ['webhook_id'], options: JSON_OPTION, needsAccount: true },
 } as const satisfies Record<string, ActionSpec>;
 
 export type ManagementActionName = keyof typeof MANAGEMENT_ACTIONS;
@@ -102,6 +120,13 @@ export const MANAGEMENT_USAGE = `Management (an admin key; --account <id> to man
   agentmesh dead-letters list [--workflow <id>] [--limit <n>] | show <trace_id>
   agentmesh dead-letters redrive <trace_id>   (submits the task again as a new task; prints its trace_id)
   agentmesh dead-letters drop <trace_id>
+  agentmesh --account <id> webhooks create <url> [--event <type>]... [--description <text>]
+                         (prints the signing secret once; events: task.completed, task.failed,
+                         task.cancelled, task.approval_requested; all when none is given)
+  agentmesh --account <id> webhooks list | show <id> | delete <id> | test <id>
+  agentmesh --account <id> webhooks rotate <id> [--previous-valid-for <seconds>]  (prints the new secret once)
+  agentmesh [--account <id>] webhooks dead-letters
+  agentmesh --account <id> webhooks redrive <webhook_id> | drop <webhook_id>
   A file argument of "-" reads stdin. --json (every management command) prints the gateway's answer as
   JSON, and an error as its body {code, message, detail} on stderr.
 `;

@@ -4,7 +4,13 @@
  * `--json`. Secrets are read from stdin and never printed, except a key the gateway generated, which
  * `keys create` prints alone on stdout this once (so `KEY=$(agentmesh keys create)` keeps it).
  */
-import type { DeadLetterView, ScopedAgent, ScopedTool } from '@agentmesh/protocol';
+import type {
+  TaskWebhookEvent,
+  DeadLetterView,
+  ScopedAgent,
+  ScopedTool,
+  WebhookEndpointView,
+} from '@agentmesh/protocol';
 import type { ManagementClient } from '../management-client.js';
 import { readJsonSource, readSecret, readSource, type CliInputSources } from './cli-input.js';
 import type { CliStreams } from './event-printer.js';
@@ -189,7 +195,87 @@ export async function runManagementAction(
       await management.dropDeadLetter(arg('trace_id'), call);
       if (!json) out(`dropped the dead letter of ${arg('trace_id')}`);
       return;
+    case 'webhooks create': {
+      const events = values.event as string[] | undefined;
+      const description = string('description');
+      const created = await management.createWebhook(
+        {
+          url: arg('url'),
+          ...(events === undefined ? {} : { events: events as TaskWebhookEvent[] }),
+          ...(description === undefined ? {} : { description }),
+        },
+        call,
+      );
+      if (json) {
+        printJson(created);
+        return;
+      }
+      note(`webhook ${created.id} of account ${created.account_id}; its signing secret is shown this once:`);
+      out(created.secret);
+      return;
+    }
+    case 'webhooks list': {
+      const webhooks = await management.listWebhooks(call);
+      if (json) printJson(webhooks);
+      else webhooks.forEach((webhook) => out(webhookLine(webhook)));
+      return;
+    }
+    case 'webhooks show':
+      printJson(await management.getWebhook(arg('id'), call));
+      return;
+    case 'webhooks delete':
+      await management.deleteWebhook(arg('id'), call);
+      if (!json) out(`deleted webhook ${arg('id')}`);
+      return;
+    case 'webhooks rotate': {
+      const seconds = string('previous-valid-for');
+      const rotated = await management.rotateWebhookSecret(arg('id'), {
+        ...call,
+        ...(seconds === undefined ? {} : { previousValidForS: Number(seconds) }),
+      });
+      if (json) {
+        printJson(rotated);
+        return;
+      }
+      note(`new signing secret of webhook ${rotated.id}; it is shown this once:`);
+      out(rotated.secret);
+      return;
+    }
+    case 'webhooks test': {
+      const result = await management.testWebhook(arg('id'), call);
+      if (json) printJson(result);
+      else
+        out(
+          result.delivered
+            ? `delivered (${result.status ?? ''}) as ${result.webhook_id}`
+            : `not delivered: ${result.error ?? `HTTP ${result.status ?? '?'}`}`,
+        );
+      return;
+    }
+    case 'webhooks dead-letters': {
+      const letters = await management.listWebhookDeadLetters(call);
+      if (json) printJson(letters);
+      else
+        letters.forEach((letter) =>
+          out(
+            `${letter.webhook_id}\t${letter.account_id}\t${letter.endpoint_id}\t${letter.type}\t${letter.trace_id ?? ''}\t${letter.dead_at}\t${letter.reason}`,
+          ),
+        );
+      return;
+    }
+    case 'webhooks redrive':
+      await management.redriveWebhookDeadLetter(arg('webhook_id'), call);
+      if (!json) out(`queued ${arg('webhook_id')} again`);
+      return;
+    case 'webhooks drop':
+      await management.dropWebhookDeadLetter(arg('webhook_id'), call);
+      if (!json) out(`dropped the dead delivery ${arg('webhook_id')}`);
+      return;
   }
+}
+
+function webhookLine(webhook: WebhookEndpointView): string {
+  return `${webhook.id}\t${webhook.url}\t${webhook.events.join(',')}\t${webhook.created_at}`;
 }
 
 function deadLetterLine(letter: DeadLetterView): string {
