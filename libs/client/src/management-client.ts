@@ -8,6 +8,7 @@
  * an admin naming an account (`x-account-id`, the `headers` option) manages that account only.
  * Every answer is validated against the protocol's schema.
  */
+import type { WebhookDeadLetterView } from '@agentmesh/protocol';
 import {
   AccountList,
   AgentDefinition,
@@ -24,7 +25,6 @@ import {
   ToolList,
   ToolWriteReply,
   WebhookDeadLetterList,
-  WebhookDeadLetterView,
   WebhookEndpointList,
   WebhookEndpointView,
   WebhookEndpointWithSecret,
