@@ -83,6 +83,7 @@ describe('provisioning the mesh resources', () => {
         `stream ${Streams.TASKS.name}`,
         `stream ${Streams.EVENTS.name}`,
         `stream ${Streams.DEAD_LETTERS.name}`,
+        `stream ${Streams.WEBHOOKS.name}`,
         ...Object.values(Buckets).map((bucket) => `bucket ${bucket}`),
       ]),
     );
@@ -109,6 +110,6 @@ describe('provisioning the mesh resources', () => {
   it('when provisioning runs again, everything exists and nothing is created', async () => {
     const again = await provisionMeshResources(jetstream(await connectAs('provisioner')));
     expect(again.created).toEqual([]);
-    expect(again.existing).toHaveLength(3 + Object.values(Buckets).length);
+    expect(again.existing).toHaveLength(4 + Object.values(Buckets).length);
   });
 });
