@@ -112,8 +112,8 @@ export {
 export type { ApprovalDecision, DecisionOutcome } from './parking/approval-decisions.js';
 export { AccountUsageStore, type TaskUsage } from './stores/account-usage-store.js';
 export { DeadLetterStore, deadLetterOf } from './stores/dead-letter-store.js';
-export { WebhookDeadLetterStore, WebhookStore } from './stores/webhook-store.js';
-export type { WebhookTarget } from './stores/webhook-store.js';
+export { TaskWebhookStore, WebhookDeadLetterStore, WebhookStore } from './stores/webhook-store.js';
+export type { TaskWebhook, WebhookTarget } from './stores/webhook-store.js';
 export type {
   DeadLetterCause,
   DeadLetterFilter,

@@ -8,6 +8,7 @@ import { IdempotencyKey, IsoDateTime, UserIdInput, WorkflowId } from './ids.js';
 import { ClearTaskPayload, TaskLimits } from './task.js';
 import { TaskStatusRecord } from './task-status.js';
 import { TraceId, TraceIdInput } from './trace-id.js';
+import { TaskWebhookRequest } from './webhooks.js';
 import { JsonObject } from './tools/json-schema.js';
 
 export const SubmitTaskRequest = z.object({
@@ -25,6 +26,8 @@ export const SubmitTaskRequest = z.object({
    * max_total_tokens / max_cost_usd), the smaller applies. Other limits are the agent's.
    */
   limits: TaskLimits.pick({ max_total_tokens: true, max_cost_usd: true }).optional(),
+  /** This task's events also go to this URL, on the origin of one of the account's webhook endpoints. */
+  webhook: TaskWebhookRequest.optional(),
 });
 export type SubmitTaskRequest = z.infer<typeof SubmitTaskRequest>;
 export type SubmitTaskRequestInput = z.input<typeof SubmitTaskRequest>;

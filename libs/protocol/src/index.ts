@@ -205,6 +205,7 @@ export {
 export {
   TASK_WEBHOOK_EVENTS,
   TaskWebhookEvent,
+  TaskWebhookRequest,
   WebhookDeadLetter,
   WebhookDeadLetterList,
   WebhookDeadLetterView,

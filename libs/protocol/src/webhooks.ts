@@ -44,6 +44,17 @@ const WebhookUrl = z
   .max(2048)
   .refine((value) => !/^[a-z]+:\/\/[^/]*@/i.test(value), 'url must not carry credentials (user:password@)');
 
+/**
+ * `webhook` of a task submission: where this task's events go besides the account's endpoints. Its origin
+ * (scheme, host, port) must be that of one of the account's registered endpoints, whose secret signs it.
+ */
+export const TaskWebhookRequest = z.strictObject({
+  url: WebhookUrl,
+  /** Default: every task event. */
+  events: z.array(TaskWebhookEvent).min(1).optional(),
+});
+export type TaskWebhookRequest = z.infer<typeof TaskWebhookRequest>;
+
 /** `POST /v1/admin/webhooks`. */
 export const WebhookEndpointCreate = z.strictObject({
   url: WebhookUrl,
@@ -108,6 +119,8 @@ export const WebhookDelivery = z.object({
   webhook_id: WebhookMessageId,
   account_id: AccountId,
   endpoint_id: WebhookEndpointId,
+  /** A task's own webhook URL (on the endpoint's origin); the endpoint's URL when absent. */
+  url: z.string().max(2048).optional(),
   payload: WebhookPayload,
   /** 1 for the first try. */
   attempt: z.int().min(1),

@@ -210,6 +210,11 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
       }
     },
   });
+  const credentialKeys = {
+    current: { kid: config.CREDENTIALS_MASTER_KEY_ID, key: config.CREDENTIALS_MASTER_KEY },
+    ...(config.CREDENTIALS_PREVIOUS_KEYS ? { previous: config.CREDENTIALS_PREVIOUS_KEYS } : {}),
+  };
+  const webhooks = startWebhooks({ js, jsm, buckets, keys: credentialKeys, config, log });
   const submitter = new TaskSubmitter({
     js,
     statuses,
@@ -232,14 +237,10 @@ export async function startGateway({ config, log, nc }: GatewayContext): Promise
       }
     },
     ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
+    taskWebhooks: webhooks.taskWebhooks,
     metrics,
     log,
   });
-  const credentialKeys = {
-    current: { kid: config.CREDENTIALS_MASTER_KEY_ID, key: config.CREDENTIALS_MASTER_KEY },
-    ...(config.CREDENTIALS_PREVIOUS_KEYS ? { previous: config.CREDENTIALS_PREVIOUS_KEYS } : {}),
-  };
-  const webhooks = startWebhooks({ js, jsm, buckets, keys: credentialKeys, config, log });
   const app = buildGatewayApp({
     log,
     nc,

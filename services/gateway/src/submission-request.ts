@@ -11,6 +11,7 @@ import {
   SubmitTaskRequest,
   type TaskMeta,
   type TaskParent,
+  type TaskWebhookRequest,
 } from '@agentmesh/protocol';
 import type { SealFor } from '@agentmesh/vault';
 import { requireAccount, requirePrivileged, type Caller } from './auth.js';
@@ -25,6 +26,8 @@ export interface Submission {
   /** The upstream's own trace id, normalised. */
   traceId?: string;
   idempotencyKey?: string;
+  /** The task's own webhook (`webhook` of a SubmitTaskRequest): checked and stored by the submitter. */
+  webhook?: TaskWebhookRequest;
   /**
    * The request as validated (defaults applied, ids normalised, unknown fields dropped): what an
    * idempotency key is bound to, so two bodies that mean the same task count as the same request.
@@ -63,6 +66,7 @@ function parseSubmitRequest(
     request,
     ...optional('traceId', request.trace_id),
     ...optional('idempotencyKey', request.idempotency_key),
+    ...optional('webhook', request.webhook),
     build: (traceId, submittedAt) =>
       validated({
         task_meta: taskMeta({

@@ -33,6 +33,7 @@ import {
   type SubmitTaskReply,
   type TaskParent,
   type TaskStatusRecord,
+  type TaskWebhookRequest,
 } from '@agentmesh/protocol';
 import {
   DEFAULT_PUBLISH_RETRY,
@@ -50,6 +51,7 @@ import { context, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Caller } from './auth.js';
 import {
   IdempotencyKeyReused,
+  InvalidRequest,
   RateLimited,
   Rejection,
   ServiceUnavailable,
@@ -85,12 +87,22 @@ export interface TaskSubmitterOptions {
    * (the assembler fails the task instead).
    */
   agentExists?: (accountId: string, workflowId: string) => Promise<boolean>;
+  /**
+   * A task's own webhook (`webhook` of its submission): `check` refuses one on no registered endpoint's
+   * origin before anything is stored; `store` keeps it for the task before the task is published.
+   */
+  taskWebhooks?: TaskWebhookRegistry;
   /** Makes `events_url` absolute. */
   publicBaseUrl?: string;
   /** Counts every submission by outcome. */
   metrics: GatewayMetrics;
   log: Logger;
   now?: () => Date;
+}
+
+export interface TaskWebhookRegistry {
+  check(accountId: string, webhook: TaskWebhookRequest): Promise<Rejection | undefined>;
+  store(accountId: string, traceId: string, webhook: TaskWebhookRequest): Promise<void>;
 }
 
 /** What links a sub-task to the task that submitted it; given by the trusted NATS ingress only. */
@@ -172,6 +184,8 @@ export class TaskSubmitter {
   ): Promise<AcceptedTask | Rejection> {
     const unknown = await this.unknownWorkflow(submission);
     if (unknown !== undefined) return unknown;
+    const refusedWebhook = await this.refusedWebhook(submission);
+    if (refusedWebhook !== undefined) return refusedWebhook;
     let traceId = submission.traceId ?? newTraceId();
     if (submission.idempotencyKey !== undefined) {
       const key = submission.idempotencyKey;
@@ -239,6 +253,16 @@ export class TaskSubmitter {
     if (stored instanceof Rejection) return stored;
     if (stored === undefined) throw new Error('a task status update returned no record');
     if (stored !== queued) return this.repeat(submission, stored);
+    const webhook = submission.webhook;
+    const taskWebhooks = this.options.taskWebhooks;
+    if (webhook !== undefined && taskWebhooks !== undefined) {
+      // Before the task is published, so its first status write already finds it.
+      const kept = await this.bus('task webhook', () => taskWebhooks.store(accountId, traceId, webhook));
+      if (kept instanceof Rejection) {
+        await this.markNotQueued(accountId, traceId);
+        return kept;
+      }
+    }
 
     const unpublished = await this.publish(task, accountId);
     if (unpublished) return unpublished;
@@ -251,6 +275,18 @@ export class TaskSubmitter {
       'task accepted',
     );
     return { reply: this.replyFor(accountId, traceId), accountId, duplicate: false };
+  }
+
+  /** A task webhook on no registered endpoint's origin (or with webhooks not served here) is refused. */
+  private async refusedWebhook(submission: Submission): Promise<Rejection | undefined> {
+    const webhook = submission.webhook;
+    if (webhook === undefined) return undefined;
+    const taskWebhooks = this.options.taskWebhooks;
+    if (taskWebhooks === undefined) return new InvalidRequest('this gateway does not take task webhooks');
+    const refused = await this.bus('webhook endpoints', () =>
+      taskWebhooks.check(submission.accountId, webhook),
+    );
+    return refused;
   }
 
   /**

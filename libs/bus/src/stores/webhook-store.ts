@@ -165,6 +165,38 @@ export class WebhookStore {
   }
 }
 
+/** A task's own webhook (`webhook` of its submission), kept until its final event is queued. */
+const TaskWebhook = z.object({
+  url: z.string(),
+  events: z.array(z.string()),
+  /** The registered endpoint on the same origin: its secret signs. */
+  endpoint_id: z.string(),
+});
+export type TaskWebhook = z.infer<typeof TaskWebhook>;
+
+/**
+ * Tasks' own webhooks in the same bucket as the endpoints, under `<account>.task.<trace id>`: three tokens,
+ * so an endpoint listing (`<account>.*`) never sees them.
+ */
+export class TaskWebhookStore {
+  constructor(private readonly kv: KV) {}
+
+  async put(accountId: string, traceId: string, webhook: TaskWebhook): Promise<void> {
+    await this.kv.put(`${accountId}.task.${traceId}`, encodeJson(webhook));
+  }
+
+  async get(accountId: string, traceId: string): Promise<TaskWebhook | undefined> {
+    const key = `${accountId}.task.${traceId}`;
+    const entry = await this.kv.get(key);
+    if (!entry || entry.operation !== 'PUT') return undefined;
+    return decodeJson(TaskWebhook, entry.value, `mesh_webhooks/${key}`);
+  }
+
+  async delete(accountId: string, traceId: string): Promise<void> {
+    await this.kv.delete(`${accountId}.task.${traceId}`);
+  }
+}
+
 /** Deliveries out of attempts, one per `(account, webhook id)`, until re-driven or dropped. */
 export class WebhookDeadLetterStore {
   constructor(private readonly kv: KV) {}

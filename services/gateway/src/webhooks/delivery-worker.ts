@@ -134,7 +134,7 @@ export class DeliveryWorker {
       return;
     }
     const outcome = await sender.send(
-      target.endpoint.url,
+      delivery.url ?? target.endpoint.url,
       delivery.webhook_id,
       JSON.stringify(delivery.payload),
       target.secrets,

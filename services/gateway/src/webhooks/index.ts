@@ -3,13 +3,20 @@
  * sender, the status fan-out and the delivery worker (both durable JetStream consumers shared by every
  * gateway that runs them, WEBHOOKS_ENABLED), and the management routes. README "Webhooks" tells the contract.
  */
-import { WebhookDeadLetterStore, WebhookStore, type CredentialKeys, type MeshBuckets } from '@agentmesh/bus';
+import {
+  TaskWebhookStore,
+  WebhookDeadLetterStore,
+  WebhookStore,
+  type CredentialKeys,
+  type MeshBuckets,
+} from '@agentmesh/bus';
 import type { Logger } from '@agentmesh/runtime';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { GatewayConfig } from '../config.js';
 import { DeliveryWorker } from './delivery-worker.js';
 import { RetrySchedule } from './retry-schedule.js';
 import { startStatusFanout } from './status-fanout.js';
+import { TaskWebhooks } from './task-webhooks.js';
 import { WebhookSender } from './webhook-sender.js';
 import type { WebhookRouteDeps } from './webhook-routes.js';
 
@@ -18,6 +25,8 @@ export type { WebhookRouteDeps } from './webhook-routes.js';
 
 export interface Webhooks {
   routes: WebhookRouteDeps;
+  /** Checks and keeps the `webhook` of task submissions. */
+  taskWebhooks: TaskWebhooks;
   stop(): Promise<void>;
 }
 
@@ -44,6 +53,7 @@ export function startWebhooks(options: WebhookOptions): Webhooks {
   const { js, jsm, config, log } = options;
   const endpoints = new WebhookStore(options.buckets.webhooks, options.keys);
   const deadLetters = new WebhookDeadLetterStore(options.buckets.webhookDeadLetters);
+  const taskWebhookStore = new TaskWebhookStore(options.buckets.webhooks);
   const sender = new WebhookSender({
     allowHosts: config.WEBHOOK_ALLOW_HOSTS,
     connectTimeoutMs: config.WEBHOOK_CONNECT_TIMEOUT_MS,
@@ -55,6 +65,7 @@ export function startWebhooks(options: WebhookOptions): Webhooks {
       js,
       jsm,
       endpoints,
+      taskWebhooks: taskWebhookStore,
       publicBaseUrl: config.PUBLIC_BASE_URL,
       log,
     });
@@ -78,6 +89,7 @@ export function startWebhooks(options: WebhookOptions): Webhooks {
   }
   return {
     routes: { endpoints, deadLetters, sender, js },
+    taskWebhooks: new TaskWebhooks(endpoints, taskWebhookStore),
     async stop() {
       await Promise.all(stops.map((stop) => stop()));
       await sender.close();

@@ -6,8 +6,9 @@
  * MESH_WEBHOOKS, `Nats-Msg-Id` = `<webhook id>.1`: reading the same write twice queues nothing twice. The
  * status message is acknowledged only once its deliveries are stored, so a crash in between reads it again.
  */
-import { type WebhookStore } from '@agentmesh/bus';
+import type { TaskWebhookStore, WebhookStore } from '@agentmesh/bus';
 import {
+  isFinalTaskStatus,
   TaskStatusRecord,
   WebhookConsumers,
   webhookDeliverySubject,
@@ -28,6 +29,7 @@ export interface StatusFanoutOptions {
   js: JetStreamClient;
   jsm: JetStreamManager;
   endpoints: WebhookStore;
+  taskWebhooks: TaskWebhookStore;
   publicBaseUrl: string | undefined;
   log: Logger;
 }
@@ -75,17 +77,25 @@ async function fanOut(options: StatusFanoutOptions, message: JsMsg): Promise<num
   const record = parsed.data;
   const event = webhookEventOf(record.status);
   if (event === undefined) return 0;
-  const endpoints = (await options.endpoints.list(record.account_id)).filter((endpoint) =>
-    endpoint.events.includes(event),
-  );
+  const targets: Array<{ endpointId: string; url?: string }> = (
+    await options.endpoints.list(record.account_id)
+  )
+    .filter((endpoint) => endpoint.events.includes(event))
+    .map((endpoint) => ({ endpointId: endpoint.id }));
+  const own = await options.taskWebhooks.get(record.account_id, record.trace_id);
+  if (own !== undefined && own.events.includes(event))
+    targets.push({ endpointId: own.endpoint_id, url: own.url });
   const occurrence = eventOccurrence(event, message.seq);
   const payload = taskWebhookPayload(event, record, options.publicBaseUrl);
   const now = new Date().toISOString();
-  for (const endpoint of endpoints) {
+  for (const target of targets) {
+    // A task's own webhook is a delivery of its own, apart from its endpoint's.
+    const idSource = target.url === undefined ? target.endpointId : `${target.endpointId} ${target.url}`;
     const delivery: WebhookDelivery = {
-      webhook_id: webhookMessageId(endpoint.id, record.account_id, record.trace_id, event, occurrence),
+      webhook_id: webhookMessageId(idSource, record.account_id, record.trace_id, event, occurrence),
       account_id: record.account_id,
-      endpoint_id: endpoint.id,
+      endpoint_id: target.endpointId,
+      ...(target.url === undefined ? {} : { url: target.url }),
       payload,
       attempt: 1,
       created_at: now,
@@ -94,5 +104,9 @@ async function fanOut(options: StatusFanoutOptions, message: JsMsg): Promise<num
       msgID: deliveryMessageId(delivery),
     });
   }
-  return endpoints.length;
+  // Queued: the task's own webhook has nothing more to deliver after its final event.
+  if (own !== undefined && isFinalTaskStatus(record.status)) {
+    await options.taskWebhooks.delete(record.account_id, record.trace_id);
+  }
+  return targets.length;
 }

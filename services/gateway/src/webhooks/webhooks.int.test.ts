@@ -9,7 +9,13 @@ import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { jetstream } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startTestGateway, type Json, type TestGateway } from '../__fixtures__/gateway-harness.js';
+import {
+  call,
+  putSharedAgents,
+  startTestGateway,
+  type Json,
+  type TestGateway,
+} from '../__fixtures__/gateway-harness.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../__fixtures__/webhook-receiver.js';
 
 const ADMIN_KEY = 'admin-key-webhooks';
@@ -37,6 +43,7 @@ beforeAll(async () => {
     WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT: '2',
   });
   client = await connect({ servers: nats.url });
+  await putSharedAgents(nats.url, 'report');
   statuses = new TaskStatusStore((await openMeshBuckets(jetstream(client), { only: ['tasks'] })).tasks);
 }, 120_000);
 
@@ -233,5 +240,63 @@ describe('webhook endpoints and deliveries', () => {
     await finishTask('deleted', { status: 'done' });
     await waitFor(() => deliveriesTo('/deleted-witness').length >= 1, { timeoutMs: 15_000 });
     expect(deliveriesTo('/deleted')).toHaveLength(0);
+  });
+
+  it("a task submitted with its own webhook on a registered endpoint's origin gets its events there too, signed with that endpoint's secret; the endpoint gets its own delivery", async () => {
+    const endpoint = await register('own', '/own-endpoint', ['task.completed']);
+    receiver.secret('/own-task-hook?job=42', endpoint.secret as string);
+    const submitted = await call(gw.url, 'POST', '/v1/tasks', {
+      headers: asAccount('own'),
+      body: {
+        workflow_id: 'report',
+        user_id: 'u1',
+        messages: [{ role: 'user', content: 'go' }],
+        webhook: { url: `${receiver.url}/own-task-hook?job=42`, events: ['task.completed'] },
+      },
+    });
+    expect(submitted.status).toBe(202);
+    const traceId = submitted.body.trace_id as string;
+    await statuses.update(
+      'own',
+      traceId,
+      (current) => current && { ...current, status: 'running', attempt: 1 },
+    );
+    await statuses.update('own', traceId, (current) => current && { ...current, status: 'done' });
+
+    await waitFor(
+      () => deliveriesTo('/own-task-hook?job=42').length >= 1 && deliveriesTo('/own-endpoint').length >= 1,
+      {
+        timeoutMs: 15_000,
+      },
+    );
+    const [own] = deliveriesTo('/own-task-hook?job=42');
+    const [registered] = deliveriesTo('/own-endpoint');
+    expect(own!.verified).toBe(true);
+    expect(JSON.parse(own!.body)).toMatchObject({ type: 'task.completed', data: { trace_id: traceId } });
+    expect(own!.id).not.toBe(registered!.id);
+  });
+
+  it("a task's webhook on an origin no endpoint of its account registered is 400, and nothing is queued for it", async () => {
+    await register('own-refused', '/refused-endpoint');
+    const before = await call(gw.url, 'GET', '/v1/tasks', { headers: asAccount('own-refused') });
+    for (const url of [
+      'https://elsewhere.example.com/hook',
+      `${receiver.url.replace('127.0.0.1', 'localhost')}/x`,
+    ]) {
+      const answer = await call(gw.url, 'POST', '/v1/tasks', {
+        headers: asAccount('own-refused'),
+        body: {
+          workflow_id: 'report',
+          user_id: 'u1',
+          messages: [{ role: 'user', content: 'go' }],
+          webhook: { url },
+        },
+      });
+      expect(answer.status).toBe(400);
+      expect(answer.body.code).toBe('INVALID_REQUEST');
+      expect(answer.body.message).toMatch(/registered webhook endpoints/);
+    }
+    const after = await call(gw.url, 'GET', '/v1/tasks', { headers: asAccount('own-refused') });
+    expect(after.body.tasks).toEqual(before.body.tasks);
   });
 });
