@@ -6,7 +6,7 @@
 import { openMeshBuckets, TaskStatusStore } from '@agentmesh/bus';
 import { newTraceId, type TaskStatusRecord } from '@agentmesh/protocol';
 import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -298,5 +298,30 @@ describe('webhook endpoints and deliveries', () => {
     }
     const after = await call(gw.url, 'GET', '/v1/tasks', { headers: asAccount('own-refused') });
     expect(after.body.tasks).toEqual(before.body.tasks);
+  });
+
+  it('a final status written twice (or read twice) is delivered once', async () => {
+    await register('twice', '/twice');
+    const traceId = await finishTask('twice', { status: 'done' });
+    await statuses.update(
+      'twice',
+      traceId,
+      (current) => current && { ...current, updated_at: new Date().toISOString() },
+    );
+    const witness = await finishTask('twice', { status: 'done' });
+    await waitFor(() => deliveriesTo('/twice').some((r) => r.body.includes(witness)), { timeoutMs: 15_000 });
+    // Every queued delivery of the account done (the work queue drops each once acknowledged): no second
+    // one of the first task is on its way.
+    const jsm = await jetstreamManager(client);
+    await waitFor(
+      async () => {
+        const info = await jsm.streams.info('MESH_WEBHOOKS', {
+          subjects_filter: 'mesh.webhooks.deliver.twice',
+        });
+        return info.state.subjects?.['mesh.webhooks.deliver.twice'] === undefined;
+      },
+      { timeoutMs: 15_000 },
+    );
+    expect(deliveriesTo('/twice').filter((r) => r.body.includes(traceId))).toHaveLength(1);
   });
 });
