@@ -113,7 +113,7 @@ export type { ApprovalDecision, DecisionOutcome } from './parking/approval-decis
 export { AccountUsageStore, type TaskUsage } from './stores/account-usage-store.js';
 export { DeadLetterStore, deadLetterOf } from './stores/dead-letter-store.js';
 export { TaskWebhookStore, WebhookDeadLetterStore, WebhookStore } from './stores/webhook-store.js';
-export type { TaskWebhook, WebhookTarget } from './stores/webhook-store.js';
+export type { TaskWebhook, WebhookRekeyReport, WebhookTarget } from './stores/webhook-store.js';
 export type {
   DeadLetterCause,
   DeadLetterFilter,

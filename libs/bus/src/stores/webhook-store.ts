@@ -34,6 +34,13 @@ const StoredEndpoint = WebhookEndpointView.extend({
 });
 type StoredEndpoint = z.infer<typeof StoredEndpoint>;
 
+export interface WebhookRekeyReport {
+  readonly rekeyed: number;
+  readonly alreadyCurrent: number;
+  /** Endpoint keys (`<account>.<endpoint id>`) left as they were: no given key opens them, or they changed meanwhile. */
+  readonly leftAsTheyWere: readonly string[];
+}
+
 /** An endpoint with its clear signing secrets: what the deliverer needs and nothing shows. */
 export interface WebhookTarget {
   readonly endpoint: WebhookEndpointView;
@@ -149,6 +156,43 @@ export class WebhookStore {
       secrets.push(decryptSecret(previous, `${key}#previous`, this.#decryptKeys));
     }
     return { endpoint: view(stored.value), secrets };
+  }
+
+  /**
+   * Re-encrypts every endpoint's secrets not under `keys.current` (a master key rotation, with
+   * `rekey-credentials`): compare-and-set per endpoint; one that does not decrypt is reported and kept.
+   */
+  async rekey(): Promise<WebhookRekeyReport> {
+    let rekeyed = 0;
+    let alreadyCurrent = 0;
+    const leftAsTheyWere: string[] = [];
+    for (const key of (await listLatestKeys(this.kv, '*.*')).sort()) {
+      const [accountId = '', endpointId = ''] = key.split('.');
+      const outcome = await this.#rekeyOne(accountId, endpointId).catch(() => 'failed' as const);
+      if (outcome === 'rekeyed') rekeyed++;
+      else if (outcome === 'current') alreadyCurrent++;
+      else if (outcome === 'failed') leftAsTheyWere.push(key);
+    }
+    return { rekeyed, alreadyCurrent, leftAsTheyWere };
+  }
+
+  async #rekeyOne(accountId: string, endpointId: string): Promise<'rekeyed' | 'current' | 'gone'> {
+    const stored = await this.#read(accountId, endpointId);
+    if (stored === undefined) return 'gone';
+    const { secret, previous_secret: previous } = stored.value;
+    const current = this.keys.current;
+    if (secret.kid === current.kid && (previous === undefined || previous.kid === current.kid))
+      return 'current';
+    const key = endpointKey(accountId, endpointId);
+    const reseal = (sealed: typeof secret, slot: string) =>
+      encryptSecret(decryptSecret(sealed, `${key}#${slot}`, this.#decryptKeys), `${key}#${slot}`, current);
+    const next: StoredEndpoint = {
+      ...stored.value,
+      secret: reseal(secret, 'current'),
+      ...(previous === undefined ? {} : { previous_secret: reseal(previous, 'previous') }),
+    };
+    await this.kv.update(key, encodeJson(next), stored.revision);
+    return 'rekeyed';
   }
 
   async #read(
