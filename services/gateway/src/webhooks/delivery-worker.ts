@@ -39,6 +39,12 @@ export interface DeliveryWorkerOptions {
   log: Logger;
 }
 
+/**
+ * Deliveries held by the consumer at once, those waiting for a retry included (see README, "Webhooks":
+ * past it, new deliveries wait in the stream until retries fall due).
+ */
+const MAX_WAITING_DELIVERIES = 100_000;
+
 /** How long a message of a busy account is put off before it is looked at again. */
 const BUSY_DELAY_MS = 500;
 
@@ -59,7 +65,12 @@ export class DeliveryWorker {
       js,
       jsm,
       // Longer than an attempt can take, so a message is redelivered only when its gateway died.
-      { ...WebhookConsumers.DELIVERIES, ackWaitMs: timeoutMs + 30_000, batch: 64 },
+      {
+        ...WebhookConsumers.DELIVERIES,
+        ackWaitMs: timeoutMs + 30_000,
+        batch: 64,
+        maxAckPending: MAX_WAITING_DELIVERIES,
+      },
       (message) => this.#take(message),
       log,
     );

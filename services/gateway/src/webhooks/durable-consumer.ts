@@ -22,6 +22,11 @@ export interface DurableConsumerSpec {
   ackWaitMs: number;
   /** Messages held client-side ahead of `handle`. */
   batch: number;
+  /**
+   * Messages delivered and not yet acknowledged, at most. A delivery waiting for its retry is one of them
+   * (put off with a delayed nak), so this bounds the retries that can wait at once.
+   */
+  maxAckPending: number;
   /** Where a newly created consumer starts; a status consumer starts at new writes. */
   deliverPolicy?: DeliverPolicy;
 }
@@ -48,7 +53,7 @@ export function runDurableConsumer(
     ack_wait: spec.ackWaitMs * 1_000_000,
     // Attempts are counted in the messages themselves (webhooks) or do not run out (status reads).
     max_deliver: -1,
-    max_ack_pending: 10_000,
+    max_ack_pending: spec.maxAckPending,
   };
   const loop = (async () => {
     while (!stopped) {

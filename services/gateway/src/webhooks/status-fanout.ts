@@ -53,6 +53,7 @@ export function startStatusFanout(options: StatusFanoutOptions): RunningConsumer
       ...WebhookConsumers.STATUS,
       ackWaitMs: 30_000,
       batch: 100,
+      maxAckPending: 1_000,
       deliverPolicy: DeliverPolicy.New,
     },
     handle,
