@@ -2,7 +2,8 @@
  * Webhook deliveries survive the death of the delivering gateway (SIGKILL, its real entry point as a
  * process) and a NATS restart: a retry queued before the kill, a task that finished while no gateway ran,
  * and one that finished after NATS came back are all delivered by the next gateway, each verified by the
- * receiver with the `standardwebhooks` package, the retry under the webhook-id of its first attempt.
+ * receiver with the `standardwebhooks` package, the retry under the webhook-id of its first attempt. A
+ * gateway left running through another NATS restart goes on delivering.
  */
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -126,3 +127,18 @@ it('a retry queued before a SIGKILL of the gateway, a task finished while no gat
     expect(durable().filter((r) => (JSON.parse(r.body) as Json).data.trace_id === traceId)).toHaveLength(1);
   }
 }, 180_000);
+
+it('a gateway that keeps running through a NATS restart delivers the tasks that finish after it', async () => {
+  const running = services.at(-1)!;
+  expect(running.child.exitCode).toBeNull();
+  await nats.kill();
+  await nats.restart();
+  const afterSecondRestart = await finishTask('acme');
+  await waitFor(() => deliveredTrace(afterSecondRestart), {
+    timeoutMs: 60_000,
+    description: 'the delivery after the second restart',
+  });
+  expect(
+    durable().filter((r) => (JSON.parse(r.body) as Json).data.trace_id === afterSecondRestart),
+  ).toHaveLength(1);
+}, 120_000);
