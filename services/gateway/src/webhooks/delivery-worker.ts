@@ -53,6 +53,7 @@ export class DeliveryWorker {
   readonly #perAccount = new Map<string, number>();
   readonly #running = new Set<Promise<void>>();
   #inFlight = 0;
+  #stopping = false;
   #consumer: RunningConsumer | undefined;
 
   constructor(options: DeliveryWorkerOptions) {
@@ -76,8 +77,14 @@ export class DeliveryWorker {
     );
   }
 
+  /**
+   * Stops reading and ends the attempts in flight without spending them: their messages are put back
+   * for another gateway (an attempt to a hanging endpoint would otherwise outlast the shutdown budget).
+   */
   async stop(): Promise<void> {
+    this.#stopping = true;
     await this.#consumer?.stop();
+    await this.#options.sender.close();
     await Promise.allSettled([...this.#running]);
   }
 
@@ -153,6 +160,10 @@ export class DeliveryWorker {
     if (outcome.ok) {
       log.info({ ...context, status: outcome.status }, 'webhook delivered');
       message.ack();
+      return;
+    }
+    if (this.#stopping) {
+      message.nak();
       return;
     }
     const failed = { ...delivery, last_error: outcome.error.slice(0, 1000) };

@@ -91,8 +91,9 @@ export function startWebhooks(options: WebhookOptions): Webhooks {
     routes: { endpoints, deadLetters, sender, js },
     taskWebhooks: new TaskWebhooks(endpoints, taskWebhookStore),
     async stop() {
+      // The worker closes the sender itself, once it stopped reading; without it, nothing is in flight.
       await Promise.all(stops.map((stop) => stop()));
-      await sender.close();
+      if (stops.length === 0) await sender.close();
     },
   };
 }

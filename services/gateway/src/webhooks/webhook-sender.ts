@@ -102,8 +102,9 @@ export class WebhookSender {
     }
   }
 
+  /** Aborts the attempts in flight (they fail, not permanently) and closes the connections. */
   async close(): Promise<void> {
-    await this.#agent.close();
+    await this.#agent.destroy();
   }
 }
 
