@@ -185,6 +185,8 @@ export async function runMesh({ root, natsSource, dataDir }) {
     OUTBOUND_ALLOW_HOSTS: process.env.OUTBOUND_ALLOW_HOSTS ?? (demo ? '127.0.0.1' : ''),
     // The model endpoint's own allow-list: the demo model runs on loopback; a local model of yours needs its host here.
     MODEL_ALLOW_HOSTS: process.env.MODEL_ALLOW_HOSTS ?? (demo ? '127.0.0.1' : ''),
+    // Webhook endpoints on this machine (a local receiver under development) in the demo too.
+    WEBHOOK_ALLOW_HOSTS: process.env.WEBHOOK_ALLOW_HOSTS ?? (demo ? '127.0.0.1' : ''),
   };
   const names = readdirSync(join(root, 'services')).filter((name) =>
     existsSync(join(root, 'services', name, 'dist', 'index.js')),

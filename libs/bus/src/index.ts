@@ -38,6 +38,7 @@ export {
   ensureThreadStream,
   DEFAULT_THREAD_RETENTION_MS,
   DEFAULT_THREAD_MAX_ENTRIES,
+  ensureWebhookStream,
   ensureMeshStreams,
   openBucket,
   openMeshBuckets,
@@ -127,6 +128,8 @@ export {
 export type { ApprovalDecision, DecisionOutcome } from './parking/approval-decisions.js';
 export { AccountUsageStore, type TaskUsage } from './stores/account-usage-store.js';
 export { DeadLetterStore, deadLetterOf } from './stores/dead-letter-store.js';
+export { TaskWebhookStore, WebhookDeadLetterStore, WebhookStore } from './stores/webhook-store.js';
+export type { TaskWebhook, WebhookRekeyReport, WebhookTarget } from './stores/webhook-store.js';
 export type {
   DeadLetterCause,
   DeadLetterFilter,

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ensureDeadLetterStream,
   ensureThreadStream,
+  ensureWebhookStream,
   ensureMeshStreams,
   openBucket,
   openMeshBuckets,
@@ -24,6 +25,7 @@ const MESH_STREAMS = [
   Streams.EVENTS.name,
   Streams.DEAD_LETTERS.name,
   Streams.THREADS.name,
+  Streams.WEBHOOKS.name,
   ...Object.values(Buckets).map((bucket) => `KV_${bucket}`),
 ].sort();
 
@@ -69,7 +71,7 @@ async function deleteEveryStream(): Promise<void> {
 }
 
 describe('the mesh on a 3-node cluster with replicas 3', () => {
-  it('the provisioning creates MESH_TASKS, MESH_EVENTS, MESH_DEAD_LETTERS and every KV bucket with three replicas, one on each member', async () => {
+  it('the provisioning creates MESH_TASKS, MESH_EVENTS, MESH_DEAD_LETTERS, MESH_WEBHOOKS and every KV bucket with three replicas, one on each member', async () => {
     const report = await provisionMeshResources(jetstream(nc), { replicas: 3 });
 
     expect(report.created).toHaveLength(MESH_STREAMS.length);
@@ -82,6 +84,7 @@ describe('the mesh on a 3-node cluster with replicas 3', () => {
     await ensureMeshStreams(jsm, { replicas: 3 });
     await ensureDeadLetterStream(jsm, { replicas: 3 });
     await ensureThreadStream(jsm, { replicas: 3 });
+    await ensureWebhookStream(jsm, { replicas: 3 });
     await openMeshBuckets(js, { replicas: 3 });
     await openNativeProvidersBucket(js, { replicas: 3 });
     // As recall opens its caches.

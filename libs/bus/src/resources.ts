@@ -297,6 +297,38 @@ export async function ensureThreadStream(
   );
 }
 
+/** How long an undelivered webhook delivery is kept in MESH_WEBHOOKS (longer than its whole retry schedule). */
+export const WEBHOOK_DELIVERY_MAX_AGE_MS = 7 * DAY_MS;
+
+function webhookStreamConfig(options: MeshResourceOptions): Partial<StreamConfig> & { name: string } {
+  return {
+    name: Streams.WEBHOOKS.name,
+    subjects: [...Streams.WEBHOOKS.subjects],
+    // Each delivery is one message, gone once acknowledged (delivered, dead-lettered or queued again).
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    num_replicas: options.replicas ?? 1,
+    max_age: nanos(WEBHOOK_DELIVERY_MAX_AGE_MS),
+    // A status write read twice (a redelivery of the status consumer) queues its deliveries once.
+    duplicate_window: nanos(10 * 60 * 1000),
+  };
+}
+
+/** Makes sure MESH_WEBHOOKS (webhook deliveries to make) exists: created when missing and allowed, else waited for. */
+export async function ensureWebhookStream(
+  jsm: JetStreamManager,
+  options: MeshResourceOptions = {},
+  wait: ResourceWaitOptions = {},
+): Promise<void> {
+  const config = webhookStreamConfig(options);
+  await existOrWait(
+    jsm,
+    { kind: 'stream', name: config.name, stream: config.name },
+    () => jsm.streams.add(config),
+    wait,
+  );
+}
+
 /** Makes sure MESH_DEAD_LETTERS exists: created when missing and allowed, else waited for. */
 export async function ensureDeadLetterStream(
   jsm: JetStreamManager,
@@ -345,6 +377,8 @@ export interface MeshBuckets {
   schedules: KV;
   scheduleFirings: KV;
   threads: KV;
+  webhooks: KV;
+  webhookDeadLetters: KV;
 }
 export type MeshBucketName = keyof MeshBuckets;
 
@@ -373,6 +407,12 @@ function meshBucketSettings(options: MeshResourceOptions): Record<MeshBucketName
     scheduleFirings: [Buckets.SCHEDULE_FIRINGS, { ttl: SCHEDULE_FIRING_TTL_MS }],
     // No TTL: a thread lives until it is deleted (its entries age out of MESH_THREADS).
     threads: [Buckets.THREADS, {}],
+    webhooks: [Buckets.WEBHOOKS, {}],
+    // Kept until re-driven or dropped, like the task dead letters (bounded by their retention).
+    webhookDeadLetters: [
+      Buckets.WEBHOOK_DEAD_LETTERS,
+      { ttl: options.deadLetterRetentionMs ?? DEFAULT_DEAD_LETTER_RETENTION_MS },
+    ],
   };
 }
 
@@ -389,6 +429,8 @@ const ALL_MESH_BUCKETS: readonly MeshBucketName[] = [
   'schedules',
   'scheduleFirings',
   'threads',
+  'webhooks',
+  'webhookDeadLetters',
 ];
 
 /**
@@ -503,6 +545,7 @@ export async function provisionMeshResources(
     ...meshStreamConfigs(options),
     deadLetterStreamConfig(options),
     threadStreamConfig(options),
+    webhookStreamConfig(options),
   ]) {
     await provision(config.name, `stream ${config.name}`, () => jsm.streams.add(config));
     if (await updateOrWait(jsm, config, {})) report.updated.push(`stream ${config.name}`);

@@ -3,12 +3,14 @@
  * format the gateway recognises, or imported from an OpenAPI document), credentials — one user's, or an
  * account's for all its users (write-only: names can be listed, values never read back) — and API keys (registered and revoked: the gateway keeps
  * only digests, so it cannot list them) and dead letters (tasks that ran out of deliveries: list, show,
- * re-drive as a new task, drop). Needs an admin key, or a trusted caller naming its account;
+ * re-drive as a new task, drop), and webhook endpoints (the signing secret shown at creation and rotation
+ * only; dead deliveries listed, re-driven, dropped). Needs an admin key, or a trusted caller naming its account;
  * scheduled runs (`/v1/schedules`: create, list, show, pause, resume, delete, run now) take an account API
  * key too, since a schedule submits only what its account could;
  * an admin naming an account (`x-account-id`, the `headers` option) manages that account only.
  * Every answer is validated against the protocol's schema.
  */
+import type { WebhookDeadLetterView } from '@agentmesh/protocol';
 import {
   AccountList,
   AgentDefinition,
@@ -32,8 +34,15 @@ import {
   ToolImportReply,
   ToolList,
   ToolWriteReply,
+  WebhookDeadLetterList,
+  WebhookEndpointList,
+  WebhookEndpointView,
+  WebhookEndpointWithSecret,
+  WebhookTestResult,
   type AgentDefinitionInput,
+  type TaskWebhookEvent,
 } from '@agentmesh/protocol';
+import { z } from 'zod';
 import { MeshProtocolError } from './errors.js';
 import { GatewayHttp, type GatewayHttpOptions } from './gateway-http.js';
 import type { CallOptions } from './mesh-client.js';
@@ -394,6 +403,82 @@ export class ManagementClient {
     return this.http.json(response, RunScheduleReply, `running schedule ${scheduleId}`);
   }
 
+  /** Registers a webhook endpoint of the caller's account; the answer holds its signing secret, shown this once. */
+  async createWebhook(
+    endpoint: { url: string; events?: TaskWebhookEvent[]; description?: string },
+    options: CallOptions = {},
+  ): Promise<WebhookEndpointWithSecret> {
+    const response = await this.http.send('POST', `${ADMIN}/webhooks`, {
+      body: endpoint,
+      signal: options.signal,
+    });
+    return this.http.json(response, WebhookEndpointWithSecret, 'the new webhook endpoint');
+  }
+
+  async listWebhooks(options: CallOptions = {}): Promise<WebhookEndpointView[]> {
+    const response = await this.http.send('GET', `${ADMIN}/webhooks`, { signal: options.signal });
+    return (await this.http.json(response, WebhookEndpointList, 'the webhook list')).webhooks;
+  }
+
+  async getWebhook(id: string, options: CallOptions = {}): Promise<WebhookEndpointView> {
+    const response = await this.http.send('GET', adminPath('webhooks', id), { signal: options.signal });
+    return this.http.json(response, WebhookEndpointView, `webhook ${id}`);
+  }
+
+  async deleteWebhook(id: string, options: CallOptions = {}): Promise<void> {
+    await this.noContent('DELETE', adminPath('webhooks', id), undefined, options, `deleting webhook ${id}`);
+  }
+
+  /** A new signing secret, shown this once; the old one keeps signing for `previousValidForS` (default a day). */
+  async rotateWebhookSecret(
+    id: string,
+    options: CallOptions & { previousValidForS?: number } = {},
+  ): Promise<WebhookEndpointWithSecret> {
+    const response = await this.http.send('POST', `${adminPath('webhooks', id)}/rotate-secret`, {
+      body:
+        options.previousValidForS === undefined ? {} : { previous_valid_for_s: options.previousValidForS },
+      signal: options.signal,
+    });
+    return this.http.json(response, WebhookEndpointWithSecret, `the new secret of webhook ${id}`);
+  }
+
+  /** Sends one signed `webhook.test` to the endpoint now and answers how it went (not retried). */
+  async testWebhook(id: string, options: CallOptions = {}): Promise<WebhookTestResult> {
+    const response = await this.http.send('POST', `${adminPath('webhooks', id)}/test`, {
+      signal: options.signal,
+    });
+    return this.http.json(response, WebhookTestResult, `the test of webhook ${id}`);
+  }
+
+  async listWebhookDeadLetters(options: CallOptions = {}): Promise<WebhookDeadLetterView[]> {
+    const response = await this.http.send('GET', `${ADMIN}/webhooks/dead-letters`, {
+      signal: options.signal,
+    });
+    return (await this.http.json(response, WebhookDeadLetterList, 'the webhook dead letters')).dead_letters;
+  }
+
+  /** Queues a dead delivery again (same webhook-id, a fresh retry schedule). */
+  async redriveWebhookDeadLetter(webhookId: string, options: CallOptions = {}): Promise<void> {
+    const response = await this.http.send(
+      'POST',
+      `${adminPath('webhooks/dead-letters', webhookId)}/redrive`,
+      {
+        signal: options.signal,
+      },
+    );
+    await this.http.json(response, WebhookRedriveReply, `the re-drive of ${webhookId}`);
+  }
+
+  async dropWebhookDeadLetter(webhookId: string, options: CallOptions = {}): Promise<void> {
+    await this.noContent(
+      'DELETE',
+      adminPath('webhooks/dead-letters', webhookId),
+      undefined,
+      options,
+      `dropping the dead delivery ${webhookId}`,
+    );
+  }
+
   private async noContent(
     method: string,
     path: string,
@@ -412,6 +497,8 @@ export class ManagementClient {
 
 const SCHEDULES = 'v1/schedules';
 const schedulePath = (scheduleId: string): string => `${SCHEDULES}/${encodeURIComponent(scheduleId)}`;
+const WebhookRedriveReply = z.object({ webhook_id: z.string(), round: z.int() });
+
 const adminPath = (kind: string, name: string): string => `${ADMIN}/${kind}/${encodeURIComponent(name)}`;
 const accountCredentialsPath = (accountId: string): string =>
   `${ADMIN}/accounts/${encodeURIComponent(accountId)}/credentials`;

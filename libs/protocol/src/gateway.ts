@@ -10,6 +10,7 @@ import { ClearTaskPayload, TaskLimits } from './task.js';
 import { TaskStatusRecord } from './task-status.js';
 import { ThreadId, ThreadStrategy } from './thread-id.js';
 import { TraceId, TraceIdInput } from './trace-id.js';
+import { TaskWebhookRequest } from './webhooks.js';
 import { JsonObject } from './tools/json-schema.js';
 
 export const SubmitTaskRequest = z.object({
@@ -35,6 +36,8 @@ export const SubmitTaskRequest = z.object({
   thread_id: ThreadId.optional(),
   /** What happens when the thread already has an active run; the thread's own strategy when absent. */
   thread_strategy: ThreadStrategy.optional(),
+  /** This task's events also go to this URL, on the origin of one of the account's webhook endpoints. */
+  webhook: TaskWebhookRequest.optional(),
 });
 export type SubmitTaskRequest = z.infer<typeof SubmitTaskRequest>;
 export type SubmitTaskRequestInput = z.input<typeof SubmitTaskRequest>;

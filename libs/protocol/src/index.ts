@@ -42,6 +42,7 @@ export { parseEventLogSubject, parseCancelSubject } from './names.js';
 export { accountSubmitSubject, parseSubmitSubject, taskKey } from './names.js';
 export { nativeClassesToken, executorConsumer } from './names.js';
 export { deadLetterSubject, deadLettersWildcard, taskMaxDeliveriesAdvisories } from './names.js';
+export { webhookDeliverySubject, WebhookConsumers } from './names.js';
 export type { Bucket, TaskStage } from './names.js';
 
 export { ChatMessage, ChatSystemMessage, ChatDeveloperMessage, ChatUserMessage } from './chat.js';
@@ -244,6 +245,26 @@ export {
   DeadLetterView,
   deadLetterView,
 } from './dead-letter.js';
+export {
+  TASK_WEBHOOK_EVENTS,
+  TaskWebhookEvent,
+  TaskWebhookRequest,
+  WebhookDeadLetter,
+  WebhookDeadLetterList,
+  WebhookDeadLetterView,
+  webhookDeadLetterView,
+  WebhookDelivery,
+  WebhookEndpointCreate,
+  WebhookEndpointId,
+  WebhookEndpointList,
+  WebhookEndpointView,
+  WebhookEndpointWithSecret,
+  WebhookEventType,
+  WebhookMessageId,
+  WebhookPayload,
+  WebhookRotateRequest,
+  WebhookTestResult,
+} from './webhooks.js';
 export { buildJsonSchemas, serialiseJsonSchema } from './json-schemas.js';
 export type { JsonSchemaDocument } from './json-schemas.js';
 

@@ -69,6 +69,8 @@ describe('NATS names', () => {
       'mesh_tasks',
       'mesh_threads',
       'mesh_tools',
+      'mesh_webhook_dead_letters',
+      'mesh_webhooks',
     ]);
   });
 

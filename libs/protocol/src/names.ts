@@ -67,6 +67,8 @@ export const Subjects = {
    * was delivered max_deliver times and never acknowledged (nats-server sends it on its next redelivery try).
    */
   MAX_DELIVERIES_ADVISORY_PREFIX: '$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES',
+  /** `mesh.webhooks.deliver.<account>`: one webhook delivery to make (stream MESH_WEBHOOKS). */
+  WEBHOOK_DELIVERIES_PREFIX: 'mesh.webhooks.deliver',
 } as const;
 
 export const Streams = {
@@ -84,12 +86,27 @@ export const Streams = {
   DEAD_LETTERS: { name: 'MESH_DEAD_LETTERS', subjects: ['mesh.dead.>'] },
   /** Threads' entries (turns, compactions), in order, on `mesh.threads.<account>.<thread_id>`. */
   THREADS: { name: 'MESH_THREADS', subjects: ['mesh.threads.>'] },
+  /** Webhook deliveries to make (work queue; `Nats-Msg-Id` = `<webhook id>.<attempt>`). */
+  WEBHOOKS: { name: 'MESH_WEBHOOKS', subjects: ['mesh.webhooks.>'] },
 } as const;
 
 /** Durable consumers; each one reads one stage of MESH_TASKS and is shared by all instances of its service. */
 export const Consumers = {
   ASSEMBLER: { durable_name: 'assembler', stream: 'MESH_TASKS', filter_subject: 'mesh.tasks.received.*' },
   EXECUTOR: { durable_name: 'executor', stream: 'MESH_TASKS', filter_subject: 'mesh.tasks.assembled.*' },
+} as const;
+
+/**
+ * The gateways' webhook consumers: `webhook-status` reads every task status write (the KV stream of
+ * `mesh_tasks`) and queues deliveries; `webhooks` delivers them. Each is shared by every gateway instance.
+ */
+export const WebhookConsumers = {
+  STATUS: { durable_name: 'webhook-status', stream: 'KV_mesh_tasks', filter_subject: '$KV.mesh_tasks.>' },
+  DELIVERIES: {
+    durable_name: 'webhooks',
+    stream: 'MESH_WEBHOOKS',
+    filter_subject: 'mesh.webhooks.deliver.*',
+  },
 } as const;
 
 export const Services = {
@@ -136,6 +153,10 @@ export const Buckets = {
   SCHEDULE_FIRINGS: 'mesh_schedule_firings',
   /** `<account>.<thread_id>` → a thread's record (ThreadRecord): metadata, strategy, active and queued runs. */
   THREADS: 'mesh_threads',
+  /** `<account>.<endpoint id>` → a webhook endpoint, its signing secret encrypted at rest. */
+  WEBHOOKS: 'mesh_webhooks',
+  /** `<account>.<webhook id>` → a webhook delivery out of attempts (WebhookDeadLetter), until re-driven or dropped. */
+  WEBHOOK_DEAD_LETTERS: 'mesh_webhook_dead_letters',
 } as const;
 export type Bucket = (typeof Buckets)[keyof typeof Buckets];
 
@@ -245,6 +266,11 @@ export function taskKey(accountId: string, traceId: string): string {
 /** `mesh.dead.<account>.<trace_id>`: the dead letter of one task (the stream keeps the last per subject). */
 export function deadLetterSubject(accountId: string, traceId: string): string {
   return `${Subjects.DEAD_LETTERS_PREFIX}.${account(accountId)}.${trace(traceId)}`;
+}
+
+/** `mesh.webhooks.deliver.<account>`: the webhook deliveries of one account. */
+export function webhookDeliverySubject(accountId: string): string {
+  return `${Subjects.WEBHOOK_DELIVERIES_PREFIX}.${account(accountId)}`;
 }
 
 /** Every dead letter of one account, or of every account. */

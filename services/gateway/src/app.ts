@@ -41,6 +41,7 @@ import { registerTaskRoutes } from './routes/tasks.js';
 import { registerThreadRoutes } from './routes/threads.js';
 import type { ThreadApi } from './thread-api.js';
 import type { StreamTokens } from './stream-tokens.js';
+import type { WebhookRouteDeps } from './webhooks/index.js';
 import type { ApprovalDesk } from './task-approvals.js';
 import type { TaskCanceller } from './task-cancellation.js';
 import type { TaskSubmitter } from './task-submission.js';
@@ -79,6 +80,8 @@ export interface GatewayAppSettings {
 
 export interface GatewayAppDeps {
   log: Logger;
+  /** Webhook endpoints and dead letters (management routes). */
+  webhooks: WebhookRouteDeps;
   nc: NatsConnection;
   js: JetStreamClient;
   jsm: JetStreamManager;
@@ -191,6 +194,7 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
     apiKeys: stores.apiKeys,
     configuredAccounts: deps.authenticator.configuredAccounts(),
     deadLetters: stores.deadLetters,
+    webhooks: deps.webhooks,
     submitter: deps.submitter,
     pluginImportBodyLimitBytes: settings.pluginImportBodyLimitBytes,
     ...(settings.agentVersionsKept !== undefined && { agentVersionsKept: settings.agentVersionsKept }),

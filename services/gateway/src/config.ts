@@ -380,6 +380,63 @@ export const gatewayConfigSchema = baseConfigSchema.extend({
     .describe(
       'How long an MCP session with no request in flight is kept; after it the session is closed and its client must initialize again',
     ),
+  WEBHOOKS_ENABLED: z
+    .stringbool()
+    .default(true)
+    .describe(
+      'Run the webhook consumers here: turn task status writes into deliveries and deliver them (the durable consumers are shared by every gateway that runs them). The management routes work either way',
+    ),
+  WEBHOOK_ALLOW_HOSTS: z
+    .string()
+    .default('')
+    .transform((value) => entries(value))
+    .describe(
+      'Comma-separated hosts, IPs or CIDRs webhook endpoints may use although private, loopback or link-local (the SSRF allow-list of this deployment), e.g. 127.0.0.1; everything else must be public',
+    ),
+  WEBHOOK_RETRY_SCHEDULE_MS: z
+    .string()
+    .default('5000,300000,1800000,7200000,18000000,36000000,36000000')
+    .transform((value, ctx) => {
+      const delays = entries(value).map(Number);
+      if (delays.length === 0 || delays.some((d) => !Number.isInteger(d) || d < 0)) {
+        ctx.addIssue({ code: 'custom', message: 'must be comma-separated non-negative integers (ms)' });
+        return z.NEVER;
+      }
+      return delays;
+    })
+    .describe(
+      'Delays before each retry of a failed webhook delivery, in ms (each with ±20% jitter); after the last one fails the delivery is dead-lettered. Default: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (8 attempts over about 27.6 h)',
+    ),
+  WEBHOOK_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(60_000)
+    .default(15_000)
+    .describe(
+      'Whole budget of one delivery attempt (connect, send, answer headers); past it the attempt failed',
+    ),
+  WEBHOOK_CONNECT_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(60_000)
+    .default(5_000)
+    .describe('Budget of opening the connection to a webhook endpoint'),
+  WEBHOOK_MAX_IN_FLIGHT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(64)
+    .describe('Webhook deliveries one gateway makes at once, all accounts together'),
+  WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(4)
+    .describe(
+      "Webhook deliveries one gateway makes at once for one account; more of that account's wait in the stream, so a slow or hanging endpoint holds back its own account only",
+    ),
   VAULT_KEY_ID: z.string().min(1).max(128).describe("Key id of the executors' vault key pair"),
   VAULT_PUBLIC_KEY: vaultPublicKeySchema.describe(
     "The executors' X25519 public key (base64url): pre-assembled vaults are sealed for it",

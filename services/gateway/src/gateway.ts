@@ -18,6 +18,7 @@ import {
   startThreadPromoter,
   ThreadStore,
   ensureMeshStreams,
+  ensureWebhookStream,
   CorruptRecordError,
   IdempotencyStore,
   startLiveAgents,
@@ -54,6 +55,7 @@ import { TaskQueueDepth } from './task-queue-depth.js';
 import { AccountDailyCaps } from './account-daily-caps.js';
 import { systemClock, type SchedulerClock } from './schedules/clock.js';
 import { Scheduler } from './schedules/scheduler.js';
+import { startWebhooks } from './webhooks/index.js';
 
 export interface GatewayContext {
   config: Readonly<GatewayConfig>;
@@ -112,6 +114,7 @@ export async function startGateway({
     wait,
   );
   await ensureThreadStream(jsm, { replicas: config.NATS_REPLICAS }, wait);
+  await ensureWebhookStream(jsm, { replicas: config.NATS_REPLICAS }, wait);
   // The buckets it uses, no more: its NATS user may read no other (infra/nats/accounts.conf).
   const buckets = await openMeshBuckets(
     js,
@@ -131,7 +134,10 @@ export async function startGateway({
         'schedules',
         'scheduleFirings',
         'threads',
+        'webhooks',
+        'webhookDeadLetters',
       ],
+      deadLetterRetentionMs: config.DEAD_LETTER_RETENTION_MS,
     },
     wait,
   );
@@ -243,6 +249,11 @@ export async function startGateway({
       throw error;
     }
   };
+  const credentialKeys = {
+    current: { kid: config.CREDENTIALS_MASTER_KEY_ID, key: config.CREDENTIALS_MASTER_KEY },
+    ...(config.CREDENTIALS_PREVIOUS_KEYS ? { previous: config.CREDENTIALS_PREVIOUS_KEYS } : {}),
+  };
+  const webhooks = startWebhooks({ js, jsm, buckets, keys: credentialKeys, config, log });
   const submitter = new TaskSubmitter({
     js,
     statuses,
@@ -260,6 +271,7 @@ export async function startGateway({
     cancelRun: (accountId, traceId, reason) => canceller.cancel(traceId, accountId, reason),
     ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
     pinnedVersions: pinnedVersionCheck(agents),
+    taskWebhooks: webhooks.taskWebhooks,
     metrics,
     log,
   });
@@ -283,10 +295,7 @@ export async function startGateway({
       agents,
       plugins: new ToolStore(buckets.tools),
       mcpServers: new McpServerStore(buckets.mcpServers),
-      credentials: new CredentialStore(buckets.credentials, {
-        current: { kid: config.CREDENTIALS_MASTER_KEY_ID, key: config.CREDENTIALS_MASTER_KEY },
-        ...(config.CREDENTIALS_PREVIOUS_KEYS ? { previous: config.CREDENTIALS_PREVIOUS_KEYS } : {}),
-      }),
+      credentials: new CredentialStore(buckets.credentials, credentialKeys),
       statuses,
       apiKeys,
       deadLetters: new DeadLetterStore(js, jsm),
@@ -295,6 +304,7 @@ export async function startGateway({
     submitter,
     canceller,
     threads: { store: threads, api: threadApi },
+    webhooks: webhooks.routes,
     approvals: new ApprovalDesk({ js, statuses, parked, log }),
     liveEvents,
     recall: new RecallForwarder({ nc, timeoutMs: config.RECALL_TIMEOUT_MS, log }),
@@ -328,8 +338,9 @@ export async function startGateway({
   try {
     await app.listen({ host: config.HTTP_HOST, port: config.HTTP_PORT });
   } catch (error) {
-    // runService tries start-up again: leave no watch behind.
+    // runService tries start-up again: leave no watch or consumer behind.
     liveAgents.stop();
+    await webhooks.stop();
     throw error;
   }
   const { port } = app.server.address() as AddressInfo;
@@ -385,6 +396,7 @@ export async function startGateway({
       await app.close();
       await liveEvents?.stop();
       liveAgents.stop();
+      await webhooks.stop();
     },
   };
 }

@@ -13,6 +13,7 @@ import {
   type TaskMeta,
   type ThreadStrategy,
   type TaskParent,
+  type TaskWebhookRequest,
 } from '@agentmesh/protocol';
 import type { SealFor } from '@agentmesh/vault';
 import { requireAccount, requirePrivileged, type Caller } from './auth.js';
@@ -33,6 +34,8 @@ export interface Submission {
   /** The thread the task runs in, and what to do when the thread is busy (the thread's own strategy when absent). */
   threadId?: string;
   threadStrategy?: ThreadStrategy;
+  /** The task's own webhook (`webhook` of a SubmitTaskRequest): checked and stored by the submitter. */
+  webhook?: TaskWebhookRequest;
   /**
    * The request as validated (defaults applied, ids normalised, unknown fields dropped): what an
    * idempotency key is bound to, so two bodies that mean the same task count as the same request.
@@ -76,6 +79,7 @@ function parseSubmitRequest(
     ...optional('idempotencyKey', request.idempotency_key),
     ...optional('threadId', request.thread_id),
     ...optional('threadStrategy', request.thread_strategy),
+    ...optional('webhook', request.webhook),
     build: (traceId, submittedAt) =>
       validated({
         task_meta: taskMeta({

@@ -33,6 +33,7 @@ import {
   type SubmitTaskReply,
   type TaskParent,
   type TaskStatusRecord,
+  type TaskWebhookRequest,
 } from '@agentmesh/protocol';
 import {
   DEFAULT_PUBLISH_RETRY,
@@ -97,12 +98,22 @@ export interface TaskSubmitterOptions {
   threads?: ThreadStore;
   /** Cancels a thread's active run that a newer message interrupts or rolls back. */
   cancelRun?: (accountId: string, traceId: string, reason: string) => Promise<unknown>;
+  /**
+   * A task's own webhook (`webhook` of its submission): `check` refuses one on no registered endpoint's
+   * origin before anything is stored; `store` keeps it for the task before the task is published.
+   */
+  taskWebhooks?: TaskWebhookRegistry;
   /** Makes `events_url` absolute. */
   publicBaseUrl?: string;
   /** Counts every submission by outcome. */
   metrics: GatewayMetrics;
   log: Logger;
   now?: () => Date;
+}
+
+export interface TaskWebhookRegistry {
+  check(accountId: string, webhook: TaskWebhookRequest): Promise<Rejection | undefined>;
+  store(accountId: string, traceId: string, webhook: TaskWebhookRequest): Promise<void>;
 }
 
 /** What links a sub-task to the task that submitted it; given by the trusted NATS ingress only. */
@@ -194,6 +205,8 @@ export class TaskSubmitter {
     if (unknown !== undefined) return unknown;
     const noThread = await this.unknownThread(submission);
     if (noThread !== undefined) return noThread;
+    const refusedWebhook = await this.refusedWebhook(submission);
+    if (refusedWebhook !== undefined) return refusedWebhook;
     let traceId = submission.traceId ?? newTraceId();
     if (submission.idempotencyKey !== undefined) {
       const key = submission.idempotencyKey;
@@ -264,6 +277,16 @@ export class TaskSubmitter {
     if (stored instanceof Rejection) return stored;
     if (stored === undefined) throw new Error('a task status update returned no record');
     if (stored !== queued) return this.repeat(submission, stored);
+    const webhook = submission.webhook;
+    const taskWebhooks = this.options.taskWebhooks;
+    if (webhook !== undefined && taskWebhooks !== undefined) {
+      // Before the task is published, so its first status write already finds it.
+      const kept = await this.bus('task webhook', () => taskWebhooks.store(accountId, traceId, webhook));
+      if (kept instanceof Rejection) {
+        await this.markNotQueued(accountId, traceId);
+        return kept;
+      }
+    }
 
     if (submission.threadId !== undefined) {
       const admitted = await this.admitToThread(submission, submission.threadId, task);
@@ -280,6 +303,18 @@ export class TaskSubmitter {
       'task accepted',
     );
     return { reply: this.replyFor(accountId, traceId), accountId, duplicate: false };
+  }
+
+  /** A task webhook on no registered endpoint's origin (or with webhooks not served here) is refused. */
+  private async refusedWebhook(submission: Submission): Promise<Rejection | undefined> {
+    const webhook = submission.webhook;
+    if (webhook === undefined) return undefined;
+    const taskWebhooks = this.options.taskWebhooks;
+    if (taskWebhooks === undefined) return new InvalidRequest('this gateway does not take task webhooks');
+    const refused = await this.bus('webhook endpoints', () =>
+      taskWebhooks.check(submission.accountId, webhook),
+    );
+    return refused;
   }
 
   /**

@@ -42,6 +42,7 @@ let ontology: RecordingApi;
 let toolbox: RecordingApi;
 let proxy: RecordingApi;
 let payments: RecordingApi;
+let hooks: RecordingApi;
 let model: ScriptedModel;
 let metricsPort: number;
 /** nats-server's log, read once the services have stopped. */
@@ -228,6 +229,7 @@ beforeAll(async () => {
   payments = await startRecordingApi({
     routes: [{ method: 'GET', path: '/pay', reply: { status: 200, body: { paid: true } } }],
   });
+  hooks = await startRecordingApi({ routes: [{ method: 'POST', path: '/hook', reply: { status: 204 } }] });
   model = await startScriptedModel({ respond });
   metricsPort = await findFreePort();
   mesh = await startSecureMesh({
@@ -250,6 +252,7 @@ beforeAll(async () => {
         SUBMIT_RATE_PER_ACCOUNT: '1000',
         ACCOUNT_DAILY_TOKEN_CAP: '100000000',
         ACCOUNT_USAGE_CACHE_MS: '0',
+        WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
       },
       executor: { NATIVE_PROVIDER_TTL_MS: '1500' },
     },
@@ -287,7 +290,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await mesh?.stop();
   await model?.stop();
-  await Promise.all([ontology?.stop(), toolbox?.stop(), proxy?.stop(), payments?.stop()]);
+  await Promise.all([ontology?.stop(), toolbox?.stop(), proxy?.stop(), payments?.stop(), hooks?.stop()]);
 });
 
 describe('the whole mesh on the least-privilege users of accounts.conf', () => {
@@ -579,6 +582,24 @@ describe('the whole mesh on the least-privilege users of accounts.conf', () => {
     await admin('DELETE', `/dead-letters/${traceId}`);
     const after = (await (await admin('GET', '/dead-letters')).json()) as { dead_letters: unknown[] };
     expect(after.dead_letters).toEqual([]);
+  });
+
+  it("a webhook endpoint registered through the management API gets the task.completed of the account's next task, signed; its dead letters list", async () => {
+    const asAcme = { key: mesh.adminKey, headers: { 'x-account-id': ACCOUNT } };
+    await ok(call('POST', '/v1/admin/webhooks', { ...asAcme, body: { url: `${hooks.url}/hook` } }));
+    await ok(call('GET', '/v1/admin/webhooks', asAcme));
+    const traceId = await submit('recall_agent');
+    const [delivery] = await waitFor(
+      () => {
+        const found = hooks.requests.filter((request) => JSON.stringify(request.body).includes(traceId));
+        return found.length > 0 ? found : undefined;
+      },
+      { timeoutMs: 30_000, description: 'the webhook delivery' },
+    );
+    expect(delivery!.headers['webhook-id']).toMatch(/^msg_/);
+    expect(delivery!.headers['webhook-signature']).toMatch(/^v1,/);
+    expect(delivery!.body).toMatchObject({ type: 'task.completed', data: { trace_id: traceId } });
+    await ok(call('GET', '/v1/admin/webhooks/dead-letters', asAcme));
   });
 
   it("the gateway's /metrics shows the queue depth of both stages", async () => {

@@ -1,6 +1,6 @@
 /**
  * The management commands of `agentmesh` (`agents`, `tools`, `credentials`, `keys`, `dead-letters`,
- * `schedules`, and `threads`, which acts for the caller's account): each a group word
+ * `schedules`, `webhooks`, and `threads`, which acts for the caller's account): each a group word
  * and an action (`agents list`), with its positional arguments and options. Parsed into one
  * {@link ManagementAction}; the connection options are the CLI's own (see cli-args.ts).
  */
@@ -118,6 +118,23 @@ export const MANAGEMENT_ACTIONS = {
     },
   },
   'threads delete': { positionals: ['thread_id'], options: JSON_OPTION },
+  'webhooks create': {
+    positionals: ['url'],
+    options: { ...JSON_OPTION, event: { type: 'string', multiple: true }, description: { type: 'string' } },
+    needsAccount: true,
+  },
+  'webhooks list': { positionals: [], options: JSON_OPTION, needsAccount: true },
+  'webhooks show': { positionals: ['id'], options: JSON_OPTION, needsAccount: true },
+  'webhooks delete': { positionals: ['id'], options: JSON_OPTION, needsAccount: true },
+  'webhooks rotate': {
+    positionals: ['id'],
+    options: { ...JSON_OPTION, 'previous-valid-for': { type: 'string' } },
+    needsAccount: true,
+  },
+  'webhooks test': { positionals: ['id'], options: JSON_OPTION, needsAccount: true },
+  'webhooks dead-letters': { positionals: [], options: JSON_OPTION },
+  'webhooks redrive': { positionals: ['webhook_id'], options: JSON_OPTION, needsAccount: true },
+  'webhooks drop': { positionals: ['webhook_id'], options: JSON_OPTION, needsAccount: true },
 } as const satisfies Record<string, ActionSpec>;
 
 export type ManagementActionName = keyof typeof MANAGEMENT_ACTIONS;
@@ -166,6 +183,13 @@ Threads (an API key acts for its own account):
   agentmesh threads create [--id <id>] [--strategy reject|enqueue|interrupt|rollback]
                            [--metadata <json>] [--max-history-tokens <n> [--compaction cut|summarise]]
   agentmesh submit --thread <id> [--strategy <s>] ...   runs in the thread, with its history
+  agentmesh --account <id> webhooks create <url> [--event <type>]... [--description <text>]
+                         (prints the signing secret once; events: task.completed, task.failed,
+                         task.cancelled, task.approval_requested; all when none is given)
+  agentmesh --account <id> webhooks list | show <id> | delete <id> | test <id>
+  agentmesh --account <id> webhooks rotate <id> [--previous-valid-for <seconds>]  (prints the new secret once)
+  agentmesh [--account <id>] webhooks dead-letters
+  agentmesh --account <id> webhooks redrive <webhook_id> | drop <webhook_id>
   A file argument of "-" reads stdin. --json (every management command) prints the gateway's answer as
   JSON, and an error as its body {code, message, detail} on stderr.
 `;

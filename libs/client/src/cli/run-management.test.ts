@@ -357,4 +357,52 @@ describe('agentmesh management commands', () => {
     expect(refused.stderr.trim().split('\n')).toHaveLength(1);
     expect(refused.stderr).toContain('INVALID_REQUEST');
   });
+
+  it('webhooks create sends the URL and events for the --account, prints only the secret on stdout; without --account it is refused before any request', async () => {
+    const secret = `whsec_${'A'.repeat(43)}=`;
+    const endpoint = {
+      id: `wh_${'1'.repeat(24)}`,
+      account_id: 'acme',
+      url: 'https://hooks.example.com/agentmesh',
+      events: ['task.completed', 'task.failed'],
+      created_at: '2026-01-01T00:00:00.000Z',
+    };
+    gateway.handle((request, response) =>
+      request.method === 'POST'
+        ? sendJson(response, 201, { ...endpoint, secret })
+        : sendJson(response, 200, { webhooks: [endpoint] }),
+    );
+
+    const created = await cli([
+      '--account',
+      'acme',
+      'webhooks',
+      'create',
+      endpoint.url,
+      '--event',
+      'task.completed',
+      '--event',
+      'task.failed',
+    ]);
+    const listed = await cli(['--account', 'acme', 'webhooks', 'list']);
+    const refused = await cli(['webhooks', 'list']);
+
+    expect(gateway.requests[0]).toMatchObject({
+      method: 'POST',
+      path: '/v1/admin/webhooks',
+      headers: { 'x-account-id': 'acme' },
+    });
+    expect(JSON.parse(gateway.requests[0]!.body)).toEqual({
+      url: endpoint.url,
+      events: ['task.completed', 'task.failed'],
+    });
+    expect(created).toMatchObject({ code: ExitCode.OK, stdout: `${secret}\n` });
+    expect(created.stderr).toContain('shown this once');
+    expect(listed.stdout).toBe(
+      `${endpoint.id}\t${endpoint.url}\ttask.completed,task.failed\t${endpoint.created_at}\n`,
+    );
+    expect(listed.stdout).not.toContain(secret);
+    expect(refused.code).not.toBe(ExitCode.OK);
+    expect(gateway.requests).toHaveLength(2);
+  });
 });

@@ -11,6 +11,8 @@ import {
   type AgentVersionSummary,
   type CreateScheduleRequestInput,
   type DeadLetterView,
+  type TaskWebhookEvent,
+  type WebhookEndpointView,
   type ScheduleListItem,
   type ScopedAgent,
   type ScopedTool,
@@ -295,6 +297,82 @@ export async function runManagementAction(
       }
       return;
     }
+    case 'webhooks create': {
+      const events = values.event as string[] | undefined;
+      const description = string('description');
+      const created = await management.createWebhook(
+        {
+          url: arg('url'),
+          ...(events === undefined ? {} : { events: events as TaskWebhookEvent[] }),
+          ...(description === undefined ? {} : { description }),
+        },
+        call,
+      );
+      if (json) {
+        printJson(created);
+        return;
+      }
+      note(`webhook ${created.id} of account ${created.account_id}; its signing secret is shown this once:`);
+      out(created.secret);
+      return;
+    }
+    case 'webhooks list': {
+      const webhooks = await management.listWebhooks(call);
+      if (json) printJson(webhooks);
+      else webhooks.forEach((webhook) => out(webhookLine(webhook)));
+      return;
+    }
+    case 'webhooks show':
+      printJson(await management.getWebhook(arg('id'), call));
+      return;
+    case 'webhooks delete':
+      await management.deleteWebhook(arg('id'), call);
+      if (!json) out(`deleted webhook ${arg('id')}`);
+      return;
+    case 'webhooks rotate': {
+      const seconds = string('previous-valid-for');
+      const rotated = await management.rotateWebhookSecret(arg('id'), {
+        ...call,
+        ...(seconds === undefined ? {} : { previousValidForS: Number(seconds) }),
+      });
+      if (json) {
+        printJson(rotated);
+        return;
+      }
+      note(`new signing secret of webhook ${rotated.id}; it is shown this once:`);
+      out(rotated.secret);
+      return;
+    }
+    case 'webhooks test': {
+      const result = await management.testWebhook(arg('id'), call);
+      if (json) printJson(result);
+      else
+        out(
+          result.delivered
+            ? `delivered (${result.status ?? ''}) as ${result.webhook_id}`
+            : `not delivered: ${result.error ?? `HTTP ${result.status ?? '?'}`}`,
+        );
+      return;
+    }
+    case 'webhooks dead-letters': {
+      const letters = await management.listWebhookDeadLetters(call);
+      if (json) printJson(letters);
+      else
+        letters.forEach((letter) =>
+          out(
+            `${letter.webhook_id}\t${letter.account_id}\t${letter.endpoint_id}\t${letter.type}\t${letter.trace_id ?? ''}\t${letter.dead_at}\t${letter.reason}`,
+          ),
+        );
+      return;
+    }
+    case 'webhooks redrive':
+      await management.redriveWebhookDeadLetter(arg('webhook_id'), call);
+      if (!json) out(`queued ${arg('webhook_id')} again`);
+      return;
+    case 'webhooks drop':
+      await management.dropWebhookDeadLetter(arg('webhook_id'), call);
+      if (!json) out(`dropped the dead delivery ${arg('webhook_id')}`);
+      return;
   }
 }
 
@@ -332,6 +410,10 @@ function scheduleLine(schedule: ScheduleListItem): string {
       : `every ${schedule.interval_seconds}s`;
   const state = schedule.paused ? 'paused' : `next ${schedule.next_fire_at ?? '-'}`;
   return `${schedule.schedule_id}\t${schedule.workflow_id}\t${when}\t${state}\tmissed: ${schedule.missed_policy}${schedule.name ? `\t${schedule.name}` : ''}`;
+}
+
+function webhookLine(webhook: WebhookEndpointView): string {
+  return `${webhook.id}\t${webhook.url}\t${webhook.events.join(',')}\t${webhook.created_at}`;
 }
 
 function deadLetterLine(letter: DeadLetterView): string {

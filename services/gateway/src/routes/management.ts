@@ -1,7 +1,7 @@
 /**
  * The management plane (seed 002: management REST kept apart from inference), under `/v1/admin`:
  * agents, plugins (one by one, or imported from an OpenAPI document), MCP servers, credentials (an
- * account's and its users'), the accounts an admin may act for, API keys and dead letters (tasks that ran out of deliveries: list, show, re-drive, drop).
+ * account's and its users'), the accounts an admin may act for, API keys, dead letters (tasks that ran out of deliveries: list, show, re-drive, drop) and webhook endpoints (webhooks/webhook-routes.ts).
  * Only admin keys and trusted internal callers get in; the check runs before the body is read.
  *
  * Tenancy: a caller naming an account (`x-account-id`, required of trusted callers) manages that account
@@ -33,6 +33,7 @@ import { registerMcpServerRoutes } from './admin-mcp-servers.js';
 import { registerPluginImportRoute } from './admin-plugin-import.js';
 import { registerToolRoutes } from './admin-plugins.js';
 import type { TaskSubmitter } from '../task-submission.js';
+import { registerWebhookRoutes, type WebhookRouteDeps } from '../webhooks/index.js';
 import type { AuthenticateRequest } from './request-caller.js';
 
 export const MANAGEMENT_PREFIX = '/v1/admin';
@@ -47,6 +48,8 @@ export interface ManagementRouteDeps {
   /** The accounts of the API keys configured at start-up (listed by `GET /accounts`). */
   configuredAccounts: ReadonlySet<string>;
   deadLetters: DeadLetterStore;
+  /** Webhook endpoints, their dead letters and the guarded sender (`/webhooks`). */
+  webhooks: WebhookRouteDeps;
   /** Re-driven dead letters are submitted through it, like any task. */
   submitter: TaskSubmitter;
   /** Body limit of the OpenAPI plugin import (documents are larger than other bodies). */
@@ -119,6 +122,7 @@ export function registerManagementRoutes(app: FastifyInstance, deps: ManagementR
         submitter: deps.submitter,
         log: deps.log,
       });
+      registerWebhookRoutes(admin, deps.webhooks);
     },
     { prefix: MANAGEMENT_PREFIX },
   );

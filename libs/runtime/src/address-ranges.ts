@@ -1,4 +1,4 @@
-// Which IP addresses a tool may not reach unless allow-listed, and why: everything that is not the public
+// Which IP addresses an outbound request (a tool call, a webhook) may not reach unless allow-listed, and why: everything that is not the public
 // internet. IPv6 forms that embed an IPv4 address (mapped, NAT64, 6to4) are judged by the embedded address,
 // so `::ffff:127.0.0.1` is loopback too.
 import { BlockList, isIP } from 'node:net';

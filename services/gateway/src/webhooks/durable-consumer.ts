@@ -1,0 +1,85 @@
+/**
+ * A durable pull consumer read in a loop that outlives NATS outages: the consumer is created when missing
+ * (an existing one keeps its own settings), its messages handed to `handle`, and a failed `consume` (the
+ * server restarted, the consumer was deleted) started again after a pause until `stop`.
+ */
+import type { Logger } from '@agentmesh/runtime';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  type ConsumerConfig,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+} from '@nats-io/jetstream';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface DurableConsumerSpec {
+  stream: string;
+  durable_name: string;
+  filter_subject: string;
+  ackWaitMs: number;
+  /** Messages held client-side ahead of `handle`. */
+  batch: number;
+  /**
+   * Messages delivered and not yet acknowledged, at most. A delivery waiting for its retry is one of them
+   * (put off with a delayed nak), so this bounds the retries that can wait at once.
+   */
+  maxAckPending: number;
+  /** Where a newly created consumer starts; a status consumer starts at new writes. */
+  deliverPolicy?: DeliverPolicy;
+}
+
+export interface RunningConsumer {
+  stop(): Promise<void>;
+}
+
+export function runDurableConsumer(
+  js: JetStreamClient,
+  jsm: JetStreamManager,
+  spec: DurableConsumerSpec,
+  handle: (message: JsMsg) => void | Promise<void>,
+  log: Logger,
+): RunningConsumer {
+  let stopped = false;
+  let current: ConsumerMessages | undefined;
+  const wake = new AbortController();
+  const config: Partial<ConsumerConfig> = {
+    durable_name: spec.durable_name,
+    filter_subject: spec.filter_subject,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: spec.deliverPolicy ?? DeliverPolicy.All,
+    ack_wait: spec.ackWaitMs * 1_000_000,
+    // Attempts are counted in the messages themselves (webhooks) or do not run out (status reads).
+    max_deliver: -1,
+    max_ack_pending: spec.maxAckPending,
+  };
+  const loop = (async () => {
+    while (!stopped) {
+      try {
+        try {
+          await jsm.consumers.info(spec.stream, spec.durable_name);
+        } catch {
+          await jsm.consumers.add(spec.stream, config);
+        }
+        const consumer = await js.consumers.get(spec.stream, spec.durable_name);
+        current = await consumer.consume({ max_messages: spec.batch });
+        if (stopped) current.stop();
+        for await (const message of current) await handle(message);
+      } catch (error) {
+        if (stopped) break;
+        log.warn({ err: error, consumer: spec.durable_name }, 'webhook consumer failed; starting it again');
+      }
+      if (!stopped) await sleep(1_000, undefined, { signal: wake.signal }).catch(() => undefined);
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      wake.abort();
+      current?.stop();
+      await loop;
+    },
+  };
+}

@@ -1,0 +1,99 @@
+/**
+ * Completion webhooks, the gateway's room for them: the endpoint and dead-letter stores, the SSRF-guarded
+ * sender, the status fan-out and the delivery worker (both durable JetStream consumers shared by every
+ * gateway that runs them, WEBHOOKS_ENABLED), and the management routes. README "Webhooks" tells the contract.
+ */
+import {
+  TaskWebhookStore,
+  WebhookDeadLetterStore,
+  WebhookStore,
+  type CredentialKeys,
+  type MeshBuckets,
+} from '@agentmesh/bus';
+import type { Logger } from '@agentmesh/runtime';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { GatewayConfig } from '../config.js';
+import { DeliveryWorker } from './delivery-worker.js';
+import { RetrySchedule } from './retry-schedule.js';
+import { startStatusFanout } from './status-fanout.js';
+import { TaskWebhooks } from './task-webhooks.js';
+import { WebhookSender } from './webhook-sender.js';
+import type { WebhookRouteDeps } from './webhook-routes.js';
+
+export { registerWebhookRoutes } from './webhook-routes.js';
+export type { WebhookRouteDeps } from './webhook-routes.js';
+
+export interface Webhooks {
+  routes: WebhookRouteDeps;
+  /** Checks and keeps the `webhook` of task submissions. */
+  taskWebhooks: TaskWebhooks;
+  stop(): Promise<void>;
+}
+
+export interface WebhookOptions {
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  buckets: Pick<MeshBuckets, 'webhooks' | 'webhookDeadLetters'>;
+  keys: CredentialKeys;
+  config: Pick<
+    GatewayConfig,
+    | 'WEBHOOKS_ENABLED'
+    | 'WEBHOOK_ALLOW_HOSTS'
+    | 'WEBHOOK_RETRY_SCHEDULE_MS'
+    | 'WEBHOOK_TIMEOUT_MS'
+    | 'WEBHOOK_CONNECT_TIMEOUT_MS'
+    | 'WEBHOOK_MAX_IN_FLIGHT'
+    | 'WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT'
+    | 'PUBLIC_BASE_URL'
+  >;
+  log: Logger;
+}
+
+export function startWebhooks(options: WebhookOptions): Webhooks {
+  const { js, jsm, config, log } = options;
+  const endpoints = new WebhookStore(options.buckets.webhooks, options.keys);
+  const deadLetters = new WebhookDeadLetterStore(options.buckets.webhookDeadLetters);
+  const taskWebhookStore = new TaskWebhookStore(options.buckets.webhooks);
+  const sender = new WebhookSender({
+    allowHosts: config.WEBHOOK_ALLOW_HOSTS,
+    connectTimeoutMs: config.WEBHOOK_CONNECT_TIMEOUT_MS,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+  });
+  const stops: Array<() => Promise<void>> = [];
+  if (config.WEBHOOKS_ENABLED) {
+    const fanout = startStatusFanout({
+      js,
+      jsm,
+      endpoints,
+      taskWebhooks: taskWebhookStore,
+      publicBaseUrl: config.PUBLIC_BASE_URL,
+      log,
+    });
+    const worker = new DeliveryWorker({
+      js,
+      jsm,
+      endpoints,
+      deadLetters,
+      sender,
+      schedule: new RetrySchedule(config.WEBHOOK_RETRY_SCHEDULE_MS),
+      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      maxInFlight: config.WEBHOOK_MAX_IN_FLIGHT,
+      maxInFlightPerAccount: config.WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT,
+      log,
+    });
+    worker.start();
+    stops.push(
+      () => fanout.stop(),
+      () => worker.stop(),
+    );
+  }
+  return {
+    routes: { endpoints, deadLetters, sender, js },
+    taskWebhooks: new TaskWebhooks(endpoints, taskWebhookStore),
+    async stop() {
+      // The worker closes the sender itself, once it stopped reading; without it, nothing is in flight.
+      await Promise.all(stops.map((stop) => stop()));
+      if (stops.length === 0) await sender.close();
+    },
+  };
+}

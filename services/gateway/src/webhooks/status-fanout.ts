@@ -1,0 +1,113 @@
+/**
+ * Task status writes → webhook deliveries. A durable consumer (`webhook-status`, shared by every gateway)
+ * reads the stream behind KV `mesh_tasks`, which gets one write per phase change of a task, so the task
+ * path itself does no webhook work. A write that is a webhook event (done, error, cancelled,
+ * waiting_approval) becomes one delivery message per subscribed endpoint of the task's account on
+ * MESH_WEBHOOKS, `Nats-Msg-Id` = `<webhook id>.1`: reading the same write twice queues nothing twice. The
+ * status message is acknowledged only once its deliveries are stored, so a crash in between reads it again.
+ */
+import type { TaskWebhookStore, WebhookStore } from '@agentmesh/bus';
+import {
+  isFinalTaskStatus,
+  TaskStatusRecord,
+  WebhookConsumers,
+  webhookDeliverySubject,
+  type WebhookDelivery,
+} from '@agentmesh/protocol';
+import type { Logger } from '@agentmesh/runtime';
+import { DeliverPolicy, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import { runDurableConsumer, type RunningConsumer } from './durable-consumer.js';
+import {
+  deliveryMessageId,
+  eventOccurrence,
+  taskWebhookPayload,
+  webhookEventOf,
+  webhookMessageId,
+} from './webhook-events.js';
+
+export interface StatusFanoutOptions {
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  endpoints: WebhookStore;
+  taskWebhooks: TaskWebhookStore;
+  publicBaseUrl: string | undefined;
+  log: Logger;
+}
+
+export function startStatusFanout(options: StatusFanoutOptions): RunningConsumer {
+  const { js, log } = options;
+  const handle = async (message: JsMsg): Promise<void> => {
+    try {
+      const queued = await fanOut(options, message);
+      message.ack();
+      if (queued > 0) log.debug({ queued }, 'webhook deliveries queued');
+    } catch (error) {
+      log.warn({ err: error }, 'webhook deliveries of a status write could not be queued; trying again');
+      message.nak(2_000);
+    }
+  };
+  return runDurableConsumer(
+    js,
+    options.jsm,
+    {
+      ...WebhookConsumers.STATUS,
+      ackWaitMs: 30_000,
+      batch: 100,
+      maxAckPending: 1_000,
+      deliverPolicy: DeliverPolicy.New,
+    },
+    handle,
+    log,
+  );
+}
+
+async function fanOut(options: StatusFanoutOptions, message: JsMsg): Promise<number> {
+  const operation = message.headers?.get('KV-Operation');
+  if (operation === 'DEL' || operation === 'PURGE' || message.data.length === 0) return 0;
+  let raw: unknown;
+  try {
+    raw = message.json();
+  } catch {
+    raw = undefined;
+  }
+  const parsed = TaskStatusRecord.safeParse(raw);
+  if (!parsed.success) {
+    options.log.warn({ subject: message.subject }, 'a task status write does not fit the schema; no webhook');
+    return 0;
+  }
+  const record = parsed.data;
+  const event = webhookEventOf(record.status);
+  if (event === undefined) return 0;
+  const targets: Array<{ endpointId: string; url?: string }> = (
+    await options.endpoints.list(record.account_id)
+  )
+    .filter((endpoint) => endpoint.events.includes(event))
+    .map((endpoint) => ({ endpointId: endpoint.id }));
+  const own = await options.taskWebhooks.get(record.account_id, record.trace_id);
+  if (own !== undefined && own.events.includes(event))
+    targets.push({ endpointId: own.endpoint_id, url: own.url });
+  const occurrence = eventOccurrence(event, message.seq);
+  const payload = taskWebhookPayload(event, record, options.publicBaseUrl);
+  const now = new Date().toISOString();
+  for (const target of targets) {
+    // A task's own webhook is a delivery of its own, apart from its endpoint's.
+    const idSource = target.url === undefined ? target.endpointId : `${target.endpointId} ${target.url}`;
+    const delivery: WebhookDelivery = {
+      webhook_id: webhookMessageId(idSource, record.account_id, record.trace_id, event, occurrence),
+      account_id: record.account_id,
+      endpoint_id: target.endpointId,
+      ...(target.url === undefined ? {} : { url: target.url }),
+      payload,
+      attempt: 1,
+      created_at: now,
+    };
+    await options.js.publish(webhookDeliverySubject(record.account_id), JSON.stringify(delivery), {
+      msgID: deliveryMessageId(delivery),
+    });
+  }
+  // Queued: the task's own webhook has nothing more to deliver after its final event.
+  if (own !== undefined && isFinalTaskStatus(record.status)) {
+    await options.taskWebhooks.delete(record.account_id, record.trace_id);
+  }
+  return targets.length;
+}
