@@ -7,9 +7,11 @@
 import { followTaskEvents } from '@agentmesh/bus';
 import {
   AssembledTask,
+  Buckets,
   Streams,
   taskAssembledSubject,
-  taskEventsSubject,
+  taskEventLogSubject,
+  taskKey,
   type TaskEvent,
 } from '@agentmesh/protocol';
 import { startScriptedModel, type ScriptedModel } from '@agentmesh/testkit';
@@ -146,9 +148,13 @@ describe('agent versions across the mesh', () => {
     const other = capturedTask(v3.traceId);
     const jsm = await jetstreamManager(nc);
     const republish = async (replay: AssembledTask, id: string) => {
-      // A fresh event log, as if the first run's had expired: the executor opens the task's vault again.
+      // A fresh event log and no status record, as if the first run's had expired: the executor opens the
+      // task's vault again (a task whose record says it ended is only acked).
       await jsm.streams.purge(Streams.EVENTS.name, {
-        filter: taskEventsSubject(MESH_ACCOUNT, replay.task_meta.trace_id),
+        filter: taskEventLogSubject(MESH_ACCOUNT, replay.task_meta.trace_id),
+      });
+      await jsm.streams.purge(`KV_${Buckets.TASKS}`, {
+        filter: `$KV.${Buckets.TASKS}.${taskKey(MESH_ACCOUNT, replay.task_meta.trace_id)}`,
       });
       await js.publish(taskAssembledSubject(MESH_ACCOUNT), JSON.stringify(replay), { msgID: id });
       return eventsOf(MESH_ACCOUNT, replay.task_meta.trace_id);

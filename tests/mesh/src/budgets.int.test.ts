@@ -85,6 +85,7 @@ it("an agent's token budget stops its task between steps with BUDGET_EXCEEDED, a
   expect(events.map((event) => event.type)).toEqual(['step_finished', 'tool_start', 'tool_result', 'error']);
   expect(events[0]!.data).toEqual({
     step: 1,
+    finish_reason: 'tool_calls',
     usage: { prompt_tokens: 60, completion_tokens: 40, total_tokens: 100 },
     cost_usd: 0.0007,
     total_usage: { prompt_tokens: 60, completion_tokens: 40, total_tokens: 100 },

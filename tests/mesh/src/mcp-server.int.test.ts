@@ -171,6 +171,7 @@ describe('the mesh as an MCP server', () => {
       'message',
       'user',
       'variables',
+      'version',
     ]);
   });
 
