@@ -121,7 +121,12 @@ it('a retry queued before a SIGKILL of the gateway, a task finished while no gat
     description: 'all three tasks delivered',
   });
   const retried = durable().filter((r) => (JSON.parse(r.body) as Json).data.trace_id === beforeKill);
-  expect(retried.map((r) => r.status)).toEqual([500, 204]);
+  // At least once: the killed gateway may have queued the retry without acking the failed attempt, so
+  // the next one can deliver the same webhook-id twice (receivers dedupe by it). Never a third failure.
+  expect(retried[0]!.status).toBe(500);
+  expect(retried.slice(1).map((r) => r.status)).toEqual(retried.slice(1).map(() => 204));
+  expect(retried.length).toBeGreaterThanOrEqual(2);
+  expect(retried.length).toBeLessThanOrEqual(3);
   expect(new Set(retried.map((r) => r.id)).size).toBe(1);
   for (const traceId of [whileDown, afterRestart]) {
     expect(durable().filter((r) => (JSON.parse(r.body) as Json).data.trace_id === traceId)).toHaveLength(1);
