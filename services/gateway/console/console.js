@@ -10,6 +10,7 @@
 // come first and the account's after.
 import { SchedulesView } from './schedules-view.js';
 import { TaskView } from './task-view.js';
+import { mayManageAgents, VersionsView } from './versions-view.js';
 
 const KEY_STORAGE = 'agentmesh.apiKey';
 const ACCOUNT_STORAGE = 'agentmesh.accountId';
@@ -73,6 +74,15 @@ const schedules = new SchedulesView($('schedules'), {
   api,
   onNotice: notice,
   onOpenTask: (traceId) => openTask(traceId),
+});
+
+// The chosen agent's versions (versions-view.js): list, diff, roll back; management calls, so admin keys only.
+new VersionsView($('versions'), {
+  api,
+  agentSelect: $('agent'),
+  canManage: () => mayManageAgents(keyKind),
+  onNotice: notice,
+  onChanged: () => void loadAgents(),
 });
 
 async function loadAgents() {

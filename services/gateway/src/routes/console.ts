@@ -21,6 +21,7 @@ const FILES = {
   'answer-text.js': 'text/javascript; charset=utf-8',
   'approvals-view.js': 'text/javascript; charset=utf-8',
   'schedules-view.js': 'text/javascript; charset=utf-8',
+  'versions-view.js': 'text/javascript; charset=utf-8',
 } as const;
 
 export const CONSOLE_CSP = [
