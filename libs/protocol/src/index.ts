@@ -142,6 +142,7 @@ export {
   TaskStatus,
   TaskStatusSchema,
   TaskStatusRecord,
+  TASK_PREVIEW_LENGTH,
   FINAL_TASK_STATUSES,
   isFinalTaskStatus,
 } from './task-status.js';
@@ -207,6 +208,9 @@ export {
   SubmitTaskReply,
   StreamTokenReply,
   TaskListReply,
+  TaskListQuery,
+  taskMatches,
+  MAX_TASK_LIST,
   AgentListReply,
   CallerReply,
   PreAssembledTaskRequest,

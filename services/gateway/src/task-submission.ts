@@ -58,6 +58,10 @@ import {
 } from './errors.js';
 import { SubmissionOutcome, type GatewayMetrics } from './gateway-metrics.js';
 import type { PinnedVersionCheck } from './pinned-version-check.js';
+import { taskPreview } from './task-preview.js';
+
+const optionalPreview = (preview: string | undefined): { preview?: string } =>
+  preview === undefined ? {} : { preview };
 import { parseSubmission, type Submission } from './submission-request.js';
 import type { RunningTaskLimiter } from './running-task-limits.js';
 import type { SubmissionRateLimiter } from './submission-rate-limits.js';
@@ -240,6 +244,7 @@ export class TaskSubmitter {
       ...(task.task_meta.parent === undefined ? {} : { parent_trace_id: task.task_meta.parent.trace_id }),
       // A pinned version is known now; the digest (and an unpinned task's version) once it is assembled.
       ...(submission.agentVersion === undefined ? {} : { agent_version: submission.agentVersion }),
+      ...optionalPreview(taskPreview(task.input.messages)),
     };
     // A new trace id is the common case: one create. Only a trace id that has a record already is read.
     const stored = await this.bus('task status', async () =>
