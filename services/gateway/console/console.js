@@ -9,6 +9,7 @@
 // the user named on the page (remembered in localStorage; `console` by default), whose own credentials
 // come first and the account's after.
 import { SchedulesView } from './schedules-view.js';
+import { taskListQuery, taskRowCells } from './task-list.js';
 import { TaskView } from './task-view.js';
 
 const KEY_STORAGE = 'agentmesh.apiKey';
@@ -90,6 +91,13 @@ async function loadAgents() {
       }),
     );
     if (agents.some((agent) => agent.workflow_id === chosen)) select.value = chosen;
+    const filter = $('search-agent');
+    const filtered = filter.value;
+    filter.replaceChildren(
+      new Option('any', ''),
+      ...agents.map((agent) => new Option(agent.workflow_id, agent.workflow_id)),
+    );
+    if (agents.some((agent) => agent.workflow_id === filtered)) filter.value = filtered;
     showCurrentVersion();
     if (agents.length === 0) notice('This account has no agents yet.');
   } catch (error) {
@@ -100,15 +108,32 @@ async function loadAgents() {
 /** Numbers list reads: an answer to an older read that arrives after a newer one is dropped. */
 let tasksRead = 0;
 
+/** The rows shown by the last list read, by trace id: what opening one knows of it (its submit time). */
+const listed = new Map();
+
 async function loadTasks() {
   const read = ++tasksRead;
+  let query;
   try {
-    const { tasks } = await api('GET', '/v1/tasks?limit=20');
+    query = taskListQuery(new FormData($('task-search')));
+  } catch (error) {
+    notice(error.message);
+    return;
+  }
+  const filtered = query.toString() !== 'limit=20';
+  try {
+    const { tasks } = await api('GET', `/v1/tasks?${query}`);
     if (read !== tasksRead) return;
+    listed.clear();
+    for (const task of tasks) listed.set(task.trace_id, task);
     $('tasks').replaceChildren(...tasks.map(taskRow));
+    $('tasks-summary').textContent = `${tasks.length} ${tasks.length === 1 ? 'task' : 'tasks'}${
+      filtered ? ' match the filters' : ', newest first'
+    }.`;
     // A task whose status is rewritten while the list is read can be missing from it (the bucket keeps
-    // one revision per key, so the listing may pass over it): the task just sent is shown all the same.
-    if (lastSent && !tasks.some((task) => task.trace_id === lastSent.trace_id)) {
+    // one revision per key, so the listing may pass over it): the task just sent is shown all the same
+    // (unless filters are set: then the list shows what matched).
+    if (!filtered && lastSent && !tasks.some((task) => task.trace_id === lastSent.trace_id)) {
       $('tasks').prepend(taskRow(lastSent));
     }
     // The list may have been read before the task on view reached the status it shows.
@@ -129,12 +154,14 @@ function taskRow(task) {
   open.textContent = task.trace_id.slice(0, 12);
   open.setAttribute('aria-label', `Open task ${task.trace_id}`);
   open.addEventListener('click', () => openTask(task.trace_id));
-  const agent = task.agent_version ? `${task.workflow_id}@${task.agent_version}` : task.workflow_id;
-  const cells = [open, agent, task.status, new Date(task.updated_at).toLocaleTimeString()];
-  cells.forEach((content, index) => {
+  const cells = taskRowCells(task);
+  const classes = ['', 'preview', '', 'status', '', 'number', 'number', 'number'];
+  [open, ...cells.slice(1)].forEach((content, index) => {
     const cell = document.createElement('td');
     cell.append(content);
-    if (index === 2) cell.className = 'status';
+    if (classes[index]) cell.className = classes[index];
+    if (index === 1 && task.preview) cell.title = task.preview;
+    if (index === 4 && task.submitted_at) cell.title = task.submitted_at;
     row.append(cell);
   });
   return row;
@@ -143,9 +170,14 @@ function taskRow(task) {
 const freshToken = (traceId) => async () =>
   (await api('POST', `/v1/tasks/${encodeURIComponent(traceId)}/stream-token`)).stream_token;
 
-/** Replays an earlier task's events (and follows it if it still runs). */
+/** Replays an earlier task's events (and follows it if it still runs), saying which task it is. */
 function openTask(traceId) {
-  view.follow(traceId, freshToken(traceId));
+  const known = listed.get(traceId);
+  const what = known
+    ? `task ${traceId} (${known.workflow_id}${known.preview ? `: “${known.preview}”` : ''})`
+    : `task ${traceId}`;
+  notice(`Replaying ${what}.`);
+  view.follow(traceId, freshToken(traceId), known);
   $('task-heading').focus();
 }
 
@@ -173,20 +205,27 @@ async function send(event) {
       messages: [{ role: 'user', content: message }],
     });
     notice(`Task ${reply.trace_id} submitted.`);
+    const now = new Date().toISOString();
     lastSent = {
       trace_id: reply.trace_id,
       workflow_id: chosenAgent(),
       status: 'queued',
-      updated_at: new Date().toISOString(),
+      submitted_at: now,
+      updated_at: now,
+      preview: message.slice(0, 120),
     };
     // The reply's token first; later reconnects ask for a new one.
     let first = reply.stream_token;
     const renew = freshToken(reply.trace_id);
-    view.follow(reply.trace_id, async () => {
-      const token = first;
-      first = undefined;
-      return token ?? renew();
-    });
+    view.follow(
+      reply.trace_id,
+      async () => {
+        const token = first;
+        first = undefined;
+        return token ?? renew();
+      },
+      lastSent,
+    );
     void loadTasks();
   } catch (error) {
     notice(`The task was not accepted: ${error.message}`);
@@ -212,6 +251,8 @@ function clearAccountViews() {
   view.clear();
   $('agent').replaceChildren();
   $('tasks').replaceChildren();
+  $('tasks-summary').textContent = '';
+  listed.clear();
 }
 
 /** Asks what the key is; an admin key is offered the accounts, an account's key just works. */
@@ -315,6 +356,12 @@ $('message').addEventListener('keydown', (event) => {
 $('reload-agents').addEventListener('click', () => void loadAgents());
 $('agent').addEventListener('change', showCurrentVersion);
 $('reload-tasks').addEventListener('click', () => void loadTasks());
+$('task-search').addEventListener('submit', (event) => {
+  event.preventDefault();
+  void loadTasks();
+});
+// After the form's own reset has cleared the fields.
+$('task-search').addEventListener('reset', () => setTimeout(() => void loadTasks()));
 $('reload-schedules').addEventListener('click', () => void schedules.load());
 $('task-heading').tabIndex = -1;
 

@@ -435,7 +435,14 @@ describe('web console', () => {
   });
 
   it('when the scripts are asked for, they come as JavaScript; a file that is not part of the console is 404', async () => {
-    for (const file of ['console.js', 'task-view.js', 'answer-text.js', 'schedules-view.js']) {
+    for (const file of [
+      'console.js',
+      'task-view.js',
+      'answer-text.js',
+      'schedules-view.js',
+      'task-list.js',
+      'task-waterfall.js',
+    ]) {
       const script = await call(gw.url, 'GET', `/console/${file}`);
       expect(script.status).toBe(200);
       expect(script.headers['content-type']).toContain('text/javascript');

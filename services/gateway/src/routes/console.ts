@@ -21,6 +21,8 @@ const FILES = {
   'answer-text.js': 'text/javascript; charset=utf-8',
   'approvals-view.js': 'text/javascript; charset=utf-8',
   'schedules-view.js': 'text/javascript; charset=utf-8',
+  'task-list.js': 'text/javascript; charset=utf-8',
+  'task-waterfall.js': 'text/javascript; charset=utf-8',
 } as const;
 
 export const CONSOLE_CSP = [
