@@ -155,12 +155,13 @@ function taskRow(task) {
   open.setAttribute('aria-label', `Open task ${task.trace_id}`);
   open.addEventListener('click', () => openTask(task.trace_id));
   const cells = taskRowCells(task);
-  const classes = ['', 'preview', '', 'status', '', 'number', 'number', 'number'];
+  const classes = ['', 'preview', '', 'status', '', 'number', 'number', 'number', 'error-code'];
   [open, ...cells.slice(1)].forEach((content, index) => {
     const cell = document.createElement('td');
     cell.append(content);
     if (classes[index]) cell.className = classes[index];
     if (index === 1 && task.preview) cell.title = task.preview;
+    if (index === 8 && task.error) cell.title = task.error.message;
     if (index === 4 && task.submitted_at) cell.title = task.submitted_at;
     row.append(cell);
   });

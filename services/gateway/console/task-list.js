@@ -48,13 +48,12 @@ export function formatDateTime(iso) {
 
 /**
  * A task's cells, as text, in the list's column order: id, message, agent (with the version it ran),
- * status (with the error code), submitted (date and time), duration, tokens, cost. Duration is the
+ * status, submitted (date and time), duration, tokens, cost, error code. Duration is the
  * executor's for a finished task; for one without (failed, cancelled, running) the time from submit to its
  * last update, marked `~`.
  */
 export function taskRowCells(task) {
   const agent = task.agent_version ? `${task.workflow_id}@${task.agent_version}` : task.workflow_id;
-  const status = task.error ? `${task.status} ${task.error.code}` : task.status;
   const since = task.submitted_at ?? task.updated_at;
   const duration =
     task.duration_ms !== undefined
@@ -66,10 +65,11 @@ export function taskRowCells(task) {
     task.trace_id.slice(0, 12),
     task.preview ?? '',
     agent,
-    status,
+    task.status,
     formatDateTime(since),
     duration,
     task.usage ? String(task.usage.total_tokens) : '–',
     task.cost_usd !== undefined ? `$${task.cost_usd.toFixed(4)}` : '–',
+    task.error?.code ?? '',
   ];
 }

@@ -56,7 +56,7 @@ describe('console task list', () => {
     expect(done[3]).toBe('done');
     // The date is there, not only the time.
     expect(done[4]).toContain('2026');
-    expect(done.slice(5)).toEqual(['2.4 s', '15', '$0.0021']);
+    expect(done.slice(5)).toEqual(['2.4 s', '15', '$0.0021', '']);
 
     const failed = taskRowCells({
       trace_id: 'b'.repeat(32),
@@ -66,7 +66,7 @@ describe('console task list', () => {
       updated_at: '2026-11-28T09:15:01.500Z',
       error: { code: 'LLM_ERROR', message: 'refused' },
     });
-    expect(failed[3]).toBe('error LLM_ERROR');
-    expect(failed.slice(5)).toEqual(['~1.5 s', '–', '–']);
+    expect(failed[3]).toBe('error');
+    expect(failed.slice(5)).toEqual(['~1.5 s', '–', '–', 'LLM_ERROR']);
   });
 });
