@@ -1,4 +1,4 @@
-/* global document, localStorage, sessionStorage */
+/* global document, FormData, localStorage, Option, sessionStorage */
 // The agentmesh web console: keeps the API key in sessionStorage (this tab only), lists the agents the
 // key may run and its account's recent tasks, submits a message to an agent and follows the task live
 // (task-view.js). Every request goes to this gateway's own origin.
