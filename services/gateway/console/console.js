@@ -11,6 +11,7 @@
 import { SchedulesView } from './schedules-view.js';
 import { taskListQuery, taskRowCells } from './task-list.js';
 import { TaskView } from './task-view.js';
+import { ThreadsView } from './threads-view.js';
 
 const KEY_STORAGE = 'agentmesh.apiKey';
 const ACCOUNT_STORAGE = 'agentmesh.accountId';
@@ -61,11 +62,29 @@ const view = new TaskView($('task'), {
   onOpenTask: (traceId) => openTask(traceId),
   onStatus: (traceId, status) => {
     if (lastSent?.trace_id === traceId) lastSent.status = status;
+    if (chatTurn?.traceId === traceId && ['done', 'error', 'cancelled'].includes(status)) {
+      const { threadId } = chatTurn;
+      chatTurn = undefined;
+      void threads.turnEnded(threadId);
+    }
     const cell = document.querySelector(`#tasks tr[data-trace-id="${traceId}"] .status`);
     if (cell) cell.textContent = status;
     // The task just sent belongs in the list even when no list read has shown it yet (one still under
     // way, one that passed over it, or one that failed).
     else if (lastSent?.trace_id === traceId) $('tasks').prepend(taskRow(lastSent));
+  },
+});
+
+/** The chat turn the task panel follows: its task and thread (the transcript is read again when it ends). */
+let chatTurn;
+
+// The chat on threads (threads-view.js): a turn is a task submitted with `thread_id`, followed above.
+const threads = new ThreadsView($('chat'), {
+  api,
+  onNotice: notice,
+  send: async (message, threadId) => {
+    const traceId = await submitTask(message, threadId);
+    chatTurn = { traceId, threadId };
   },
 });
 
@@ -194,44 +213,66 @@ function chosenAgent() {
   return version ? `${$('agent').value}@${version}` : $('agent').value;
 }
 
+/**
+ * Submits `message` to the chosen agent (in `threadId` when given, which supplies the history) and follows
+ * the task in the task panel; answers its trace id.
+ */
+async function submitTask(message, threadId) {
+  const reply = await api('POST', '/v1/tasks', {
+    workflow_id: chosenAgent(),
+    user_id: userId(),
+    messages: [{ role: 'user', content: message }],
+    ...(threadId ? { thread_id: threadId } : {}),
+  });
+  notice(`Task ${reply.trace_id} submitted${threadId ? ` in thread ${threadId}` : ''}.`);
+  const now = new Date().toISOString();
+  lastSent = {
+    trace_id: reply.trace_id,
+    workflow_id: chosenAgent(),
+    status: 'queued',
+    submitted_at: now,
+    updated_at: now,
+    preview: message.slice(0, 120),
+  };
+  // The reply's token first; later reconnects ask for a new one.
+  let first = reply.stream_token;
+  const renew = freshToken(reply.trace_id);
+  view.follow(
+    reply.trace_id,
+    async () => {
+      const token = first;
+      first = undefined;
+      return token ?? renew();
+    },
+    lastSent,
+  );
+  void loadTasks();
+  return reply.trace_id;
+}
+
 async function send(event) {
   event.preventDefault();
   const message = $('message').value.trim();
   if (!message) return;
   $('send').disabled = true;
   try {
-    const reply = await api('POST', '/v1/tasks', {
-      workflow_id: chosenAgent(),
-      user_id: userId(),
-      messages: [{ role: 'user', content: message }],
-    });
-    notice(`Task ${reply.trace_id} submitted.`);
-    const now = new Date().toISOString();
-    lastSent = {
-      trace_id: reply.trace_id,
-      workflow_id: chosenAgent(),
-      status: 'queued',
-      submitted_at: now,
-      updated_at: now,
-      preview: message.slice(0, 120),
-    };
-    // The reply's token first; later reconnects ask for a new one.
-    let first = reply.stream_token;
-    const renew = freshToken(reply.trace_id);
-    view.follow(
-      reply.trace_id,
-      async () => {
-        const token = first;
-        first = undefined;
-        return token ?? renew();
-      },
-      lastSent,
-    );
-    void loadTasks();
+    await submitTask(message);
   } catch (error) {
     notice(`The task was not accepted: ${error.message}`);
   } finally {
     $('send').disabled = false;
+  }
+}
+
+async function sendToThread(event) {
+  event.preventDefault();
+  const message = $('chat-message').value.trim();
+  if (!message) return;
+  $('chat-send').disabled = true;
+  try {
+    if (await threads.submit(message)) $('chat-message').value = '';
+  } finally {
+    $('chat-send').disabled = !threads.threadId;
   }
 }
 
@@ -254,6 +295,8 @@ function clearAccountViews() {
   $('tasks').replaceChildren();
   $('tasks-summary').textContent = '';
   listed.clear();
+  chatTurn = undefined;
+  threads.clear();
 }
 
 /** Asks what the key is; an admin key is offered the accounts, an account's key just works. */
@@ -357,6 +400,16 @@ $('message').addEventListener('keydown', (event) => {
 $('reload-agents').addEventListener('click', () => void loadAgents());
 $('agent').addEventListener('change', showCurrentVersion);
 $('reload-tasks').addEventListener('click', () => void loadTasks());
+$('load-threads').addEventListener('click', () => void threads.load());
+$('new-thread-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  void threads.create($('thread-name').value.trim());
+  $('thread-name').value = '';
+});
+$('chat-form').addEventListener('submit', sendToThread);
+$('chat-message').addEventListener('keydown', (event) => {
+  if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) $('chat-form').requestSubmit();
+});
 $('task-search').addEventListener('submit', (event) => {
   event.preventDefault();
   void loadTasks();

@@ -442,6 +442,7 @@ describe('web console', () => {
       'schedules-view.js',
       'task-list.js',
       'task-waterfall.js',
+      'threads-view.js',
     ]) {
       const script = await call(gw.url, 'GET', `/console/${file}`);
       expect(script.status).toBe(200);

@@ -23,6 +23,7 @@ const FILES = {
   'schedules-view.js': 'text/javascript; charset=utf-8',
   'task-list.js': 'text/javascript; charset=utf-8',
   'task-waterfall.js': 'text/javascript; charset=utf-8',
+  'threads-view.js': 'text/javascript; charset=utf-8',
 } as const;
 
 export const CONSOLE_CSP = [
