@@ -7,7 +7,8 @@ import { ChatMessage } from './chat.js';
 import { AccountId } from './names.js';
 import { IdempotencyKey, IsoDateTime, UserIdInput, WorkflowId } from './ids.js';
 import { ClearTaskPayload, TaskLimits } from './task.js';
-import { TaskStatusRecord } from './task-status.js';
+import { ErrorCodeSchema } from './errors.js';
+import { TaskStatusRecord, TaskStatusSchema } from './task-status.js';
 import { ThreadId, ThreadStrategy } from './thread-id.js';
 import { TraceId, TraceIdInput } from './trace-id.js';
 import { TaskWebhookRequest } from './webhooks.js';
@@ -77,7 +78,50 @@ export const StreamTokenReply = z.object({
 });
 export type StreamTokenReply = z.infer<typeof StreamTokenReply>;
 
-/** `GET /v1/tasks?limit=`: the caller's account's most recently updated tasks, newest first. */
+/** The most tasks one `GET /v1/tasks` answers. */
+export const MAX_TASK_LIST = 100;
+
+/**
+ * `GET /v1/tasks`' query: how many (`limit`) of the caller's account's most recently updated tasks that
+ * match every filter given — `status`, `workflow_id`, the error's `error_code`, submitted (else updated) in
+ * [`since`, `until`], and `q`, text found (case-insensitively) in the trace id, agent, message preview or
+ * error message. Query strings carry strings only, so `limit` is coerced.
+ */
+export const TaskListQuery = z
+  .strictObject({
+    limit: z.coerce.number().int().min(1).max(MAX_TASK_LIST).default(20),
+    status: TaskStatusSchema.optional(),
+    workflow_id: WorkflowId.optional(),
+    error_code: ErrorCodeSchema.optional(),
+    since: IsoDateTime.optional(),
+    until: IsoDateTime.optional(),
+    q: z.string().trim().min(1).max(200).optional(),
+  })
+  .refine((query) => !query.since || !query.until || Date.parse(query.since) <= Date.parse(query.until), {
+    message: 'since must not be after until',
+    path: ['since'],
+  });
+export type TaskListQuery = z.infer<typeof TaskListQuery>;
+
+/** Whether `record` passes every filter of `query` (the listing's predicate; `limit` is not a filter). */
+export function taskMatches(record: TaskStatusRecord, query: Omit<TaskListQuery, 'limit'>): boolean {
+  if (query.status !== undefined && record.status !== query.status) return false;
+  if (query.workflow_id !== undefined && record.workflow_id !== query.workflow_id) return false;
+  if (query.error_code !== undefined && record.error?.code !== query.error_code) return false;
+  const at = Date.parse(record.submitted_at ?? record.updated_at);
+  if (query.since !== undefined && at < Date.parse(query.since)) return false;
+  if (query.until !== undefined && at > Date.parse(query.until)) return false;
+  if (query.q !== undefined) {
+    const needle = query.q.toLowerCase();
+    const haystack = [record.trace_id, record.workflow_id, record.preview ?? '', record.error?.message ?? '']
+      .join('\n')
+      .toLowerCase();
+    if (!haystack.includes(needle)) return false;
+  }
+  return true;
+}
+
+/** `GET /v1/tasks`: the caller's account's most recently updated tasks that match the query, newest first. */
 export const TaskListReply = z.object({ tasks: z.array(TaskStatusRecord) });
 export type TaskListReply = z.infer<typeof TaskListReply>;
 

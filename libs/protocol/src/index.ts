@@ -146,6 +146,7 @@ export {
   TaskStatus,
   TaskStatusSchema,
   TaskStatusRecord,
+  TASK_PREVIEW_LENGTH,
   FINAL_TASK_STATUSES,
   isFinalTaskStatus,
 } from './task-status.js';
@@ -211,6 +212,9 @@ export {
   SubmitTaskReply,
   StreamTokenReply,
   TaskListReply,
+  TaskListQuery,
+  taskMatches,
+  MAX_TASK_LIST,
   AgentListReply,
   CallerReply,
   PreAssembledTaskRequest,

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { AgentDigest, AgentVersionNumber } from './agent-version-number.js';
 import { ExecutorInstance } from './control.js';
 import { ErrorCodeSchema } from './errors.js';
+import { TokenUsage } from './events.js';
 import { IsoDateTime, WorkflowId } from './ids.js';
 import { AccountId } from './names.js';
 import { ThreadId } from './thread-id.js';
@@ -30,6 +31,9 @@ export const FINAL_TASK_STATUSES: readonly TaskStatus[] = [
 export function isFinalTaskStatus(status: TaskStatus): boolean {
   return FINAL_TASK_STATUSES.includes(status);
 }
+
+/** How much of a task's message its status record keeps as `preview`. */
+export const TASK_PREVIEW_LENGTH = 120;
 
 export const TaskStatusRecord = z.object({
   trace_id: TraceId,
@@ -59,5 +63,14 @@ export const TaskStatusRecord = z.object({
   error: z
     .object({ code: ErrorCodeSchema, message: z.string(), retryable: z.boolean().optional() })
     .optional(),
+  /**
+   * The start of the task's last user message (at most {@link TASK_PREVIEW_LENGTH} characters), written at
+   * submit with credential-shaped tokens masked: what a task list shows and searches. Never the whole input.
+   */
+  preview: z.string().max(TASK_PREVIEW_LENGTH).optional(),
+  /** Written with `done`: the task's run time and every model call's usage (and cost, when priced). */
+  duration_ms: z.int().nonnegative().optional(),
+  usage: TokenUsage.optional(),
+  cost_usd: z.number().nonnegative().optional(),
 });
 export type TaskStatusRecord = z.infer<typeof TaskStatusRecord>;

@@ -911,7 +911,14 @@ export class TaskRunner {
               retryable: terminal.data.retryable,
             },
           }
-        : { status: 'done', error: undefined };
+        : {
+            status: 'done',
+            error: undefined,
+            // What a task list shows of a finished task without reading its events.
+            duration_ms: terminal.type === 'done' ? terminal.data.duration_ms : undefined,
+            usage: terminal.type === 'done' ? terminal.data.usage : undefined,
+            cost_usd: terminal.type === 'done' ? terminal.data.cost_usd : undefined,
+          };
     const meta = task.task_meta;
     await this.deps.statuses.updateFrom(
       meta.account_id,

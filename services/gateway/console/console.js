@@ -1,4 +1,4 @@
-/* global document, localStorage, sessionStorage */
+/* global document, FormData, localStorage, Option, sessionStorage */
 // The agentmesh web console: keeps the API key in sessionStorage (this tab only), lists the agents the
 // key may run and its account's recent tasks, submits a message to an agent and follows the task live
 // (task-view.js). Every request goes to this gateway's own origin.
@@ -9,8 +9,10 @@
 // the user named on the page (remembered in localStorage; `console` by default), whose own credentials
 // come first and the account's after.
 import { SchedulesView } from './schedules-view.js';
+import { taskListQuery, taskRowCells } from './task-list.js';
 import { TaskView } from './task-view.js';
 import { mayManageAgents, VersionsView } from './versions-view.js';
+import { ThreadsView } from './threads-view.js';
 
 const KEY_STORAGE = 'agentmesh.apiKey';
 const ACCOUNT_STORAGE = 'agentmesh.accountId';
@@ -61,11 +63,29 @@ const view = new TaskView($('task'), {
   onOpenTask: (traceId) => openTask(traceId),
   onStatus: (traceId, status) => {
     if (lastSent?.trace_id === traceId) lastSent.status = status;
+    if (chatTurn?.traceId === traceId && ['done', 'error', 'cancelled'].includes(status)) {
+      const { threadId } = chatTurn;
+      chatTurn = undefined;
+      void threads.turnEnded(threadId);
+    }
     const cell = document.querySelector(`#tasks tr[data-trace-id="${traceId}"] .status`);
     if (cell) cell.textContent = status;
     // The task just sent belongs in the list even when no list read has shown it yet (one still under
     // way, one that passed over it, or one that failed).
     else if (lastSent?.trace_id === traceId) $('tasks').prepend(taskRow(lastSent));
+  },
+});
+
+/** The chat turn the task panel follows: its task and thread (the transcript is read again when it ends). */
+let chatTurn;
+
+// The chat on threads (threads-view.js): a turn is a task submitted with `thread_id`, followed above.
+const threads = new ThreadsView($('chat'), {
+  api,
+  onNotice: notice,
+  send: async (message, threadId) => {
+    const traceId = await submitTask(message, threadId);
+    chatTurn = { traceId, threadId };
   },
 });
 
@@ -100,6 +120,13 @@ async function loadAgents() {
       }),
     );
     if (agents.some((agent) => agent.workflow_id === chosen)) select.value = chosen;
+    const filter = $('search-agent');
+    const filtered = filter.value;
+    filter.replaceChildren(
+      new Option('any', ''),
+      ...agents.map((agent) => new Option(agent.workflow_id, agent.workflow_id)),
+    );
+    if (agents.some((agent) => agent.workflow_id === filtered)) filter.value = filtered;
     showCurrentVersion();
     if (agents.length === 0) notice('This account has no agents yet.');
   } catch (error) {
@@ -110,15 +137,32 @@ async function loadAgents() {
 /** Numbers list reads: an answer to an older read that arrives after a newer one is dropped. */
 let tasksRead = 0;
 
+/** The rows shown by the last list read, by trace id: what opening one knows of it (its submit time). */
+const listed = new Map();
+
 async function loadTasks() {
   const read = ++tasksRead;
+  let query;
   try {
-    const { tasks } = await api('GET', '/v1/tasks?limit=20');
+    query = taskListQuery(new FormData($('task-search')));
+  } catch (error) {
+    notice(error.message);
+    return;
+  }
+  const filtered = query.toString() !== 'limit=20';
+  try {
+    const { tasks } = await api('GET', `/v1/tasks?${query}`);
     if (read !== tasksRead) return;
+    listed.clear();
+    for (const task of tasks) listed.set(task.trace_id, task);
     $('tasks').replaceChildren(...tasks.map(taskRow));
+    $('tasks-summary').textContent = `${tasks.length} ${tasks.length === 1 ? 'task' : 'tasks'}${
+      filtered ? ' match the filters' : ', newest first'
+    }.`;
     // A task whose status is rewritten while the list is read can be missing from it (the bucket keeps
-    // one revision per key, so the listing may pass over it): the task just sent is shown all the same.
-    if (lastSent && !tasks.some((task) => task.trace_id === lastSent.trace_id)) {
+    // one revision per key, so the listing may pass over it): the task just sent is shown all the same
+    // (unless filters are set: then the list shows what matched).
+    if (!filtered && lastSent && !tasks.some((task) => task.trace_id === lastSent.trace_id)) {
       $('tasks').prepend(taskRow(lastSent));
     }
     // The list may have been read before the task on view reached the status it shows.
@@ -139,12 +183,15 @@ function taskRow(task) {
   open.textContent = task.trace_id.slice(0, 12);
   open.setAttribute('aria-label', `Open task ${task.trace_id}`);
   open.addEventListener('click', () => openTask(task.trace_id));
-  const agent = task.agent_version ? `${task.workflow_id}@${task.agent_version}` : task.workflow_id;
-  const cells = [open, agent, task.status, new Date(task.updated_at).toLocaleTimeString()];
-  cells.forEach((content, index) => {
+  const cells = taskRowCells(task);
+  const classes = ['', 'preview', '', 'status', '', 'number', 'number', 'number', 'error-code'];
+  [open, ...cells.slice(1)].forEach((content, index) => {
     const cell = document.createElement('td');
     cell.append(content);
-    if (index === 2) cell.className = 'status';
+    if (classes[index]) cell.className = classes[index];
+    if (index === 1 && task.preview) cell.title = task.preview;
+    if (index === 8 && task.error) cell.title = task.error.message;
+    if (index === 4 && task.submitted_at) cell.title = task.submitted_at;
     row.append(cell);
   });
   return row;
@@ -153,9 +200,14 @@ function taskRow(task) {
 const freshToken = (traceId) => async () =>
   (await api('POST', `/v1/tasks/${encodeURIComponent(traceId)}/stream-token`)).stream_token;
 
-/** Replays an earlier task's events (and follows it if it still runs). */
+/** Replays an earlier task's events (and follows it if it still runs), saying which task it is. */
 function openTask(traceId) {
-  view.follow(traceId, freshToken(traceId));
+  const known = listed.get(traceId);
+  const what = known
+    ? `task ${traceId} (${known.workflow_id}${known.preview ? `: “${known.preview}”` : ''})`
+    : `task ${traceId}`;
+  notice(`Replaying ${what}.`);
+  view.follow(traceId, freshToken(traceId), known);
   $('task-heading').focus();
 }
 
@@ -171,37 +223,66 @@ function chosenAgent() {
   return version ? `${$('agent').value}@${version}` : $('agent').value;
 }
 
+/**
+ * Submits `message` to the chosen agent (in `threadId` when given, which supplies the history) and follows
+ * the task in the task panel; answers its trace id.
+ */
+async function submitTask(message, threadId) {
+  const reply = await api('POST', '/v1/tasks', {
+    workflow_id: chosenAgent(),
+    user_id: userId(),
+    messages: [{ role: 'user', content: message }],
+    ...(threadId ? { thread_id: threadId } : {}),
+  });
+  notice(`Task ${reply.trace_id} submitted${threadId ? ` in thread ${threadId}` : ''}.`);
+  const now = new Date().toISOString();
+  lastSent = {
+    trace_id: reply.trace_id,
+    workflow_id: chosenAgent(),
+    status: 'queued',
+    submitted_at: now,
+    updated_at: now,
+    preview: message.slice(0, 120),
+  };
+  // The reply's token first; later reconnects ask for a new one.
+  let first = reply.stream_token;
+  const renew = freshToken(reply.trace_id);
+  view.follow(
+    reply.trace_id,
+    async () => {
+      const token = first;
+      first = undefined;
+      return token ?? renew();
+    },
+    lastSent,
+  );
+  void loadTasks();
+  return reply.trace_id;
+}
+
 async function send(event) {
   event.preventDefault();
   const message = $('message').value.trim();
   if (!message) return;
   $('send').disabled = true;
   try {
-    const reply = await api('POST', '/v1/tasks', {
-      workflow_id: chosenAgent(),
-      user_id: userId(),
-      messages: [{ role: 'user', content: message }],
-    });
-    notice(`Task ${reply.trace_id} submitted.`);
-    lastSent = {
-      trace_id: reply.trace_id,
-      workflow_id: chosenAgent(),
-      status: 'queued',
-      updated_at: new Date().toISOString(),
-    };
-    // The reply's token first; later reconnects ask for a new one.
-    let first = reply.stream_token;
-    const renew = freshToken(reply.trace_id);
-    view.follow(reply.trace_id, async () => {
-      const token = first;
-      first = undefined;
-      return token ?? renew();
-    });
-    void loadTasks();
+    await submitTask(message);
   } catch (error) {
     notice(`The task was not accepted: ${error.message}`);
   } finally {
     $('send').disabled = false;
+  }
+}
+
+async function sendToThread(event) {
+  event.preventDefault();
+  const message = $('chat-message').value.trim();
+  if (!message) return;
+  $('chat-send').disabled = true;
+  try {
+    if (await threads.submit(message)) $('chat-message').value = '';
+  } finally {
+    $('chat-send').disabled = !threads.threadId;
   }
 }
 
@@ -222,6 +303,10 @@ function clearAccountViews() {
   view.clear();
   $('agent').replaceChildren();
   $('tasks').replaceChildren();
+  $('tasks-summary').textContent = '';
+  listed.clear();
+  chatTurn = undefined;
+  threads.clear();
 }
 
 /** Asks what the key is; an admin key is offered the accounts, an account's key just works. */
@@ -325,6 +410,22 @@ $('message').addEventListener('keydown', (event) => {
 $('reload-agents').addEventListener('click', () => void loadAgents());
 $('agent').addEventListener('change', showCurrentVersion);
 $('reload-tasks').addEventListener('click', () => void loadTasks());
+$('load-threads').addEventListener('click', () => void threads.load());
+$('new-thread-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  void threads.create($('thread-name').value.trim());
+  $('thread-name').value = '';
+});
+$('chat-form').addEventListener('submit', sendToThread);
+$('chat-message').addEventListener('keydown', (event) => {
+  if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) $('chat-form').requestSubmit();
+});
+$('task-search').addEventListener('submit', (event) => {
+  event.preventDefault();
+  void loadTasks();
+});
+// After the form's own reset has cleared the fields.
+$('task-search').addEventListener('reset', () => setTimeout(() => void loadTasks()));
 $('reload-schedules').addEventListener('click', () => void schedules.load());
 $('task-heading').tabIndex = -1;
 

@@ -8,6 +8,7 @@
 
 import { AnswerText } from './answer-text.js';
 import { ApprovalsView } from './approvals-view.js';
+import { formatUsage, formatDuration, renderWaterfall, waterfallRows } from './task-waterfall.js';
 
 /** SSE names of the gateway's events (services/gateway/README.md, "Event names"). */
 export const EVENT_NAMES = [
@@ -53,9 +54,12 @@ export class TaskView {
    * answer the one the submit reply carried); it is asked again when a reconnect is refused because the
    * token expired, and the stream resumes after the last event shown.
    */
-  follow(traceId, streamToken) {
+  follow(traceId, streamToken, known) {
     this.close();
     this.traceId = traceId;
+    // The waterfall counts from the submit time when the list (or the submit) told it.
+    this.origin = known?.submitted_at;
+    this.events = [];
     this.lastSeq = 0;
     this.started = undefined;
     this.calls = new Map();
@@ -69,6 +73,11 @@ export class TaskView {
     this.byId('task-error').textContent = '';
     this.byId('tool-calls').replaceChildren();
     this.byId('timeline').replaceChildren();
+    this.byId('waterfall').replaceChildren();
+    this.byId('waterfall-summary').textContent = '';
+    this.byId('task-facts').textContent = known?.submitted_at
+      ? `Submitted ${new Date(known.submitted_at).toLocaleString()}${known.preview ? ` · “${known.preview}”` : ''}`
+      : '';
     this.approvals.reset(traceId);
     this.setStatus('connecting');
     void this.open();
@@ -92,6 +101,10 @@ export class TaskView {
     this.byId('task-error').textContent = '';
     this.byId('tool-calls').replaceChildren();
     this.byId('timeline').replaceChildren();
+    this.byId('waterfall').replaceChildren();
+    this.byId('waterfall-summary').textContent = '';
+    this.byId('task-facts').textContent = '';
+    this.events = [];
     this.approvals.reset(undefined);
   }
 
@@ -153,6 +166,9 @@ export class TaskView {
     const at = Date.parse(event.ts);
     this.started ??= at;
     this.timeline(event, at - this.started);
+    this.events.push(event);
+    // Text deltas move no bar (but for the last event's time): the waterfall is drawn on other events.
+    if (event.type !== 'message_chunk' && event.type !== 'tool_thinking') this.drawWaterfall();
     switch (event.type) {
       case 'message_chunk':
         this.answerText.add(event);
@@ -194,7 +210,17 @@ export class TaskView {
     }
   }
 
+  drawWaterfall() {
+    const waterfall = waterfallRows(this.events, this.origin);
+    renderWaterfall(this.byId('waterfall'), waterfall, this.onOpenTask);
+    const usage = formatUsage(waterfall.tokens, waterfall.costUsd);
+    this.byId('waterfall-summary').textContent = `${formatDuration(waterfall.totalMs)}${
+      usage ? ` · ${usage}` : ''
+    } · ${waterfall.rows.length} steps`;
+  }
+
   finish(status) {
+    this.drawWaterfall();
     this.finished = true;
     this.close();
     this.setStatus(status);

@@ -1,4 +1,4 @@
-import { TaskEventWriter } from '@agentmesh/bus';
+import { openMeshBuckets, TaskEventWriter, TaskStatusStore } from '@agentmesh/bus';
 import { StreamTokenReply, Subjects, SubmitTaskReply, TaskListReply } from '@agentmesh/protocol';
 import { startNats, type NatsServer } from '@agentmesh/testkit';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -285,6 +285,96 @@ describe('task and agent lists', () => {
     }
   });
 
+  it('when a caller filters its tasks by status, agent, error code, dates and text, it gets those that match every filter, each with the start of its message, duration, tokens and cost', async () => {
+    const sent = async (content: string, key = ACME_KEY) => {
+      const res = await call(gw.url, 'POST', '/v1/tasks', {
+        body: { workflow_id: 'w', user_id: 'u', messages: [{ role: 'user', content }] },
+        headers: bearer(key),
+      });
+      expect(res.status).toBe(202);
+      return SubmitTaskReply.parse(res.body).trace_id;
+    };
+    const marker = `zebra${Date.now()}`;
+    const done = await sent(`${marker} founded when? key sk-live-abcdefghijklmnop1234`);
+    const failed = await sent(`${marker} who owns it?`);
+    const other = await sent(`unrelated ${Date.now()}`);
+    const betaTask = await sent(`${marker} beta's own`, BETA_KEY);
+    // What executors write when the tasks end.
+    const statuses = new TaskStatusStore(
+      (await openMeshBuckets(jetstream(client), { only: ['tasks'] })).tasks,
+    );
+    await statuses.update('acme', done, (current) => ({
+      ...current!,
+      status: 'done',
+      attempt: 1,
+      duration_ms: 1_234,
+      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+      cost_usd: 0.0021,
+    }));
+    await statuses.update('acme', failed, (current) => ({
+      ...current!,
+      status: 'error',
+      attempt: 1,
+      error: { code: 'LLM_ERROR', message: 'the model refused', retryable: false },
+    }));
+    const list = async (query: string, key = ACME_KEY) => {
+      const res = await call(gw.url, 'GET', `/v1/tasks?${query}`, { headers: bearer(key) });
+      expect(res.status).toBe(200);
+      return TaskListReply.parse(res.body).tasks;
+    };
+    const ids = async (query: string, key = ACME_KEY) =>
+      (await list(query, key)).map((task) => task.trace_id);
+
+    expect(await ids(`q=${marker}`)).toEqual([failed, done]);
+    expect(await ids(`q=${marker.toUpperCase()}&status=done`)).toEqual([done]);
+    expect(await ids(`q=${marker}&error_code=LLM_ERROR`)).toEqual([failed]);
+    expect(await ids(`q=refused`)).toContain(failed);
+    expect(await ids(`q=${done}`)).toEqual([done]);
+    expect(await ids(`status=error&workflow_id=w&limit=100`)).toContain(failed);
+    expect(await ids(`status=error&limit=100`)).not.toContain(done);
+    expect(await ids(`workflow_id=nope&q=${marker}`)).toEqual([]);
+    const hourAgo = new Date(Date.now() - 3_600_000).toISOString();
+    const inAnHour = new Date(Date.now() + 3_600_000).toISOString();
+    expect(
+      await ids(`q=${marker}&since=${encodeURIComponent(hourAgo)}&until=${encodeURIComponent(inAnHour)}`),
+    ).toEqual([failed, done]);
+    expect(await ids(`q=${marker}&since=${encodeURIComponent(inAnHour)}`)).toEqual([]);
+    expect(await ids(`q=${marker}&until=${encodeURIComponent(hourAgo)}`)).toEqual([]);
+    expect(await ids(`q=unrelated`)).toContain(other);
+    // Another account's task is not found by any filter, its trace id included.
+    expect(await ids(`q=${betaTask}`)).toEqual([]);
+    expect(await ids(`q=${marker}`, BETA_KEY)).toEqual([betaTask]);
+
+    const [row] = await list(`q=${marker}&status=done`);
+    expect(row).toMatchObject({
+      preview: expect.stringContaining(`${marker} founded when?`),
+      duration_ms: 1_234,
+      usage: { total_tokens: 15 },
+      cost_usd: 0.0021,
+    });
+    // The preview is masked of what looks like a credential.
+    expect(row?.preview).not.toContain('sk-live-abcdefghijklmnop1234');
+    expect(row?.preview).toContain('[redacted]');
+  });
+
+  it('when a filter is malformed, the answer is 400 naming it', async () => {
+    for (const query of [
+      'status=finished',
+      'error_code=NOT_A_CODE',
+      'since=yesterday',
+      'until=2026-13-01T00:00:00Z',
+      'since=2026-02-01T00:00:00Z&until=2026-01-01T00:00:00Z',
+      'workflow_id=bad%20name',
+      `q=${'x'.repeat(201)}`,
+      'q=',
+      'status=done&status=error',
+    ]) {
+      const res = await call(gw.url, 'GET', `/v1/tasks?${query}`, { headers: bearer(ACME_KEY) });
+      expect(res.status, query).toBe(400);
+      expect(res.body.code).toBe('INVALID_REQUEST');
+    }
+  });
+
   it("when a caller lists agents, it sees its account's and the shared ones by id, name and description, never their prompts", async () => {
     const admin = { ...bearer(ADMIN_KEY), 'x-account-id': 'acme' };
     const agent = {
@@ -351,6 +441,9 @@ describe('web console', () => {
       'answer-text.js',
       'schedules-view.js',
       'versions-view.js',
+      'task-list.js',
+      'task-waterfall.js',
+      'threads-view.js',
     ]) {
       const script = await call(gw.url, 'GET', `/console/${file}`);
       expect(script.status).toBe(200);

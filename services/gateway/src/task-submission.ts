@@ -64,6 +64,10 @@ import {
 } from './errors.js';
 import { SubmissionOutcome, type GatewayMetrics } from './gateway-metrics.js';
 import type { PinnedVersionCheck } from './pinned-version-check.js';
+import { taskPreview } from './task-preview.js';
+
+const optionalPreview = (preview: string | undefined): { preview?: string } =>
+  preview === undefined ? {} : { preview };
 import { parseSubmission, type Submission } from './submission-request.js';
 import type { RunningTaskLimiter } from './running-task-limits.js';
 import type { SubmissionRateLimiter } from './submission-rate-limits.js';
@@ -265,6 +269,7 @@ export class TaskSubmitter {
       // A pinned version is known now; the digest (and an unpinned task's version) once it is assembled.
       ...(submission.agentVersion === undefined ? {} : { agent_version: submission.agentVersion }),
       ...(submission.threadId === undefined ? {} : { thread_id: submission.threadId }),
+      ...optionalPreview(taskPreview(task.input.messages)),
     };
     // A new trace id is the common case: one create. Only a trace id that has a record already is read.
     const stored = await this.bus('task status', async () =>

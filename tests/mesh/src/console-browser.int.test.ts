@@ -275,6 +275,91 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
     expect(await errorLine.count()).toBe(0);
   });
 
+  it('when a user searches the tasks by text, status and error code from the keyboard, the list shows the matching ones with the start of each message, date, duration and tokens', async () => {
+    const problemsBefore = pageProblems.length;
+    const text = page.getByLabel('Text', { exact: true });
+    await text.fill('ByteDance');
+    await page.getByLabel('Status', { exact: true }).selectOption('done');
+    await text.focus();
+    await page.keyboard.press('Enter');
+    const rows = page.locator('#tasks tr');
+    await expect.poll(() => page.locator('#tasks-summary').textContent(), POLL).toMatch(/match the filters/);
+    await expect.poll(() => rows.count(), POLL).toBeGreaterThan(0);
+    for (const row of await rows.all()) {
+      const cells = await row.locator('td').allTextContents();
+      expect(cells[1]).toBe('When was ByteDance founded?');
+      expect(cells[2]).toMatch(/^company_agent/);
+      expect(cells[3]).toBe('done');
+      // The date as well as the time.
+      expect(cells[4]).toContain(String(new Date().getFullYear()));
+      expect(cells[5]).toMatch(/^\d+(\.\d)? (ms|s)$/);
+      expect(cells[6]).toMatch(/^\d+$/);
+    }
+    await page.screenshot({ path: join(ARTIFACTS, 'console-task-search.png'), fullPage: true });
+
+    // The locked agent's task ended with an error code: searching by it finds that one and no done task.
+    await page.getByLabel('Status', { exact: true }).selectOption('error');
+    await text.fill('');
+    await page.locator('#search-agent').selectOption('locked_agent');
+    await page.getByRole('button', { name: 'Search tasks' }).click();
+    await expect
+      .poll(async () => (await rows.allTextContents()).join('\n'), POLL)
+      .toMatch(/locked_agent.*Anyone there\?|Anyone there\?.*locked_agent/);
+    const code = (await rows.first().locator('td.error-code').textContent()) ?? '';
+    expect(code).toMatch(/^[A-Z_]+$/);
+    await page.getByLabel('Error code', { exact: true }).fill(code.toLowerCase());
+    await page.getByRole('button', { name: 'Search tasks' }).click();
+    await expect.poll(() => page.locator('#tasks-summary').textContent(), POLL).toMatch(/^1 task match/);
+    expect(await rows.first().locator('td.status').textContent()).toBe('error');
+    await page.getByLabel('Error code', { exact: true }).fill('NOT_A_CODE');
+    await page.getByRole('button', { name: 'Search tasks' }).click();
+    await expect.poll(() => page.locator('#notice').textContent(), POLL).toMatch(/Tasks could not be loaded/);
+    // (That 400 is the gateway refusing a bad filter, as it should.)
+    pageProblems.splice(problemsBefore);
+    await page.getByRole('button', { name: 'Clear filters' }).click();
+    await expect.poll(() => page.locator('#tasks-summary').textContent(), POLL).toMatch(/newest first/);
+    expect(pageProblems.slice(problemsBefore)).toEqual([]);
+  });
+
+  it('when the user opens a finished task, the notice names it and the waterfall shows its attempt, model turns and tool call with durations and tokens', async () => {
+    const problemsBefore = pageProblems.length;
+    const row = page.locator('#tasks tr', { hasText: 'company_agent' }).first();
+    await expect.poll(() => row.count(), POLL).toBe(1);
+    const traceId = (await row.getAttribute('data-trace-id')) ?? '';
+    await row.getByRole('button', { name: `Open task ${traceId}` }).focus();
+    await page.keyboard.press('Enter');
+    await page.locator('#task-status', { hasText: /^done$/ }).waitFor({ timeout: 15_000 });
+    expect(await page.locator('#notice').textContent()).toBe(
+      `Replaying task ${traceId} (company_agent: “When was ByteDance founded?”).`,
+    );
+    expect(await page.locator('#task-facts').textContent()).toMatch(
+      /^Submitted .*When was ByteDance founded\?/,
+    );
+    const waterfall = page.locator('#waterfall > li');
+    const labels = await waterfall.locator('.wf-label').allTextContents();
+    expect(labels).toHaveLength(4);
+    expect(labels[0]).toBe('attempt 1');
+    expect(labels[1]).toMatch(/^model turn 1/);
+    expect(labels[2]).toBe('tool search_company_basic');
+    expect(labels[3]).toMatch(/^model turn 2/);
+    const facts = await waterfall.locator('.wf-facts').allTextContents();
+    expect(facts[1]).toMatch(/^\+\d+ ms · \d+(\.\d)? (ms|s) · \d+ tokens/);
+    expect(facts[2]).toMatch(/ · ok$/);
+    // Bars are placed on one time axis (through the CSSOM: the CSP forbids style attributes' inline CSS).
+    const lefts = await waterfall
+      .locator('.wf-bar')
+      .evaluateAll((bars) =>
+        bars.map((bar) => Number.parseFloat((bar as { style: { left: string } }).style.left)),
+      );
+    expect(lefts[0]).toBe(0);
+    expect(lefts[2]!).toBeGreaterThan(0);
+    expect(lefts[3]!).toBeGreaterThanOrEqual(lefts[2]!);
+    expect(await page.locator('#waterfall-summary').textContent()).toMatch(/\d+ tokens · 4 steps$/);
+    await page.locator('#waterfall').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(ARTIFACTS, 'console-waterfall.png'), fullPage: true });
+    expect(pageProblems.slice(problemsBefore)).toEqual([]);
+  });
+
   it('when the console page loads, its Content-Security-Policy forbids inline scripts and other origins', async () => {
     const response = await page.request.get(`${mesh.gatewayUrl}/console/`);
     const csp = response.headers()['content-security-policy'] ?? '';
@@ -296,9 +381,12 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
     const problemsBefore = pageProblems.length;
     await page.getByLabel('Agent', { exact: true }).selectOption('stalled_agent');
     await page.getByLabel('Message', { exact: true }).fill('When was ByteDance founded?');
+    const shownBefore = await page.locator('#task-id').textContent();
     await page.getByRole('button', { name: 'Send' }).click();
     // The executor's attempt now waits on a model that never answers; the test writes for the attempts.
     await stalledModelAsked;
+    // The model can be asked before the page has taken the submit's reply: wait for the new task to show.
+    await expect.poll(() => page.locator('#task-id').textContent(), POLL).not.toBe(shownBefore);
     const traceId = (await page.locator('#task-id').textContent()) ?? '';
     expect(traceId).toMatch(/^[0-9a-f]{32}$/);
 
@@ -406,6 +494,9 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
       expect((await page.locator('#timeline > li').allTextContents()).join('\n')).toMatch(
         /approval_requested pay_invoice waits for approval: amount above 1000/,
       );
+      await expect
+        .poll(async () => (await page.locator('#waterfall .wf-approval').textContent()) ?? '', POLL)
+        .toMatch(/approval of pay_invoice.*waiting/);
       await page.screenshot({ path: join(ARTIFACTS, 'console-approval.png'), fullPage: true });
 
       await page.getByLabel('Comment (optional)').fill('checked the invoice');

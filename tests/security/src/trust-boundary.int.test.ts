@@ -273,6 +273,31 @@ describe('the mesh on least-privilege NATS users', () => {
     expect(listed.status).toBe(200);
     const { tasks } = (await listed.json()) as { tasks: { trace_id: string }[] };
     expect(tasks.map((task) => task.trace_id)).toContain(trace_id);
+
+    // Filtered: the task is found by its id and status, with the start of its message, and the executor's
+    // duration and usage; another account (an admin key acting for it) finds nothing by the same filter.
+    const filtered = async (headers: Record<string, string>, query: string) => {
+      const response = await fetch(`${mesh.gatewayUrl}/v1/tasks?${query}`, { headers });
+      return {
+        status: response.status,
+        body: (await response.json()) as { tasks: Record<string, unknown>[] },
+      };
+    };
+    const own = await filtered({ authorization: `Bearer ${mesh.apiKey}` }, `q=${trace_id}&status=done`);
+    expect(own.status).toBe(200);
+    expect(own.body.tasks).toHaveLength(1);
+    expect(own.body.tasks[0]).toMatchObject({
+      trace_id,
+      preview: expect.any(String),
+      duration_ms: expect.any(Number),
+      usage: { total_tokens: expect.any(Number) },
+    });
+    const other = await filtered(
+      { authorization: `Bearer ${mesh.adminKey}`, 'x-account-id': OTHER_ACCOUNT },
+      `q=${trace_id}`,
+    );
+    expect(other).toEqual({ status: 200, body: { tasks: [] } });
+    expect((await filtered({ authorization: `Bearer ${mesh.apiKey}` }, 'status=finished')).status).toBe(400);
   });
 
   it("an account-wide model credential serves a user with none of their own, and an admin lists the accounts from the buckets' keys, as the gateway's and assembler's users may", async () => {

@@ -97,3 +97,32 @@ describe('task status store, listing an account’s recent tasks', () => {
     expect(await store.listRecent('nobody', 3)).toEqual([]);
   });
 });
+
+describe('task status store, a filtered listing', () => {
+  it('when a filter matches fewer tasks than asked for, it returns the matching ones newest first, read only from the keys it may scan', async () => {
+    const kv = await new Kvm(jetstream(nc)).create(`tasks_match_${Date.now()}`);
+    const store = new TaskStatusStore(kv);
+    const ids = ['a', 'b', 'c', 'd', 'e'].map((digit) => digit.repeat(32));
+    for (const [index, id] of ids.entries()) {
+      expect(await store.create(record(id, { status: index % 2 === 0 ? 'done' : 'error' }))).toBe(true);
+    }
+    expect(await store.create(record('f'.repeat(32), { account_id: 'other', status: 'done' }))).toBe(true);
+    const done = (task: { status: string }) => task.status === 'done';
+
+    expect((await store.listMatching('acme', 10, done, 100)).map((task) => task.trace_id)).toEqual([
+      ids[4],
+      ids[2],
+      ids[0],
+    ]);
+    expect((await store.listMatching('acme', 2, done, 100)).map((task) => task.trace_id)).toEqual([
+      ids[4],
+      ids[2],
+    ]);
+    // Only the three newest keys are scanned: the oldest done task is not among them.
+    expect((await store.listMatching('acme', 10, done, 3)).map((task) => task.trace_id)).toEqual([
+      ids[4],
+      ids[2],
+    ]);
+    expect(await store.listMatching('other', 10, () => false, 100)).toEqual([]);
+  });
+});

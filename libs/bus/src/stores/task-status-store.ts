@@ -14,6 +14,8 @@ import { RecentKeys } from './recent-keys.js';
 import { isLostCompareAndSet } from '../jetstream-api-error.js';
 
 const MAX_CAS_ATTEMPTS = 10;
+/** Records a filtered listing reads at once. */
+const READ_BATCH = 50;
 
 /** A status record and the KV revision it was stored under. */
 export interface VersionedTaskStatus {
@@ -35,6 +37,32 @@ export class TaskStatusStore {
     await visitLatestKeys(this.kv, `${AccountId.parse(accountId)}.*`, (key) => recent.add(key));
     const records = await Promise.all(recent.keys().map(async (key) => (await this.read(key))?.record));
     return records.filter((record): record is TaskStatusRecord => record?.account_id === accountId).reverse();
+  }
+
+  /**
+   * Up to `limit` of the account's records that pass `matches`, newest first, from its `scanLimit` most
+   * recently written keys (a filtered listing reads more records than it returns, so it is bounded by what
+   * it reads, not by what it finds). Records are read newest first, a batch at a time, until `limit` match.
+   */
+  async listMatching(
+    accountId: string,
+    limit: number,
+    matches: (record: TaskStatusRecord) => boolean,
+    scanLimit: number,
+  ): Promise<TaskStatusRecord[]> {
+    const recent = new RecentKeys(scanLimit);
+    await visitLatestKeys(this.kv, `${AccountId.parse(accountId)}.*`, (key) => recent.add(key));
+    const newestFirst = recent.keys().reverse();
+    const found: TaskStatusRecord[] = [];
+    for (let start = 0; start < newestFirst.length && found.length < limit; start += READ_BATCH) {
+      const batch = await Promise.all(
+        newestFirst.slice(start, start + READ_BATCH).map(async (key) => (await this.read(key))?.record),
+      );
+      for (const record of batch) {
+        if (record?.account_id === accountId && matches(record) && found.length < limit) found.push(record);
+      }
+    }
+    return found;
   }
 
   async get(accountId: string, traceId: string): Promise<TaskStatusRecord | undefined> {

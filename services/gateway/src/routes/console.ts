@@ -22,6 +22,9 @@ const FILES = {
   'approvals-view.js': 'text/javascript; charset=utf-8',
   'schedules-view.js': 'text/javascript; charset=utf-8',
   'versions-view.js': 'text/javascript; charset=utf-8',
+  'task-list.js': 'text/javascript; charset=utf-8',
+  'task-waterfall.js': 'text/javascript; charset=utf-8',
+  'threads-view.js': 'text/javascript; charset=utf-8',
 } as const;
 
 export const CONSOLE_CSP = [

@@ -2,29 +2,32 @@
  * What a caller needs to start and find tasks without the management plane (the web console uses both):
  * `GET /v1/agents`, the agents a task of its account may name — ids, names and descriptions only, never
  * prompts, models or tools —, and `GET /v1/tasks?limit=`, its account's most recently written task
- * records, newest first (at most {@link MAX_TASK_LIST}); and `GET /v1/caller`, what kind of key the caller
+ * records, newest first (at most {@link MAX_TASK_LIST}), filtered by the query of `TaskListQuery` (status,
+ * agent, error code, dates, text; a filtered listing reads at most {@link TASK_SCAN_LIMIT} records); and `GET /v1/caller`, what kind of key the caller
  * presented (an admin key acts for the account it names in `x-account-id`, so the console offers accounts).
  */
 import { accountScope, type AgentStore, type TaskStatusStore } from '@agentmesh/bus';
-import type { AgentListReply, CallerReply, TaskListReply } from '@agentmesh/protocol';
+import {
+  TaskListQuery,
+  taskMatches,
+  type AgentListReply,
+  type CallerReply,
+  type TaskListReply,
+} from '@agentmesh/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { z } from 'zod';
 import { requireAccount, type AccountCaller } from '../auth.js';
 import { InvalidRequest, Rejection, sendRejection, ServiceUnavailable } from '../errors.js';
 import type { AuthenticateRequest } from './request-caller.js';
 
-export const MAX_TASK_LIST = 100;
-const DEFAULT_TASK_LIST = 20;
+export { MAX_TASK_LIST } from '@agentmesh/protocol';
+/** How many of an account's most recent task records a filtered listing reads, at most. */
+export const TASK_SCAN_LIMIT = 2_000;
 
 export interface TaskListRouteDeps {
   authenticate: AuthenticateRequest;
   statuses: TaskStatusStore;
   agents: AgentStore;
 }
-
-const TaskListQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(MAX_TASK_LIST).default(DEFAULT_TASK_LIST),
-});
 
 async function accountCaller(
   authenticate: AuthenticateRequest,
@@ -41,8 +44,17 @@ export function registerTaskListRoutes(app: FastifyInstance, deps: TaskListRoute
     const query = TaskListQuery.safeParse(request.query ?? {});
     if (!query.success) return sendRejection(reply, InvalidRequest.fromZod(query.error));
     try {
+      const { limit, ...filters } = query.data;
+      const filtered = Object.values(filters).some((value) => value !== undefined);
       const body: TaskListReply = {
-        tasks: await deps.statuses.listRecent(caller.accountId, query.data.limit),
+        tasks: filtered
+          ? await deps.statuses.listMatching(
+              caller.accountId,
+              limit,
+              (record) => taskMatches(record, filters),
+              TASK_SCAN_LIMIT,
+            )
+          : await deps.statuses.listRecent(caller.accountId, limit),
       };
       return reply.send(body);
     } catch (error) {
