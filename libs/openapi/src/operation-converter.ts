@@ -11,6 +11,7 @@ import {
   type OperationConversion,
 } from './conversion.js';
 import { finaliseSchema } from './finalise.js';
+import { fitFunctionBudget } from './function-budget.js';
 import { asArray, asString, isJsonObject, isPrimitive, type JsonObject } from './json.js';
 import { isObjectSchema, type FunctionParameters, type JsonSchema } from './json-schema.js';
 import { isFileMediaType } from './media-types.js';
@@ -79,10 +80,11 @@ export function convertOperationSource(
   const body = selected ? bodyArguments(selected, ctx, session) : undefined;
   if (body) args.push(...body.args);
 
-  const { properties, required, bindings } = assembleArguments(args, notes);
+  const carry = (from: JsonSchema, to: JsonSchema): void => ctx.normaliser.carryOrigin(from, to);
+  const { properties, required, bindings } = assembleArguments(args, notes, carry);
   let functionParameters: FunctionParameters = { type: 'object', properties, required };
   if (session.defs.size > 0) {
-    const defs = [...session.defs].map(([defName, schema]) => [defName, finaliseSchema(schema)]);
+    const defs = [...session.defs].map(([defName, schema]) => [defName, finaliseSchema(schema, carry)]);
     functionParameters.$defs = Object.fromEntries(defs) as Record<string, JsonSchema>;
   }
   let nullAsAbsent;
@@ -92,12 +94,26 @@ export function convertOperationSource(
     nullAsAbsent = strict.nullAsAbsent;
   }
   if (ctx.options.refs === RefMode.DEFS) {
-    functionParameters = shareRepeatedSchemas(functionParameters, ctx.options.minSharedSchemaLength);
+    functionParameters = shareRepeatedSchemas(
+      functionParameters,
+      ctx.options.minSharedSchemaLength,
+      (schema) => ctx.normaliser.componentName(schema),
+    );
     functionParameters = withoutUnusedDefs(functionParameters);
+  }
+  let description = operationDescription(source, ctx.options, notes);
+  const budgeted = fitFunctionBudget(
+    { name, description, parameters: functionParameters },
+    ctx.options.maxFunctionBytes,
+  );
+  if (budgeted.note !== undefined) {
+    notes.add(NoteCode.SIZE_BUDGET, budgeted.note, source.pointer);
+    functionParameters = budgeted.parameters;
+    description = budgeted.description;
   }
   return {
     name,
-    description: operationDescription(source, ctx.options, notes),
+    description,
     parameters: functionParameters,
     strict: ctx.options.strict,
     method: source.method?.toUpperCase(),
@@ -292,6 +308,7 @@ function describeArgument({ binding }: Argument): string {
 function assembleArguments(
   args: readonly Argument[],
   notes: NoteCollector,
+  carry: (from: JsonSchema, to: JsonSchema) => void,
 ): { properties: Record<string, JsonSchema>; required: string[]; bindings: ArgumentBinding[] } {
   const ordered = [...args].sort(
     (a, b) => LOCATION_ORDER.indexOf(a.binding.in) - LOCATION_ORDER.indexOf(b.binding.in),
@@ -302,7 +319,7 @@ function assembleArguments(
   const bindings: ArgumentBinding[] = [];
   for (const arg of ordered) {
     const property = namer.claim(arg);
-    properties[property] = finaliseSchema(arg.schema);
+    properties[property] = finaliseSchema(arg.schema, carry);
     if (arg.binding.required) required.push(property);
     bindings.push({ property, ...arg.binding });
   }
