@@ -21,7 +21,7 @@ import { collectParameters, type ResolvedParameter } from './parameters.js';
 import type { RefResolver } from './ref-resolver.js';
 import { selectRequestBody, type SelectedBody } from './request-body.js';
 import type { NormaliseSession, SchemaNormaliser } from './schema-normaliser.js';
-import { shareRepeatedSchemas, withoutUnusedDefs } from './shared-schemas.js';
+import { SchemaMeasures, shareRepeatedSchemas, withoutUnusedDefs } from './shared-schemas.js';
 import { toStrictParameters } from './strict-mode.js';
 import { boundText, joinSentences } from './text.js';
 
@@ -44,6 +44,17 @@ export interface ConverterContext {
   readonly resolver: RefResolver;
   readonly normaliser: SchemaNormaliser;
   readonly options: ResolvedOptions;
+  /** Per-document caches by schema identity (finalised copies, measures), so shared parts cost once. */
+  readonly caches?: ConversionCaches;
+}
+
+export interface ConversionCaches {
+  readonly finalised: WeakMap<JsonSchema, JsonSchema>;
+  readonly measures: SchemaMeasures;
+}
+
+export function newConversionCaches(): ConversionCaches {
+  return { finalised: new WeakMap(), measures: new SchemaMeasures() };
 }
 
 interface Argument {
@@ -80,11 +91,13 @@ export function convertOperationSource(
   const body = selected ? bodyArguments(selected, ctx, session) : undefined;
   if (body) args.push(...body.args);
 
+  const caches = ctx.caches ?? newConversionCaches();
   const carry = (from: JsonSchema, to: JsonSchema): void => ctx.normaliser.carryOrigin(from, to);
-  const { properties, required, bindings } = assembleArguments(args, notes, carry);
+  const finalise = (schema: JsonSchema): JsonSchema => finaliseSchema(schema, carry, caches.finalised);
+  const { properties, required, bindings } = assembleArguments(args, notes, finalise);
   let functionParameters: FunctionParameters = { type: 'object', properties, required };
   if (session.defs.size > 0) {
-    const defs = [...session.defs].map(([defName, schema]) => [defName, finaliseSchema(schema, carry)]);
+    const defs = [...session.defs].map(([defName, schema]) => [defName, finalise(schema)]);
     functionParameters.$defs = Object.fromEntries(defs) as Record<string, JsonSchema>;
   }
   let nullAsAbsent;
@@ -308,7 +321,7 @@ function describeArgument({ binding }: Argument): string {
 function assembleArguments(
   args: readonly Argument[],
   notes: NoteCollector,
-  carry: (from: JsonSchema, to: JsonSchema) => void,
+  finalise: (schema: JsonSchema) => JsonSchema,
 ): { properties: Record<string, JsonSchema>; required: string[]; bindings: ArgumentBinding[] } {
   const ordered = [...args].sort(
     (a, b) => LOCATION_ORDER.indexOf(a.binding.in) - LOCATION_ORDER.indexOf(b.binding.in),
@@ -319,7 +332,7 @@ function assembleArguments(
   const bindings: ArgumentBinding[] = [];
   for (const arg of ordered) {
     const property = namer.claim(arg);
-    properties[property] = finaliseSchema(arg.schema, carry);
+    properties[property] = finalise(arg.schema);
     if (arg.binding.required) required.push(property);
     bindings.push({ property, ...arg.binding });
   }

@@ -321,7 +321,9 @@ export class SchemaNormaliser {
         notes: this.current.notes.since(notesMark),
       });
     }
-    this.origins.set(converted, key);
+    // The innermost ref that gave this very object names it (an `allOf` of one ref returns its branch's
+    // object): fixed once, so the name never depends on which operation met it first.
+    if (!this.origins.has(converted)) this.origins.set(converted, key);
     return this.annotate(converted, schema, depth);
   }
 
@@ -395,7 +397,7 @@ export class SchemaNormaliser {
   /** Lets a copy of a converted schema (finalised, ...) keep its origin. */
   carryOrigin(from: JsonSchema, to: JsonSchema): void {
     const key = this.origins.get(from);
-    if (key !== undefined) this.origins.set(to, key);
+    if (key !== undefined && !this.origins.has(to)) this.origins.set(to, key);
   }
 
   private defName(key: string): string {

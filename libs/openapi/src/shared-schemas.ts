@@ -14,7 +14,7 @@ const MAX_SHARED = 64;
  * children's ids, its length from theirs, so a node costs its own size once however deep it sits, and a
  * subtree left unchanged by a pass keeps its measure for the next.
  */
-class Measures {
+export class SchemaMeasures {
   private readonly ids = new Map<string, number>();
   private readonly lengths: number[] = [];
   private readonly byObject = new WeakMap<JsonSchema, number>();
@@ -88,8 +88,8 @@ export function shareRepeatedSchemas(
   parameters: FunctionParameters,
   minLength: number,
   componentName: (schema: JsonSchema) => string | undefined = () => undefined,
+  measures = new SchemaMeasures(),
 ): FunctionParameters {
-  const measures = new Measures();
   let current = parameters;
   for (let shared = 0; shared < MAX_SHARED; shared++) {
     const best = pickRepeated(visitNodes(current), measures, minLength, componentName);
@@ -139,7 +139,7 @@ function visitNodes(parameters: FunctionParameters): Array<{ schema: JsonSchema;
 /** The repeated schema that saves the most characters, if any saves enough. */
 function pickRepeated(
   nodes: ReadonlyArray<{ schema: JsonSchema; name: string }>,
-  measures: Measures,
+  measures: SchemaMeasures,
   minLength: number,
   componentName: (schema: JsonSchema) => string | undefined,
 ): { id: number; schema: JsonSchema; name: string; component: string | undefined } | undefined {
