@@ -202,7 +202,7 @@ function converterContext(resolver: RefResolver, options: ConversionOptions | un
     resolver,
     options: resolved,
     normaliser: new SchemaNormaliser(resolver, resolved),
-    caches: newConversionCaches(),
+    caches: newConversionCaches(resolved.minSharedSchemaLength),
   };
 }
 

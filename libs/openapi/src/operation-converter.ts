@@ -53,8 +53,8 @@ export interface ConversionCaches {
   readonly measures: SchemaMeasures;
 }
 
-export function newConversionCaches(): ConversionCaches {
-  return { finalised: new WeakMap(), measures: new SchemaMeasures() };
+export function newConversionCaches(minSharedSchemaLength: number): ConversionCaches {
+  return { finalised: new WeakMap(), measures: new SchemaMeasures(minSharedSchemaLength) };
 }
 
 interface Argument {
@@ -91,7 +91,7 @@ export function convertOperationSource(
   const body = selected ? bodyArguments(selected, ctx, session) : undefined;
   if (body) args.push(...body.args);
 
-  const caches = ctx.caches ?? newConversionCaches();
+  const caches = ctx.caches ?? newConversionCaches(ctx.options.minSharedSchemaLength);
   const carry = (from: JsonSchema, to: JsonSchema): void => ctx.normaliser.carryOrigin(from, to);
   const finalise = (schema: JsonSchema): JsonSchema => finaliseSchema(schema, carry, caches.finalised);
   const { properties, required, bindings } = assembleArguments(args, notes, finalise);

@@ -9,74 +9,84 @@ import type { FunctionParameters, JsonSchema } from './json-schema.js';
 const MAX_SHARED = 64;
 
 /**
- * Every distinct schema text met while sharing, as a small id (hash-consing), and each schema object's id
- * and text length, by identity. A schema's text is never built: its id comes from its own keywords and its
- * children's ids, its length from theirs, so a node costs its own size once however deep it sits, and a
- * subtree left unchanged by a pass keeps its measure for the next.
+ * Each schema object's text length, and for schemas long enough to be shared an id standing for their
+ * text (hash-consing), both by identity. No text is built for a long schema: its length comes from its
+ * children's, its id from its own keywords and its long children's ids (a short child, under
+ * `minLength`, is written out: it is small). So a node costs about its own size once however deep it
+ * sits, and a subtree a pass left unchanged keeps its measures for the next pass and the next function.
  */
 export class SchemaMeasures {
   private readonly ids = new Map<string, number>();
-  private readonly lengths: number[] = [];
-  private readonly byObject = new WeakMap<JsonSchema, number>();
+  private readonly idOf = new WeakMap<JsonSchema, number>();
+  private readonly lengthOf = new WeakMap<JsonSchema, number>();
 
-  id(schema: JsonSchema): number {
-    const known = this.byObject.get(schema);
+  constructor(readonly minLength: number) {}
+
+  /** Length of the schema's JSON text, as the sharing pass has always counted it. */
+  length(schema: JsonSchema): number {
+    const known = this.lengthOf.get(schema);
     if (known !== undefined) return known;
-    let signature = '';
     let length = 2; // the braces
     let first = true;
     for (const [key, value] of Object.entries(schema)) {
-      const keyText = JSON.stringify(key);
-      length += keyText.length + 1 + (first ? 0 : 1);
+      length += JSON.stringify(key).length + 1 + (first ? 0 : 1);
       first = false;
       if (key === 'properties' && value !== null && typeof value === 'object') {
-        signature += `${keyText}:P{`;
         length += 2;
         let inner = true;
         for (const [property, child] of Object.entries(value as Record<string, JsonSchema>)) {
-          const propertyText = JSON.stringify(property);
-          const childId = this.id(child);
-          signature += `${propertyText}:${childId},`;
-          length += propertyText.length + 1 + this.lengths[childId]! + (inner ? 0 : 1);
+          length += JSON.stringify(property).length + 1 + this.length(child) + (inner ? 0 : 1);
           inner = false;
         }
-        signature += '}';
-      } else if (
-        key === 'items' ||
-        (key === 'additionalProperties' && typeof value === 'object' && value !== null)
-      ) {
-        const childId = this.id(value as JsonSchema);
-        signature += `${keyText}:S${childId},`;
-        length += this.lengths[childId]!;
+      } else if (isSubSchemaKey(key, value)) {
+        length += this.length(value as JsonSchema);
       } else if (key === 'anyOf' && Array.isArray(value)) {
-        signature += `${keyText}:A[`;
         length += 2 + Math.max(0, value.length - 1);
-        for (const branch of value as JsonSchema[]) {
-          const childId = this.id(branch);
-          signature += `${childId},`;
-          length += this.lengths[childId]!;
-        }
-        signature += ']';
+        for (const branch of value as JsonSchema[]) length += this.length(branch);
       } else {
-        // As a template literal writes it (`undefined` too), so measures match the texts they stand for.
-        const written = `${JSON.stringify(value)}`;
-        signature += `${keyText}:J${written},`;
-        length += written.length;
+        // As a template literal writes it (`undefined` too), so lengths match the texts they stand for.
+        length += `${JSON.stringify(value)}`.length;
+      }
+    }
+    this.lengthOf.set(schema, length);
+    return length;
+  }
+
+  /** Equal ids for equal texts; meant for schemas of at least `minLength`. */
+  id(schema: JsonSchema): number {
+    const known = this.idOf.get(schema);
+    if (known !== undefined) return known;
+    const child = (sub: JsonSchema): string =>
+      this.length(sub) >= this.minLength ? `#${this.id(sub)}` : `T${JSON.stringify(sub)}`;
+    let signature = '';
+    for (const [key, value] of Object.entries(schema)) {
+      const keyText = JSON.stringify(key);
+      if (key === 'properties' && value !== null && typeof value === 'object') {
+        signature += `${keyText}:P{`;
+        for (const [property, sub] of Object.entries(value as Record<string, JsonSchema>)) {
+          signature += `${JSON.stringify(property)}:${child(sub)},`;
+        }
+        signature += '}';
+      } else if (isSubSchemaKey(key, value)) {
+        signature += `${keyText}:S${child(value as JsonSchema)},`;
+      } else if (key === 'anyOf' && Array.isArray(value)) {
+        signature += `${keyText}:A[${(value as JsonSchema[]).map(child).join(',')}]`;
+      } else {
+        signature += `${keyText}:J${JSON.stringify(value)},`;
       }
     }
     let id = this.ids.get(signature);
     if (id === undefined) {
-      id = this.lengths.length;
+      id = this.ids.size;
       this.ids.set(signature, id);
-      this.lengths.push(length);
     }
-    this.byObject.set(schema, id);
+    this.idOf.set(schema, id);
     return id;
   }
+}
 
-  length(id: number): number {
-    return this.lengths[id]!;
-  }
+function isSubSchemaKey(key: string, value: unknown): boolean {
+  return key === 'items' || (key === 'additionalProperties' && typeof value === 'object' && value !== null);
 }
 
 /**
@@ -88,7 +98,7 @@ export function shareRepeatedSchemas(
   parameters: FunctionParameters,
   minLength: number,
   componentName: (schema: JsonSchema) => string | undefined = () => undefined,
-  measures = new SchemaMeasures(),
+  measures = new SchemaMeasures(minLength),
 ): FunctionParameters {
   let current = parameters;
   for (let shared = 0; shared < MAX_SHARED; shared++) {
@@ -96,7 +106,9 @@ export function shareRepeatedSchemas(
     if (best === undefined) break;
     const name = freeName(best.component ?? best.name, current.$defs ?? {});
     const replace = (schema: JsonSchema): JsonSchema =>
-      measures.id(schema) === best.id ? { $ref: `#/$defs/${name}` } : mapChildren(schema, replace);
+      measures.length(schema) === best.length && measures.id(schema) === best.id
+        ? { $ref: `#/$defs/${name}` }
+        : mapChildren(schema, replace);
     const properties = mapValues(current.properties, replace);
     const defs = mapValues(current.$defs ?? {}, (schema) => mapChildren(schema, replace));
     // The first copy, with its own repeated parts shared as well (the others are the same text).
@@ -142,28 +154,32 @@ function pickRepeated(
   measures: SchemaMeasures,
   minLength: number,
   componentName: (schema: JsonSchema) => string | undefined,
-): { id: number; schema: JsonSchema; name: string; component: string | undefined } | undefined {
+):
+  | { id: number; schema: JsonSchema; name: string; length: number; component: string | undefined }
+  | undefined {
   interface Seen {
     count: number;
     schema: JsonSchema;
     name: string;
+    length: number;
     component: string | undefined;
   }
   const seen = new Map<number, Seen>();
   for (const { schema, name } of nodes) {
     if (schema.$ref !== undefined) continue;
+    const length = measures.length(schema);
+    if (length < minLength) continue;
     const id = measures.id(schema);
-    if (measures.length(id) < minLength) continue;
     const entry = seen.get(id);
     if (entry) {
       entry.count += 1;
       entry.component ??= componentName(schema);
-    } else seen.set(id, { count: 1, schema, name, component: componentName(schema) });
+    } else seen.set(id, { count: 1, schema, name, length, component: componentName(schema) });
   }
   let best: (Seen & { id: number; saving: number }) | undefined;
   for (const [id, entry] of seen) {
     if (entry.count < 2) continue;
-    const saving = (entry.count - 1) * measures.length(id);
+    const saving = (entry.count - 1) * entry.length;
     if (best === undefined || saving > best.saving) best = { ...entry, id, saving };
   }
   return best;
