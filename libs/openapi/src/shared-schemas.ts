@@ -102,7 +102,7 @@ export function shareRepeatedSchemas(
 ): FunctionParameters {
   let current = parameters;
   for (let shared = 0; shared < MAX_SHARED; shared++) {
-    const best = pickRepeated(visitNodes(current), measures, minLength, componentName);
+    const best = pickRepeated(visitNodes(current, measures), measures, minLength, componentName);
     if (best === undefined) break;
     const name = freeName(best.component ?? best.name, current.$defs ?? {});
     const replace = (schema: JsonSchema): JsonSchema =>
@@ -118,10 +118,15 @@ export function shareRepeatedSchemas(
   return current;
 }
 
-/** Schema nodes in visiting order, with the property name that holds them (for naming). */
-function visitNodes(parameters: FunctionParameters): Array<{ schema: JsonSchema; name: string }> {
+/** Schema nodes long enough to share, in visiting order, with the property name that holds them (for naming). */
+function visitNodes(
+  parameters: FunctionParameters,
+  measures: SchemaMeasures,
+): Array<{ schema: JsonSchema; name: string }> {
   const nodes: Array<{ schema: JsonSchema; name: string }> = [];
   const visit = (schema: JsonSchema, name: string): void => {
+    // Nothing shorter than `minLength` is shared, and nothing inside it is longer.
+    if (measures.length(schema) < measures.minLength) return;
     nodes.push({ schema, name });
     for (const [key, value] of Object.entries(schema)) {
       if (key === 'properties' && value !== null && typeof value === 'object') {

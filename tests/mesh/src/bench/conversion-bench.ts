@@ -169,7 +169,7 @@ export async function benchConverter(runs = 5): Promise<ConverterBench | undefin
       ours_ms: round(ours),
       samchon_ms: round(samchon),
       samchon_capped: capped,
-      ratio: round(ratio),
+      ratio: Math.round(ratio * 1000) / 1000,
       ratio_of_medians: round(ours / samchon),
       largest_tool_kib: round(largest / 1024),
       target: `≤ ${RATIO_TARGET}×${synthetic ? ` and ≤ ${SYNTHETIC_TARGET_MS} ms` : ''}`,
