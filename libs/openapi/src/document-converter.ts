@@ -13,6 +13,7 @@ import { NoteCode, type ConversionNote } from './notes.js';
 import { resolveOptions, type ConversionOptions } from './options.js';
 import {
   convertOperationSource,
+  newConversionCaches,
   type ConverterContext,
   type OperationSource,
 } from './operation-converter.js';
@@ -197,7 +198,12 @@ function isDocument(value: JsonObject): boolean {
 
 function converterContext(resolver: RefResolver, options: ConversionOptions | undefined): ConverterContext {
   const resolved = resolveOptions(options);
-  return { resolver, options: resolved, normaliser: new SchemaNormaliser(resolver, resolved) };
+  return {
+    resolver,
+    options: resolved,
+    normaliser: new SchemaNormaliser(resolver, resolved),
+    caches: newConversionCaches(resolved.minSharedSchemaLength),
+  };
 }
 
 function convertLocated(located: LocatedOperation, ctx: ConverterContext): OperationConversion {

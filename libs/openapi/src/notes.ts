@@ -13,6 +13,11 @@ export const NoteCode = {
   DEPTH_LIMIT: 'depth_limit',
   /** The operation's schema reached `maxSchemaNodes`; the rest was replaced by described stubs. */
   SIZE_LIMIT: 'size_limit',
+  /**
+   * The function's JSON was over `maxFunctionBytes`: descriptions and examples were shortened, the deepest
+   * first (no parameter is dropped). The message says how far it went and the sizes before and after.
+   */
+  SIZE_BUDGET: 'size_budget',
   /** `allOf` branches disagree (types, enums, consts, two unions); the first one was kept. */
   ALLOF_CONFLICT: 'allof_conflict',
   /** `oneOf`/`anyOf` could not be kept as `anyOf` and was merged or simplified. */

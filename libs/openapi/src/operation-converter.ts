@@ -11,6 +11,7 @@ import {
   type OperationConversion,
 } from './conversion.js';
 import { finaliseSchema } from './finalise.js';
+import { fitFunctionBudget } from './function-budget.js';
 import { asArray, asString, isJsonObject, isPrimitive, type JsonObject } from './json.js';
 import { isObjectSchema, type FunctionParameters, type JsonSchema } from './json-schema.js';
 import { isFileMediaType } from './media-types.js';
@@ -20,7 +21,7 @@ import { collectParameters, type ResolvedParameter } from './parameters.js';
 import type { RefResolver } from './ref-resolver.js';
 import { selectRequestBody, type SelectedBody } from './request-body.js';
 import type { NormaliseSession, SchemaNormaliser } from './schema-normaliser.js';
-import { shareRepeatedSchemas, withoutUnusedDefs } from './shared-schemas.js';
+import { SchemaMeasures, shareRepeatedSchemas, withoutUnusedDefs } from './shared-schemas.js';
 import { toStrictParameters } from './strict-mode.js';
 import { boundText, joinSentences } from './text.js';
 
@@ -43,6 +44,17 @@ export interface ConverterContext {
   readonly resolver: RefResolver;
   readonly normaliser: SchemaNormaliser;
   readonly options: ResolvedOptions;
+  /** Per-document caches by schema identity (finalised copies, measures), so shared parts cost once. */
+  readonly caches?: ConversionCaches;
+}
+
+export interface ConversionCaches {
+  readonly finalised: WeakMap<JsonSchema, JsonSchema>;
+  readonly measures: SchemaMeasures;
+}
+
+export function newConversionCaches(minSharedSchemaLength: number): ConversionCaches {
+  return { finalised: new WeakMap(), measures: new SchemaMeasures(minSharedSchemaLength) };
 }
 
 interface Argument {
@@ -79,10 +91,13 @@ export function convertOperationSource(
   const body = selected ? bodyArguments(selected, ctx, session) : undefined;
   if (body) args.push(...body.args);
 
-  const { properties, required, bindings } = assembleArguments(args, notes);
+  const caches = ctx.caches ?? newConversionCaches(ctx.options.minSharedSchemaLength);
+  const carry = (from: JsonSchema, to: JsonSchema): void => ctx.normaliser.carryOrigin(from, to);
+  const finalise = (schema: JsonSchema): JsonSchema => finaliseSchema(schema, carry, caches.finalised);
+  const { properties, required, bindings } = assembleArguments(args, notes, finalise);
   let functionParameters: FunctionParameters = { type: 'object', properties, required };
   if (session.defs.size > 0) {
-    const defs = [...session.defs].map(([defName, schema]) => [defName, finaliseSchema(schema)]);
+    const defs = [...session.defs].map(([defName, schema]) => [defName, finalise(schema)]);
     functionParameters.$defs = Object.fromEntries(defs) as Record<string, JsonSchema>;
   }
   let nullAsAbsent;
@@ -92,12 +107,40 @@ export function convertOperationSource(
     nullAsAbsent = strict.nullAsAbsent;
   }
   if (ctx.options.refs === RefMode.DEFS) {
-    functionParameters = shareRepeatedSchemas(functionParameters, ctx.options.minSharedSchemaLength);
+    functionParameters = shareRepeatedSchemas(
+      functionParameters,
+      ctx.options.minSharedSchemaLength,
+      (schema) => ctx.normaliser.componentName(schema),
+      caches.measures,
+    );
     functionParameters = withoutUnusedDefs(functionParameters);
+  }
+  let description = operationDescription(source, ctx.options, notes);
+  // Most functions are far under the budget: an upper bound (3 bytes a character at most, from the
+  // cached measures) saves serialising them.
+  let roughChars = 256 + JSON.stringify(name).length + JSON.stringify(description).length;
+  roughChars += JSON.stringify(functionParameters.required).length;
+  for (const [key, schema] of [
+    ...Object.entries(functionParameters.properties),
+    ...Object.entries(functionParameters.$defs ?? {}),
+  ]) {
+    roughChars += JSON.stringify(key).length + 2 + caches.measures.length(schema);
+  }
+  const budgeted =
+    roughChars * 3 <= ctx.options.maxFunctionBytes
+      ? { note: undefined, parameters: functionParameters, description }
+      : fitFunctionBudget(
+          { name, description, parameters: functionParameters },
+          ctx.options.maxFunctionBytes,
+        );
+  if (budgeted.note !== undefined) {
+    notes.add(NoteCode.SIZE_BUDGET, budgeted.note, source.pointer);
+    functionParameters = budgeted.parameters;
+    description = budgeted.description;
   }
   return {
     name,
-    description: operationDescription(source, ctx.options, notes),
+    description,
     parameters: functionParameters,
     strict: ctx.options.strict,
     method: source.method?.toUpperCase(),
@@ -292,6 +335,7 @@ function describeArgument({ binding }: Argument): string {
 function assembleArguments(
   args: readonly Argument[],
   notes: NoteCollector,
+  finalise: (schema: JsonSchema) => JsonSchema,
 ): { properties: Record<string, JsonSchema>; required: string[]; bindings: ArgumentBinding[] } {
   const ordered = [...args].sort(
     (a, b) => LOCATION_ORDER.indexOf(a.binding.in) - LOCATION_ORDER.indexOf(b.binding.in),
@@ -302,7 +346,7 @@ function assembleArguments(
   const bindings: ArgumentBinding[] = [];
   for (const arg of ordered) {
     const property = namer.claim(arg);
-    properties[property] = finaliseSchema(arg.schema);
+    properties[property] = finalise(arg.schema);
     if (arg.binding.required) required.push(property);
     bindings.push({ property, ...arg.binding });
   }

@@ -57,6 +57,11 @@ export interface ConversionOptions {
   readonly minSharedSchemaLength?: number;
   /** Most schema nodes emitted for one operation; beyond it sub-schemas become described stubs. */
   readonly maxSchemaNodes?: number;
+  /**
+   * Size budget of one function's JSON (name, description, parameters), in bytes. Past it, descriptions
+   * and examples are shortened, the deepest first; no parameter is ever dropped. `Infinity` turns it off.
+   */
+  readonly maxFunctionBytes?: number;
 }
 
 export type ResolvedOptions = Required<ConversionOptions>;
@@ -73,6 +78,7 @@ export const DEFAULT_OPTIONS: ResolvedOptions = {
   recursionDepth: 1,
   minSharedSchemaLength: 300,
   maxSchemaNodes: 4000,
+  maxFunctionBytes: 32 * 1024,
 };
 
 // OpenAI's structured outputs accept at most 10 levels of nesting.
@@ -93,6 +99,10 @@ export function resolveOptions(options: ConversionOptions = {}): ResolvedOptions
     recursionDepth: positive(merged.recursionDepth, DEFAULT_OPTIONS.recursionDepth),
     minSharedSchemaLength: positive(merged.minSharedSchemaLength, DEFAULT_OPTIONS.minSharedSchemaLength),
     maxSchemaNodes: positive(merged.maxSchemaNodes, DEFAULT_OPTIONS.maxSchemaNodes),
+    maxFunctionBytes:
+      merged.maxFunctionBytes === Infinity
+        ? Infinity
+        : positive(merged.maxFunctionBytes, DEFAULT_OPTIONS.maxFunctionBytes),
   };
 }
 

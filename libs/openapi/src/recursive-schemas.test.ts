@@ -225,13 +225,13 @@ describe('schemas used many times', () => {
     { Address: address },
   );
 
-  it('when one schema is used several times, it is emitted once under $defs and every use points at it', () => {
+  it('when one schema is used several times, it is emitted once under $defs, named after its component, and every use points at it', () => {
     const conversion = convert(document);
     const { properties, $defs } = conversion.parameters;
-    expect(Object.keys($defs ?? {})).toEqual(['billing']);
-    expect(properties.billing).toEqual({ $ref: '#/$defs/billing' });
-    expect(properties.shipping).toEqual({ $ref: '#/$defs/billing' });
-    expect(properties.pickups).toEqual({ type: 'array', items: { $ref: '#/$defs/billing' } });
+    expect(Object.keys($defs ?? {})).toEqual(['Address']);
+    expect(properties.billing).toEqual({ $ref: '#/$defs/Address' });
+    expect(properties.shipping).toEqual({ $ref: '#/$defs/Address' });
+    expect(properties.pickups).toEqual({ type: 'array', items: { $ref: '#/$defs/Address' } });
     expect(JSON.stringify(conversion.parameters).match(/Street and number/g)).toHaveLength(1);
     const inline = convert(document, { refs: 'inline' });
     expect(JSON.stringify(conversion.parameters).length).toBeLessThan(
@@ -240,6 +240,57 @@ describe('schemas used many times', () => {
     const good = { street: 'Main 1', city: 'X', country: 'DE' };
     expect(validationError(conversion.parameters, { billing: good, pickups: [good] })).toBeUndefined();
     expect(validationError(conversion.parameters, { billing: good, pickups: [{ city: 'X' }] })).toBeDefined();
+  });
+
+  it('when two shared components have the same name, the second met is numbered, the same on every run', () => {
+    // `#/components/schemas/Address` and `#/x-legacy/Address` both display as "Address".
+    const twoAddresses = {
+      openapi: '3.0.3',
+      info: { title: 't', version: '1' },
+      paths: {
+        '/orders': {
+          post: {
+            operationId: 'op',
+            requestBody: jsonBody({
+              type: 'object',
+              properties: {
+                billing: { $ref: '#/components/schemas/Address' },
+                shipping: { $ref: '#/components/schemas/Address' },
+                old_billing: { $ref: '#/x-legacy/Address' },
+                old_shipping: { $ref: '#/x-legacy/Address' },
+              },
+            }),
+            responses: { '200': { description: 'ok' } },
+          },
+        },
+      },
+      components: { schemas: { Address: address } },
+      'x-legacy': {
+        Address: { ...address, description: 'An address in the old format, kept for old clients.' },
+      },
+    };
+    const first = convert(twoAddresses);
+    const { properties, $defs } = first.parameters;
+    expect(Object.keys($defs ?? {}).sort()).toEqual(['Address', 'Address_2']);
+    expect(properties.billing).toEqual(properties.shipping);
+    expect(properties.old_billing).toEqual(properties.old_shipping);
+    expect(properties.billing).not.toEqual(properties.old_billing);
+    expect($defs?.[(properties.old_billing!.$ref ?? '').slice('#/$defs/'.length)]?.description).toMatch(
+      /old format/,
+    );
+    expect(convert(twoAddresses).parameters).toEqual(first.parameters);
+  });
+
+  it('when a repeated schema is written inline, not as a component, it is named after the first property holding it', () => {
+    const inline = oneOperation('post', '/orders', {
+      requestBody: jsonBody({
+        type: 'object',
+        properties: { billing: address, shipping: address },
+      }),
+    });
+    const { properties, $defs } = convert(inline).parameters;
+    expect(Object.keys($defs ?? {})).toEqual(['billing']);
+    expect(properties.shipping).toEqual({ $ref: '#/$defs/billing' });
   });
 
   it('when a small schema repeats, it stays inline (a $ref would not make the function smaller)', () => {

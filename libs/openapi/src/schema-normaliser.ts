@@ -80,6 +80,8 @@ export class SchemaNormaliser {
   /** Converted schemas of recursive refs (not cut by a limit), by key, for reuse in other operations. */
   private readonly defContent = new Map<string, { schema: JsonSchema; defKeys: ReadonlySet<string> }>();
   private readonly recursion: RecursiveRefs;
+  /** The `$ref` target each converted schema stands for (by identity), to name it if it is shared. */
+  private readonly origins = new WeakMap<JsonSchema, string>();
   /** Recursive refs met in this `normalise` call whose `$defs` entries are still to be converted. */
   private pendingDefs: string[] = [];
   private readonly stack: Frame[] = [];
@@ -319,6 +321,9 @@ export class SchemaNormaliser {
         notes: this.current.notes.since(notesMark),
       });
     }
+    // The innermost ref that gave this very object names it (an `allOf` of one ref returns its branch's
+    // object): fixed once, so the name never depends on which operation met it first.
+    if (!this.origins.has(converted)) this.origins.set(converted, key);
     return this.annotate(converted, schema, depth);
   }
 
@@ -378,6 +383,21 @@ export class SchemaNormaliser {
       );
     }
     return this.reference({ ...rest, $ref: target.key }, depth, true);
+  }
+
+  /**
+   * The component a converted schema (or its finalised copy) stands for, by its display name
+   * (`#/components/schemas/Pet` → `Pet`), when it is one unchanged.
+   */
+  componentName(schema: JsonSchema): string | undefined {
+    const key = this.origins.get(schema);
+    return key === undefined ? undefined : displayName(key);
+  }
+
+  /** Lets a copy of a converted schema (finalised, ...) keep its origin. */
+  carryOrigin(from: JsonSchema, to: JsonSchema): void {
+    const key = this.origins.get(from);
+    if (key !== undefined && !this.origins.has(to)) this.origins.set(to, key);
   }
 
   private defName(key: string): string {

@@ -8,21 +8,109 @@ import type { FunctionParameters, JsonSchema } from './json-schema.js';
 // Most schemas moved to `$defs` for one function; each pass re-measures what is left.
 const MAX_SHARED = 64;
 
-export function shareRepeatedSchemas(parameters: FunctionParameters, minLength: number): FunctionParameters {
+/**
+ * Each schema object's text length, and for schemas long enough to be shared an id standing for their
+ * text (hash-consing), both by identity. No text is built for a long schema: its length comes from its
+ * children's, its id from its own keywords and its long children's ids (a short child, under
+ * `minLength`, is written out: it is small). So a node costs about its own size once however deep it
+ * sits, and a subtree a pass left unchanged keeps its measures for the next pass and the next function.
+ */
+export class SchemaMeasures {
+  private readonly ids = new Map<string, number>();
+  private readonly idOf = new WeakMap<JsonSchema, number>();
+  private readonly lengthOf = new WeakMap<JsonSchema, number>();
+
+  constructor(readonly minLength: number) {}
+
+  /** Length of the schema's JSON text, as the sharing pass has always counted it. */
+  length(schema: JsonSchema): number {
+    const known = this.lengthOf.get(schema);
+    if (known !== undefined) return known;
+    let length = 2; // the braces
+    let first = true;
+    for (const [key, value] of Object.entries(schema)) {
+      length += JSON.stringify(key).length + 1 + (first ? 0 : 1);
+      first = false;
+      if (key === 'properties' && value !== null && typeof value === 'object') {
+        length += 2;
+        let inner = true;
+        for (const [property, child] of Object.entries(value as Record<string, JsonSchema>)) {
+          length += JSON.stringify(property).length + 1 + this.length(child) + (inner ? 0 : 1);
+          inner = false;
+        }
+      } else if (isSubSchemaKey(key, value)) {
+        length += this.length(value as JsonSchema);
+      } else if (key === 'anyOf' && Array.isArray(value)) {
+        length += 2 + Math.max(0, value.length - 1);
+        for (const branch of value as JsonSchema[]) length += this.length(branch);
+      } else {
+        // As a template literal writes it (`undefined` too), so lengths match the texts they stand for.
+        length += `${JSON.stringify(value)}`.length;
+      }
+    }
+    this.lengthOf.set(schema, length);
+    return length;
+  }
+
+  /** Equal ids for equal texts; meant for schemas of at least `minLength`. */
+  id(schema: JsonSchema): number {
+    const known = this.idOf.get(schema);
+    if (known !== undefined) return known;
+    const child = (sub: JsonSchema): string =>
+      this.length(sub) >= this.minLength ? `#${this.id(sub)}` : `T${JSON.stringify(sub)}`;
+    let signature = '';
+    for (const [key, value] of Object.entries(schema)) {
+      const keyText = JSON.stringify(key);
+      if (key === 'properties' && value !== null && typeof value === 'object') {
+        signature += `${keyText}:P{`;
+        for (const [property, sub] of Object.entries(value as Record<string, JsonSchema>)) {
+          signature += `${JSON.stringify(property)}:${child(sub)},`;
+        }
+        signature += '}';
+      } else if (isSubSchemaKey(key, value)) {
+        signature += `${keyText}:S${child(value as JsonSchema)},`;
+      } else if (key === 'anyOf' && Array.isArray(value)) {
+        signature += `${keyText}:A[${(value as JsonSchema[]).map(child).join(',')}]`;
+      } else {
+        signature += `${keyText}:J${JSON.stringify(value)},`;
+      }
+    }
+    let id = this.ids.get(signature);
+    if (id === undefined) {
+      id = this.ids.size;
+      this.ids.set(signature, id);
+    }
+    this.idOf.set(schema, id);
+    return id;
+  }
+}
+
+function isSubSchemaKey(key: string, value: unknown): boolean {
+  return key === 'items' || (key === 'additionalProperties' && typeof value === 'object' && value !== null);
+}
+
+/**
+ * `componentName` tells which component a schema is (`Pet` for `#/components/schemas/Pet`), if it is one:
+ * a shared schema is named after it, else after the first property holding it; a name already taken in
+ * the function gets `_2`, `_3`, ... in the order schemas are shared, so names are deterministic.
+ */
+export function shareRepeatedSchemas(
+  parameters: FunctionParameters,
+  minLength: number,
+  componentName: (schema: JsonSchema) => string | undefined = () => undefined,
+  measures = new SchemaMeasures(minLength),
+): FunctionParameters {
   let current = parameters;
   for (let shared = 0; shared < MAX_SHARED; shared++) {
-    const measured = measure(current);
-    const best = pickRepeated(measured, minLength);
+    const best = pickRepeated(visitNodes(current, measures), measures, minLength, componentName);
     if (best === undefined) break;
-    const name = freeName(best.name, current.$defs ?? {});
+    const name = freeName(best.component ?? best.name, current.$defs ?? {});
     const replace = (schema: JsonSchema): JsonSchema =>
-      measured.text.get(schema) === best.text ? { $ref: `#/$defs/${name}` } : mapChildren(schema, replace);
-    const properties = Object.fromEntries(
-      Object.entries(current.properties).map(([key, schema]) => [key, replace(schema)]),
-    );
-    const defs = Object.fromEntries(
-      Object.entries(current.$defs ?? {}).map(([key, schema]) => [key, mapChildren(schema, replace)]),
-    );
+      measures.length(schema) === best.length && measures.id(schema) === best.id
+        ? { $ref: `#/$defs/${name}` }
+        : mapChildren(schema, replace);
+    const properties = mapValues(current.properties, replace);
+    const defs = mapValues(current.$defs ?? {}, (schema) => mapChildren(schema, replace));
     // The first copy, with its own repeated parts shared as well (the others are the same text).
     defs[name] = mapChildren(best.schema, replace);
     current = { ...current, properties, $defs: defs };
@@ -30,38 +118,29 @@ export function shareRepeatedSchemas(parameters: FunctionParameters, minLength: 
   return current;
 }
 
-interface Measured {
-  /** Each schema node's JSON text (as JSON.stringify writes it). */
-  readonly text: Map<JsonSchema, string>;
-  /** Node texts in visiting order, with the property name that holds them (for naming). */
-  readonly nodes: Array<{ schema: JsonSchema; name: string }>;
-}
-
-/** JSON texts of every schema node, built bottom-up so each node costs its own size once. */
-function measure(parameters: FunctionParameters): Measured {
-  const text = new Map<JsonSchema, string>();
-  const nodes: Measured['nodes'] = [];
-  const visit = (schema: JsonSchema, name: string): string => {
+/** Schema nodes long enough to share, in visiting order, with the property name that holds them (for naming). */
+function visitNodes(
+  parameters: FunctionParameters,
+  measures: SchemaMeasures,
+): Array<{ schema: JsonSchema; name: string }> {
+  const nodes: Array<{ schema: JsonSchema; name: string }> = [];
+  const visit = (schema: JsonSchema, name: string): void => {
+    // Nothing shorter than `minLength` is shared, and nothing inside it is longer.
+    if (measures.length(schema) < measures.minLength) return;
     nodes.push({ schema, name });
-    const parts = Object.entries(schema).map(([key, value]) => {
-      let written: string;
+    for (const [key, value] of Object.entries(schema)) {
       if (key === 'properties' && value !== null && typeof value === 'object') {
-        const inner = Object.entries(value as Record<string, JsonSchema>).map(
-          ([property, child]) => `${JSON.stringify(property)}:${visit(child, property)}`,
-        );
-        written = `{${inner.join(',')}}`;
-      } else if (key === 'items' || (key === 'additionalProperties' && typeof value === 'object')) {
-        written = visit(value as JsonSchema, key === 'items' ? `${name}_item` : `${name}_value`);
+        for (const [property, child] of Object.entries(value as Record<string, JsonSchema>))
+          visit(child, property);
+      } else if (
+        key === 'items' ||
+        (key === 'additionalProperties' && typeof value === 'object' && value !== null)
+      ) {
+        visit(value as JsonSchema, key === 'items' ? `${name}_item` : `${name}_value`);
       } else if (key === 'anyOf' && Array.isArray(value)) {
-        written = `[${(value as JsonSchema[]).map((branch, i) => visit(branch, `${name}_${i + 1}`)).join(',')}]`;
-      } else {
-        written = JSON.stringify(value);
+        (value as JsonSchema[]).forEach((branch, i) => visit(branch, `${name}_${i + 1}`));
       }
-      return `${JSON.stringify(key)}:${written}`;
-    });
-    const own = `{${parts.join(',')}}`;
-    text.set(schema, own);
-    return own;
+    }
   };
   for (const [key, schema] of Object.entries(parameters.properties)) visit(schema, key);
   for (const [key, schema] of Object.entries(parameters.$defs ?? {})) {
@@ -71,46 +150,85 @@ function measure(parameters: FunctionParameters): Measured {
       return child;
     });
   }
-  return { text, nodes };
+  return nodes;
 }
 
-/** The repeated text that saves the most characters, if any saves enough. */
+/** The repeated schema that saves the most characters, if any saves enough. */
 function pickRepeated(
-  measured: Measured,
+  nodes: ReadonlyArray<{ schema: JsonSchema; name: string }>,
+  measures: SchemaMeasures,
   minLength: number,
-): { text: string; schema: JsonSchema; name: string } | undefined {
-  const seen = new Map<string, { count: number; schema: JsonSchema; name: string }>();
-  for (const { schema, name } of measured.nodes) {
-    if (schema.$ref !== undefined) continue;
-    const text = measured.text.get(schema)!;
-    if (text.length < minLength) continue;
-    const entry = seen.get(text);
-    if (entry) entry.count += 1;
-    else seen.set(text, { count: 1, schema, name });
+  componentName: (schema: JsonSchema) => string | undefined,
+):
+  | { id: number; schema: JsonSchema; name: string; length: number; component: string | undefined }
+  | undefined {
+  interface Seen {
+    count: number;
+    schema: JsonSchema;
+    name: string;
+    length: number;
+    component: string | undefined;
   }
-  let best: { text: string; schema: JsonSchema; name: string; saving: number } | undefined;
-  for (const [text, { count, schema, name }] of seen) {
-    if (count < 2) continue;
-    const saving = (count - 1) * text.length;
-    if (best === undefined || saving > best.saving) best = { text, schema, name, saving };
+  const seen = new Map<number, Seen>();
+  for (const { schema, name } of nodes) {
+    if (schema.$ref !== undefined) continue;
+    const length = measures.length(schema);
+    if (length < minLength) continue;
+    const id = measures.id(schema);
+    const entry = seen.get(id);
+    if (entry) {
+      entry.count += 1;
+      entry.component ??= componentName(schema);
+    } else seen.set(id, { count: 1, schema, name, length, component: componentName(schema) });
+  }
+  let best: (Seen & { id: number; saving: number }) | undefined;
+  for (const [id, entry] of seen) {
+    if (entry.count < 2) continue;
+    const saving = (entry.count - 1) * entry.length;
+    if (best === undefined || saving > best.saving) best = { ...entry, id, saving };
   }
   return best;
 }
 
-/** A copy of `schema` with each direct sub-schema passed through `map`. */
-function mapChildren(schema: JsonSchema, map: (child: JsonSchema) => JsonSchema): JsonSchema {
-  const out: JsonSchema = { ...schema };
-  if (schema.properties) {
-    out.properties = Object.fromEntries(
-      Object.entries(schema.properties).map(([key, child]) => [key, map(child)]),
-    );
-  }
-  if (schema.items) out.items = map(schema.items);
-  if (typeof schema.additionalProperties === 'object') {
-    out.additionalProperties = map(schema.additionalProperties);
-  }
-  if (schema.anyOf) out.anyOf = schema.anyOf.map(map);
+function mapValues(
+  record: Record<string, JsonSchema>,
+  map: (schema: JsonSchema) => JsonSchema,
+): Record<string, JsonSchema> {
+  const out: Record<string, JsonSchema> = {};
+  for (const [key, value] of Object.entries(record)) out[key] = map(value);
   return out;
+}
+
+/**
+ * `schema` with each direct sub-schema passed through `map`: the same object when none changed (so its
+ * measure is kept), else a copy.
+ */
+function mapChildren(schema: JsonSchema, map: (child: JsonSchema) => JsonSchema): JsonSchema {
+  let out: JsonSchema | undefined;
+  const copy = (): JsonSchema => (out ??= { ...schema });
+  if (schema.properties) {
+    let changed = false;
+    const properties: Record<string, JsonSchema> = {};
+    for (const [key, child] of Object.entries(schema.properties)) {
+      const mapped = map(child);
+      if (mapped !== child) changed = true;
+      properties[key] = mapped;
+    }
+    if (changed) copy().properties = properties;
+  }
+  if (schema.items) {
+    const mapped = map(schema.items);
+    if (mapped !== schema.items) copy().items = mapped;
+  }
+  if (typeof schema.additionalProperties === 'object') {
+    const mapped = map(schema.additionalProperties);
+    if (mapped !== schema.additionalProperties) copy().additionalProperties = mapped;
+  }
+  if (schema.anyOf) {
+    const mapped = schema.anyOf.map(map);
+    if (mapped.some((branch, i) => branch !== schema.anyOf![i])) copy().anyOf = mapped;
+  }
+  return out ?? schema;
 }
 
 /**

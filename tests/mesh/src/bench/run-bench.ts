@@ -26,7 +26,7 @@ import {
   withFloorRatios,
   type BenchRow,
 } from './bench-report.js';
-import { benchConversion } from './conversion-bench.js';
+import { benchConverter } from './conversion-bench.js';
 import { cpuProfileEnv, listCpuProfiles, profileThisProcess } from './cpu-profiles.js';
 import { CpuMeter } from './cpu-meter.js';
 import type { TaskOutcome } from './event-tally.js';
@@ -355,7 +355,8 @@ try {
   await upstreams.stop();
 }
 if (stopSelfProfile) await stopSelfProfile();
-extra.openapi_conversion = (await benchConversion()) ?? 'skipped: no ../shared/openapi-corpus';
+const converter = await benchConverter(options.repeat);
+extra.openapi_converter = converter ?? 'skipped: no ../shared/openapi-corpus';
 
 const reported = withFloorRatios(rows);
 const failed = reported.reduce((sum, row) => sum + row.failed, 0);
@@ -369,7 +370,7 @@ const header = [
 ].join('\n');
 const footer = [
   '',
-  `OpenAPI conversion over the corpus: ${JSON.stringify(extra.openapi_conversion)}`,
+  converter?.markdown ?? 'OpenAPI converter: skipped (no ../shared/openapi-corpus)',
   `Upstream calls during the warm recall runs: ${String(extra.recall_upstream_calls_while_warm)}`,
   ...(failed > 0 ? ['', `**⚠ ${failed} tasks FAILED — the numbers above are not a clean run.**`] : []),
   '',
