@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { AgentDefinition } from './agent.js';
+import { AgentDefinition, agentModels } from './agent.js';
 import { rejectionPaths } from './__fixtures__/rejection-paths.js';
 import {
   PreAssembledTaskRequest,
@@ -71,7 +71,8 @@ describe('agent definitions', () => {
   it('take a known provider profile and reject a provider the executors do not know, naming the field', () => {
     const model = { model_name: 'm', base_url: 'https://api.mistral.ai/v1' };
     expect(
-      AgentDefinition.parse({ workflow_id: 'a', model: { ...model, provider: 'mistral' } }).model.provider,
+      agentModels(AgentDefinition.parse({ workflow_id: 'a', model: { ...model, provider: 'mistral' } }))[0]
+        ?.provider,
     ).toBe('mistral');
     expect(
       rejectionPaths(AgentDefinition, { workflow_id: 'a', model: { ...model, provider: 'mistral-ai' } }),

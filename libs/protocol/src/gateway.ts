@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { ChatMessage } from './chat.js';
 import { AccountId } from './names.js';
 import { IdempotencyKey, IsoDateTime, UserIdInput, WorkflowId } from './ids.js';
-import { ClearTaskPayload, TaskLimits } from './task.js';
+import { ClearTaskPayload, OutputSchema, TaskLimits } from './task.js';
 import { TaskStatusRecord } from './task-status.js';
 import { TraceId, TraceIdInput } from './trace-id.js';
 import { JsonObject } from './tools/json-schema.js';
@@ -25,6 +25,8 @@ export const SubmitTaskRequest = z.object({
    * max_total_tokens / max_cost_usd), the smaller applies. Other limits are the agent's.
    */
   limits: TaskLimits.pick({ max_total_tokens: true, max_cost_usd: true }).optional(),
+  /** The final answer's JSON Schema for this task; replaces the agent's `output_schema`. */
+  output_schema: OutputSchema.optional(),
 });
 export type SubmitTaskRequest = z.infer<typeof SubmitTaskRequest>;
 export type SubmitTaskRequestInput = z.input<typeof SubmitTaskRequest>;
