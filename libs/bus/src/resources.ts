@@ -69,6 +69,8 @@ export const DEFAULT_TASK_RETENTION_MS = DAY_MS;
 
 /** How long an account's daily usage entry lives (`mesh_account_usage` TTL, from its last write). */
 export const ACCOUNT_USAGE_TTL_MS = 2 * DAY_MS;
+/** Entries of mesh_model_limits: minute counters live a few minutes; held slots are renewed within it. */
+export const MODEL_LIMITS_TTL_MS = 5 * 60 * 1000;
 
 /** How long a dead letter is kept, unless told otherwise: long enough for an operator to look after a holiday. */
 export const DEFAULT_DEAD_LETTER_RETENTION_MS = 14 * DAY_MS;
@@ -213,6 +215,7 @@ export interface MeshBuckets {
   mcpServers: KV;
   parkedTasks: KV;
   accountUsage: KV;
+  modelLimits: KV;
 }
 export type MeshBucketName = keyof MeshBuckets;
 
@@ -234,6 +237,8 @@ function meshBucketSettings(options: MeshResourceOptions): Record<MeshBucketName
     parkedTasks: [Buckets.PARKED_TASKS, {}],
     // A day's entry is read for caps during that UTC day only; two days outlive it across time zones.
     accountUsage: [Buckets.ACCOUNT_USAGE, { ttl: ACCOUNT_USAGE_TTL_MS }],
+    // Minute counters are read for a minute; held slots are renewed far more often than this.
+    modelLimits: [Buckets.MODEL_LIMITS, { ttl: MODEL_LIMITS_TTL_MS }],
   };
 }
 
@@ -247,6 +252,7 @@ const ALL_MESH_BUCKETS: readonly MeshBucketName[] = [
   'mcpServers',
   'parkedTasks',
   'accountUsage',
+  'modelLimits',
 ];
 
 /**

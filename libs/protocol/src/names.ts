@@ -106,6 +106,12 @@ export const Buckets = {
   PARKED_TASKS: 'mesh_parked_tasks',
   /** `<account>.<YYYY-MM-DD>` (UTC) → the account's token and cost use that day (AccountDailyUsage). */
   ACCOUNT_USAGE: 'mesh_account_usage',
+  /**
+   * Shared limits of model keys, by a hash of the key (never the key): `<key hash>.slot.<n>` → a held
+   * concurrency slot (holder, lease expiry; compare-and-set), `<key hash>.rpm.<minute>` and
+   * `<key hash>.tpm.<minute>` → requests and tokens of that minute. Entries expire after 5 minutes.
+   */
+  MODEL_LIMITS: 'mesh_model_limits',
 } as const;
 export type Bucket = (typeof Buckets)[keyof typeof Buckets];
 

@@ -4,7 +4,7 @@
  * `--json`. Secrets are read from stdin and never printed, except a key the gateway generated, which
  * `keys create` prints alone on stdout this once (so `KEY=$(agentmesh keys create)` keeps it).
  */
-import type { DeadLetterView, ScopedAgent, ScopedTool } from '@agentmesh/protocol';
+import { agentModels, type DeadLetterView, type ScopedAgent, type ScopedTool } from '@agentmesh/protocol';
 import type { ManagementClient } from '../management-client.js';
 import { readJsonSource, readSecret, readSource, type CliInputSources } from './cli-input.js';
 import type { CliStreams } from './event-printer.js';
@@ -198,7 +198,7 @@ function deadLetterLine(letter: DeadLetterView): string {
 }
 
 function agentLine(agent: ScopedAgent): string {
-  return `${agent.workflow_id}\t${agent.scope}\t${agent.model.model_name}${agent.tools.length > 0 ? `\ttools: ${agent.tools.join(', ')}` : ''}`;
+  return `${agent.workflow_id}\t${agent.scope}\t${agentModels(agent).map((model) => model.model_name).join(' > ')}${agent.tools.length > 0 ? `\ttools: ${agent.tools.join(', ')}` : ''}`;
 }
 
 function toolLine(tool: ScopedTool): string {
