@@ -160,7 +160,7 @@ export const executorConfigSchema = baseConfigSchema
     MODEL_LIMIT_LEASE_MS: positiveInt()
       .default(30_000)
       .describe(
-        "How long a held concurrency slot of a model key (KV mesh_model_limits) stays taken without renewal: the slots of an executor that died come free after this (renewed every third of it while a call runs)",
+        'How long a held concurrency slot of a model key (KV mesh_model_limits) stays taken without renewal: the slots of an executor that died come free after this (renewed every third of it while a call runs)',
       ),
     MODEL_PRICES: ModelPriceTableJson.describe(
       'Prices of models in US dollars per million tokens, as JSON: {"<model_name>": {"input_per_million_usd": 0.15, "output_per_million_usd": 0.6}}; a key `<base_url host>/<model_name>` (e.g. `api.openai.com/gpt-4o-mini`) wins over the bare name. Tasks of a listed model report cost_usd (step_finished, done) and are held to max_cost_usd; others have no cost. Default {}',

@@ -14,7 +14,13 @@ import {
   type AssembledTask,
   type TaskEvent,
 } from '@agentmesh/protocol';
-import { startNats, startScriptedModel, waitFor, type NatsServer, type ScriptedModel } from '@agentmesh/testkit';
+import {
+  startNats,
+  startScriptedModel,
+  waitFor,
+  type NatsServer,
+  type ScriptedModel,
+} from '@agentmesh/testkit';
 import { generateVaultKeyPair } from '@agentmesh/vault';
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -144,11 +150,8 @@ describe('per-key limits shared by executors', () => {
 
     const waits: string[] = [];
     const survivor = new SharedKeyLimits(modelLimits, { leaseMs: 1_000, holder: 'survivor' });
-    const lease = await survivor.acquire(
-      keyId,
-      { max_concurrent: 1 },
-      AbortSignal.timeout(20_000),
-      (wait) => waits.push(wait.limit),
+    const lease = await survivor.acquire(keyId, { max_concurrent: 1 }, AbortSignal.timeout(20_000), (wait) =>
+      waits.push(wait.limit),
     );
     await lease.release(0);
 

@@ -149,7 +149,9 @@ describe('fallback across the agent’s models', () => {
     first.enqueue({ fault: 'hang' }, { fault: 'hang' }, { fault: 'hang' });
     second.enqueue({ content: 'Four, after the silence.' });
 
-    const events = await run(twoModelTask({ model: { model_name: 'first-model', first_byte_timeout_ms: 300 } }));
+    const events = await run(
+      twoModelTask({ model: { model_name: 'first-model', first_byte_timeout_ms: 300 } }),
+    );
 
     expect(events.at(-1)).toMatchObject({ type: 'done', data: { message: 'Four, after the silence.' } });
     expect(stepsOf(events)[0]).toMatchObject({ model: 'second-model', model_index: 1 });
@@ -219,7 +221,10 @@ describe('structured output', () => {
 
     const events = await run(structuredTask());
 
-    expect(events.at(-1)).toMatchObject({ type: 'error', data: { code: 'OUTPUT_INVALID', retryable: false } });
+    expect(events.at(-1)).toMatchObject({
+      type: 'error',
+      data: { code: 'OUTPUT_INVALID', retryable: false },
+    });
     expect(first.requests.length - before).toBe(3);
   });
 });

@@ -198,7 +198,9 @@ function deadLetterLine(letter: DeadLetterView): string {
 }
 
 function agentLine(agent: ScopedAgent): string {
-  return `${agent.workflow_id}\t${agent.scope}\t${agentModels(agent).map((model) => model.model_name).join(' > ')}${agent.tools.length > 0 ? `\ttools: ${agent.tools.join(', ')}` : ''}`;
+  return `${agent.workflow_id}\t${agent.scope}\t${agentModels(agent)
+    .map((model) => model.model_name)
+    .join(' > ')}${agent.tools.length > 0 ? `\ttools: ${agent.tools.join(', ')}` : ''}`;
 }
 
 function toolLine(tool: ScopedTool): string {

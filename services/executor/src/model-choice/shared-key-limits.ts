@@ -162,7 +162,11 @@ export class SharedKeyLimits {
   private async tryTake(key: string): Promise<{ release(): Promise<void> } | number> {
     const entry = await this.kv.get(key);
     const lease = (): string =>
-      JSON.stringify({ holder: this.options.holder, id: randomUUID(), expires_at: this.now() + this.options.leaseMs });
+      JSON.stringify({
+        holder: this.options.holder,
+        id: randomUUID(),
+        expires_at: this.now() + this.options.leaseMs,
+      });
     let revision: number;
     try {
       if (entry === null || entry.operation !== 'PUT') {
