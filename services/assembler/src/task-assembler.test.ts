@@ -181,6 +181,15 @@ describe('assembling a task from the registry', () => {
     });
   });
 
+  it('when the submission gives its own output schema, it replaces the agent’s for that task', async () => {
+    const agentSchema = { type: 'object', required: ['a'] };
+    const taskSchema = { type: 'object', required: ['b'] };
+    const world = { ...fullWorld, agents: [qichachaAgent({ output_schema: agentSchema })] };
+    const task = { ...receivedTask('company_research'), output_schema: taskSchema };
+    const result = assembled(await assembleTask(task, sources(world)));
+    expect(result.runtime_config.output_schema).toEqual(taskSchema);
+  });
+
   it('when the agent’s fallback model’s credential is missing, the task fails with CREDENTIALS_MISSING naming it', async () => {
     const agent = qichachaAgent({
       model: [

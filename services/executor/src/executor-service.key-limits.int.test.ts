@@ -96,6 +96,9 @@ function limitedTask(): AssembledTask {
   });
 }
 
+/** `model_waiting` events of every task, as they come. */
+const waiting: TaskEvent[] = [];
+
 async function eventsOf(task: AssembledTask): Promise<TaskEvent[]> {
   const events: TaskEvent[] = [];
   for await (const event of followTaskEvents(js, {
@@ -104,6 +107,7 @@ async function eventsOf(task: AssembledTask): Promise<TaskEvent[]> {
     signal: AbortSignal.timeout(60_000),
   })) {
     events.push(event);
+    if (event.type === 'model_waiting') waiting.push(event);
   }
   return events;
 }
@@ -115,6 +119,11 @@ describe('per-key limits shared by executors', () => {
     for (const task of tasks) {
       await js.publish(taskAssembledSubject(task.task_meta.account_id), JSON.stringify(task));
     }
+    // Each executor runs half the tasks at once: two hold the key's slots, the four others wait.
+    await waitFor(() => (held.length >= LIMIT && waiting.length >= TASKS - LIMIT ? true : undefined), {
+      timeoutMs: 30_000,
+      description: `${LIMIT} requests held at the model and ${TASKS - LIMIT} tasks waiting`,
+    });
     for (let answered = 0; answered < TASKS; answered++) {
       // The limit is reached (or every task left is in): release one request, the next may come in.
       const expected = Math.min(LIMIT, TASKS - answered);
@@ -133,7 +142,7 @@ describe('per-key limits shared by executors', () => {
     }
     expect(all.map((events) => events.find(isTerminalEvent)?.type)).toEqual(Array(TASKS).fill('done'));
     const waits = all.flatMap((events) => events.filter((event) => event.type === 'model_waiting'));
-    expect(waits.length).toBeGreaterThanOrEqual(TASKS - LIMIT);
+    expect(waits).toHaveLength(TASKS - LIMIT);
     expect(waits[0]?.data).toEqual({ model: 'scripted-model', limit: 'max_concurrent', value: LIMIT });
   });
 
@@ -158,5 +167,28 @@ describe('per-key limits shared by executors', () => {
     expect(waits).toEqual(['max_concurrent']);
     const slot = await modelLimits.get(`${keyId}.slot.0`);
     expect(slot?.operation).not.toBe('PUT');
+  });
+});
+
+describe('requests per minute', () => {
+  it('when a key has used its requests of the minute, the next call waits (told once) and goes ahead in the next minute', async () => {
+    const { modelLimits } = await openMeshBuckets(js, { only: ['modelLimits'] });
+    // A clock 1.5 s before a minute ends: the second call waits for the next minute, briefly.
+    const offset = 60_000 - (Date.now() % 60_000) - 1_500;
+    const limits = new SharedKeyLimits(modelLimits, {
+      leaseMs: 1_000,
+      holder: 'rpm-test',
+      now: () => Date.now() + offset,
+    });
+    const keyId = keyIdOf('canary-rpm-key', 'http://127.0.0.1/v1');
+    const waits: string[] = [];
+    const acquire = () =>
+      limits.acquire(keyId, { rpm: 1 }, AbortSignal.timeout(20_000), (wait) => waits.push(wait.limit));
+
+    await (await acquire()).release(0);
+    expect(waits).toEqual([]);
+    await (await acquire()).release(0);
+
+    expect(waits).toEqual(['rpm']);
   });
 });
