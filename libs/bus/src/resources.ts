@@ -83,6 +83,8 @@ export const DEFAULT_TASK_RETENTION_MS = DAY_MS;
 
 /** How long an account's daily usage entry lives (`mesh_account_usage` TTL, from its last write). */
 export const ACCOUNT_USAGE_TTL_MS = 2 * DAY_MS;
+/** Entries of mesh_model_limits: minute counters live a few minutes; held slots are renewed within it. */
+export const MODEL_LIMITS_TTL_MS = 5 * 60 * 1000;
 
 /** How long a schedule's firing (its claim and its run record) is kept. */
 export const SCHEDULE_FIRING_TTL_MS = 30 * DAY_MS;
@@ -379,6 +381,7 @@ export interface MeshBuckets {
   threads: KV;
   webhooks: KV;
   webhookDeadLetters: KV;
+  modelLimits: KV;
 }
 export type MeshBucketName = keyof MeshBuckets;
 
@@ -413,6 +416,8 @@ function meshBucketSettings(options: MeshResourceOptions): Record<MeshBucketName
       Buckets.WEBHOOK_DEAD_LETTERS,
       { ttl: options.deadLetterRetentionMs ?? DEFAULT_DEAD_LETTER_RETENTION_MS },
     ],
+    // Minute counters are read for a minute; held slots are renewed far more often than this.
+    modelLimits: [Buckets.MODEL_LIMITS, { ttl: MODEL_LIMITS_TTL_MS }],
   };
 }
 
@@ -431,6 +436,7 @@ const ALL_MESH_BUCKETS: readonly MeshBucketName[] = [
   'threads',
   'webhooks',
   'webhookDeadLetters',
+  'modelLimits',
 ];
 
 /**

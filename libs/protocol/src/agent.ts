@@ -7,7 +7,10 @@ import {
   DEFAULT_MODEL_PROVIDER,
   DynamicToolSources,
   ModelApi,
+  MAX_AGENT_MODELS,
+  ModelLimits,
   ModelProvider,
+  OutputSchema,
   ToolProtocol,
 } from './task.js';
 import { ToolApprovals } from './tools/approval-policy.js';
@@ -27,10 +30,23 @@ export const AgentModel = z.strictObject({
   max_tokens: z.int().positive().optional(),
   tool_protocol: ToolProtocol.optional(),
   timeout_ms: z.int().positive().optional(),
+  first_byte_timeout_ms: z.int().positive().optional(),
+  idle_timeout_ms: z.int().positive().optional(),
+  /** Limits on this model's key shared by every executor (see ModelLimits). */
+  limits: ModelLimits.optional(),
   /** Name of the user's credential that holds the model's API key; none for keyless endpoints. */
   api_key_credential: CredentialName.optional(),
 });
 export type AgentModel = z.infer<typeof AgentModel>;
+
+/** One model, or an ordered list: the first answers, the next ones take over when it stays unavailable. */
+export const AgentModels = z.union([AgentModel, z.array(AgentModel).min(1).max(MAX_AGENT_MODELS)]);
+export type AgentModels = z.infer<typeof AgentModels>;
+
+/** An agent's models in order of preference (a single model is a list of one). */
+export function agentModels(agent: { model: AgentModels }): AgentModel[] {
+  return Array.isArray(agent.model) ? agent.model : [agent.model];
+}
 
 export const AgentDefinition = z.object({
   workflow_id: WorkflowId,
@@ -38,7 +54,9 @@ export const AgentDefinition = z.object({
   description: z.string().optional(),
   /** Prepended to the task's messages as a system message. */
   system_prompt: z.string().optional(),
-  model: AgentModel,
+  model: AgentModels,
+  /** A JSON Schema the final answer must validate against; delivered parsed in `done.output`. */
+  output_schema: OutputSchema.optional(),
   /** Bound tools, by canonical tool name. */
   tools: z.array(z.string().min(1)).default([]),
   /**

@@ -48,6 +48,8 @@ export const ErrorCode = {
    * bug): it cannot be shown or acted on; it can be dropped.
    */
   MALFORMED_RECORD: 'MALFORMED_RECORD',
+  /** The model's final answer did not validate against the task's output schema, after the retries allowed. */
+  OUTPUT_INVALID: 'OUTPUT_INVALID',
   INTERNAL: 'INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -96,6 +98,8 @@ export const ERROR_CODE_INFO: { readonly [C in ErrorCode]: ErrorCodeInfo } = {
   SUBTASK_LIMIT_EXCEEDED: { httpStatus: 422, retryable: false },
   // 422: the request is sound; what it names cannot be processed, and asking again will not change that.
   MALFORMED_RECORD: { httpStatus: 422, retryable: false },
+  // 502 like LLM_ERROR: the upstream model answered, with something unusable.
+  OUTPUT_INVALID: { httpStatus: 502, retryable: false },
   INTERNAL: { httpStatus: 500, retryable: false },
 };
 

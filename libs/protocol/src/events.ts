@@ -30,6 +30,11 @@ export const EventType = {
   SUBTASK_FINISHED: 'subtask_finished',
   /** A model call ended: its token usage and cost, and the task's running totals across attempts. */
   STEP_FINISHED: 'step_finished',
+  /**
+   * A model call waits for room under its key's shared limits (concurrency, requests or tokens per
+   * minute) before it is sent; written once per wait.
+   */
+  MODEL_WAITING: 'model_waiting',
   DONE: 'done',
   ERROR: 'error',
 } as const;
@@ -187,6 +192,19 @@ export const StepFinishedData = z.object({
   /** Every model call of the task so far, earlier attempts' included. */
   total_usage: TokenUsage,
   total_cost_usd: CostUsd.optional(),
+  /** The model that answered (the agent's first, or the fallback that took over). */
+  model: z.string().min(1).optional(),
+  /** Its place in the agent's model list (0: the first); absent with a single model. */
+  model_index: z.int().nonnegative().optional(),
+});
+
+export const ModelWaitingData = z.object({
+  /** The model whose key has no room. */
+  model: z.string().min(1),
+  /** Which limit is full. */
+  limit: z.enum(['max_concurrent', 'rpm', 'tpm']),
+  /** The limit's value. */
+  value: z.int().positive(),
 });
 
 export const DoneData = z.object({
@@ -208,6 +226,8 @@ export const DoneData = z.object({
    * (`finish_reason` `length`) or withheld by the provider's filter (`content_filter`).
    */
   truncated: z.literal(true).optional(),
+  /** The answer parsed, when the task has an output schema (it validated against it). */
+  output: z.unknown().optional(),
 });
 
 export const ErrorData = z.object({
@@ -292,6 +312,11 @@ export const StepFinishedEvent = z.object({
   type: z.literal(EventType.STEP_FINISHED),
   data: StepFinishedData,
 });
+export const ModelWaitingEvent = z.object({
+  ...envelope,
+  type: z.literal(EventType.MODEL_WAITING),
+  data: ModelWaitingData,
+});
 export const DoneEvent = z.object({ ...envelope, type: z.literal(EventType.DONE), data: DoneData });
 export const ErrorEvent = z.object({ ...envelope, type: z.literal(EventType.ERROR), data: ErrorData });
 
@@ -307,6 +332,7 @@ export const TaskEvent = z.discriminatedUnion('type', [
   SubtaskStartedEvent,
   SubtaskFinishedEvent,
   StepFinishedEvent,
+  ModelWaitingEvent,
   DoneEvent,
   ErrorEvent,
 ]);
@@ -322,6 +348,7 @@ export type ApprovalDecidedEvent = z.infer<typeof ApprovalDecidedEvent>;
 export type SubtaskStartedEvent = z.infer<typeof SubtaskStartedEvent>;
 export type SubtaskFinishedEvent = z.infer<typeof SubtaskFinishedEvent>;
 export type StepFinishedEvent = z.infer<typeof StepFinishedEvent>;
+export type ModelWaitingEvent = z.infer<typeof ModelWaitingEvent>;
 export type DoneEvent = z.infer<typeof DoneEvent>;
 export type ErrorEvent = z.infer<typeof ErrorEvent>;
 export type TerminalEvent = DoneEvent | ErrorEvent;

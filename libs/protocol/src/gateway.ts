@@ -6,7 +6,7 @@ import { WorkflowRefText } from './agent-version.js';
 import { ChatMessage } from './chat.js';
 import { AccountId } from './names.js';
 import { IdempotencyKey, IsoDateTime, UserIdInput, WorkflowId } from './ids.js';
-import { ClearTaskPayload, TaskLimits } from './task.js';
+import { ClearTaskPayload, OutputSchema, TaskLimits } from './task.js';
 import { ErrorCodeSchema } from './errors.js';
 import { TaskStatusRecord, TaskStatusSchema } from './task-status.js';
 import { ThreadId, ThreadStrategy } from './thread-id.js';
@@ -39,6 +39,8 @@ export const SubmitTaskRequest = z.object({
   thread_strategy: ThreadStrategy.optional(),
   /** This task's events also go to this URL, on the origin of one of the account's webhook endpoints. */
   webhook: TaskWebhookRequest.optional(),
+  /** The final answer's JSON Schema for this task; replaces the agent's `output_schema`. */
+  output_schema: OutputSchema.optional(),
 });
 export type SubmitTaskRequest = z.infer<typeof SubmitTaskRequest>;
 export type SubmitTaskRequestInput = z.input<typeof SubmitTaskRequest>;

@@ -56,7 +56,13 @@ export {
   ModelTool,
 } from './chat.js';
 
-export { ClearVault, SealedVault, MODEL_API_KEY_VAULT_ENTRY, RESERVED_VAULT_ENTRY_PREFIX } from './vault.js';
+export {
+  ClearVault,
+  SealedVault,
+  MODEL_API_KEY_VAULT_ENTRY,
+  RESERVED_VAULT_ENTRY_PREFIX,
+  modelApiKeyVaultEntry,
+} from './vault.js';
 export { SEALED_VAULT_ALGORITHM } from './vault.js';
 
 export {
@@ -70,7 +76,15 @@ export {
   ModelConfig,
   AssembledModelConfig,
 } from './task.js';
-export { TaskLimits, ClearRuntimeConfig, ClearTaskPayload, AssembledRuntimeConfig } from './task.js';
+export {
+  TaskLimits,
+  ClearRuntimeConfig,
+  ClearTaskPayload,
+  AssembledRuntimeConfig,
+  MAX_AGENT_MODELS,
+  ModelLimits,
+  OutputSchema,
+} from './task.js';
 export { DynamicToolSources, McpServerConnections } from './task.js';
 export {
   ReceivedTask,
@@ -136,7 +150,7 @@ export {
   StepFinishedData,
 } from './events.js';
 export { ErrorEvent, ToolThinkingData, ToolStartData, ToolResultData, MessageChunkData } from './events.js';
-export { DoneData, ErrorData, ToolError, TokenUsage } from './events.js';
+export { DoneData, ErrorData, ToolError, TokenUsage, ModelWaitingData, ModelWaitingEvent } from './events.js';
 export type { EventData, TerminalEvent, TerminalEventType } from './events.js';
 export { isSseEventNameOf, SseEventName, sseEventName } from './sse-event-names.js';
 export { TaskTranscript } from './task-transcript.js';
@@ -169,7 +183,7 @@ export {
 } from './recall.js';
 export type { ActionRecallResponseInput } from './recall.js';
 
-export { AgentDefinition, AgentModel } from './agent.js';
+export { AgentDefinition, AgentModel, AgentModels, agentModels } from './agent.js';
 export { AgentVersionNumber, AgentDigest } from './agent-version-number.js';
 export {
   parseAgentVersion,

@@ -60,6 +60,7 @@ describe('NATS names', () => {
       'mesh_credentials',
       'mesh_idempotency',
       'mesh_mcp_servers',
+      'mesh_model_limits',
       'mesh_native_providers',
       'mesh_parked_tasks',
       'mesh_recall_actions',

@@ -157,6 +157,12 @@ export const Buckets = {
   WEBHOOKS: 'mesh_webhooks',
   /** `<account>.<webhook id>` → a webhook delivery out of attempts (WebhookDeadLetter), until re-driven or dropped. */
   WEBHOOK_DEAD_LETTERS: 'mesh_webhook_dead_letters',
+  /**
+   * Shared limits of model keys, by a hash of the key (never the key): `<key hash>.slot.<n>` → a held
+   * concurrency slot (holder, lease expiry; compare-and-set), `<key hash>.rpm.<minute>` and
+   * `<key hash>.tpm.<minute>` → requests and tokens of that minute. Entries expire after 5 minutes.
+   */
+  MODEL_LIMITS: 'mesh_model_limits',
 } as const;
 export type Bucket = (typeof Buckets)[keyof typeof Buckets];
 

@@ -17,6 +17,7 @@ export const SseEventName = {
   [EventType.SUBTASK_STARTED]: 'subtask_started',
   [EventType.SUBTASK_FINISHED]: 'subtask_finished',
   [EventType.STEP_FINISHED]: 'step_finished',
+  [EventType.MODEL_WAITING]: 'model_waiting',
   [EventType.DONE]: 'done',
   [EventType.ERROR]: 'task_error',
 } as const satisfies Record<EventType, string>;

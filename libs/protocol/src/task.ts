@@ -138,6 +138,18 @@ export type TaskInput = z.infer<typeof TaskInput>;
 export const ToolProtocol = z.enum(['native', 'xml']);
 export type ToolProtocol = z.infer<typeof ToolProtocol>;
 
+/**
+ * Limits on one provider key, held by all executors together (NATS KV `mesh_model_limits`, keyed by a hash
+ * of the key, never the key): requests in flight, requests and tokens per minute. A model call waits for
+ * room (a `model_waiting` event) instead of storming the provider into 429s.
+ */
+export const ModelLimits = z.strictObject({
+  max_concurrent: z.int().min(1).max(10_000).optional(),
+  rpm: z.int().min(1).max(1_000_000).optional(),
+  tpm: z.int().min(1).max(1_000_000_000).optional(),
+});
+export type ModelLimits = z.infer<typeof ModelLimits>;
+
 const modelFields = {
   /**
    * Which server the model endpoint is: one of {@link OPENAI_COMPATIBLE_PROVIDERS} (its quirks), `generic`
@@ -158,6 +170,12 @@ const modelFields = {
   tool_protocol: ToolProtocol.default('native'),
   /** Per model call. */
   timeout_ms: z.int().positive().optional(),
+  /** Longest wait for the first byte of the answer (response headers); the executor's default when absent. */
+  first_byte_timeout_ms: z.int().positive().optional(),
+  /** Longest silence inside a streamed answer; the executor's default when absent. */
+  idle_timeout_ms: z.int().positive().optional(),
+  /** What every executor together may send with this model's key (see ModelLimits). */
+  limits: ModelLimits.optional(),
 };
 
 /** Seed 001 `runtime_config.model`, key in clear. */
@@ -238,8 +256,30 @@ export type ClearTaskPayloadInput = z.input<typeof ClearTaskPayload>;
 /** The MCP servers a task may call (its MCP tools' and recalled MCP actions' `server`), one per name. */
 export const McpServerConnections = z.array(McpServerConnection).max(32).superRefine(uniqueToolNames);
 
+/** The most models an agent may name: the first and its fallbacks. */
+export const MAX_AGENT_MODELS = 8;
+
+/**
+ * A JSON Schema the task's final answer must validate against; the answer is delivered parsed in
+ * `done.output`. An object schema, at most 32 KiB of JSON.
+ */
+export const OutputSchema = JsonObject.refine((schema) => JSON.stringify(schema).length <= 32_768, {
+  message: 'the output schema is larger than 32 KiB',
+});
+export type OutputSchema = z.infer<typeof OutputSchema>;
+
 export const AssembledRuntimeConfig = z.strictObject({
   model: AssembledModelConfig,
+  /**
+   * Models tried in order when `model` stays unavailable (429, 5xx, timeouts) after its retries; the key of
+   * number i (1-based) is the vault entry `modelApiKeyVaultEntry(i)`.
+   */
+  fallback_models: z
+    .array(AssembledModelConfig)
+    .max(MAX_AGENT_MODELS - 1)
+    .optional(),
+  /** The final answer's JSON Schema (the agent's, or the task's when it gave one). */
+  output_schema: OutputSchema.optional(),
   tools: CanonicalTools,
   dynamic_tool_sources: DynamicToolSources.optional(),
   mcp_servers: McpServerConnections.optional(),
@@ -267,6 +307,8 @@ export const ReceivedTask = z.strictObject({
   runtime_config: AssembledRuntimeConfig.optional(),
   limits: TaskLimits.optional(),
   idempotency_key: IdempotencyKey.optional(),
+  /** The submitter's JSON Schema for the final answer (replaces the agent's). */
+  output_schema: OutputSchema.optional(),
 });
 export type ReceivedTask = z.infer<typeof ReceivedTask>;
 

@@ -13,6 +13,14 @@ export type ClearVault = z.infer<typeof ClearVault>;
  */
 export const MODEL_API_KEY_VAULT_ENTRY = '__model_api_key';
 
+/**
+ * The vault entry of a model's key: the first model's is MODEL_API_KEY_VAULT_ENTRY, fallback number i
+ * (1-based, `runtime_config.fallback_models[i - 1]`) has `__model_api_key_<i>`.
+ */
+export function modelApiKeyVaultEntry(index: number): string {
+  return index === 0 ? MODEL_API_KEY_VAULT_ENTRY : `${MODEL_API_KEY_VAULT_ENTRY}_${index}`;
+}
+
 /** Names starting with this are the mesh's own vault entries; upstream credentials may not use it. */
 export const RESERVED_VAULT_ENTRY_PREFIX = '__';
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Streams } from '@agentmesh/protocol';
 import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { Kvm } from '@nats-io/kv';
+import { Kvm, KvWatchInclude } from '@nats-io/kv';
 import {
   AuthorizationError,
   connect,
@@ -376,6 +376,37 @@ describe('infra/nats/accounts.conf', () => {
       () => assembler.violations.find((error) => error.subject?.includes('KV_mesh_parked_tasks')),
       { description: 'the assembler refused the parked tasks bucket' },
     );
+  });
+
+  it('model key limits: the provisioner creates mesh_model_limits; the executor takes, renews, watches and frees slots and counts minutes in it; the tenant and the assembler may not read it', async () => {
+    const provisioner = await connectAs('provisioner');
+    await new Kvm(jetstream(provisioner.nc)).create('mesh_model_limits', { ttl: 5 * 60_000 });
+    expect(provisioner.violations).toEqual([]);
+
+    const executor = await connectAs('executor');
+    const kv = await new Kvm(jetstream(executor.nc)).open('mesh_model_limits');
+    const slot = 'a1b2c3.slot.0';
+    const watch = await kv.watch({ key: 'a1b2c3.slot.*', include: KvWatchInclude.UpdatesOnly });
+    const taken = await kv.create(slot, '{"holder":"executor-1","expires_at":1}');
+    const renewed = await kv.update(slot, '{"holder":"executor-1","expires_at":2}', taken);
+    await kv.delete(slot, { previousSeq: renewed });
+    const seen: string[] = [];
+    for await (const entry of watch) {
+      seen.push(entry.operation);
+      if (seen.length === 3) break;
+    }
+    expect(seen).toEqual(['PUT', 'PUT', 'DEL']);
+    const minute = await kv.create('a1b2c3.rpm.29000000', '1');
+    expect(await kv.update('a1b2c3.rpm.29000000', '2', minute)).toBeGreaterThan(minute);
+    expect(executor.violations).toEqual([]);
+
+    for (const user of ['tenant-acme', 'assembler'] as const) {
+      const other = await connectAs(user);
+      await other.nc
+        .request('$JS.API.STREAM.INFO.KV_mesh_model_limits', '', { timeout: 1_000 })
+        .catch(() => undefined);
+      await refusedPublish(other, '$JS.API.STREAM.INFO.KV_mesh_model_limits');
+    }
   });
 
   it('dead letters: the executor copies a task to MESH_DEAD_LETTERS, deletes it from MESH_TASKS and hears the MAX_DELIVERIES advisories; the gateway reads and drops letters; the assembler may not read them', async () => {

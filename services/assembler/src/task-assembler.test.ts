@@ -2,6 +2,7 @@ import {
   AgentDefinition,
   AssembledTask,
   MODEL_API_KEY_VAULT_ENTRY,
+  modelApiKeyVaultEntry,
   ReceivedTask,
   TaskLimits,
   McpServerDefinition,
@@ -156,6 +157,69 @@ describe('assembling a task from the registry', () => {
     const model = { ...result.runtime_config.model, provider: 'deepseek-r1' };
     const retargeted = { ...result, runtime_config: { ...result.runtime_config, model } };
     expect(() => openTaskVault(retargeted, keyring)).toThrow(VaultTamperedError);
+  });
+
+  it('when the agent names a list of models, the first is the model, the rest are fallbacks, each one’s key sealed under its own vault entry, with the agent’s output schema', async () => {
+    const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] };
+    const agent = qichachaAgent({
+      model: [
+        { model_name: 'demo-model', base_url: 'http://127.0.0.1:9/v1', api_key_credential: 'MODEL_KEY' },
+        {
+          provider: 'mistral',
+          model_name: 'backup-model',
+          base_url: 'http://127.0.0.1:10/v1',
+          api_key_credential: 'BACKUP_KEY',
+          limits: { max_concurrent: 4, rpm: 60 },
+        },
+      ],
+      output_schema: schema,
+    });
+    const world = {
+      ...fullWorld,
+      agents: [agent],
+      credentials: { ...fullWorld.credentials, BACKUP_KEY: 'canary-backup-key-77' },
+    };
+    const result = assembled(await assembleTask(receivedTask('company_research'), sources(world)));
+
+    expect(result.runtime_config.model).toMatchObject({ model_name: 'demo-model' });
+    expect(result.runtime_config.fallback_models).toEqual([
+      {
+        provider: 'mistral',
+        model_name: 'backup-model',
+        base_url: 'http://127.0.0.1:10/v1',
+        tool_protocol: 'native',
+        limits: { max_concurrent: 4, rpm: 60 },
+      },
+    ]);
+    expect(result.runtime_config.output_schema).toEqual(schema);
+    expect(JSON.stringify(result.runtime_config)).not.toContain('canary-backup-key-77');
+    expect(openTaskVault(result, keyring)).toMatchObject({
+      [modelApiKeyVaultEntry(0)]: CANARY.MODEL_KEY,
+      [modelApiKeyVaultEntry(1)]: 'canary-backup-key-77',
+    });
+  });
+
+  it('when the submission gives its own output schema, it replaces the agent’s for that task', async () => {
+    const agentSchema = { type: 'object', required: ['a'] };
+    const taskSchema = { type: 'object', required: ['b'] };
+    const world = { ...fullWorld, agents: [qichachaAgent({ output_schema: agentSchema })] };
+    const task = { ...receivedTask('company_research'), output_schema: taskSchema };
+    const result = assembled(await assembleTask(task, sources(world)));
+    expect(result.runtime_config.output_schema).toEqual(taskSchema);
+  });
+
+  it('when the agent’s fallback model’s credential is missing, the task fails with CREDENTIALS_MISSING naming it', async () => {
+    const agent = qichachaAgent({
+      model: [
+        { model_name: 'demo-model', base_url: 'http://127.0.0.1:9/v1', api_key_credential: 'MODEL_KEY' },
+        { model_name: 'backup-model', base_url: 'http://127.0.0.1:10/v1', api_key_credential: 'BACKUP_KEY' },
+      ],
+    });
+    const failure = failed(
+      await assembleTask(receivedTask('company_research'), sources({ ...fullWorld, agents: [agent] })),
+    );
+    expect(failure.code).toBe('CREDENTIALS_MISSING');
+    expect(failure.message).toContain('BACKUP_KEY');
   });
 
   it('no credential value appears anywhere in the assembled task outside the sealed vault', async () => {

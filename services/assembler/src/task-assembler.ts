@@ -16,7 +16,8 @@ import {
   AssembledModelConfig,
   AssembledTask,
   BoundTask,
-  MODEL_API_KEY_VAULT_ENTRY,
+  agentModels,
+  modelApiKeyVaultEntry,
   mcpServerConnection,
   mcpServerCredentials,
   requiredCredentials,
@@ -142,7 +143,8 @@ export async function assembleTask(
   if (meta.thread !== undefined) {
     if (sources.threads === undefined)
       return { ok: false, failure: new ThreadNotFoundError(meta.thread.thread_id) };
-    const modelKeyName = agent.model.api_key_credential;
+    // The history's summary (if compaction needs one) is asked of the first model, with its key.
+    const modelKeyName = agentModels(agent)[0]?.api_key_credential;
     const loaded = await sources.threads.withHistory(
       stamped,
       agent,
@@ -228,7 +230,9 @@ export function credentialNames(
   servers: readonly McpServerConnection[] = [],
 ): string[] {
   const names = new Set([...toolCredentialNames(tools, servers)]);
-  if (agent.model.api_key_credential) names.add(agent.model.api_key_credential);
+  for (const model of agentModels(agent)) {
+    if (model.api_key_credential) names.add(model.api_key_credential);
+  }
   return [...names].sort();
 }
 
@@ -241,15 +245,21 @@ export function buildAssembledTask(
   mcpServers: readonly McpServerConnection[] = [],
 ): AssembledTask {
   const { task_meta: meta } = received;
-  const { api_key_credential: modelKeyName, ...model } = agent.model;
+  const [first, ...fallbacks] = agentModels(agent);
+  if (first === undefined) throw new Error('an agent has at least one model');
   const toolCredentials = toolCredentialNames(tools, mcpServers);
   const vault: Record<string, string> = {};
   for (const name of toolCredentials) {
     const value = credentials[name];
     if (value !== undefined) vault[name] = value;
   }
-  const modelKey = modelKeyName === undefined ? undefined : credentials[modelKeyName];
-  if (modelKey !== undefined) vault[MODEL_API_KEY_VAULT_ENTRY] = modelKey;
+  // Each model's key under its own entry: a fallback may be another provider with another key.
+  const models = [first, ...fallbacks].map(({ api_key_credential: keyName, ...model }, index) => {
+    const key = keyName === undefined ? undefined : credentials[keyName];
+    if (key !== undefined) vault[modelApiKeyVaultEntry(index)] = key;
+    return AssembledModelConfig.parse(model);
+  });
+  const outputSchema = received.output_schema ?? agent.output_schema;
 
   // Parsed (strictly) before sealing, so the vault is bound to exactly what the executors will parse, and
   // a bug that let a secret or a stray field in fails here, not on the bus.
@@ -257,7 +267,9 @@ export function buildAssembledTask(
     task_meta: meta,
     input: { ...received.input, messages: withSystemPrompt(agent.system_prompt, received.input.messages) },
     runtime_config: {
-      model: AssembledModelConfig.parse(model),
+      model: models[0],
+      ...(models.length > 1 ? { fallback_models: models.slice(1) } : {}),
+      ...(outputSchema === undefined ? {} : { output_schema: outputSchema }),
       tools,
       ...(agent.dynamic_tool_sources?.length ? { dynamic_tool_sources: agent.dynamic_tool_sources } : {}),
       ...(mcpServers.length > 0 ? { mcp_servers: mcpServers } : {}),

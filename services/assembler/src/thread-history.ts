@@ -12,6 +12,7 @@
  * the thread (once per task, however often it is assembled), so every later run sees the same history.
  */
 import {
+  agentModels,
   estimateTokens,
   threadHistory,
   type AgentDefinition,
@@ -176,13 +177,16 @@ export class ThreadHistoryLoader implements ThreadHistorySource {
 
     const dropped = threadHistory(entries.filter((stored) => stored.seq < keepFrom));
     const room = budget - keptTokens;
+    // The summary is asked of the agent's first model (the one whose key the assembler passes in).
+    const [model] = agentModels(agent);
     try {
       if (room < 16) throw new Error('no room for a summary in the window');
+      if (model === undefined) throw new Error('the agent names no model');
       const summary = await this.summarise(
         dropped,
         {
-          base_url: agent.model.base_url,
-          model_name: policy.summary_model ?? agent.model.model_name,
+          base_url: model.base_url,
+          model_name: policy.summary_model ?? model.model_name,
           ...(modelKey === undefined ? {} : { api_key: modelKey }),
         },
         room,

@@ -19,6 +19,13 @@
  * loop goes on (within max_steps). A final answer cut (`length`) or filtered (`content_filter`) ends the
  * task `done` with `truncated: true`.
  *
+ * Structured output (structured-output.ts): with an output schema, the final answer must be one JSON value
+ * that validates; it is delivered parsed in `done.output`. One that does not is sent back with what failed
+ * (at most MAX_OUTPUT_CORRECTIONS times, each a step), then the task ends with OUTPUT_INVALID.
+ *
+ * Models: each `step_finished` names the model that answered (a fallback model, model-choice/, may have
+ * taken over from the agent's first).
+ *
  * Reasoning stays on the assistant turns of the conversation; the client's provider profile decides
  * whether it goes back to the server (DeepSeek's thinking mode with tools requires it, others refuse it).
  *
@@ -57,6 +64,12 @@ import { toolFailure, type ToolOutcome } from './tools/index.js';
 import type { ResumePoint } from './resume/resume-point.js';
 import { TaskSpend, type TaskBudget } from './budget/task-spend.js';
 import { approvalNeeded, type ApprovalNeed } from './approval/approval-rules.js';
+import {
+  checkOutput,
+  correctionMessage,
+  MAX_OUTPUT_CORRECTIONS,
+  withOutputInstruction,
+} from './structured-output.js';
 
 /** The model client as the loop uses it (OpenAiChatClient in production). */
 export interface ChatModel {
@@ -79,7 +92,13 @@ export type ToolExecutor = (
 ) => Promise<ToolOutcome>;
 
 type ProgressType =
-  'tool_thinking' | 'tool_start' | 'tool_progress' | 'tool_result' | 'message_chunk' | 'step_finished';
+  | 'tool_thinking'
+  | 'tool_start'
+  | 'tool_progress'
+  | 'tool_result'
+  | 'message_chunk'
+  | 'step_finished'
+  | 'model_waiting';
 export type ProgressEvent = { [T in ProgressType]: { type: T; data: EventData<T> } }[ProgressType];
 
 export type LoopOutcome =
@@ -128,9 +147,10 @@ export interface AgentLoopDependencies {
   beforeCall?: () => Promise<void> | undefined;
   /**
    * Handed the loop's conversation (the task's messages, then every answered model turn and tool result)
-   * as it grows: a thread's turn is taken from it when the task ends (thread-turns.ts).
+   * as it grows: a thread's turn is taken from it when the task ends (thread-turns.ts). Its first
+   * `openingLength` messages are the opening the loop sent (with an output schema, its instruction added).
    */
-  onConversation?: (conversation: readonly ChatMessage[]) => void;
+  onConversation?: (conversation: readonly ChatMessage[], openingLength: number) => void;
   /**
    * The caller parks tasks: calls needing approval are held and the loop may return `parked`. Without it
    * such a call is not run either: the model gets a tool error saying it cannot be approved here.
@@ -160,6 +180,8 @@ export interface AgentTask {
   spend?: TaskSpend;
   /** Tokens and dollars the task may spend; checked before every model call. */
   budget?: TaskBudget;
+  /** The JSON Schema the final answer must validate against (structured-output.ts). */
+  outputSchema?: object;
 }
 
 export function runAgentLoop(
@@ -180,8 +202,11 @@ export async function runAgentLoop(
   const now = deps.now ?? Date.now;
   const startedAt = now();
   const approved = task.resume?.approvedCalls ?? new Set<string>();
-  const conversation: ChatMessage[] = [...task.messages, ...(task.resume?.conversation ?? [])];
-  deps.onConversation?.(conversation);
+  const opening =
+    task.outputSchema === undefined ? task.messages : withOutputInstruction(task.messages, task.outputSchema);
+  const conversation: ChatMessage[] = [...opening, ...(task.resume?.conversation ?? [])];
+  deps.onConversation?.(conversation, opening.length);
+  let corrections = 0;
   const tools = new TaskToolSet(task.tools, task.dynamicToolSources);
   const settings: Omit<ChatRequest, 'messages' | 'tools'> = {
     model: task.model.name,
@@ -228,13 +253,37 @@ export async function runAgentLoop(
     // Not awaited: it is stored with the step's next write (its tool_starts, or the terminal event).
     deps.emit({
       type: 'step_finished',
-      data: spend.addStep(step, result.usage, {
-        finishReason,
-        ...(result.usageReported === false ? { usageReported: false } : {}),
-      }),
+      data: {
+        ...spend.addStep(step, result.usage, {
+          finishReason,
+          ...(result.usageReported === false ? { usageReported: false } : {}),
+        }),
+        ...answeredBy(result),
+      },
     });
     const calls = withCallIds(result.message.tool_calls ?? [], step);
     if (calls.length === 0) {
+      let output: { output: unknown } | undefined;
+      if (task.outputSchema !== undefined) {
+        const checked = checkOutput(task.outputSchema, result.message.content ?? '');
+        if (!checked.ok) {
+          if (corrections >= MAX_OUTPUT_CORRECTIONS || step >= task.maxSteps) {
+            return failed(
+              ErrorCode.OUTPUT_INVALID,
+              `${checked.reason} (after ${corrections} correction${corrections === 1 ? '' : 's'})`,
+              false,
+              checked.detail,
+            );
+          }
+          corrections++;
+          conversation.push(
+            { role: 'assistant', content: result.message.content ?? '' },
+            correctionMessage(checked.reason),
+          );
+          continue;
+        }
+        output = { output: checked.value };
+      }
       const data = {
         message: result.message.content ?? '',
         steps: step,
@@ -246,6 +295,7 @@ export async function runAgentLoop(
         ...(finishReason === 'length' || finishReason === 'content_filter'
           ? { truncated: true as const }
           : {}),
+        ...output,
       };
       return { type: 'done', data };
     }
@@ -491,6 +541,13 @@ const CUT_CALL: ToolOutcome = toolFailure(
   ErrorCode.INVALID_REQUEST,
   'this call was not run: your answer was cut off at the output token limit (finish_reason "length") before it was complete, so its arguments may be cut too; make the call again, with shorter arguments or fewer calls at once',
 );
+
+/** Which model answered the turn, when a fallback model said (model-choice/fallback-model.ts). */
+function answeredBy(result: ChatResult): { model?: string; model_index?: number } {
+  const by = result.answeredBy;
+  if (by === undefined) return {};
+  return by.index === undefined ? { model: by.model } : { model: by.model, model_index: by.index };
+}
 
 /** As the chat span's `error.type`: the protocol code of a model error, else the exception's name. */
 function errorType(error: unknown): string {

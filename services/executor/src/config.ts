@@ -147,6 +147,21 @@ export const executorConfigSchema = baseConfigSchema
       .describe(
         'Retries of a model call on 429, 5xx and connection errors (with backoff, honouring Retry-After)',
       ),
+    LLM_FIRST_BYTE_TIMEOUT_MS: positiveInt()
+      .default(30_000)
+      .describe(
+        "Longest wait for a model server's first byte (its response headers) in one attempt, unless the agent's model sets first_byte_timeout_ms; past it the attempt counts as a retryable failure (retried, then the next model of the agent's list)",
+      ),
+    LLM_IDLE_TIMEOUT_MS: positiveInt()
+      .default(60_000)
+      .describe(
+        "Longest silence inside a model server's streamed answer, unless the agent's model sets idle_timeout_ms; past it the attempt counts as a retryable failure",
+      ),
+    MODEL_LIMIT_LEASE_MS: positiveInt()
+      .default(30_000)
+      .describe(
+        'How long a held concurrency slot of a model key (KV mesh_model_limits) stays taken without renewal: the slots of an executor that died come free after this (renewed every third of it while a call runs)',
+      ),
     MODEL_PRICES: ModelPriceTableJson.describe(
       'Prices of models in US dollars per million tokens, as JSON: {"<model_name>": {"input_per_million_usd": 0.15, "output_per_million_usd": 0.6}}, optionally with "cache_read_per_million_usd" and "cache_write_per_million_usd" for prompt-cache tokens (else priced as input); a key `<base_url host>/<model_name>` (e.g. `api.openai.com/gpt-4o-mini`) wins over the bare name. Tasks of a listed model report cost_usd (step_finished, done) and are held to max_cost_usd; others have no cost. Default {}',
     ),

@@ -44,6 +44,7 @@ import { RunningTasks } from './running-tasks.js';
 import { OpenSecrets } from './secrets/index.js';
 import { ensureExecutorConsumer, servableClassSets, TaskConsumer } from './task-consumer.js';
 import { TaskRunner } from './task-runner.js';
+import { SharedKeyLimits } from './model-choice/shared-key-limits.js';
 
 /** Share of SHUTDOWN_TIMEOUT_MS running tasks get to finish; the rest covers handing back and draining. */
 const STOP_GRACE_SHARE = 0.6;
@@ -73,7 +74,7 @@ export async function startExecutor({
     {
       replicas: config.NATS_REPLICAS,
       taskRetentionMs: config.TASK_RETENTION_MS,
-      only: ['tasks', 'accountUsage', 'parkedTasks', 'threads'],
+      only: ['tasks', 'accountUsage', 'parkedTasks', 'threads', 'modelLimits'],
     },
     wait,
   );
@@ -166,6 +167,12 @@ export async function startExecutor({
     deadLetters,
     deltaCoalescing: { windowMs: config.EVENT_DELTA_WINDOW_MS, maxChars: config.EVENT_DELTA_MAX_CHARS },
     llmTimeoutMs: config.LLM_TIMEOUT_MS,
+    firstByteTimeoutMs: config.LLM_FIRST_BYTE_TIMEOUT_MS,
+    idleTimeoutMs: config.LLM_IDLE_TIMEOUT_MS,
+    keyLimits: new SharedKeyLimits(buckets.modelLimits, {
+      leaseMs: config.MODEL_LIMIT_LEASE_MS,
+      holder: executorId,
+    }),
     prices: config.MODEL_PRICES,
     accountUsage,
     log,

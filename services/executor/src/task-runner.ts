@@ -46,7 +46,7 @@ import {
   OPENAI_COMPATIBLE_PROVIDERS,
   isFinalTaskStatus,
   utcDay,
-  MODEL_API_KEY_VAULT_ENTRY,
+  modelApiKeyVaultEntry,
   nativeClassesOf,
   RESUMED_PARK_HEADER,
   taskAssembledSubject,
@@ -77,6 +77,8 @@ import { parkTask, type ApprovalSettings } from './approval/task-parking.js';
 import type { DeadLetterRecorder } from './dead-letter-listener.js';
 import { ExecutorMetrics, type TaskMetrics } from './executor-metrics.js';
 import { XmlToolProtocolModel } from './xml-protocol/index.js';
+import { FallbackModel, type ModelChoice } from './model-choice/fallback-model.js';
+import { keyIdOf, type SharedKeyLimits } from './model-choice/shared-key-limits.js';
 import { isKnownApi, isKnownProvider } from './llm/index.js';
 import { agentSpanOptions, inSpan, markFailed } from './gen-ai-spans.js';
 import { renderVariables } from './prompt-variables.js';
@@ -124,6 +126,10 @@ export interface ModelClientOptions {
   baseUrl: string;
   apiKey?: string;
   timeoutMs: number;
+  /** Longest wait for the answer's first byte (headers). */
+  firstByteTimeoutMs?: number;
+  /** Longest silence inside a streamed answer. */
+  idleTimeoutMs?: number;
 }
 
 export interface TaskRunnerDependencies {
@@ -149,6 +155,12 @@ export interface TaskRunnerDependencies {
   deltaCoalescing?: DeltaCoalescing;
   /** Per model call, unless the task's model config sets `timeout_ms`. */
   llmTimeoutMs: number;
+  /** Per model attempt, unless the model config sets `first_byte_timeout_ms`; none: only llmTimeoutMs. */
+  firstByteTimeoutMs?: number;
+  /** Per model attempt, unless the model config sets `idle_timeout_ms`; none: only llmTimeoutMs. */
+  idleTimeoutMs?: number;
+  /** Where model keys' shared limits are held (KV mesh_model_limits); none: limits are not enforced. */
+  keyLimits?: SharedKeyLimits;
   /** Sub-tasks (agent tool calls) one task may start across its attempts; 8 by default. */
   maxSubtasksPerTask?: number;
   /** Prices of models (MODEL_PRICES); none: no task has a cost. */
@@ -473,7 +485,7 @@ export class TaskRunner {
       );
     }
     const beforeCall = this.#ownershipCheck(task, attempt, abort);
-    let conversation: readonly ChatMessage[] = [];
+    let conversation: () => readonly ChatMessage[] = () => [];
     const outcome = await this.#runLoop(
       task,
       { vault, secrets, deadline: abort.deadlineAt, beforeCall },
@@ -482,7 +494,7 @@ export class TaskRunner {
       observed.metrics,
       resume,
       spend,
-      (live) => (conversation = live),
+      (read) => (conversation = read),
     );
     if (outcome.type === 'parked') {
       return this.#park(task, attempt, outcome.data.held, sink, observed);
@@ -503,7 +515,7 @@ export class TaskRunner {
     }
     // A thread's turn is stored before the terminal event: a client that saw `done` reads it in the thread.
     if (this.deps.threads !== undefined)
-      await appendThreadTurn(this.deps.threads, task, outcome, conversation);
+      await appendThreadTurn(this.deps.threads, task, outcome, conversation());
     return endWith(outcome, () => sink.finish(outcome));
   }
 
@@ -601,7 +613,7 @@ export class TaskRunner {
     metrics: TaskMetrics,
     resume: ResumePoint | undefined,
     spend: TaskSpend,
-    onConversation?: (conversation: readonly ChatMessage[]) => void,
+    onConversation?: (read: () => readonly ChatMessage[]) => void,
   ): Promise<LoopResult> {
     const mcpServers = task.runtime_config.mcp_servers ?? [];
     let tools = task.runtime_config.tools;
@@ -611,18 +623,7 @@ export class TaskRunner {
       tools = [...tools, ...listed.tools];
     }
     const model = task.runtime_config.model;
-    const apiKey = vault[MODEL_API_KEY_VAULT_ENTRY];
-    const chatClient = this.deps.createModel({
-      ...(model.api === undefined ? {} : { api: model.api }),
-      provider: model.provider,
-      baseUrl: model.base_url,
-      timeoutMs: model.timeout_ms ?? this.deps.llmTimeoutMs,
-      ...(apiKey ? { apiKey } : {}),
-    });
-    // Models without native function calling speak seed 003's <ACTION>/<OBSERVATION>; the adapter
-    // keeps the loop (and so the event stream) the same as with function calling.
-    const client =
-      model.tool_protocol === 'xml' ? new XmlToolProtocolModel(chatClient, { tools }) : chatClient;
+    const client = this.#models(task, vault, tools, resume, sink);
     const agentTask: AgentTask = {
       conversationId: task.task_meta.trace_id,
       model: {
@@ -639,6 +640,9 @@ export class TaskRunner {
       ...(resume === undefined ? {} : { resume }),
       spend,
       budget: task.limits,
+      ...(task.runtime_config.output_schema === undefined
+        ? {}
+        : { outputSchema: task.runtime_config.output_schema }),
     };
     try {
       return await runAgentLoop(
@@ -663,7 +667,13 @@ export class TaskRunner {
           }),
           emit: sink.emit,
           emitDurably: sink.emitDurably,
-          ...(onConversation === undefined ? {} : { onConversation }),
+          // The thread's turn holds the task's own messages, not the output-schema instruction the loop adds.
+          ...(onConversation === undefined
+            ? {}
+            : {
+                onConversation: (live: readonly ChatMessage[], openingLength: number) =>
+                  onConversation(() => [...agentTask.messages, ...live.slice(openingLength)]),
+              }),
           backpressure: sink.backpressure,
           onToolCrash: (error, tool) =>
             this.deps.log.error({ err: error, tool: tool.name }, 'tool runner threw'),
@@ -685,6 +695,59 @@ export class TaskRunner {
       this.deps.log.error({ err: error }, 'agent loop failed');
       return failure(ErrorCode.INTERNAL, 'the executor failed while running the task');
     }
+  }
+
+  /**
+   * The task's models as one (model-choice/fallback-model.ts): the first, then its fallbacks, each with its
+   * own key from the vault and its key's shared limits; a resumed task starts with the model its log says
+   * answered last.
+   */
+  #models(
+    task: AssembledTask,
+    vault: ClearVault,
+    tools: readonly ToolDefinition[],
+    resume: ResumePoint | undefined,
+    sink: TaskEventSink,
+  ): ChatModel {
+    const models = [task.runtime_config.model, ...(task.runtime_config.fallback_models ?? [])];
+    const choices = models.map((model, index): ModelChoice => {
+      const apiKey = vault[modelApiKeyVaultEntry(index)];
+      const firstByte = model.first_byte_timeout_ms ?? this.deps.firstByteTimeoutMs;
+      const idle = model.idle_timeout_ms ?? this.deps.idleTimeoutMs;
+      const chatClient = this.deps.createModel({
+        ...(model.api === undefined ? {} : { api: model.api }),
+        provider: model.provider,
+        baseUrl: model.base_url,
+        timeoutMs: model.timeout_ms ?? this.deps.llmTimeoutMs,
+        ...(firstByte === undefined ? {} : { firstByteTimeoutMs: firstByte }),
+        ...(idle === undefined ? {} : { idleTimeoutMs: idle }),
+        ...(apiKey ? { apiKey } : {}),
+      });
+      // Models without native function calling speak seed 003's <ACTION>/<OBSERVATION>; the adapter
+      // keeps the loop (and so the event stream) the same as with function calling.
+      const client =
+        model.tool_protocol === 'xml' ? new XmlToolProtocolModel(chatClient, { tools }) : chatClient;
+      return {
+        name: model.model_name,
+        ...(model.temperature === undefined ? {} : { temperature: model.temperature }),
+        ...(model.max_tokens === undefined ? {} : { max_tokens: model.max_tokens }),
+        client,
+        ...(model.limits === undefined
+          ? {}
+          : { limits: { keyId: keyIdOf(apiKey, model.base_url), limits: model.limits } }),
+      };
+    });
+    return new FallbackModel(choices, {
+      ...(resume?.lastModelIndex === undefined ? {} : { startAt: resume.lastModelIndex }),
+      ...(this.deps.keyLimits === undefined ? {} : { keyLimits: this.deps.keyLimits }),
+      onWaiting: ({ model, limit, value }) =>
+        sink.emit({ type: 'model_waiting', data: { model, limit, value } }),
+      onFallback: (from, error) =>
+        this.deps.log.warn(
+          { model: from.model, model_index: from.index, err: error },
+          'model unavailable after its retries; the next model of the agent takes the turn',
+        ),
+    });
   }
 
   /**
@@ -999,12 +1062,14 @@ function deadlineOf(task: AssembledTask, startedAt: number): number | undefined 
 }
 
 function unsupportedModel(task: AssembledTask): string | undefined {
-  const model = task.runtime_config.model;
-  if (!isKnownApi(model.api)) {
-    return `model api "${model.api}" is not supported; this executor speaks ${MODEL_APIS.join(', ')}`;
-  }
-  if (!isKnownProvider(model.provider)) {
-    return `model provider "${model.provider}" is not supported; this executor speaks OpenAI-compatible chat completions (providers ${OPENAI_COMPATIBLE_PROVIDERS.join(', ')})`;
+  const models = [task.runtime_config.model, ...(task.runtime_config.fallback_models ?? [])];
+  for (const model of models) {
+    if (!isKnownApi(model.api)) {
+      return `model api "${model.api}" is not supported; this executor speaks ${MODEL_APIS.join(', ')}`;
+    }
+    if (!isKnownProvider(model.provider)) {
+      return `model provider "${model.provider}" is not supported; this executor speaks OpenAI-compatible chat completions (providers ${OPENAI_COMPATIBLE_PROVIDERS.join(', ')})`;
+    }
   }
   return undefined;
 }

@@ -23,6 +23,7 @@ export const EVENT_NAMES = [
   'subtask_started',
   'subtask_finished',
   'step_finished',
+  'model_waiting',
   'done',
   'task_error',
 ];
@@ -254,7 +255,9 @@ export class TaskView {
         return ` step ${event.data.step}: ${usageText(event.data.usage, event.data.cost_usd)}; task ${usageText(
           event.data.total_usage,
           event.data.total_cost_usd,
-        )}`;
+        )}${event.data.model ? ` by ${event.data.model}` : ''}`;
+      case 'model_waiting':
+        return ` ${event.data.model} waits: its key's ${event.data.limit} limit (${event.data.value}) is full`;
     }
     const detail =
       event.type === 'tool_start' || event.type === 'tool_result' || event.type === 'tool_progress'

@@ -97,6 +97,7 @@ function parseSubmitRequest(
         input: { messages: request.messages, variables: request.variables ?? {} },
         // Only the budget is the submitter's; the assembler takes the smaller of it and the agent's.
         ...optional('limits', request.limits),
+        ...optional('output_schema', request.output_schema),
         ...optional('idempotency_key', request.idempotency_key),
       }),
   };

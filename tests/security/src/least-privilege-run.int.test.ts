@@ -272,7 +272,12 @@ beforeAll(async () => {
   });
   const agents: Array<Record<string, unknown>> = [
     { workflow_id: 'recall_agent', tools: ['recall_actions'] },
-    { workflow_id: 'plain_agent', system_prompt: 'PLAIN' },
+    {
+      workflow_id: 'plain_agent',
+      system_prompt: 'PLAIN',
+      // A model list with shared key limits: the executor's grants on mesh_model_limits are exercised.
+      model: [{ ...modelOf, limits: { max_concurrent: 4, rpm: 1000, tpm: 1_000_000 } }, modelOf],
+    },
     { workflow_id: 'hanging_agent', system_prompt: 'HANG' },
     { workflow_id: 'helper', system_prompt: 'HELPER' },
     { workflow_id: 'delegating_agent', system_prompt: 'DELEGATE', sub_agents: ['helper'] },
@@ -284,7 +289,7 @@ beforeAll(async () => {
       tool_approvals: { pay: { timeout_ms: 1000 } },
     },
   ];
-  for (const agent of agents) await admin('POST', '/agents', { ...agent, model: modelOf });
+  for (const agent of agents) await admin('POST', '/agents', { model: modelOf, ...agent });
 }, 240_000);
 
 afterAll(async () => {

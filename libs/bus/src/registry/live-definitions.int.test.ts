@@ -1,4 +1,4 @@
-import { fromHttpPlugin } from '@agentmesh/protocol';
+import { agentModels, fromHttpPlugin, type AgentDefinition } from '@agentmesh/protocol';
 import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
@@ -61,7 +61,7 @@ describe('live registry definitions', () => {
     const faults = faultyKv(kv);
     const live = keep(await startLiveAgents(faults.kv, { maxEntries: 100 }));
 
-    expect((await live.resolve(accountScope('acme'), 'helper'))?.found.model.base_url).toBe(
+    expect(baseUrlOf((await live.resolve(accountScope('acme'), 'helper'))?.found)).toBe(
       'http://127.0.0.1:1/acme',
     );
     expect(await live.resolve(accountScope('globex'), 'helper')).toMatchObject({
@@ -136,3 +136,8 @@ describe('live registry definitions', () => {
     await expect(live.resolve(accountScope('acme'), 'broken')).rejects.toThrow(CorruptRecordError);
   });
 });
+
+/** The base URL of an agent's first model. */
+function baseUrlOf(agent: AgentDefinition | undefined): string | undefined {
+  return agent === undefined ? undefined : agentModels(agent)[0]?.base_url;
+}

@@ -1,5 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { canonicalJson, fromHttpPlugin, type TaskStatusRecord } from '@agentmesh/protocol';
+import {
+  agentModels,
+  canonicalJson,
+  fromHttpPlugin,
+  type AgentDefinition,
+  type TaskStatusRecord,
+} from '@agentmesh/protocol';
 import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { jetstream } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -194,10 +200,10 @@ describe('agent store', () => {
     const agents = new AgentStore(buckets.agents);
     await agents.put(SHARED_CATALOGUE, agent('helper', 'http://127.0.0.1:1/shared'));
     await agents.put(accountScope('acme'), agent('helper', 'http://127.0.0.1:1/acme'));
-    expect((await agents.resolve(accountScope('acme'), 'helper'))?.agent.model.base_url).toBe(
+    expect(baseUrlOf((await agents.resolve(accountScope('acme'), 'helper'))?.agent)).toBe(
       'http://127.0.0.1:1/acme',
     );
-    expect((await agents.resolve(accountScope('globex'), 'helper'))?.agent.model.base_url).toBe(
+    expect(baseUrlOf((await agents.resolve(accountScope('globex'), 'helper'))?.agent)).toBe(
       'http://127.0.0.1:1/shared',
     );
   });
@@ -398,3 +404,8 @@ describe('idempotency and api keys', () => {
     for await (const key of await buckets.apiKeys.keys()) expect(key).not.toContain('canary');
   });
 });
+
+/** The base URL of an agent's first model. */
+function baseUrlOf(agent: AgentDefinition | undefined): string | undefined {
+  return agent === undefined ? undefined : agentModels(agent)[0]?.base_url;
+}

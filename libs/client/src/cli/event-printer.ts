@@ -105,6 +105,11 @@ export class EventPrinter {
       case 'step_finished':
         // Every model call has one: a line each would bury the answer. `--json` and `agentmesh tail` show them.
         return;
+      case 'model_waiting':
+        this.note(
+          `[waiting] ${event.data.model}: its key's ${event.data.limit} limit (${event.data.value}) is full`,
+        );
+        return;
     }
   }
 

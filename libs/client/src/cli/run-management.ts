@@ -5,6 +5,7 @@
  * `keys create` prints alone on stdout this once (so `KEY=$(agentmesh keys create)` keeps it).
  */
 import {
+  agentModels,
   parseAgentVersion,
   WorkflowRef,
   type AgentDiffEntry,
@@ -422,7 +423,9 @@ function deadLetterLine(letter: DeadLetterView): string {
 }
 
 function agentLine(agent: ScopedAgent): string {
-  return `${agent.workflow_id}\t${agent.scope}\t${agent.model.model_name}${agent.tools.length > 0 ? `\ttools: ${agent.tools.join(', ')}` : ''}`;
+  return `${agent.workflow_id}\t${agent.scope}\t${agentModels(agent)
+    .map((model) => model.model_name)
+    .join(' > ')}${agent.tools.length > 0 ? `\ttools: ${agent.tools.join(', ')}` : ''}`;
 }
 
 function versionLine(version: AgentVersionSummary): string {

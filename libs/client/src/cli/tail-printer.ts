@@ -39,7 +39,9 @@ function summary(event: TaskEvent): string {
     case 'subtask_finished':
       return `${event.data.tool} sub-task ${event.data.subtask_trace_id} ${event.data.status}`;
     case 'step_finished':
-      return `step ${event.data.step}: ${event.data.usage.total_tokens} tokens (task ${event.data.total_usage.total_tokens})`;
+      return `step ${event.data.step}: ${event.data.usage.total_tokens} tokens (task ${event.data.total_usage.total_tokens})${event.data.model === undefined ? '' : ` by ${event.data.model}`}`;
+    case 'model_waiting':
+      return `${event.data.model} waits: its key's ${event.data.limit} (${event.data.value}) is full`;
     case 'done':
       return clip(JSON.stringify(event.data.message));
     case 'error':

@@ -1,6 +1,8 @@
 // Builders for the tools and tasks the executor's tests run. Plain data, no test-kit imports.
 import {
   AssembledTask,
+  type AssembledModelConfig,
+  type AssembledRuntimeConfig,
   BoundTask,
   type ClearVault,
   type HttpTool,
@@ -55,6 +57,10 @@ export interface AssembledTaskOptions {
   systemPrompt?: string;
   /** The agent version the assembler stamped on the task (task_meta.agent_version / agent_digest). */
   agentVersion?: { version: number; digest: string };
+  /** Fields of the first model's config beside the defaults here (timeouts, limits, another name). */
+  model?: Partial<AssembledModelConfig>;
+  /** Fallback models and the output schema (`runtime_config.fallback_models` / `output_schema`). */
+  runtimeConfig?: Pick<AssembledRuntimeConfig, 'fallback_models' | 'output_schema'>;
 }
 
 /** A task as the assembler publishes it: its vault sealed for the executors and bound to the task. */
@@ -86,7 +92,9 @@ export function assembledTask(options: AssembledTaskOptions): AssembledTask {
         model_name: options.modelName ?? 'scripted-model',
         base_url: options.modelBaseUrl,
         tool_protocol: 'native',
+        ...options.model,
       },
+      ...options.runtimeConfig,
       tools: options.tools ?? [],
       ...(options.mcpServers === undefined ? {} : { mcp_servers: options.mcpServers }),
     },

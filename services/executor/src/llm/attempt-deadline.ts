@@ -1,7 +1,7 @@
 /**
  * The clock of one HTTP attempt: an abort signal that fires when the caller aborts, when the whole
- * attempt (connect + complete answer) runs past its timeout, or when a streamed answer goes quiet
- * for longer than the idle timeout. It remembers which of those fired, so a timeout is never taken
+ * attempt (connect + complete answer) runs past its timeout, when no byte (no response headers) has come
+ * within the first-byte timeout, or when a streamed answer goes quiet for longer than the idle timeout. It remembers which of those fired, so a timeout is never taken
  * for the caller's abort or the other way round.
  */
 
@@ -14,6 +14,7 @@ export class AttemptDeadline {
   private readonly controller = new AbortController();
   private readonly overallTimer: NodeJS.Timeout;
   private idleTimer: NodeJS.Timeout | undefined;
+  private firstByteTimer: NodeJS.Timeout | undefined;
   private expiry: string | undefined;
   private readonly unlinkCaller: () => void;
 
@@ -21,11 +22,18 @@ export class AttemptDeadline {
     callerSignal: AbortSignal | undefined,
     timeoutMs: number,
     private readonly idleTimeoutMs: number | undefined,
+    firstByteTimeoutMs?: number,
   ) {
     const onCallerAbort = (): void => this.controller.abort(callerSignal?.reason);
     callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
     this.unlinkCaller = () => callerSignal?.removeEventListener('abort', onCallerAbort);
     this.overallTimer = setTimeout(() => this.expire(`no complete answer within ${timeoutMs} ms`), timeoutMs);
+    if (firstByteTimeoutMs !== undefined && firstByteTimeoutMs < timeoutMs) {
+      this.firstByteTimer = setTimeout(
+        () => this.expire(`no first byte within ${firstByteTimeoutMs} ms`),
+        firstByteTimeoutMs,
+      );
+    }
   }
 
   /** Aborts the attempt's HTTP request. */
@@ -40,6 +48,7 @@ export class AttemptDeadline {
 
   /** Bytes arrived: the idle clock starts over. */
   touch(): void {
+    clearTimeout(this.firstByteTimer);
     if (this.idleTimeoutMs === undefined || this.expiry !== undefined) return;
     clearTimeout(this.idleTimer);
     const idleMs = this.idleTimeoutMs;
@@ -49,6 +58,7 @@ export class AttemptDeadline {
   dispose(): void {
     clearTimeout(this.overallTimer);
     clearTimeout(this.idleTimer);
+    clearTimeout(this.firstByteTimer);
     this.unlinkCaller();
   }
 

@@ -70,4 +70,9 @@ export interface ChatResult {
   responseModel?: string;
   /** HTTP attempts this result took (1 when the first one succeeded). */
   attempts: number;
+  /**
+   * Set by a model that chooses among several (model-choice/fallback-model.ts): the model that answered,
+   * and its place in the agent's list when the list has more than one.
+   */
+  answeredBy?: { model: string; index?: number };
 }

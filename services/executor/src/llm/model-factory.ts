@@ -26,6 +26,10 @@ export interface ModelAdapterOptions {
   baseUrl: string;
   apiKey?: string;
   timeoutMs: number;
+  /** Longest wait for the answer's first byte (response headers). */
+  firstByteTimeoutMs?: number;
+  /** Longest silence inside a streamed answer. */
+  idleTimeoutMs?: number;
   maxRetries?: number;
   endpointGuard?: ModelEndpointGuard;
 }
@@ -38,6 +42,8 @@ export function createModelAdapter({ api, provider, ...options }: ModelAdapterOp
   const common = {
     baseUrl: options.baseUrl,
     timeoutMs: options.timeoutMs,
+    ...(options.firstByteTimeoutMs === undefined ? {} : { firstByteTimeoutMs: options.firstByteTimeoutMs }),
+    ...(options.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: options.idleTimeoutMs }),
     ...(options.apiKey ? { apiKey: options.apiKey } : {}),
     ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }),
     ...(options.endpointGuard === undefined ? {} : { endpointGuard: options.endpointGuard }),

@@ -32,6 +32,11 @@ export interface OpenAiChatClientOptions {
   timeoutMs?: number;
   /** Longest silence allowed between two pieces of a streamed answer. Default: only `timeoutMs` applies. */
   idleTimeoutMs?: number;
+  /**
+   * Longest wait for the response headers: a server that accepts the connection and sends nothing fails
+   * the attempt (retryable) after this. Default: only `timeoutMs` applies.
+   */
+  firstByteTimeoutMs?: number;
   /** Attempts after the first. Default 3. */
   maxRetries?: number;
   /** Default `{initialMs: 500, maxMs: 8000, multiplier: 2}`. */
@@ -73,6 +78,7 @@ export class OpenAiChatClient {
   private readonly apiKey: string | undefined;
   private readonly timeoutMs: number;
   private readonly idleTimeoutMs: number | undefined;
+  private readonly firstByteTimeoutMs: number | undefined;
   private readonly maxRetries: number;
   private readonly backoff: BackoffOptions;
   private readonly maxRetryAfterMs: number;
@@ -88,6 +94,10 @@ export class OpenAiChatClient {
     this.timeoutMs = positive('timeoutMs', options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     this.idleTimeoutMs =
       options.idleTimeoutMs === undefined ? undefined : positive('idleTimeoutMs', options.idleTimeoutMs);
+    this.firstByteTimeoutMs =
+      options.firstByteTimeoutMs === undefined
+        ? undefined
+        : positive('firstByteTimeoutMs', options.firstByteTimeoutMs);
     this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     if (!Number.isInteger(this.maxRetries) || this.maxRetries < 0) {
       throw new RangeError(`maxRetries must be a non-negative integer, got ${options.maxRetries}`);
@@ -181,7 +191,7 @@ export class OpenAiChatClient {
   ): Promise<Omit<ChatResult, 'attempts'>> {
     // Each attempt: the verdict on a host name can change with its DNS answer; an IP literal never reaches DNS.
     this.endpointGuard?.check(new URL(this.url), attempts - 1);
-    const deadline = new AttemptDeadline(signal, this.timeoutMs, this.idleTimeoutMs);
+    const deadline = new AttemptDeadline(signal, this.timeoutMs, this.idleTimeoutMs, this.firstByteTimeoutMs);
     const scrub = (text: string): string => this.scrub(text);
     try {
       let response: Dispatcher.ResponseData;

@@ -226,6 +226,31 @@ describe('resuming from a task event log', () => {
   });
 });
 
+describe('resuming with the model that answered last', () => {
+  const step = (n: number, model?: string, index?: number): [EventType, unknown] => [
+    'step_finished',
+    {
+      step: n,
+      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      total_usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      ...(model === undefined ? {} : { model }),
+      ...(index === undefined ? {} : { model_index: index }),
+    },
+  ];
+
+  it('when a fallback model answered the last turn, the resume point names its place in the list', () => {
+    const point = resumePointOf(
+      log(step(1, 'first', 0), start('c1'), result('c1', 'hit'), step(2, 'second', 1), start('c2')),
+    );
+    expect(point.lastModelIndex).toBe(1);
+  });
+
+  it('when no step names a place (a single model, or events from before fallback), there is none', () => {
+    const point = resumePointOf(log(step(1, 'only'), start('c1'), result('c1', 'hit')));
+    expect(point.lastModelIndex).toBeUndefined();
+  });
+});
+
 describe('resuming a task that parked for approval', () => {
   const requested = (id: string): [EventType, unknown] => [
     'approval_requested',

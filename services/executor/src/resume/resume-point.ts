@@ -61,6 +61,11 @@ export interface ResumePoint {
   readonly approvedCalls: ReadonlySet<string>;
   /** Calls whose approval was requested and is not decided in the events, in request order. */
   readonly awaitingApproval: readonly string[];
+  /**
+   * The place in the agent's model list of the model that answered last (`step_finished.model_index`):
+   * a fallback that took over goes on answering the resumed task. Absent: the first.
+   */
+  readonly lastModelIndex?: number;
 }
 
 interface Turn {
@@ -91,6 +96,8 @@ export function resumePointOf(events: readonly TaskEvent[]): ResumePoint {
         thinking += event.data.delta;
         continue;
       case 'step_finished':
+        continue;
+      case 'model_waiting':
         continue;
       case 'tool_start': {
         const { call_id: id, tool, arguments: args } = event.data;
@@ -219,7 +226,19 @@ function assemble(
       events.flatMap((event) => (event.type === 'subtask_started' ? [event.data.call_id] : [])),
     ),
     spent: earlierSpendOf(events),
+    ...lastModelIndexOf(events),
   };
+}
+
+/** The model list place of the last `step_finished` that names one. */
+function lastModelIndexOf(events: readonly TaskEvent[]): { lastModelIndex?: number } {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i];
+    if (event?.type === 'step_finished' && event.data.model_index !== undefined) {
+      return { lastModelIndex: event.data.model_index };
+    }
+  }
+  return {};
 }
 
 function lostResult(call: ChatToolCall): ChatMessage {

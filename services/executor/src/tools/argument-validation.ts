@@ -80,6 +80,27 @@ export function validateToolArguments(schema: object, args: unknown): ArgumentCh
   return invalid(`invalid arguments: ${list}${more}`, { issues });
 }
 
+/**
+ * Validates any JSON value (a task's final answer) against a JSON Schema with the same validator as tool
+ * arguments; `message` lists the failing paths for the model to correct.
+ */
+export function validateJsonValue(
+  schema: object,
+  value: unknown,
+): { ok: true; value: unknown } | { ok: false; message: string; issues: IssueDescription[] } {
+  const validate = validators.validatorFor(schema);
+  if (validate instanceof Error) {
+    return { ok: false, message: `the schema is unusable: ${validate.message}`, issues: [] };
+  }
+  const copy = structuredClone(value);
+  if (validate(copy)) return { ok: true, value: copy };
+  const issues = describeIssues(validate.errors ?? []);
+  const shown = issues.slice(0, MAX_REPORTED_ISSUES);
+  const more = issues.length > shown.length ? `; and ${issues.length - shown.length} more` : '';
+  const list = shown.map((issue) => `${issue.path || '(root)'}: ${issue.message}`).join('; ');
+  return { ok: false, message: `${list}${more}`, issues };
+}
+
 function describeIssues(errors: readonly ErrorObject[]): IssueDescription[] {
   const seen = new Set<string>();
   const issues: IssueDescription[] = [];

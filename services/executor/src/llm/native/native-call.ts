@@ -31,6 +31,8 @@ export interface NativeModelOptions {
   timeoutMs?: number;
   /** Longest silence allowed between two pieces of a streamed answer. Default: only `timeoutMs`. */
   idleTimeoutMs?: number;
+  /** Longest wait for the answer's first byte (response headers). Default: only `timeoutMs`. */
+  firstByteTimeoutMs?: number;
   /** Attempts after the first. Default 3. */
   maxRetries?: number;
   backoff?: Partial<BackoffOptions>;
@@ -79,6 +81,7 @@ export class NativeCallRunner {
   readonly apiKey: string | undefined;
   readonly timeoutMs: number;
   private readonly idleTimeoutMs: number | undefined;
+  private readonly firstByteTimeoutMs: number | undefined;
   private readonly maxRetries: number;
   private readonly backoff: BackoffOptions;
   private readonly maxRetryAfterMs: number;
@@ -98,6 +101,10 @@ export class NativeCallRunner {
     this.timeoutMs = positive('timeoutMs', options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     this.idleTimeoutMs =
       options.idleTimeoutMs === undefined ? undefined : positive('idleTimeoutMs', options.idleTimeoutMs);
+    this.firstByteTimeoutMs =
+      options.firstByteTimeoutMs === undefined
+        ? undefined
+        : positive('firstByteTimeoutMs', options.firstByteTimeoutMs);
     this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     if (!Number.isInteger(this.maxRetries) || this.maxRetries < 0) {
       throw new RangeError(`maxRetries must be a non-negative integer, got ${options.maxRetries}`);
@@ -178,7 +185,7 @@ export class NativeCallRunner {
   ): Promise<AttemptResult> {
     this.endpointGuard?.check(new URL(this.baseUrl), attempts - 1);
     const { signal } = options;
-    const deadline = new AttemptDeadline(signal, this.timeoutMs, this.idleTimeoutMs);
+    const deadline = new AttemptDeadline(signal, this.timeoutMs, this.idleTimeoutMs, this.firstByteTimeoutMs);
     const seen: SeenResponse = {};
     const dispatcher = this.dispatcher;
     const guardedFetch = (async (input: string | URL | Request, init?: RequestInit) => {
