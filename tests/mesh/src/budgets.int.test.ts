@@ -86,6 +86,8 @@ it("an agent's token budget stops its task between steps with BUDGET_EXCEEDED, a
   expect(events[0]!.data).toEqual({
     step: 1,
     finish_reason: 'tool_calls',
+    // The model that answered (an agent's model may be a fallback list).
+    model: 'scripted',
     usage: { prompt_tokens: 60, completion_tokens: 40, total_tokens: 100 },
     cost_usd: 0.0007,
     total_usage: { prompt_tokens: 60, completion_tokens: 40, total_tokens: 100 },
