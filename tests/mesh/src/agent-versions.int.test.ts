@@ -14,12 +14,14 @@ import {
   taskKey,
   type TaskEvent,
 } from '@agentmesh/protocol';
-import { startScriptedModel, type ScriptedModel } from '@agentmesh/testkit';
+import { startScriptedModel, waitFor, type ScriptedModel } from '@agentmesh/testkit';
 import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
 import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admin, scriptedModel, storeModelKey, submit, taskStatus } from './mesh-client.js';
 import { MESH_ACCOUNT, startMesh, type Mesh } from './mesh-harness.js';
+
+const FINAL_STATUSES: ReadonlySet<string> = new Set(['done', 'error', 'cancelled']);
 
 let mesh: Mesh;
 let model: ScriptedModel;
@@ -157,7 +159,14 @@ describe('agent versions across the mesh', () => {
         filter: `$KV.${Buckets.TASKS}.${taskKey(MESH_ACCOUNT, replay.task_meta.trace_id)}`,
       });
       await js.publish(taskAssembledSubject(MESH_ACCOUNT), JSON.stringify(replay), { msgID: id });
-      return eventsOf(MESH_ACCOUNT, replay.task_meta.trace_id);
+      const events = await eventsOf(MESH_ACCOUNT, replay.task_meta.trace_id);
+      // The final status is written after the terminal event: the next replay's purge must not precede it,
+      // or that replay finds the task ended and is only acked.
+      await waitFor(
+        async () => FINAL_STATUSES.has((await taskStatus(mesh, replay.task_meta.trace_id)).status),
+        { timeoutMs: 30_000, description: "the replay's final status" },
+      );
+      return events;
     };
 
     // Control: the captured task as it was runs again.
