@@ -25,6 +25,7 @@ import {
   taskKey,
   type EventAgentVersion,
   type EventData,
+  type TerminalEvent,
 } from '@agentmesh/protocol';
 import {
   JetStreamApiCodes,
@@ -57,7 +58,7 @@ export class TaskEventWriter {
     private readonly subject: string,
     private lastStreamSeq: number,
     private lastEventSeq: number,
-    private lastTerminal: TaskEvent | undefined,
+    private lastTerminal: TerminalEvent | undefined,
   ) {}
 
   static async open(
@@ -120,11 +121,11 @@ export class TaskEventWriter {
   }
 
   /** The task's terminal event, when one was already written (by this or an earlier attempt). */
-  get terminal(): TaskEvent | undefined {
+  get terminal(): TerminalEvent | undefined {
     return this.lastTerminal;
   }
 
-  async emit<T extends EventType>(type: T, data: EventData<T>): Promise<TaskEvent> {
+  async emit<T extends EventType>(type: T, data: EventData<T>): Promise<Extract<TaskEvent, { type: T }>> {
     if (this.lastTerminal) {
       throw new Error(
         `task ${this.options.traceId} already ended with ${this.lastTerminal.type}; nothing may follow`,
@@ -139,7 +140,7 @@ export class TaskEventWriter {
       ...(this.lastEventSeq === 0 && this.options.agent && { agent: this.options.agent }),
       type,
       data,
-    } as TaskEvent;
+    } as Extract<TaskEvent, { type: T }>;
     try {
       const headers = this.options.headers?.() ?? natsHeaders();
       // Set by hand: the client leaves the expectation out when it is 0 ("no event yet"), which is

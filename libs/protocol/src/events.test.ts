@@ -7,7 +7,7 @@ import {
   isTerminalEvent,
   isTerminalEventType,
 } from './events.js';
-import { TaskStatus, TaskStatusRecord, isFinalTaskStatus } from './task-status.js';
+import { finalStatusFields, TaskStatus, TaskStatusRecord, isFinalTaskStatus } from './task-status.js';
 
 const envelope = {
   trace_id: '4bf92f3577b34da6a3ce929d0e0e4736',
@@ -140,6 +140,30 @@ describe('task status records', () => {
     };
     expect(TaskStatusRecord.safeParse(failed).success).toBe(true);
     expect(TaskStatusRecord.safeParse({ ...base, status: 'paused' }).success).toBe(false);
+  });
+
+  it('a stored terminal event settles the status: done with its usage, a CANCELLED error as cancelled, any other as error', () => {
+    const at = { trace_id: envelope.trace_id, ts: '2025-12-23T10:00:05Z', attempt: 2 };
+    const usage = { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 };
+    expect(
+      finalStatusFields({
+        ...at,
+        seq: 9,
+        type: 'done',
+        data: { message: 'hi', steps: 1, usage, duration_ms: 12, cost_usd: 0.5 },
+      }),
+    ).toEqual({ status: 'done', error: undefined, duration_ms: 12, usage, cost_usd: 0.5, last_seq: 9 });
+    const stopped = { code: 'CANCELLED', message: 'stop', retryable: false } as const;
+    expect(finalStatusFields({ ...at, seq: 4, type: 'error', data: stopped })).toEqual({
+      status: 'cancelled',
+      error: stopped,
+      last_seq: 4,
+    });
+    const failed = { code: 'LLM_ERROR', message: 'down', retryable: true } as const;
+    expect(finalStatusFields({ ...at, seq: 5, type: 'error', data: failed })).toMatchObject({
+      status: 'error',
+      error: failed,
+    });
   });
 
   it('done, error and cancelled are final; queued and running are not', () => {

@@ -163,7 +163,9 @@ export {
   TASK_PREVIEW_LENGTH,
   FINAL_TASK_STATUSES,
   isFinalTaskStatus,
+  finalStatusFields,
 } from './task-status.js';
+export type { FinalStatusFields } from './task-status.js';
 
 export {
   UniqueIdentity,

@@ -2,8 +2,8 @@
 import { z } from 'zod';
 import { AgentDigest, AgentVersionNumber } from './agent-version-number.js';
 import { ExecutorInstance } from './control.js';
-import { ErrorCodeSchema } from './errors.js';
-import { TokenUsage } from './events.js';
+import { ErrorCode, ErrorCodeSchema } from './errors.js';
+import { TokenUsage, type TerminalEvent } from './events.js';
 import { IsoDateTime, WorkflowId } from './ids.js';
 import { AccountId } from './names.js';
 import { ThreadId } from './thread-id.js';
@@ -74,3 +74,26 @@ export const TaskStatusRecord = z.object({
   cost_usd: z.number().nonnegative().optional(),
 });
 export type TaskStatusRecord = z.infer<typeof TaskStatusRecord>;
+
+/** What a task's status record says once its terminal event is stored. */
+export type FinalStatusFields = Pick<
+  TaskStatusRecord,
+  'status' | 'error' | 'duration_ms' | 'usage' | 'cost_usd' | 'last_seq'
+>;
+
+/**
+ * The status a stored terminal event settles: the event is the truth, the record follows it (written by
+ * the attempt right after the event, or read through by whoever sees the record lag behind it).
+ */
+export function finalStatusFields(terminal: TerminalEvent): FinalStatusFields {
+  if (terminal.type === 'error') {
+    const { code, message, retryable } = terminal.data;
+    return {
+      status: code === ErrorCode.CANCELLED ? TaskStatus.CANCELLED : TaskStatus.ERROR,
+      error: { code, message, retryable },
+      last_seq: terminal.seq,
+    };
+  }
+  const { duration_ms, usage, cost_usd } = terminal.data;
+  return { status: TaskStatus.DONE, error: undefined, duration_ms, usage, cost_usd, last_seq: terminal.seq };
+}

@@ -10,11 +10,14 @@ class MemoryAppender implements EventAppender {
   seq = 0;
   constructor(private ackAtOnce = true) {}
 
-  async emit<T extends EventType>(type: T, data: EventData<T>): Promise<TaskEvent> {
+  async emit<T extends EventType>(type: T, data: EventData<T>): Promise<Extract<TaskEvent, { type: T }>> {
     if (!this.ackAtOnce) await new Promise<void>((resolve) => this.unacked.push(resolve));
     this.seq += 1;
     this.events.push({ type, data });
-    return { trace_id: 't', seq: this.seq, ts: '', attempt: 1, type, data } as TaskEvent;
+    return { trace_id: 't', seq: this.seq, ts: '', attempt: 1, type, data } as Extract<
+      TaskEvent,
+      { type: T }
+    >;
   }
 
   /** Acknowledges the publish waiting now, and every later one at once. */

@@ -21,7 +21,7 @@
  * other event's data is scrubbed whole: tool arguments, results and errors, the final message, errors.
  */
 import type { TaskEventWriter } from '@agentmesh/bus';
-import type { EventData, TaskEvent } from '@agentmesh/protocol';
+import type { EventData, TaskEvent, TerminalEvent } from '@agentmesh/protocol';
 import type { LoopOutcome, ProgressEvent } from './agent-loop.js';
 import type { SubtaskEvent } from './tools/sub-agent/index.js';
 import { ScrubbingStream, type SecretScrubber } from './secrets/index.js';
@@ -115,13 +115,13 @@ export class TaskEventSink {
   };
 
   /** Publishes the terminal event after everything queued before it; throws when it cannot be written. */
-  async finish(outcome: LoopOutcome): Promise<TaskEvent> {
+  async finish(outcome: LoopOutcome): Promise<TerminalEvent> {
     this.#endDeltas();
     await this.#chain;
     if (this.#failed) throw this.#failure;
     const data = this.secrets.scrubDeep(outcome.data);
     // `type` and `data` come from one outcome, a pairing TypeScript cannot follow through the call.
-    return this.writer.emit(outcome.type, data as never);
+    return (await this.writer.emit(outcome.type, data as never)) as TerminalEvent;
   }
 
   /** Resolves once every event queued so far is stored; rejects when one could not be. */

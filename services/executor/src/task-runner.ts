@@ -44,6 +44,7 @@ import {
   ErrorCode,
   MODEL_APIS,
   OPENAI_COMPATIBLE_PROVIDERS,
+  finalStatusFields,
   isFinalTaskStatus,
   utcDay,
   modelApiKeyVaultEntry,
@@ -57,6 +58,7 @@ import {
   type EventAgentVersion,
   type ChatMessage,
   type TaskEvent,
+  type TerminalEvent,
   type ToolDefinition,
   type TaskStatusRecord,
 } from '@agentmesh/protocol';
@@ -799,11 +801,11 @@ export class TaskRunner {
     task: AssembledTask,
     attempt: number,
     { span, metrics, untrack, subtaskCallIds }: AttemptObservers,
-    emit: () => Promise<TaskEvent>,
+    emit: () => Promise<TerminalEvent>,
     /** The status this attempt stored last, so the final one is written without reading first. */
     status: VersionedTaskStatus | undefined,
   ): Promise<boolean> {
-    let terminal: TaskEvent;
+    let terminal: TerminalEvent;
     try {
       terminal = await emit();
     } catch (error) {
@@ -844,8 +846,8 @@ export class TaskRunner {
   #addingUsage(
     task: AssembledTask,
     spend: TaskSpend,
-    emit: () => Promise<TaskEvent>,
-  ): { emit: () => Promise<TaskEvent>; added: () => Promise<void> } {
+    emit: () => Promise<TerminalEvent>,
+  ): { emit: () => Promise<TerminalEvent>; added: () => Promise<void> } {
     let adding = Promise.resolve();
     return {
       emit: async () => {
@@ -961,27 +963,11 @@ export class TaskRunner {
   async #recordFinalStatus(
     task: AssembledTask,
     attempt: number,
-    terminal: TaskEvent,
+    terminal: TerminalEvent,
     known?: VersionedTaskStatus,
   ): Promise<void> {
-    const final: Partial<TaskStatusRecord> =
-      terminal.type === 'error'
-        ? {
-            status: terminal.data.code === ErrorCode.CANCELLED ? 'cancelled' : 'error',
-            error: {
-              code: terminal.data.code,
-              message: terminal.data.message,
-              retryable: terminal.data.retryable,
-            },
-          }
-        : {
-            status: 'done',
-            error: undefined,
-            // What a task list shows of a finished task without reading its events.
-            duration_ms: terminal.type === 'done' ? terminal.data.duration_ms : undefined,
-            usage: terminal.type === 'done' ? terminal.data.usage : undefined,
-            cost_usd: terminal.type === 'done' ? terminal.data.cost_usd : undefined,
-          };
+    // The task list shows a finished task's run time, usage and cost without reading its events.
+    const final = finalStatusFields(terminal);
     const meta = task.task_meta;
     await this.deps.statuses.updateFrom(
       meta.account_id,
@@ -989,7 +975,7 @@ export class TaskRunner {
       (current) =>
         current?.last_seq === terminal.seq && current.status === final.status
           ? undefined
-          : this.#statusRecord(task, attempt, current, { ...final, last_seq: terminal.seq }),
+          : this.#statusRecord(task, attempt, current, final),
       known,
     );
     // The run's end frees its thread (and starts the next queued run there); a redelivery does it again.

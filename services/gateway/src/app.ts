@@ -158,6 +158,7 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
     submitter: deps.submitter,
     canceller: deps.canceller,
     statuses: stores.statuses,
+    jsm: deps.jsm,
     streamTokens: deps.streamTokens,
   });
   registerTaskApprovalRoutes(app, { authenticate, approvals: deps.approvals });

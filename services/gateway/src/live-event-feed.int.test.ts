@@ -232,7 +232,7 @@ describe('the live event feed', () => {
     const first = await startGateway();
     const traceId = await submitTask(first);
     const events = await writer(traceId);
-    const written = [
+    const written: TaskEvent[] = [
       await events.emit('message_chunk', { delta: 'one ' }),
       await events.emit('message_chunk', { delta: 'two ' }),
     ];
@@ -290,7 +290,7 @@ describe('the live event feed', () => {
 
     const current = await writer(traceId, 1);
     const stale = await writer(traceId, 2);
-    const written = [await current.emit('message_chunk', { delta: 'real' })];
+    const written: TaskEvent[] = [await current.emit('message_chunk', { delta: 'real' })];
     await expect(stale.emit('message_chunk', { delta: 'stale attempt' })).rejects.toBeInstanceOf(
       EventStreamConflictError,
     );
@@ -322,7 +322,7 @@ describe('the live event feed', () => {
     const sse = await follow(gateway, watched);
     await waitFor(() => feed.stats().followers === 1, { description: 'the stream to follow the feed' });
     const watchedEvents = await writer(watched);
-    const written = [await watchedEvents.emit('message_chunk', { delta: 'first' })];
+    const written: TaskEvent[] = [await watchedEvents.emit('message_chunk', { delta: 'first' })];
     expect(await nextEvent(sse)).toEqual(framesOf(written)[0]);
 
     const TASKS = 40;
@@ -407,7 +407,7 @@ describe('the live event feed', () => {
     const sse = await follow(gateway, traceId);
     await waitFor(() => feed.stats().followers === 1, { description: 'the stream to follow the feed' });
     const events = await writer(traceId);
-    const written = [await events.emit('message_chunk', { delta: 'before' })];
+    const written: TaskEvent[] = [await events.emit('message_chunk', { delta: 'before' })];
     expect(await nextEvent(sse)).toEqual(framesOf(written)[0]);
 
     await feed.stop();
@@ -446,7 +446,7 @@ describe('the live event feed', () => {
         const ownJs = jetstream(nc);
         const ownJsm = await jetstreamManager(nc);
         const events = await writer(traceId, 1, ownJs, ownJsm);
-        const written = [await events.emit('message_chunk', { delta: 'before' })];
+        const written: TaskEvent[] = [await events.emit('message_chunk', { delta: 'before' })];
         expect(await nextEvent(sse)).toEqual(framesOf(written)[0]);
 
         await own.kill();

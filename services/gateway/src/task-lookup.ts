@@ -3,8 +3,15 @@
  * status record. Records are kept per account, so a lookup only ever reads the caller's own: another
  * account's task with the same id is exactly as invisible as a missing one.
  */
-import { TraceIdInput, type TaskStatusRecord } from '@agentmesh/protocol';
-import type { TaskStatusStore } from '@agentmesh/bus';
+import {
+  finalStatusFields,
+  isFinalTaskStatus,
+  isTerminalEvent,
+  TraceIdInput,
+  type TaskStatusRecord,
+} from '@agentmesh/protocol';
+import { readLastTaskEvent, type TaskStatusStore } from '@agentmesh/bus';
+import type { JetStreamManager } from '@nats-io/jetstream';
 import type { FastifyRequest } from 'fastify';
 import { requireAccount, type Caller } from './auth.js';
 import { InvalidRequest, NotFound, Rejection, ServiceUnavailable } from './errors.js';
@@ -41,4 +48,23 @@ export async function ownedTaskStatus(
     return new ServiceUnavailable('task status is unavailable right now; retry', { cause: error });
   }
   return record?.account_id === accountId ? record : new NotFound(`no task ${traceId}`);
+}
+
+/**
+ * The caller's task's status as its event log settles it. An attempt writes the final status right after
+ * storing the terminal event, so a client that saw `done` on the stream and asks at once can find the
+ * record still `running`: for a record not yet final, the task's last stored event is read, and a terminal
+ * one is what the answer says. A failed read leaves the record as it is (the next read settles it).
+ */
+export async function settledTaskStatus(
+  statuses: TaskStatusStore,
+  jsm: JetStreamManager,
+  traceId: string,
+  accountId: string,
+): Promise<TaskStatusRecord | Rejection> {
+  const record = await ownedTaskStatus(statuses, traceId, accountId);
+  if (record instanceof Rejection || isFinalTaskStatus(record.status)) return record;
+  const last = await readLastTaskEvent(jsm, { accountId, traceId }).catch(() => undefined);
+  if (last === undefined || !isTerminalEvent(last)) return record;
+  return { ...record, ...finalStatusFields(last), attempt: Math.max(record.attempt, last.attempt) };
 }

@@ -8,7 +8,13 @@ import {
   taskEventsSubject,
   taskReceivedSubject,
 } from '@agentmesh/protocol';
-import { decodeJson, ensureMeshStreams, openMeshBuckets, TaskStatusStore } from '@agentmesh/bus';
+import {
+  decodeJson,
+  ensureMeshStreams,
+  openMeshBuckets,
+  TaskEventWriter,
+  TaskStatusStore,
+} from '@agentmesh/bus';
 import { startTelemetry, type Telemetry } from '@agentmesh/runtime';
 import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
@@ -419,6 +425,35 @@ describe('task status and cancellation', () => {
     const res = await call(gw.url, 'POST', `/v1/tasks/${traceId}/cancel`, { headers: bearer(ACME_KEY) });
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ code: 'CONFLICT', detail: { status: 'done' } });
+  });
+  it("a task whose terminal event is stored before its status record says so reads as ended, with the event's error", async () => {
+    const submitted = await call(gw.url, 'POST', '/v1/tasks', {
+      body: submission(),
+      headers: bearer(ACME_KEY),
+    });
+    const traceId: string = submitted.body.trace_id;
+    const statuses = new TaskStatusStore((await openMeshBuckets(jetstream(client))).tasks);
+    await statuses.update('acme', traceId, (current) => ({ ...current!, status: 'running', attempt: 2 }));
+    // The attempt stored its terminal event and has not written its final status yet (or died first).
+    const writer = await TaskEventWriter.open(jetstream(client), jsm, {
+      accountId: 'acme',
+      traceId,
+      attempt: 2,
+    });
+    await writer.emit('message_chunk', { delta: 'partial' });
+    await writer.emit('error', { code: 'TOOL_ERROR', message: 'the lookup failed', retryable: false });
+
+    const res = await call(gw.url, 'GET', `/v1/tasks/${traceId}`, { headers: bearer(ACME_KEY) });
+    expect(res.status).toBe(200);
+    expect(TaskStatusRecord.parse(res.body)).toMatchObject({
+      trace_id: traceId,
+      status: 'error',
+      attempt: 2,
+      last_seq: 2,
+      error: { code: 'TOOL_ERROR', message: 'the lookup failed', retryable: false },
+    });
+    // The record itself is the executor's to write; reading through it changes nothing.
+    expect((await statuses.get('acme', traceId))?.status).toBe('running');
   });
 });
 

@@ -4,12 +4,13 @@
  * `GET /v1/tasks/:trace_id` reads its status, `POST /v1/tasks/:trace_id/cancel` cancels it.
  */
 import type { TaskStatusStore } from '@agentmesh/bus';
+import type { JetStreamManager } from '@nats-io/jetstream';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { InvalidRequest, Rejection, sendRejection } from '../errors.js';
 import type { StreamTokens } from '../stream-tokens.js';
 import type { TaskCanceller } from '../task-cancellation.js';
-import { ownedTaskStatus, taskRequestTarget } from '../task-lookup.js';
+import { settledTaskStatus, taskRequestTarget } from '../task-lookup.js';
 import type { TaskSubmitter } from '../task-submission.js';
 import type { AuthenticateRequest } from './request-caller.js';
 
@@ -18,6 +19,8 @@ export interface TaskRouteDeps {
   submitter: TaskSubmitter;
   canceller: TaskCanceller;
   statuses: TaskStatusStore;
+  /** Reads a task's last stored event, for a status record that lags behind its terminal event. */
+  jsm: JetStreamManager;
   /** Issues the reply's `stream_token`; undefined: replies carry none. */
   streamTokens?: StreamTokens;
 }
@@ -43,7 +46,7 @@ export function registerTaskRoutes(app: FastifyInstance, deps: TaskRouteDeps): v
   app.get<{ Params: TraceParams }>('/v1/tasks/:trace_id', async (request, reply) => {
     const target = await taskRequestTarget(deps.authenticate, request);
     if (target instanceof Rejection) return sendRejection(reply, target);
-    const record = await ownedTaskStatus(deps.statuses, target.traceId, target.accountId);
+    const record = await settledTaskStatus(deps.statuses, deps.jsm, target.traceId, target.accountId);
     if (record instanceof Rejection) return sendRejection(reply, record);
     return reply.send(record);
   });
