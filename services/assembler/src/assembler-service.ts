@@ -40,7 +40,8 @@ import { watchToolDirectory, type ToolDirectoryWatch } from './tool-directory-wa
 import { syncToolFiles } from './tool-file-sync.js';
 import { logToolFileSync } from './tool-file-sync-log.js';
 import { TaskFailureRecorder } from './task-failure-recorder.js';
-import { ThreadHistoryLoader } from './thread-history.js';
+import { chatCompletionSummariser, ThreadHistoryLoader } from './thread-history.js';
+import { OutboundGuard } from '@agentmesh/runtime/outbound-guard';
 
 export async function startAssembler({
   config,
@@ -156,7 +157,10 @@ export async function startAssembler({
         mcpServers: mcpServerLookup(mcpServers),
         credentials,
         sealFor: { kid: config.VAULT_KEY_ID, publicKey: config.VAULT_PUBLIC_KEY },
-        threads: new ThreadHistoryLoader(threads),
+        threads: new ThreadHistoryLoader(
+          threads,
+          chatCompletionSummariser(new OutboundGuard({ allowHosts: config.MODEL_ALLOW_HOSTS })),
+        ),
       },
       publisher: new AssembledTaskPublisher(js, {
         ...DEFAULT_PUBLISH_RETRY,

@@ -104,6 +104,18 @@ const assemblerVariables = baseConfigSchema.extend({
     .describe(
       'Clock difference tolerated between the NATS servers (which stamp each received task) and this host: a task stored less than this after the cancel broadcasts were last (re)subscribed has its status read for a cancel instead',
     ),
+  MODEL_ALLOW_HOSTS: z
+    .string()
+    .default('')
+    .transform((raw) =>
+      raw
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean),
+    )
+    .describe(
+      "Comma-separated hosts, IPs or CIDRs an agent's model base_url may reach although private, loopback or link-local, for the thread summariser's call (set it as on the executors), e.g. 127.0.0.1 for a model server on this machine",
+    ),
   RECENT_CANCELS_MAX_ENTRIES: cacheSize(
     10_000,
     'Cancel requests heard on mesh.control.cancel.> remembered, so a cancelled task is ended without reading its status; the oldest are forgotten first (the executors check the status before they run a task). 0: not listening, every task reads its status',

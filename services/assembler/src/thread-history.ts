@@ -23,6 +23,7 @@ import {
   type ThreadRecord,
 } from '@agentmesh/protocol';
 import type { ThreadStore } from '@agentmesh/bus';
+import type { OutboundGuard } from '@agentmesh/runtime/outbound-guard';
 import { ThreadNotFoundError, type AssemblyError } from './assembly-errors.js';
 
 /** Writes a summary of `messages`; throws when it cannot. */
@@ -33,46 +34,75 @@ export type Summariser = (
 ) => Promise<string>;
 
 const SUMMARY_TIMEOUT_MS = 30_000;
+/** More than any summary that fits a window; a larger answer is refused rather than read into memory. */
+const MAX_SUMMARY_ANSWER_BYTES = 1024 * 1024;
 
-/** The OpenAI-compatible summariser: one chat completion with the agent's endpoint and key. */
-export const chatCompletionSummariser: Summariser = async (messages, model, maxTokens) => {
-  const url = new URL(
-    'chat/completions',
-    model.base_url.endsWith('/') ? model.base_url : `${model.base_url}/`,
-  );
-  const transcript = messages
-    .map(
-      (message) =>
-        `${message.role}: ${typeof message.content === 'string' ? message.content : JSON.stringify(message.content ?? '')}`,
-    )
-    .join('\n');
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      ...(model.api_key === undefined ? {} : { authorization: `Bearer ${model.api_key}` }),
-    },
-    body: JSON.stringify({
-      model: model.model_name,
-      max_tokens: maxTokens,
-      messages: [
-        {
-          role: 'system',
-          content:
-            'Summarise the conversation below for its continuation: keep facts, decisions, names and open questions. Answer with the summary only.',
-        },
-        // Never more than the window allows: a summariser that overflows would fail every time.
-        { role: 'user', content: transcript.slice(-maxTokens * 16) },
-      ],
-    }),
-    signal: AbortSignal.timeout(SUMMARY_TIMEOUT_MS),
-  });
-  if (!response.ok) throw new Error(`the summariser answered HTTP ${response.status}`);
-  const body = (await response.json()) as { choices?: { message?: { content?: unknown } }[] };
-  const text = body.choices?.[0]?.message?.content;
-  if (typeof text !== 'string' || text.trim() === '') throw new Error('the summariser answered no text');
-  return text.trim();
-};
+/**
+ * The OpenAI-compatible summariser: one chat completion with the agent's endpoint and key. The endpoint is
+ * agent data and the request carries the model key, so it goes through the same SSRF guard as the
+ * executors' model calls (scheme, IP literal and metadata host before sending; every resolved address in
+ * the connection's own lookup), with the assembler's MODEL_ALLOW_HOSTS. Redirects are not followed.
+ */
+export function chatCompletionSummariser(guard: OutboundGuard): Summariser {
+  const agent = guard.createAgent({ keepAliveTimeout: 10_000 });
+  return async (messages, model, maxTokens) => {
+    const url = new URL(
+      'chat/completions',
+      model.base_url.endsWith('/') ? model.base_url : `${model.base_url}/`,
+    );
+    guard.checkUrl(url);
+    const transcript = messages
+      .map(
+        (message) =>
+          `${message.role}: ${typeof message.content === 'string' ? message.content : JSON.stringify(message.content ?? '')}`,
+      )
+      .join('\n');
+    const response = await agent.request({
+      origin: url.origin,
+      path: url.pathname + url.search,
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...(model.api_key === undefined ? {} : { authorization: `Bearer ${model.api_key}` }),
+      },
+      body: JSON.stringify({
+        model: model.model_name,
+        max_tokens: maxTokens,
+        messages: [
+          {
+            role: 'system',
+            content:
+              'Summarise the conversation below for its continuation: keep facts, decisions, names and open questions. Answer with the summary only.',
+          },
+          // Never more than the window allows: a summariser that overflows would fail every time.
+          { role: 'user', content: transcript.slice(-maxTokens * 16) },
+        ],
+      }),
+      signal: AbortSignal.timeout(SUMMARY_TIMEOUT_MS),
+    });
+    if (response.statusCode < 200 || response.statusCode >= 300) {
+      await response.body.dump();
+      throw new Error(`the summariser answered HTTP ${response.statusCode}`);
+    }
+    const body = JSON.parse(await boundedText(response.body, MAX_SUMMARY_ANSWER_BYTES)) as {
+      choices?: { message?: { content?: unknown } }[];
+    };
+    const text = body.choices?.[0]?.message?.content;
+    if (typeof text !== 'string' || text.trim() === '') throw new Error('the summariser answered no text');
+    return text.trim();
+  };
+}
+
+async function boundedText(body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > maxBytes) throw new Error(`the summariser answered more than ${maxBytes} bytes`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
 
 export interface ThreadHistorySource {
   /** The task with its thread's history in front of its messages, or why it cannot run. */
@@ -86,7 +116,7 @@ export interface ThreadHistorySource {
 export class ThreadHistoryLoader implements ThreadHistorySource {
   constructor(
     private readonly threads: ThreadStore,
-    private readonly summarise: Summariser = chatCompletionSummariser,
+    private readonly summarise: Summariser,
     private readonly now: () => Date = () => new Date(),
   ) {}
 

@@ -169,7 +169,12 @@ export async function startChaosMesh(options: ChaosMeshOptions): Promise<ChaosMe
     );
     for (let i = 0; i < 2; i++) {
       slots.push(
-        new ServiceSlot(`assembler-${i + 1}`, 'assembler', { ...common, ...credentialKeys, ...sealKeys }),
+        new ServiceSlot(`assembler-${i + 1}`, 'assembler', {
+          ...common,
+          ...credentialKeys,
+          ...sealKeys,
+          MODEL_ALLOW_HOSTS: '127.0.0.1',
+        }),
       );
     }
     for (let i = 0; i < 3; i++) {

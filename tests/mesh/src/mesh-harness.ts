@@ -100,7 +100,14 @@ export async function startMesh(options: MeshOptions = {}): Promise<Mesh> {
     startGateway(port),
     startServiceProcess({
       entry: serviceEntry('assembler'),
-      env: { ...common, ...credentialKeys, ...sealKeys, ...options.env?.assembler },
+      env: {
+        ...common,
+        ...credentialKeys,
+        ...sealKeys,
+        // The thread summariser calls the scripted model on loopback.
+        MODEL_ALLOW_HOSTS: '127.0.0.1',
+        ...options.env?.assembler,
+      },
     }),
     ...Array.from({ length: options.executors ?? 1 }, () => startExecutor()),
   ]);

@@ -138,6 +138,7 @@ export async function startSecureMesh(options: SecureMeshOptions): Promise<Secur
         ...login('assembler'),
         ...credentialKeys,
         ...sealKeys,
+        MODEL_ALLOW_HOSTS: '127.0.0.1',
         ...options.env?.assembler,
       }),
       start('executor/src/index.ts', {
