@@ -10,6 +10,11 @@
  *
  * Every step is idempotent (the letter is added once per task, the event writer's sequence check refuses a
  * second terminal event, a deleted message is not found), so a repeat of the work is harmless.
+ *
+ * A task whose deliveries ran out while an attempt of it still lives is left to that attempt, but its message
+ * is gone and JetStream will not deliver it again: the listener keeps asking whether that attempt lives
+ * until the task ends, and ends it as out of deliveries (dead-lettered, re-drivable) if the attempt dies
+ * first. Otherwise a task spared this way and then killed would say `running` for ever.
  */
 import {
   deadLetterOf,
@@ -24,6 +29,7 @@ import {
   ErrorCode,
   EventType,
   executorConsumer,
+  isFinalTaskStatus,
   parseTaskSubject,
   Streams,
   TaskStatus,
@@ -99,15 +105,28 @@ export interface DeadLetterListenerOptions {
   log: Logger;
   /** Asks whether an attempt of the task still lives (attempt-owners.ts); none: never asked. */
   owners?: Pick<AttemptOwners, 'runs'>;
+  /** How often a task left to a live attempt is checked again; 5 s by default. */
+  sparedCheckMs?: number;
 }
+
+/** A task that ran out of deliveries while an attempt of it lived: watched until it ends. */
+interface SparedTask {
+  task: AssembledTask;
+  advisory: MaxDeliveriesAdvisory;
+  reason: DeadLetterReason;
+}
+
+const SPARED_CHECK_MS = 5_000;
 
 export class DeadLetterListener {
   private constructor(
     private readonly subscription: Subscription,
     private readonly done: Promise<void>,
+    private readonly spared: SparedTasks,
   ) {}
 
   static start(options: DeadLetterListenerOptions): DeadLetterListener {
+    const spared = new SparedTasks(options);
     const subscription = options.nc.subscribe(taskMaxDeliveriesAdvisories(), { queue: LISTENER_QUEUE });
     const done = (async () => {
       for await (const message of subscription) {
@@ -120,7 +139,7 @@ export class DeadLetterListener {
         }
         if (advisory.stream !== Streams.TASKS.name || !isExecutorConsumer(advisory.consumer)) continue;
         try {
-          await deadLetterFromAdvisory(options, advisory);
+          await deadLetterFromAdvisory(options, advisory, spared);
         } catch (error) {
           options.log.error(
             { err: error, stream_seq: advisory.stream_seq },
@@ -129,12 +148,83 @@ export class DeadLetterListener {
         }
       }
     })();
-    return new DeadLetterListener(subscription, done);
+    return new DeadLetterListener(subscription, done, spared);
+  }
+
+  /** Tasks left to a live attempt and still watched. */
+  get watching(): number {
+    return this.spared.size;
   }
 
   async stop(): Promise<void> {
     this.subscription.unsubscribe();
     await this.done;
+    await this.spared.stop();
+  }
+}
+
+/**
+ * The tasks left to a live attempt after their deliveries ran out, checked on one timer: a task that ended
+ * is forgotten; one whose attempt no longer lives (and that no other live attempt took over) is ended as
+ * out of deliveries.
+ */
+class SparedTasks {
+  readonly #tasks = new Map<string, SparedTask>();
+  #timer: NodeJS.Timeout | undefined;
+  #checking: Promise<void> | undefined;
+
+  constructor(private readonly options: DeadLetterListenerOptions) {}
+
+  get size(): number {
+    return this.#tasks.size;
+  }
+
+  add(spared: SparedTask): void {
+    const { account_id: accountId, trace_id: traceId } = spared.task.task_meta;
+    this.#tasks.set(`${accountId}.${traceId}`, spared);
+    this.#timer ??= setInterval(() => {
+      this.#checking ??= this.#checkAll().finally(() => (this.#checking = undefined));
+    }, this.options.sparedCheckMs ?? SPARED_CHECK_MS);
+    this.#timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.#checking;
+  }
+
+  async #checkAll(): Promise<void> {
+    for (const [key, spared] of this.#tasks) {
+      try {
+        if (await this.#settled(spared)) this.#tasks.delete(key);
+      } catch (error) {
+        this.options.log.warn(
+          { err: error },
+          'a task left to a live attempt could not be checked; trying again',
+        );
+      }
+    }
+    if (this.#tasks.size === 0) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+
+  /** True when the task needs no more watching: it ended, or it is ended now. */
+  async #settled({ task, advisory, reason }: SparedTask): Promise<boolean> {
+    const { statuses, owners, log } = this.options;
+    const { account_id: accountId, trace_id: traceId } = task.task_meta;
+    const status = await statuses.get(accountId, traceId);
+    if (status === undefined || isFinalTaskStatus(status.status)) return true;
+    const owner = runningInstance(status);
+    if (owner !== undefined && owners !== undefined && (await owners.runs(owner, accountId, traceId))) {
+      return false;
+    }
+    const taskLog = log.child({ trace_id: traceId, account_id: accountId });
+    taskLog.warn('the attempt a task out of deliveries was left to is gone; ending the task');
+    await endOutOfDeliveries({ ...this.options, log: taskLog }, task, advisory, reason);
+    return true;
   }
 }
 
@@ -142,6 +232,7 @@ export class DeadLetterListener {
 async function deadLetterFromAdvisory(
   { js, jsm, statuses, recorder, log, owners }: DeadLetterListenerOptions,
   advisory: MaxDeliveriesAdvisory,
+  spared: SparedTasks,
 ): Promise<void> {
   const message = await jsm.streams
     .getMessage(Streams.TASKS.name, { seq: advisory.stream_seq })
@@ -174,6 +265,7 @@ async function deadLetterFromAdvisory(
       { deliveries: advisory.deliveries },
       'a task ran out of deliveries while an attempt of it lives; leaving the task to that attempt',
     );
+    spared.add({ task, advisory, reason });
   } else {
     await endOutOfDeliveries({ js, jsm, statuses, recorder, log: taskLog }, task, advisory, reason);
   }
