@@ -3,7 +3,7 @@
  * traffic, the client checks), and around it what the paced report needs — the client's times set
  * against the paced model's (time-to-first-token and end-to-end overhead, submission to the first model
  * request), in-progress acks counted apart, executor RSS per task in flight and gateway RSS per open
- * SSE stream (while all tasks of the pass are in flight, against the reading just before), and how
+ * SSE stream (while all tasks of the pass are in flight, against the mesh at rest after the warm-up), and how
  * long the mesh takes to get back to its idle CPU after the load.
  */
 import { performance } from 'node:perf_hooks';
@@ -44,9 +44,9 @@ export interface PacedMeasures {
   other_acks_per_task: number | null;
   /** Messages out per task, without this bench's own ack-counting subscription. */
   nats_out_msgs_per_task: number | null;
-  /** (Executor RSS with every task of the pass in flight − before) / tasks in flight, in KiB. */
+  /** (Executor RSS with every task of the pass in flight − at rest after the warm-up) / tasks in flight, in KiB. */
   executor_rss_kib_per_task: number | null;
-  /** (Gateway RSS with every stream open − before) / open SSE streams, in KiB; SSE rows only. */
+  /** (Gateway RSS with every stream open − at rest after the warm-up) / open SSE streams, in KiB; SSE rows only. */
   gateway_rss_kib_per_stream: number | null;
   /** The mesh's CPU at rest before the paced runs, ms per second. */
   idle_ms_per_s: number | null;
@@ -66,6 +66,8 @@ export interface PacedPassTarget {
   sseStreams: boolean;
   /** Whether the mesh is involved (not the floor). */
   mesh: boolean;
+  /** Wait after the load for the mesh to be back at its idle CPU (default true; the warm-up does not). */
+  idleReturn?: boolean;
 }
 
 export interface PacedProbes extends Probes {
@@ -76,6 +78,20 @@ export interface PacedProbes extends Probes {
   gatewayPid: number;
   /** The mesh's idle CPU, ms/s, measured before the paced runs. */
   idleMsPerS: number;
+  /**
+   * RSS in bytes of the executors and the gateway at rest after the warm-up, before any measured pass:
+   * the base every pass's memory per task is taken from. (A reading just before each pass would miss
+   * what the previous pass left grown — V8 keeps its heap — and so flatter every pass after the first.)
+   */
+  rssAtRest: { executor: number; gateway: number };
+}
+
+/** The executors' and the gateway's RSS now, in bytes. */
+export function meshRss(executorPids: readonly number[], gatewayPid: number): { executor: number; gateway: number } {
+  return {
+    executor: executorPids.reduce((sum, pid) => sum + readRssBytes(pid), 0),
+    gateway: readRssBytes(gatewayPid),
+  };
 }
 
 const SAMPLE_MS = 250;
@@ -111,14 +127,12 @@ export async function runPacedPass(
   let loadEndedAt: number | undefined;
   let done = 0;
 
-  const rss = (pids: readonly number[]): number => pids.reduce((sum, pid) => sum + readRssBytes(pid), 0);
   const loaded: { executor: number; gateway: number }[] = [];
   const cpuSamples: CpuRateSample[] = [];
   let sampling = true;
   const acks = target.mesh ? new AckCounter(probes.nc) : undefined;
   await probes.meter.settle();
-  const executorBefore = rss(probes.executorPids);
-  const gatewayBefore = rss([probes.gatewayPid]);
+  const { executor: executorBefore, gateway: gatewayBefore } = probes.rssAtRest;
   const acksBefore = acks?.read();
 
   // Samples memory while the pass is full, and mesh CPU throughout and after it.
@@ -133,7 +147,7 @@ export async function runPacedPass(
       previous = current;
       previousAt = at;
       if (inFlight === target.inFlight && target.mesh) {
-        loaded.push({ executor: rss(probes.executorPids), gateway: rss([probes.gatewayPid]) });
+        loaded.push(meshRss(probes.executorPids, probes.gatewayPid));
       }
     }
   })();
@@ -171,7 +185,7 @@ export async function runPacedPass(
   const threshold = idleThresholdMsPerS(probes.idleMsPerS);
   const endedAt = loadEndedAt ?? performance.now();
   let idleReturn: number | undefined;
-  if (target.mesh) {
+  if (target.mesh && target.idleReturn !== false) {
     while (performance.now() - endedAt < IDLE_WAIT_MAX_MS) {
       idleReturn = secondsBackToIdle(cpuSamples, endedAt, threshold);
       if (idleReturn !== undefined) break;

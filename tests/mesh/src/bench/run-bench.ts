@@ -44,6 +44,7 @@ import { runNatsTask, runSseTask } from './mesh-task-clients.js';
 import {
   idleCpuMsPerS,
   medianOfPacedPasses,
+  meshRss,
   renderPaced,
   runPacedPass,
   type PacedMeasures,
@@ -579,21 +580,24 @@ if (runMeshB) {
         executorPids: live.map((e) => pidOf(e.child)),
         gatewayPid: pidOf(mesh.gateway.child),
         idleMsPerS: 0,
+        rssAtRest: { executor: 0, gateway: 0 },
       };
       if (options.warmUpTasks > 0) {
         say('paced: warming up (one wave per client) …');
-        const warmInFlight = Math.min(50, ...options.pacedInFlight);
+        // Few in flight, two waves: JIT-compiled paths without growing the heap to a measured size.
+        const warmInFlight = Math.min(10, ...options.pacedInFlight);
         for (const client of [Client.sse, Client.nats]) {
           await runPacedPass(
             {
               workload: `${PACED_WORKLOAD} warm-up`,
               client,
               inFlight: warmInFlight,
-              tasks: warmInFlight,
+              tasks: warmInFlight * 2,
               kind: ScenarioKind.meshTask,
               runTask: pacedTask(client),
               sseStreams: client === Client.sse,
               mesh: true,
+              idleReturn: false,
             },
             pacedProbes,
           );
@@ -601,6 +605,7 @@ if (runMeshB) {
       }
       await meter.settle({ maxMs: 10_000 });
       pacedProbes.idleMsPerS = await idleCpuMsPerS(meter);
+      pacedProbes.rssAtRest = meshRss(pacedProbes.executorPids, pacedProbes.gatewayPid);
       say(`paced: the mesh at rest uses ${pacedProbes.idleMsPerS} ms CPU/s`);
       for (const inFlight of options.pacedInFlight) {
         const tasks = scaledTasks(pacedTasksPerPass(inFlight), options.scale, inFlight);
@@ -690,6 +695,7 @@ const header = [
   'Reported only: the exit code says nothing about targets (only whether tasks failed).',
   '',
   '## Scenarios',
+  '',
   '',
 ].join('\n');
 const pacedSection =
