@@ -18,7 +18,12 @@ describe('the model adapters’ CPU per delta', () => {
   });
 
   it('the table shows one row per adapter', () => {
-    const markdown = renderAdapterCpu({ deltas: 2000, calls: 20, rows: parseAdapterCpu(OUTPUT), output: OUTPUT });
+    const markdown = renderAdapterCpu({
+      deltas: 2000,
+      calls: 20,
+      rows: parseAdapterCpu(OUTPUT),
+      output: OUTPUT,
+    });
     expect(markdown).toContain('| anthropic-messages | 12.5 | 25 |');
   });
 

@@ -50,7 +50,9 @@ export function benchOptions(env: Record<string, string | undefined> = process.e
   const pacedInFlight = (env['BENCH_PACED_IN_FLIGHT']?.trim() || '100,500').split(',').map((part) => {
     const count = Number(part.trim());
     if (!Number.isInteger(count) || count < 1) {
-      throw new Error(`BENCH_PACED_IN_FLIGHT must list whole numbers above 0, got ${env['BENCH_PACED_IN_FLIGHT']}`);
+      throw new Error(
+        `BENCH_PACED_IN_FLIGHT must list whole numbers above 0, got ${env['BENCH_PACED_IN_FLIGHT']}`,
+      );
     }
     return count;
   });

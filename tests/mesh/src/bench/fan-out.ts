@@ -104,7 +104,8 @@ export async function runFanOut(plan: FanOutPlan, deps: FanOutDeps): Promise<Fan
       body: JSON.stringify(deps.submission(k)),
     });
     const reply = await submitted.body.text();
-    if (submitted.statusCode >= 300) throw new Error(`fan-out: POST /v1/tasks → ${submitted.statusCode} ${reply}`);
+    if (submitted.statusCode >= 300)
+      throw new Error(`fan-out: POST /v1/tasks → ${submitted.statusCode} ${reply}`);
     traceIds.push((JSON.parse(reply) as { trace_id: string }).trace_id);
   }
 

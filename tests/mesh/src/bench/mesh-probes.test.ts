@@ -48,7 +48,11 @@ describe('mesh probes', () => {
   });
 
   it('a mesh that never gets quiet again has no time back to idle', () => {
-    const samples = Array.from({ length: 20 }, (_, i) => ({ at: 1_500 + i * 500, cpuMs: 50, intervalMs: 500 }));
+    const samples = Array.from({ length: 20 }, (_, i) => ({
+      at: 1_500 + i * 500,
+      cpuMs: 50,
+      intervalMs: 500,
+    }));
     expect(secondsBackToIdle(samples, 1_000, 10)).toBeUndefined();
   });
 

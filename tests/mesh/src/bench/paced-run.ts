@@ -87,7 +87,10 @@ export interface PacedProbes extends Probes {
 }
 
 /** The executors' and the gateway's RSS now, in bytes. */
-export function meshRss(executorPids: readonly number[], gatewayPid: number): { executor: number; gateway: number } {
+export function meshRss(
+  executorPids: readonly number[],
+  gatewayPid: number,
+): { executor: number; gateway: number } {
   return {
     executor: executorPids.reduce((sum, pid) => sum + readRssBytes(pid), 0),
     gateway: readRssBytes(gatewayPid),
@@ -143,7 +146,11 @@ export async function runPacedPass(
       await sleep(SAMPLE_MS);
       const current = probes.meter.snapshot();
       const at = performance.now();
-      cpuSamples.push({ at, cpuMs: probes.meter.meshMsBetween(previous, current), intervalMs: at - previousAt });
+      cpuSamples.push({
+        at,
+        cpuMs: probes.meter.meshMsBetween(previous, current),
+        intervalMs: at - previousAt,
+      });
       previous = current;
       previousAt = at;
       if (inFlight === target.inFlight && target.mesh) {
@@ -292,7 +299,8 @@ export function renderPaced(measures: readonly PacedMeasures[]): string {
     'idle ms/s',
     'back to idle s',
   ];
-  const pair = (a: number | null, b: number | null): string => (a === null && b === null ? '—' : `${cell(a)} / ${cell(b)}`);
+  const pair = (a: number | null, b: number | null): string =>
+    a === null && b === null ? '—' : `${cell(a)} / ${cell(b)}`;
   const body = measures.map((m) => [
     m.client,
     String(m.in_flight),

@@ -3,7 +3,7 @@
  * 400 ms before its first byte and then streams one token per delta at about 50 tokens/s, with one tool
  * call (a GET the tool API answers after 200 ms) and an answer of 300 tokens. It runs in the mocks'
  * child process (bench-mocks.ts), so its CPU is not charged to the mesh or to the floor, and paces with
- * one shared ticker (no busy loop, no timer per stream). It records, per task, when each model turn and
+ * one shared ticker (no busy loop, no timer per stream) that writes what is due by the clock. It records, per task, when each model turn and
  * the tool call arrived, wrote its first byte and ended, on the clock every process shares
  * (`performance.timeOrigin + performance.now()`), so the bench can set the client's times against the
  * model's: time-to-first-token overhead and end-to-end overhead beyond the model's own time.
@@ -141,10 +141,9 @@ export function turnPieces(key: string, answerTurn: boolean): string[] {
 interface ActiveStream {
   res: ServerResponse;
   pieces: string[];
+  /** Index of the next piece to write. */
   next: number;
   exchange: Exchange;
-  answer: boolean;
-  timings: PacedTimings;
 }
 
 export interface PacedServer {
@@ -169,12 +168,19 @@ export async function startPacedServer(): Promise<PacedServer> {
     if (!found) timings.set(key, (found = { turns: [] }));
     return found;
   };
-  // One ticker writes the next piece of every open stream: 50 writes a second per stream, one timer.
+  // One ticker writes what is due of every open stream: a piece every 20 ms from its first byte. A late
+  // tick (a busy machine) writes the pieces that fell due together, as a network would deliver them, so
+  // the stream keeps its 50 tokens/s on average instead of stretching with every late timer.
   const ticker = setInterval(() => {
+    const now = clockMs();
     for (const stream of streams) {
-      const piece = stream.pieces[stream.next++];
-      if (piece === undefined) continue;
-      stream.res.write(piece);
+      const due = Math.min(
+        stream.pieces.length,
+        1 + Math.floor((now - stream.exchange.firstByteAt!) / PACED_TOKEN_INTERVAL_MS),
+      );
+      if (due <= stream.next) continue;
+      stream.res.write(stream.pieces.slice(stream.next, due).join(''));
+      stream.next = due;
       if (stream.next === stream.pieces.length) {
         stream.res.end();
         stream.exchange.endAt = clockMs();
@@ -193,7 +199,7 @@ export async function startPacedServer(): Promise<PacedServer> {
       res.write(pieces[0]);
       exchange.firstByteAt = clockMs();
       if (answer) timingsForKey.firstContentAt = exchange.firstByteAt;
-      streams.add({ res, pieces, next: 1, exchange, answer, timings: timingsForKey });
+      streams.add({ res, pieces, next: 1, exchange });
     }, PACED_FIRST_BYTE_MS);
   };
 

@@ -49,12 +49,7 @@ import {
   runPacedPass,
   type PacedMeasures,
 } from './paced-run.js';
-import {
-  PACED_ANSWER,
-  PACED_TOOL_NAME,
-  PACED_WORKLOAD,
-  pacedUserMessage,
-} from './paced-workload.js';
+import { PACED_ANSWER, PACED_TOOL_NAME, PACED_WORKLOAD, pacedUserMessage } from './paced-workload.js';
 import { runPlainTask } from './plain-loop.js';
 import { clockTicksPerSecond } from './process-cpu.js';
 import { runPass, ScenarioKind, type Probes, type Scenario } from './scenario-run.js';
@@ -154,7 +149,9 @@ const options = benchOptions();
 const known = [...ALL_PLAN.map((entry) => entry.workload as string), ...Object.values(Section)];
 const unknownNames = (options.only ?? []).filter((name) => !known.includes(name));
 if (unknownNames.length > 0) {
-  throw new Error(`BENCH_ONLY names no workload or section: ${unknownNames.join(', ')} (known: ${known.join(', ')})`);
+  throw new Error(
+    `BENCH_ONLY names no workload or section: ${unknownNames.join(', ')} (known: ${known.join(', ')})`,
+  );
 }
 const selected = (name: string): boolean => options.only?.includes(name) ?? true;
 const PLAN = ALL_PLAN.filter((entry) => selected(entry.workload));
@@ -284,7 +281,12 @@ function clientsOf(mesh: Mesh, nc: NatsConnection) {
           submission('bench_agent', userMessage(workload, i)),
           EXPECTED_ANSWER[workload],
         )
-      : runNatsTask(nc, MESH_ACCOUNT, submission('bench_agent', userMessage(workload, i)), EXPECTED_ANSWER[workload]);
+      : runNatsTask(
+          nc,
+          MESH_ACCOUNT,
+          submission('bench_agent', userMessage(workload, i)),
+          EXPECTED_ANSWER[workload],
+        );
   let pacedCount = 0;
   const pacedTask = (client: Client) => (key: string) =>
     client === Client.sse
@@ -527,7 +529,8 @@ if (runMeshB) {
       executor: profileEnv('executor'),
     },
   });
-  if (natsVersion === 'unknown') natsVersion = await natsServerVersion(mesh.nats.monitorUrl).catch(() => 'unknown');
+  if (natsVersion === 'unknown')
+    natsVersion = await natsServerVersion(mesh.nats.monitorUrl).catch(() => 'unknown');
   if (natsMode === 'unknown') natsMode = mesh.nats.mode;
   try {
     await provision(mesh);
@@ -660,7 +663,9 @@ if (selected(Section.adapters)) {
     say(`model adapters' bench FAILED to run: ${String(error)}`);
     return undefined;
   });
-  extra.model_adapters = adapters ? { deltas: adapters.deltas, calls: adapters.calls, rows: adapters.rows } : 'failed';
+  extra.model_adapters = adapters
+    ? { deltas: adapters.deltas, calls: adapters.calls, rows: adapters.rows }
+    : 'failed';
 }
 const converter = selected(Section.converter) ? await benchConverter(options.repeat) : undefined;
 extra.openapi_converter = selected(Section.converter)
@@ -668,8 +673,7 @@ extra.openapi_converter = selected(Section.converter)
   : 'not selected';
 
 const reported = withFloorRatios(rows);
-const failed =
-  reported.reduce((sum, row) => sum + row.failed, 0) + (fanOut?.followers_failed ?? 0);
+const failed = reported.reduce((sum, row) => sum + row.failed, 0) + (fanOut?.followers_failed ?? 0);
 const targets = issue27Targets({
   rows: reported,
   paced: pacedMeasures,

@@ -90,7 +90,9 @@ export async function runPass(scenario: Scenario, probes: Probes): Promise<Bench
 
   const window = probes.meter.between(cpuBefore, cpuAfter);
   const counted =
-    scenario.kind === ScenarioKind.floor ? [ProcessName.bench, ProcessName.mocks] : Object.values(ProcessName);
+    scenario.kind === ScenarioKind.floor
+      ? [ProcessName.bench, ProcessName.mocks]
+      : Object.values(ProcessName);
   const cpu: CpuByProcess = {};
   let total = 0;
   for (const name of counted) {

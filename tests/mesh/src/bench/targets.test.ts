@@ -111,7 +111,10 @@ describe('issue 27 targets', () => {
 
   it('a paced target holds only when every client and count in flight is within it', () => {
     const lines = issue27Targets(
-      inputs(baseRows(), [paced({}), paced({ client: 'NATS', ttft_overhead_p99_ms: 30, gateway_rss_kib_per_stream: null })]),
+      inputs(baseRows(), [
+        paced({}),
+        paced({ client: 'NATS', ttft_overhead_p99_ms: 30, gateway_rss_kib_per_stream: null }),
+      ]),
     );
     const ttft = lines.find((l) => l.target.startsWith('paced: time-to-first-token'))!;
     expect(ttft).toMatchObject({ measured: 'SSE 100: 20.0 ms; NATS 100: 30.0 ms', met: Met.no });

@@ -122,7 +122,8 @@ export function issue27Targets(inputs: TargetInputs): TargetLine[] {
   const label = (p: PacedMeasures): string => `${p.client} ${p.in_flight}:`;
   const pacedValues = (pick: (p: PacedMeasures) => number | null) =>
     meshPaced.map((p) => ({ label: label(p), value: pick(p) }));
-  const pacedRow = (p: PacedMeasures): BenchRow | undefined => find(inputs.pacedWorkload, p.client, p.in_flight);
+  const pacedRow = (p: PacedMeasures): BenchRow | undefined =>
+    find(inputs.pacedWorkload, p.client, p.in_flight);
   lines.push(
     bounded(
       'paced: CPU per task over every process × the paced floor’s own',
@@ -201,7 +202,12 @@ export function issue27Targets(inputs: TargetInputs): TargetLine[] {
 
   const fan = inputs.fanOut;
   if (!fan) {
-    lines.push({ target: 'fan-out: 2,000 SSE followers on one gateway', measured: '—', goal: '', met: Met.missing });
+    lines.push({
+      target: 'fan-out: 2,000 SSE followers on one gateway',
+      measured: '—',
+      goal: '',
+      met: Met.missing,
+    });
   } else {
     lines.push(
       {
@@ -240,7 +246,8 @@ export function issue27Targets(inputs: TargetInputs): TargetLine[] {
   lines.push(
     inputs.converter
       ? {
-          target: 'converter: every document ≤ 0.5× samchon, 20k ops ≤ 2.5 s (table below; `npm run bench:converter`)',
+          target:
+            'converter: every document ≤ 0.5× samchon, 20k ops ≤ 2.5 s (table below; `npm run bench:converter`)',
           measured: `${inputs.converter.passed} of ${inputs.converter.total} pass`,
           goal: 'all pass',
           met: metIf(inputs.converter.passed === inputs.converter.total),
@@ -263,7 +270,13 @@ export function issue27Targets(inputs: TargetInputs): TargetLine[] {
 
 export function renderTargets(lines: readonly TargetLine[]): string {
   const mark = (met: Met): string =>
-    met === Met.yes ? '✅ met' : met === Met.no ? '❌ NOT MET' : met === Met.reported ? 'reported' : '— not measured';
+    met === Met.yes
+      ? '✅ met'
+      : met === Met.no
+        ? '❌ NOT MET'
+        : met === Met.reported
+          ? 'reported'
+          : '— not measured';
   return [
     '| issue 27 target | measured | goal | |',
     '| --- | --- | --- | --- |',
