@@ -9,7 +9,20 @@ describe('bench options from the environment', () => {
       cpuProfileDir: undefined,
       warmUpTasks: 300,
       only: undefined,
+      pacedInFlight: [100, 500],
+      pacedSlots: 500,
     });
+  });
+
+  it('the paced counts in flight are listed, the paced slots follow the largest unless set or `default`', () => {
+    expect(benchOptions({ BENCH_PACED_IN_FLIGHT: '20, 40' })).toMatchObject({
+      pacedInFlight: [20, 40],
+      pacedSlots: 40,
+    });
+    expect(benchOptions({ BENCH_PACED_SLOTS: 'default' }).pacedSlots).toBeUndefined();
+    expect(benchOptions({ BENCH_PACED_SLOTS: '64' }).pacedSlots).toBe(64);
+    expect(() => benchOptions({ BENCH_PACED_IN_FLIGHT: '100,x' })).toThrow(/BENCH_PACED_IN_FLIGHT/);
+    expect(() => benchOptions({ BENCH_PACED_SLOTS: '0' })).toThrow(/BENCH_PACED_SLOTS/);
   });
 
   it('BENCH_ONLY picks workloads by name, and BENCH_WARMUP sets the warm-up; a bad warm-up is refused', () => {

@@ -6,7 +6,12 @@
  * - BENCH_WARMUP: tasks of each workload and client in the warm-up before measuring (default 300; the
  *   long answer runs a tenth of it), so that the services run JIT-compiled code as a long-running
  *   service does, and not the interpreter's;
- * - BENCH_ONLY: comma-separated workloads to run (e.g. `one-tool`); default all;
+ * - BENCH_ONLY: comma-separated workloads and sections to run (e.g. `one-tool`, `paced`, `fan-out`);
+ *   default all;
+ * - BENCH_PACED_IN_FLIGHT: comma-separated counts of paced tasks in flight (default `100,500`);
+ * - BENCH_PACED_SLOTS: the paced executor's MAX_CONCURRENT_TASKS: a number, or `default` for the
+ *   executor's own default; unset: the largest paced count in flight (a slot is held for a whole task,
+ *   model waits included, so the default 8 slots would queue all but 8 of them);
  * - BENCH_CPU_PROF: a directory; when set, gateway, assembler, executor and recall run with
  *   `--cpu-prof` and write their profiles under `<dir>/<service>/` when they stop, and the bench
  *   process profiles itself into `<dir>/bench/`. A relative path is taken from where `npm run` was
@@ -19,8 +24,12 @@ export interface BenchOptions {
   repeat: number;
   cpuProfileDir: string | undefined;
   warmUpTasks: number;
-  /** The workloads to run; undefined: all. */
+  /** The workloads and sections to run; undefined: all. */
   only: readonly string[] | undefined;
+  /** Paced tasks in flight, one scenario each. */
+  pacedInFlight: readonly number[];
+  /** MAX_CONCURRENT_TASKS of the paced executor; undefined: the executor's default. */
+  pacedSlots: number | undefined;
 }
 
 export function benchOptions(env: Record<string, string | undefined> = process.env): BenchOptions {
@@ -38,6 +47,24 @@ export function benchOptions(env: Record<string, string | undefined> = process.e
     ?.split(',')
     .map((name) => name.trim())
     .filter((name) => name !== '');
+  const pacedInFlight = (env['BENCH_PACED_IN_FLIGHT']?.trim() || '100,500').split(',').map((part) => {
+    const count = Number(part.trim());
+    if (!Number.isInteger(count) || count < 1) {
+      throw new Error(
+        `BENCH_PACED_IN_FLIGHT must list whole numbers above 0, got ${env['BENCH_PACED_IN_FLIGHT']}`,
+      );
+    }
+    return count;
+  });
+  const slotsRaw = env['BENCH_PACED_SLOTS']?.trim();
+  let pacedSlots: number | undefined = Math.max(...pacedInFlight);
+  if (slotsRaw === 'default') pacedSlots = undefined;
+  else if (slotsRaw !== undefined && slotsRaw !== '') {
+    pacedSlots = Number(slotsRaw);
+    if (!Number.isInteger(pacedSlots) || pacedSlots < 1) {
+      throw new Error(`BENCH_PACED_SLOTS must be a whole number above 0 or \`default\`, got ${slotsRaw}`);
+    }
+  }
   const profile = env['BENCH_CPU_PROF']?.trim();
   const base = env['INIT_CWD'] ?? process.cwd();
   return {
@@ -46,6 +73,8 @@ export function benchOptions(env: Record<string, string | undefined> = process.e
     cpuProfileDir: profile ? (isAbsolute(profile) ? profile : resolve(base, profile)) : undefined,
     warmUpTasks,
     only: only !== undefined && only.length > 0 ? only : undefined,
+    pacedInFlight,
+    pacedSlots,
   };
 }
 

@@ -22,9 +22,11 @@ const row = (overrides: Partial<BenchRow>): BenchRow => ({
   first_chunk_p50_ms: 15,
   events_per_task: 13,
   message_chunks_per_task: 8,
-  cpu_ms_per_task: { 'nats-server': 10, gateway: 8, assembler: 4, executor: 12, bench: 3 },
-  cpu_total_ms_per_task: 37,
+  cpu_ms_per_task: { 'nats-server': 10, gateway: 8, assembler: 4, executor: 12, bench: 3, mocks: 2 },
+  cpu_total_ms_per_task: 39,
+  cpu_own_ms_per_task: 37,
   x_floor: null,
+  x_own_floor: null,
   machine_cpu_ms_per_task: 40,
   nats_per_task: { in_msgs: 31, out_msgs: 41, in_bytes: 20_480, out_bytes: 40_960 },
   ...overrides,
@@ -33,8 +35,9 @@ const row = (overrides: Partial<BenchRow>): BenchRow => ({
 const floor = (overrides: Partial<BenchRow> = {}): BenchRow =>
   row({
     client: FLOOR_CLIENT,
-    cpu_ms_per_task: { bench: 1.25 },
+    cpu_ms_per_task: { bench: 0.5, mocks: 0.75 },
     cpu_total_ms_per_task: 1.25,
+    cpu_own_ms_per_task: 0.5,
     nats_per_task: null,
     events_per_task: null,
     ...overrides,
@@ -49,6 +52,17 @@ describe('the bench report', () => {
       row({ workload: 'long-answer', concurrency: 1 }),
     ]);
     expect(rows.map((r) => r.x_floor)).toEqual([1, 1, 5, null]);
+  });
+
+  it('when the mocks run apart, the own ratio sets the mesh without mocks against the loop’s own CPU', () => {
+    const rows = withFloorRatios([
+      floor({ concurrency: 64, cpu_total_ms_per_task: 2, cpu_own_ms_per_task: 0.5 }),
+      row({ concurrency: 64, cpu_total_ms_per_task: 10, cpu_own_ms_per_task: 8.5 }),
+    ]);
+    expect(rows.map((r) => [r.x_floor, r.x_own_floor])).toEqual([
+      [1, 1],
+      [5, 17],
+    ]);
   });
 
   it('the median of three passes takes each number’s middle value, per process too, and sums failures', () => {
@@ -85,15 +99,15 @@ describe('the bench report', () => {
     const lines = markdown.split('\n');
     const header = lines.find((line) => line.startsWith('| workload | client | C | tasks'))!;
     expect(header).toContain(
-      '| nats-server | gateway | assembler | executor | bench¹ | **total** | × floor |',
+      '| nats-server | gateway | assembler | executor | bench¹ | mocks³ | **total** | × floor | own⁴ | **× own floor** |',
     );
     expect(header).not.toContain('recall');
     const meshLine = lines.find((line) => line.startsWith('| one-tool | SSE | 1 | 100 |'))!;
     expect(meshLine).toBe(
-      '| one-tool | SSE | 1 | 100 | 50.0 | 20.0 | 40.0 | 10.0 | 8.00 | 4.00 | 12.0 | 3.00 | **37.0** | 29.6 | 40.0 | 31.0 | 41.0 | 20.0 | 40.0 |',
+      '| one-tool | SSE | 1 | 100 | 50.0 | 20.0 | 40.0 | 10.0 | 8.00 | 4.00 | 12.0 | 3.00 | 2.00 | **39.0** | 31.2 | 37.0 | **74.0** | 40.0 | 31.0 | 41.0 | 20.0 | 40.0 |',
     );
     const floorLine = lines.find((line) => line.startsWith(`| one-tool | ${FLOOR_CLIENT} |`))!;
-    expect(floorLine).toContain('| — | — | — | — | 1.25 | **1.25** | 1.00 |');
+    expect(floorLine).toContain('| — | — | — | — | 0.50 | 0.75 | **1.25** | 1.00 | 0.50 | **1.00** |');
   });
 
   it('failed tasks are shouted in the workload cell', () => {

@@ -31,8 +31,15 @@ export interface BenchRow {
   cpu_ms_per_task: CpuByProcess;
   /** Sum of `cpu_ms_per_task` over the processes. */
   cpu_total_ms_per_task: number;
-  /** cpu_total_ms_per_task / the floor's, same workload and concurrency. */
+  /**
+   * CPU per task without the mocks' process (scripted models, tool APIs): every process a runner starts.
+   * For the floor: the in-process loop's own CPU, the denominator outside benches use.
+   */
+  cpu_own_ms_per_task: number;
+  /** cpu_total_ms_per_task / the floor's, same workload and concurrency (mocks on both sides). */
   x_floor: number | null;
+  /** cpu_own_ms_per_task / the floor's own: the ratio issue 27's targets are set in. */
+  x_own_floor: number | null;
   /** Busy CPU of the whole machine per task, background included (/proc/stat). */
   machine_cpu_ms_per_task: number | null;
   /** nats-server's own counters per task (/varz); null where NATS is not involved. */
@@ -79,13 +86,15 @@ export function medianOfPasses(passes: readonly BenchRow[]): BenchRow {
     cpu_ms_per_task: cpu,
     // The median of the passes' totals, not the sum of the per-process medians.
     cpu_total_ms_per_task: of((row) => row.cpu_total_ms_per_task)!,
+    cpu_own_ms_per_task: of((row) => row.cpu_own_ms_per_task)!,
     x_floor: null,
+    x_own_floor: null,
     machine_cpu_ms_per_task: of((row) => row.machine_cpu_ms_per_task),
     nats_per_task: nats,
   };
 }
 
-/** Sets `x_floor` on every row that has a floor row of the same workload and concurrency. */
+/** Sets `x_floor` and `x_own_floor` on every row that has a floor row of the same workload and concurrency. */
 export function withFloorRatios(rows: readonly BenchRow[]): BenchRow[] {
   return rows.map((row) => {
     const floor = rows.find(
@@ -98,7 +107,11 @@ export function withFloorRatios(rows: readonly BenchRow[]): BenchRow[] {
       floor && floor.cpu_total_ms_per_task > 0
         ? round(row.cpu_total_ms_per_task / floor.cpu_total_ms_per_task)
         : null;
-    return { ...row, x_floor };
+    const x_own_floor =
+      floor && floor.cpu_own_ms_per_task > 0
+        ? round(row.cpu_own_ms_per_task / floor.cpu_own_ms_per_task)
+        : null;
+    return { ...row, x_floor, x_own_floor };
   });
 }
 
@@ -142,9 +155,13 @@ export function renderMarkdown(rows: readonly BenchRow[]): string {
       'tasks/s',
       'p50 ms',
       'p99 ms',
-      ...processes.map((name) => (name === ProcessName.bench ? 'bench¹' : name)),
+      ...processes.map((name) =>
+        name === ProcessName.bench ? 'bench¹' : name === ProcessName.mocks ? 'mocks³' : name,
+      ),
       '**total**',
       '× floor',
+      'own⁴',
+      '**× own floor**',
       'machine²',
       'NATS msgs in',
       'msgs out',
@@ -163,6 +180,8 @@ export function renderMarkdown(rows: readonly BenchRow[]): string {
       ...processes.map((name) => cell(row.cpu_ms_per_task[name])),
       `**${cell(row.cpu_total_ms_per_task)}**`,
       cell(row.x_floor),
+      cell(row.cpu_own_ms_per_task),
+      `**${cell(row.x_own_floor)}**`,
       cell(row.machine_cpu_ms_per_task),
       cell(row.nats_per_task?.in_msgs),
       cell(row.nats_per_task?.out_msgs),
@@ -190,8 +209,11 @@ export function renderMarkdown(rows: readonly BenchRow[]): string {
     '',
     cost,
     '',
-    '¹ bench = the bench process itself: the client, plus the scripted model and the recording API it serves',
-    '(the floor’s CPU is all here). ² machine = busy CPU of the whole machine per task, background included.',
+    '¹ bench = the bench process itself: the client, and for the floor the in-process loop.',
+    '² machine = busy CPU of the whole machine per task, background included.',
+    '³ mocks = the mocks’ process: the scripted model and the tool API (in total and × floor on both sides).',
+    '⁴ own = total without the mocks: every process a runner starts; the floor’s own is the loop’s CPU alone.',
+    '× own floor = own / the floor’s own (issue 27’s denominator, as outside benches count).',
     '',
     received,
   ].join('\n');

@@ -1,13 +1,13 @@
 /**
- * CPU per process over a window of the bench: each mesh process from /proc (see process-cpu.ts), the
- * bench process itself from `process.cpuUsage()` (it is the client, and also plays the scripted model
- * and the recording API), and the whole machine from /proc/stat.
+ * CPU per process over a window of the bench: each mesh process and the mocks' process from /proc (see
+ * process-cpu.ts), the bench process itself from `process.cpuUsage()` (it is the client, and runs the
+ * floor's loop), and the whole machine from /proc/stat.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { machineBusyCpuMs } from './machine-cpu.js';
 import { cpuMsBetween, sampleProcessCpu, type ProcessCpuSample } from './process-cpu.js';
 
-/** Columns of the CPU breakdown, in table order. `bench` is this process: client + scripted model + recording API. */
+/** Columns of the CPU breakdown, in table order. `bench` is this process: the client (and the floor's loop); `mocks` the mocks' process. */
 export const ProcessName = {
   nats: 'nats-server',
   gateway: 'gateway',
@@ -15,6 +15,8 @@ export const ProcessName = {
   executor: 'executor',
   recall: 'recall',
   bench: 'bench',
+  /** The mocks' child process (bench-mocks.ts): scripted models and tool APIs. */
+  mocks: 'mocks',
 } as const;
 export type ProcessName = (typeof ProcessName)[keyof typeof ProcessName];
 
@@ -23,7 +25,7 @@ export type CpuByProcess = Partial<Record<ProcessName, number>>;
 /** The processes outside this one: a name (a column) and the pids summed into it (several executors). */
 export type WatchedProcesses = Partial<Record<Exclude<ProcessName, 'bench'>, readonly number[]>>;
 
-interface CpuSnapshot {
+export interface CpuSnapshot {
   processes: Map<string, ProcessCpuSample[]>;
   self: NodeJS.CpuUsage;
   machineMs: number | undefined;
@@ -81,12 +83,16 @@ export class CpuMeter {
     while (performance.now() < deadline) {
       await sleep(intervalMs);
       const current = this.snapshot();
-      const { byProcess } = this.between(previous, current);
-      const meshMs = Object.entries(byProcess)
-        .filter(([name]) => name !== ProcessName.bench)
-        .reduce((sum, [, ms]) => sum + (ms ?? 0), 0);
-      if (meshMs < quietMs) return;
+      if (this.meshMsBetween(previous, current) < quietMs) return;
       previous = current;
     }
+  }
+
+  /** Mesh CPU (every watched process but the bench's and the mocks') between two snapshots, in ms. */
+  meshMsBetween(before: CpuSnapshot, after: CpuSnapshot): number {
+    const { byProcess } = this.between(before, after);
+    return Object.entries(byProcess)
+      .filter(([name]) => name !== ProcessName.bench && name !== ProcessName.mocks)
+      .reduce((sum, [, ms]) => sum + (ms ?? 0), 0);
   }
 }

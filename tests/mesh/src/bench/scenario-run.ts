@@ -20,7 +20,7 @@ export interface Scenario {
 }
 
 export const ScenarioKind = {
-  /** The in-process loop: charged with the bench process's CPU alone; no NATS, no events, only chunks. */
+  /** The in-process loop: charged with the bench process's CPU and the mocks'; no NATS, no events, only chunks. */
   floor: 'floor',
   /** A task through the mesh: every process, NATS traffic, events and chunks at the client. */
   meshTask: 'mesh-task',
@@ -89,7 +89,10 @@ export async function runPass(scenario: Scenario, probes: Probes): Promise<Bench
   if (failed > MAX_FAILURES_TOLD) probes.report(`… ${failed} tasks FAILED in all in this pass`);
 
   const window = probes.meter.between(cpuBefore, cpuAfter);
-  const counted = scenario.kind === ScenarioKind.floor ? [ProcessName.bench] : Object.values(ProcessName);
+  const counted =
+    scenario.kind === ScenarioKind.floor
+      ? [ProcessName.bench, ProcessName.mocks]
+      : Object.values(ProcessName);
   const cpu: CpuByProcess = {};
   let total = 0;
   for (const name of counted) {
@@ -115,7 +118,9 @@ export async function runPass(scenario: Scenario, probes: Probes): Promise<Bench
     message_chunks_per_task: scenario.kind === ScenarioKind.request ? null : round(chunks / scenario.tasks),
     cpu_ms_per_task: cpu,
     cpu_total_ms_per_task: round(total / scenario.tasks),
+    cpu_own_ms_per_task: round((total - (window.byProcess.mocks ?? 0)) / scenario.tasks),
     x_floor: null,
+    x_own_floor: null,
     machine_cpu_ms_per_task: window.machineMs === undefined ? null : round(window.machineMs / scenario.tasks),
     nats_per_task:
       trafficBefore && trafficAfter
