@@ -53,9 +53,15 @@ export const DEFAULT_MODEL_PROVIDER: ModelProvider = 'generic';
  * The wire API the executor speaks to an agent's model: `openai-chat` (chat completions, any
  * OpenAI-compatible server, shaped by `provider`), or a provider's native API: `anthropic-messages`
  * (Anthropic Messages), `gemini` (Google Gemini `streamGenerateContent`), `openai-responses` (OpenAI
- * Responses). Absent means `openai-chat`.
+ * Responses), `bedrock-converse` (Amazon Bedrock ConverseStream, SigV4-signed). Absent means `openai-chat`.
  */
-export const MODEL_APIS = ['openai-chat', 'anthropic-messages', 'gemini', 'openai-responses'] as const;
+export const MODEL_APIS = [
+  'openai-chat',
+  'anthropic-messages',
+  'gemini',
+  'openai-responses',
+  'bedrock-converse',
+] as const;
 export const ModelApi = z.enum(MODEL_APIS);
 export type ModelApi = z.infer<typeof ModelApi>;
 export const DEFAULT_MODEL_API: ModelApi = 'openai-chat';
