@@ -24,6 +24,8 @@ export interface ModelChoice {
   name: string;
   temperature?: number;
   max_tokens?: number;
+  /** Extended thinking's budget (the APIs that take one). */
+  thinking_budget_tokens?: number;
   client: ChatModel;
   /** The key's shared limits, and the hash that names the key in the limits bucket. */
   limits?: { keyId: string; limits: ModelLimits };
@@ -90,12 +92,15 @@ export class FallbackModel implements ChatModel {
     request: ChatRequest,
     options: CompleteOptions,
   ): Promise<ChatResult> {
-    const { temperature: _t, max_tokens: _m, ...rest } = request;
+    const { temperature: _t, max_tokens: _m, thinking_budget_tokens: _b, ...rest } = request;
     const sent: ChatRequest = {
       ...rest,
       model: choice.name,
       ...(choice.temperature === undefined ? {} : { temperature: choice.temperature }),
       ...(choice.max_tokens === undefined ? {} : { max_tokens: choice.max_tokens }),
+      ...(choice.thinking_budget_tokens === undefined
+        ? {}
+        : { thinking_budget_tokens: choice.thinking_budget_tokens }),
     };
     const keyLimits = this.options.keyLimits;
     if (choice.limits === undefined || keyLimits === undefined) return choice.client.complete(sent, options);

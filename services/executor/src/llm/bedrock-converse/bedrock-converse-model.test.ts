@@ -199,7 +199,7 @@ describe('Bedrock Converse adapter (recorded streams)', () => {
     });
     // Thinking on: the budget goes to the model, the temperature (refused with thinking) does not.
     expect(body['additionalModelRequestFields']).toEqual({ thinking: { type: 'enabled', budget_tokens: 2048 } });
-    expect(body['inferenceConfig']).toBeUndefined();
+    expect(body['inferenceConfig']).toEqual({ maxTokens: 2048 + 4096 });
   });
 
   it('when the prompt cache is read and written, usage counts both inside the prompt and names them', async () => {

@@ -19,6 +19,7 @@ import type {
   ToolChoice as BedrockToolChoice,
 } from '@aws-sdk/client-bedrock-runtime';
 import type { ChatMessage } from '@agentmesh/protocol';
+import { defaultMaxTokens } from '../anthropic-messages/anthropic-request.js';
 import type { ChatRequest, ToolChoice } from '../chat-types.js';
 import { argumentsObject, textOf } from '../native/native-call.js';
 
@@ -72,6 +73,8 @@ export function bedrockRequest(chat: ChatRequest): ConverseStreamCommandInput {
   if (system.length > 0) request.system = system;
   const inference: NonNullable<ConverseStreamCommandInput['inferenceConfig']> = {};
   if (chat.max_tokens !== undefined) inference.maxTokens = chat.max_tokens;
+  // The thinking budget must stay below maxTokens, which models default lower than a budget may be.
+  else if (chat.thinking_budget_tokens !== undefined) inference.maxTokens = defaultMaxTokens(chat.thinking_budget_tokens);
   // Extended thinking (Claude on Bedrock) takes no temperature: the model refuses one with thinking on.
   if (chat.temperature !== undefined && chat.thinking_budget_tokens === undefined) {
     inference.temperature = chat.temperature;
