@@ -328,7 +328,9 @@ describe('Bedrock Converse in the executor', () => {
     ]);
     expect(events.filter((e) => e.type === 'tool_result')).toHaveLength(2);
     expect(weatherApi.requests.filter((r) => r.path === '/value').length - valueCalls).toBe(1);
-    expect(weatherApi.requests.filter((r) => r.path === '/glob').at(-1)?.query).toEqual({ pattern: '**/*cursor*' });
+    expect(weatherApi.requests.filter((r) => r.path === '/glob').at(-1)?.query).toEqual({
+      pattern: '**/*cursor*',
+    });
 
     const second = model.requests[before + 1]?.body as {
       messages: { role: string; content: Record<string, unknown>[] }[];
@@ -377,8 +379,17 @@ describe('Bedrock Converse in the executor', () => {
   it('when Bedrock throttles (429) with a Retry-After and then without one, the turn is retried and the task is done', async () => {
     const before = model.requests.length;
     const throttled = (headers: Record<string, string> = {}) =>
-      bedrockError(429, 'ThrottlingException', 'Too many requests, please wait before trying again.', headers);
-    model.enqueue(throttled({ 'retry-after': '1' }), throttled(), recordedBedrockStream('bedrock-text.chunks.txt'));
+      bedrockError(
+        429,
+        'ThrottlingException',
+        'Too many requests, please wait before trying again.',
+        headers,
+      );
+    model.enqueue(
+      throttled({ 'retry-after': '1' }),
+      throttled(),
+      recordedBedrockStream('bedrock-text.chunks.txt'),
+    );
     const events = await run(bedrockTask());
     expect(events.at(-1)).toMatchObject({ type: 'done', data: { finish_reason: 'stop' } });
     expect(model.requests.length - before).toBe(3);

@@ -733,7 +733,9 @@ export class TaskRunner {
         name: model.model_name,
         ...(model.temperature === undefined ? {} : { temperature: model.temperature }),
         ...(model.max_tokens === undefined ? {} : { max_tokens: model.max_tokens }),
-        ...(model.thinking_budget_tokens === undefined ? {} : { thinking_budget_tokens: model.thinking_budget_tokens }),
+        ...(model.thinking_budget_tokens === undefined
+          ? {}
+          : { thinking_budget_tokens: model.thinking_budget_tokens }),
         client,
         ...(model.limits === undefined
           ? {}
@@ -836,7 +838,10 @@ export class TaskRunner {
   /** What the task has spent so far (its earlier attempts'), priced by this executor's table. */
   #spendOf(task: AssembledTask, resume: ResumePoint | undefined): TaskSpend {
     const models = [task.runtime_config.model, ...(task.runtime_config.fallback_models ?? [])];
-    return new TaskSpend(models.map((model) => priceOf(this.deps.prices ?? new Map(), model)), resume?.spent);
+    return new TaskSpend(
+      models.map((model) => priceOf(this.deps.prices ?? new Map(), model)),
+      resume?.spent,
+    );
   }
 
   /**

@@ -12,7 +12,11 @@ function withAuth(auth: HttpTool['auth']): HttpTool {
 
 describe('derivedSecrets', () => {
   it('when a model key entry holds AWS credentials (Bedrock), the key id, secret and session token are each a secret', () => {
-    const aws = { access_key_id: 'AKIAEXAMPLE1', secret_access_key: 'wJalr/secret', session_token: 'IQoJtoken' };
+    const aws = {
+      access_key_id: 'AKIAEXAMPLE1',
+      secret_access_key: 'wJalr/secret',
+      session_token: 'IQoJtoken',
+    };
     const derived = derivedSecrets([], {
       __model_api_key_1: JSON.stringify(aws),
       __model_api_key: 'sk-plain',

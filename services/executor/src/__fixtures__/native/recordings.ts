@@ -74,7 +74,10 @@ export function bedrockFrame(event: Record<string, unknown>): Uint8Array {
 }
 
 /** Converse stream events as Bedrock sends them: one binary frame each, each frame its own write. */
-export function bedrockStream(events: readonly Record<string, unknown>[], extra: Uint8Array[] = []): RawReply {
+export function bedrockStream(
+  events: readonly Record<string, unknown>[],
+  extra: Uint8Array[] = [],
+): RawReply {
   return {
     raw: {
       headers: { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-requestid': 'b7c1-recorded' },
@@ -90,7 +93,10 @@ export function recordedBedrockStream(file: string): RawReply {
 
 /** The recorded `modelStreamErrorException` frame (README.md), as Bedrock sent it. */
 export function bedrockModelStreamErrorFrame(): Uint8Array {
-  const text = readFileSync(new URL('bedrock-model-stream-error.eventstream.base64.txt', import.meta.url), 'utf8');
+  const text = readFileSync(
+    new URL('bedrock-model-stream-error.eventstream.base64.txt', import.meta.url),
+    'utf8',
+  );
   return Buffer.from(text.trim(), 'base64');
 }
 
@@ -98,7 +104,12 @@ export function bedrockModelStreamErrorFrame(): Uint8Array {
  * docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html (Errors) and the AWS
  * JSON protocol: an HTTP error names its type in `x-amzn-errortype` and its message in the body.
  */
-export function bedrockError(status: number, type: string, message: string, headers: Record<string, string> = {}): RawReply {
+export function bedrockError(
+  status: number,
+  type: string,
+  message: string,
+  headers: Record<string, string> = {},
+): RawReply {
   return {
     raw: {
       status,

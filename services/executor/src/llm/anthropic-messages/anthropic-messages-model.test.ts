@@ -128,7 +128,10 @@ describe('Anthropic Messages adapter (recorded streams)', () => {
   });
 
   it('when the agent sets a temperature, it is sent; with a thinking budget, thinking is enabled, max_tokens exceeds the budget, and the temperature is left out', async () => {
-    server.enqueue(recordedStream('anthropic-text.chunks.txt'), recordedStream('anthropic-reasoning.chunks.txt'));
+    server.enqueue(
+      recordedStream('anthropic-text.chunks.txt'),
+      recordedStream('anthropic-reasoning.chunks.txt'),
+    );
     const plain = (await run({ ...ask, temperature: 0.3 })).sent[0]?.body as Record<string, unknown>;
     expect(plain['temperature']).toBe(0.3);
     expect(plain['thinking']).toBeUndefined();

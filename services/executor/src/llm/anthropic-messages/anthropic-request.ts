@@ -21,7 +21,9 @@ export const ANTHROPIC_API = 'anthropic-messages';
 
 /** `max_tokens` must exceed the thinking budget: an agent that sets none gets the budget plus the default. */
 export function defaultMaxTokens(thinkingBudget: number | undefined): number {
-  return thinkingBudget === undefined ? DEFAULT_ANTHROPIC_MAX_TOKENS : thinkingBudget + DEFAULT_ANTHROPIC_MAX_TOKENS;
+  return thinkingBudget === undefined
+    ? DEFAULT_ANTHROPIC_MAX_TOKENS
+    : thinkingBudget + DEFAULT_ANTHROPIC_MAX_TOKENS;
 }
 
 type Block = Anthropic.ContentBlockParam;
@@ -76,7 +78,8 @@ export function anthropicRequest(chat: ChatRequest): Anthropic.MessageCreatePara
   // `temperature` from the others, so an agent that sets one sends it (a model refusing it answers 400,
   // which names it). Thinking allows no temperature but the default: it is not sent then.
   if (chat.temperature !== undefined && thinking === undefined) {
-    (request as Anthropic.MessageCreateParamsStreaming & { temperature?: number }).temperature = chat.temperature;
+    (request as Anthropic.MessageCreateParamsStreaming & { temperature?: number }).temperature =
+      chat.temperature;
   }
   if (chat.tools && chat.tools.length > 0) {
     const tools: Anthropic.Tool[] = chat.tools.map(({ function: fn }) => ({

@@ -109,10 +109,14 @@ describe('Bedrock Converse adapter (recorded streams)', () => {
     expect(result.usage).toEqual({ prompt_tokens: 22, completion_tokens: 55, total_tokens: 77 });
     expect(result.usageReported).toBeUndefined();
     const request = sent[0];
-    expect(request?.path).toBe(`/model/${encodeURIComponent('anthropic.claude-sonnet-4-5-v1:0')}/converse-stream`);
+    expect(request?.path).toBe(
+      `/model/${encodeURIComponent('anthropic.claude-sonnet-4-5-v1:0')}/converse-stream`,
+    );
     const authorization = String(request?.headers['authorization']);
     expect(authorization).toMatch(
-      new RegExp(`^AWS4-HMAC-SHA256 Credential=${ACCESS_KEY_ID}/\\d{8}/eu-west-1/bedrock/aws4_request, SignedHeaders=`),
+      new RegExp(
+        `^AWS4-HMAC-SHA256 Credential=${ACCESS_KEY_ID}/\\d{8}/eu-west-1/bedrock/aws4_request, SignedHeaders=`,
+      ),
     );
     expect(request?.headers['x-amz-security-token']).toBe(SESSION_TOKEN);
     // The secret signs; it is never sent.
@@ -144,7 +148,11 @@ describe('Bedrock Converse adapter (recorded streams)', () => {
     const { result, toolDeltas } = await run();
     expect(result.finishReason).toBe('tool_calls');
     expect(result.message.tool_calls).toEqual([
-      { id: 'tool-use-id', type: 'function', function: { name: 'test-tool', arguments: '{"value":"Sparkle Day"}' } },
+      {
+        id: 'tool-use-id',
+        type: 'function',
+        function: { name: 'test-tool', arguments: '{"value":"Sparkle Day"}' },
+      },
       {
         id: 'functions.glob_search:0',
         type: 'function',
@@ -162,11 +170,18 @@ describe('Bedrock Converse adapter (recorded streams)', () => {
 
   it('when the model reasons, the reasoning streams and its signed block is kept; sent back, it leads the assistant turn with its signature, and the loop prefix gets a cache point', async () => {
     server.enqueue(recordedBedrockStream('bedrock-reasoning.chunks.txt'));
-    const { result, reasoning, content } = await run({ ...ask, thinking_budget_tokens: 2048, temperature: 0.5 });
+    const { result, reasoning, content } = await run({
+      ...ask,
+      thinking_budget_tokens: 2048,
+      temperature: 0.5,
+    });
     expect(reasoning.join('')).toMatch(/^Let me count the r's in "strawberry":.*So there are 3 r's\.$/s);
     expect(content.join('')).toMatch(/^There are \*\*3\*\* r's/);
     expect(result.message.reasoning_content).toBe(reasoning.join(''));
-    const state = result.message.provider_state as { api: string; reasoning: { text: string; signature: string }[] };
+    const state = result.message.provider_state as {
+      api: string;
+      reasoning: { text: string; signature: string }[];
+    };
     expect(state.api).toBe('bedrock-converse');
     expect(state.reasoning[0]?.signature).toMatch(/^Ep0CCkgICxABGAIq.*DaGAE=$/);
 
@@ -176,17 +191,28 @@ describe('Bedrock Converse adapter (recorded streams)', () => {
       {
         role: 'assistant',
         content: null,
-        tool_calls: [{ id: 'tool-1', type: 'function', function: { name: 'test-tool', arguments: '{"value":"x"}' } }],
+        tool_calls: [
+          { id: 'tool-1', type: 'function', function: { name: 'test-tool', arguments: '{"value":"x"}' } },
+        ],
         provider_state: state,
       },
       { role: 'tool', tool_call_id: 'tool-1', content: 'done' },
     ];
-    const { sent } = await run({ ...ask, messages: conversation, thinking_budget_tokens: 2048, temperature: 0.5 });
+    const { sent } = await run({
+      ...ask,
+      messages: conversation,
+      thinking_budget_tokens: 2048,
+      temperature: 0.5,
+    });
     const body = sent[0]?.body as Record<string, unknown> & { messages: unknown[] };
     expect(body.messages[1]).toEqual({
       role: 'assistant',
       content: [
-        { reasoningContent: { reasoningText: { text: state.reasoning[0]?.text, signature: state.reasoning[0]?.signature } } },
+        {
+          reasoningContent: {
+            reasoningText: { text: state.reasoning[0]?.text, signature: state.reasoning[0]?.signature },
+          },
+        },
         { toolUse: { toolUseId: 'tool-1', name: 'test-tool', input: { value: 'x' } } },
       ],
     });
@@ -198,7 +224,9 @@ describe('Bedrock Converse adapter (recorded streams)', () => {
       ],
     });
     // Thinking on: the budget goes to the model, the temperature (refused with thinking) does not.
-    expect(body['additionalModelRequestFields']).toEqual({ thinking: { type: 'enabled', budget_tokens: 2048 } });
+    expect(body['additionalModelRequestFields']).toEqual({
+      thinking: { type: 'enabled', budget_tokens: 2048 },
+    });
     expect(body['inferenceConfig']).toEqual({ maxTokens: 2048 + 4096 });
   });
 
@@ -216,7 +244,12 @@ describe('Bedrock Converse adapter (recorded streams)', () => {
 
   it('when Bedrock throttles (429) with Retry-After and then without, the call waits the asked 2 s, then backs off, then succeeds', async () => {
     const throttled = (headers: Record<string, string> = {}) =>
-      bedrockError(429, 'ThrottlingException', 'Too many requests, please wait before trying again.', headers);
+      bedrockError(
+        429,
+        'ThrottlingException',
+        'Too many requests, please wait before trying again.',
+        headers,
+      );
     server.enqueue(
       throttled({ 'retry-after': '2' }),
       throttled(),
@@ -246,7 +279,9 @@ describe('Bedrock Converse adapter (recorded streams)', () => {
     const error = await run().catch((e: unknown) => e);
     expect(server.requests.length - before).toBe(1);
     expect(error).toBeInstanceOf(LlmUnavailableError);
-    expect((error as LlmUnavailableError).detail.reason).toMatch(/ModelStreamErrorException: Model Stream Error/);
+    expect((error as LlmUnavailableError).detail.reason).toMatch(
+      /ModelStreamErrorException: Model Stream Error/,
+    );
   });
 
   it('when ServiceUnavailable lasts past the retries, the call fails LLM_UNAVAILABLE naming 503', async () => {

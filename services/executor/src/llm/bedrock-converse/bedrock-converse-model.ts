@@ -24,7 +24,13 @@ import {
 } from '@aws-sdk/client-bedrock-runtime';
 import type { ChatToolCall, TokenUsage } from '@agentmesh/protocol';
 import { AttemptFailure, excerpt } from '../attempt-failure.js';
-import type { AssistantReply, ChatRequest, ChatResult, CompleteOptions, FinishReason } from '../chat-types.js';
+import type {
+  AssistantReply,
+  ChatRequest,
+  ChatResult,
+  CompleteOptions,
+  FinishReason,
+} from '../chat-types.js';
 import { LlmResponseError } from '../errors.js';
 import {
   NativeCallRunner,
@@ -174,7 +180,9 @@ class GuardedRequestHandler {
   async handle(
     request: SdkHttpRequest,
     options: { abortSignal?: AbortSignal | { aborted: boolean } } = {},
-  ): Promise<{ response: { statusCode: number; reason?: string; headers: Record<string, string>; body: unknown } }> {
+  ): Promise<{
+    response: { statusCode: number; reason?: string; headers: Record<string, string>; body: unknown };
+  }> {
     const signal = options.abortSignal instanceof AbortSignal ? options.abortSignal : undefined;
     const attempt = signal === undefined ? undefined : this.attemptOf(signal);
     if (attempt === undefined) throw new Error('a Bedrock request outside a model call attempt');
@@ -273,7 +281,8 @@ class TurnAssembly {
           parts.reasoning += reasoning.text;
           attempt.reasoning(reasoning.text);
         }
-        if (reasoning.signature !== undefined) parts.signature = (parts.signature ?? '') + reasoning.signature;
+        if (reasoning.signature !== undefined)
+          parts.signature = (parts.signature ?? '') + reasoning.signature;
         if (reasoning.redactedContent !== undefined) {
           parts.redacted = (parts.redacted ?? '') + Buffer.from(reasoning.redactedContent).toString('base64');
         }
@@ -288,7 +297,11 @@ class TurnAssembly {
         const written = usage.cacheWriteInputTokens ?? 0;
         const prompt = (usage.inputTokens ?? 0) + read + written;
         const completion = usage.outputTokens ?? 0;
-        this.usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+        this.usage = {
+          prompt_tokens: prompt,
+          completion_tokens: completion,
+          total_tokens: prompt + completion,
+        };
         if (read > 0) this.usage.cache_read_tokens = read;
         if (written > 0) this.usage.cache_write_tokens = written;
       }
@@ -296,7 +309,8 @@ class TurnAssembly {
   }
 
   result(request: ConverseStreamCommandInput): AttemptResult {
-    if (!this.started) throw new AttemptFailure({ retryable: false, reason: 'the answer has no content events' });
+    if (!this.started)
+      throw new AttemptFailure({ retryable: false, reason: 'the answer has no content events' });
     let content = '';
     let reasoning = '';
     const calls: { index: number; call: ChatToolCall }[] = [];
@@ -305,7 +319,10 @@ class TurnAssembly {
       content += block.text;
       if (block.reasoning !== '' || block.signature !== undefined) {
         reasoning += block.reasoning;
-        kept.push({ text: block.reasoning, ...(block.signature === undefined ? {} : { signature: block.signature }) });
+        kept.push({
+          text: block.reasoning,
+          ...(block.signature === undefined ? {} : { signature: block.signature }),
+        });
       }
       if (block.redacted !== undefined) kept.push({ redacted: block.redacted });
       if (block.toolUseId !== undefined && block.name !== undefined) {
@@ -320,13 +337,19 @@ class TurnAssembly {
       }
     }
     const message: AssistantReply = { role: 'assistant', content: content === '' ? null : content };
-    if (calls.length > 0) message.tool_calls = calls.sort((a, b) => a.index - b.index).map(({ call }) => call);
+    if (calls.length > 0)
+      message.tool_calls = calls.sort((a, b) => a.index - b.index).map(({ call }) => call);
     if (reasoning !== '') message.reasoning_content = reasoning;
     if (kept.length > 0) message.provider_state = { api: BEDROCK_API, reasoning: kept };
     const finishReason: FinishReason =
       this.stopReason === null ? null : (FINISH_REASONS[this.stopReason] ?? this.stopReason);
     if (this.usage === undefined) {
-      return { message, finishReason, usage: estimateUsage(JSON.stringify(request).length, message), usageReported: false };
+      return {
+        message,
+        finishReason,
+        usage: estimateUsage(JSON.stringify(request).length, message),
+        usageReported: false,
+      };
     }
     return { message, finishReason, usage: this.usage };
   }
@@ -380,12 +403,14 @@ function classify(scrub: (text: string) => string) {
     const metadata = (error as { $metadata?: { httpStatusCode?: unknown } }).$metadata;
     const httpStatus = typeof metadata?.httpStatusCode === 'number' ? metadata.httpStatusCode : undefined;
     const fault = (error as { $fault?: unknown }).$fault;
-    if (httpStatus === undefined && fault === undefined && !(error.name in RETRYABLE_ERRORS)) return undefined;
+    if (httpStatus === undefined && fault === undefined && !(error.name in RETRYABLE_ERRORS))
+      return undefined;
     const text = scrub(error.message);
     const known = error.name in RETRYABLE_ERRORS;
     const status = httpStatus ?? RETRYABLE_ERRORS[error.name];
     const retryable = known || (status !== undefined && isRetryableStatus(status));
-    const where = httpStatus === undefined || httpStatus === 200 ? 'the stream reported' : `HTTP ${httpStatus}`;
+    const where =
+      httpStatus === undefined || httpStatus === 200 ? 'the stream reported' : `HTTP ${httpStatus}`;
     return new AttemptFailure({
       retryable,
       reason: `${where} ${error.name}: ${excerpt(text, 200)}`,

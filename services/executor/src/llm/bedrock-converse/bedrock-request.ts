@@ -74,7 +74,8 @@ export function bedrockRequest(chat: ChatRequest): ConverseStreamCommandInput {
   const inference: NonNullable<ConverseStreamCommandInput['inferenceConfig']> = {};
   if (chat.max_tokens !== undefined) inference.maxTokens = chat.max_tokens;
   // The thinking budget must stay below maxTokens, which models default lower than a budget may be.
-  else if (chat.thinking_budget_tokens !== undefined) inference.maxTokens = defaultMaxTokens(chat.thinking_budget_tokens);
+  else if (chat.thinking_budget_tokens !== undefined)
+    inference.maxTokens = defaultMaxTokens(chat.thinking_budget_tokens);
   // Extended thinking (Claude on Bedrock) takes no temperature: the model refuses one with thinking on.
   if (chat.temperature !== undefined && chat.thinking_budget_tokens === undefined) {
     inference.temperature = chat.temperature;
@@ -86,7 +87,9 @@ export function bedrockRequest(chat: ChatRequest): ConverseStreamCommandInput {
       thinking: { type: 'enabled', budget_tokens: chat.thinking_budget_tokens },
     };
   }
-  const usesTools = messages.some((m) => m.content?.some((b) => b.toolUse !== undefined || b.toolResult !== undefined));
+  const usesTools = messages.some((m) =>
+    m.content?.some((b) => b.toolUse !== undefined || b.toolResult !== undefined),
+  );
   if ((chat.tools && chat.tools.length > 0) || usesTools) {
     const tools: Tool[] = (chat.tools ?? []).map(({ function: fn }) => ({
       toolSpec: {
@@ -114,7 +117,8 @@ function userBlocks(content: unknown): ContentBlock[] {
     } else if (part['type'] === 'image_url') {
       const url = (part['image_url'] as { url?: unknown } | undefined)?.url;
       // Converse takes image bytes only (or S3 locations): a data URL is sent, a web URL is not fetched here.
-      const data = typeof url === 'string' ? /^data:image\/(png|jpeg|gif|webp);base64,(.*)$/s.exec(url) : null;
+      const data =
+        typeof url === 'string' ? /^data:image\/(png|jpeg|gif|webp);base64,(.*)$/s.exec(url) : null;
       if (data) {
         blocks.push({
           image: {
