@@ -65,6 +65,15 @@ export class FallbackModel implements ChatModel {
         delivered = true;
         options.onReasoningDelta?.(delta);
       },
+      // Tool-call argument deltas shown to the client count as delivered too (the next model would repeat them).
+      ...(options.onToolCallDelta === undefined
+        ? {}
+        : {
+            onToolCallDelta: (delta: Parameters<NonNullable<CompleteOptions['onToolCallDelta']>>[0]) => {
+              delivered = true;
+              options.onToolCallDelta?.(delta);
+            },
+          }),
     };
     for (;;) {
       const index = this.current;
