@@ -16,6 +16,7 @@ import {
   MODEL_API_KEY_VAULT_ENTRY,
   newTraceId,
   taskAssembledSubject,
+  type AssembledModelConfig,
   type AssembledTask,
   type HttpTool,
   type TaskEvent,
@@ -113,9 +114,14 @@ function weatherTool(): HttpTool {
 function newTask(
   api: string,
   modelName = 'claude-sonnet-5',
-  { key = MODEL_KEY, tools = [weatherTool()] }: { key?: string; tools?: HttpTool[] } = {},
+  {
+    key = MODEL_KEY,
+    tools = [weatherTool()],
+    model: modelFields,
+  }: { key?: string; tools?: HttpTool[]; model?: Partial<AssembledModelConfig> } = {},
 ): AssembledTask {
   return assembledTask({
+    ...(modelFields === undefined ? {} : { model: modelFields }),
     traceId: newTraceId(),
     accountId: 'acme',
     api,
@@ -194,6 +200,31 @@ describe('native model APIs in the executor', () => {
     expect(sent.system).toEqual([
       { type: 'text', text: 'You are a test agent.', cache_control: { type: 'ephemeral' } },
     ]);
+  });
+
+  it('when the agent’s model sets a thinking budget and a temperature, Anthropic is asked to think with that budget and no temperature; without the budget, the temperature is sent', async () => {
+    const before = model.requests.length;
+    model.enqueue(
+      recordedStream('anthropic-reasoning.chunks.txt'),
+      recordedStream('anthropic-text.chunks.txt'),
+    );
+    const thinking = await run(
+      newTask('anthropic-messages', 'claude-sonnet-5', {
+        model: { thinking_budget_tokens: 2048, temperature: 0.4 },
+      }),
+    );
+    expect(thinking.at(-1)).toMatchObject({ type: 'done' });
+    await run(newTask('anthropic-messages', 'claude-sonnet-5', { model: { temperature: 0.4 } }));
+    const [withBudget, withTemperature] = model.requests
+      .slice(before)
+      .map((r) => r.body as Record<string, unknown>);
+    expect(withBudget).toMatchObject({
+      thinking: { type: 'enabled', budget_tokens: 2048 },
+      max_tokens: 6144,
+    });
+    expect(withBudget?.['temperature']).toBeUndefined();
+    expect(withTemperature).toMatchObject({ temperature: 0.4 });
+    expect(withTemperature?.['thinking']).toBeUndefined();
   });
 
   it('when Anthropic reads and writes its prompt cache, step_finished and done report the cache tokens and the cost prices them apart', async () => {
