@@ -99,7 +99,7 @@ import { ToolCallError } from './tools/tool-errors.js';
 import { SubtaskFanOut } from './tools/sub-agent/index.js';
 
 const DEFAULT_MAX_SUBTASKS_PER_TASK = 8;
-import { priceOf, type ModelPriceTable } from './budget/model-prices.js';
+import { pricesOf, type ModelPriceTable } from './budget/model-prices.js';
 import { TaskSpend } from './budget/task-spend.js';
 
 /** What the consumer does with the task's message once the attempt is over. */
@@ -837,11 +837,7 @@ export class TaskRunner {
 
   /** What the task has spent so far (its earlier attempts'), priced by this executor's table. */
   #spendOf(task: AssembledTask, resume: ResumePoint | undefined): TaskSpend {
-    const models = [task.runtime_config.model, ...(task.runtime_config.fallback_models ?? [])];
-    return new TaskSpend(
-      models.map((model) => priceOf(this.deps.prices ?? new Map(), model)),
-      resume?.spent,
-    );
+    return new TaskSpend(pricesOf(this.deps.prices ?? new Map(), task.runtime_config), resume?.spent);
   }
 
   /**
