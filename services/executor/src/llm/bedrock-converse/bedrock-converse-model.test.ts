@@ -230,6 +230,38 @@ describe('Bedrock Converse adapter (recorded streams)', () => {
     expect(body['inferenceConfig']).toEqual({ maxTokens: 2048 + 4096 });
   });
 
+  it('when the reasoning is redacted, its encrypted bytes are kept on the turn and go back unchanged before the tool use', async () => {
+    server.enqueue(recordedBedrockStream('bedrock-redacted-reasoning.chunks.txt'));
+    const { result, reasoning, toolDeltas } = await run();
+    const recorded = (
+      recordedEvents('bedrock-redacted-reasoning.chunks.txt')[1] as {
+        contentBlockDelta: { delta: { reasoningContent: { redactedContent: string } } };
+      }
+    ).contentBlockDelta.delta.reasoningContent.redactedContent;
+    expect(reasoning).toEqual([]);
+    expect(result.message.tool_calls?.[0]?.function).toEqual({
+      name: 'propose',
+      arguments:
+        '{"groups":[{"name":"Sales","parentGroupName":""},{"name":"Team1","parentGroupName":"Sales"}]}',
+    });
+    expect(toolDeltas).toHaveLength(1 + 26);
+    expect(result.message.provider_state).toEqual({
+      api: 'bedrock-converse',
+      reasoning: [{ redacted: recorded }],
+    });
+
+    server.enqueue(recordedBedrockStream('bedrock-text.chunks.txt'));
+    const conversation: ChatMessage[] = [
+      ...ask.messages,
+      result.message,
+      { role: 'tool', tool_call_id: 'call_61f8fcbe423a58699163c53e076f1a06', content: 'ok' },
+    ];
+    const { sent } = await run({ ...ask, messages: conversation });
+    const assistant = (sent[0]?.body as { messages: { content: Record<string, unknown>[] }[] }).messages[1];
+    expect(assistant?.content[0]).toEqual({ reasoningContent: { redactedContent: recorded } });
+    expect(Object.keys(assistant?.content[1] ?? {})).toEqual(['toolUse']);
+  });
+
   it('when the prompt cache is read and written, usage counts both inside the prompt and names them', async () => {
     server.enqueue(recordedBedrockStream('bedrock-prompt-cache.chunks.txt'));
     const { result } = await run();
