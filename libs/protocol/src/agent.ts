@@ -11,6 +11,7 @@ import {
   ModelLimits,
   ModelProvider,
   OutputSchema,
+  ThinkingBudgetTokens,
   ToolProtocol,
 } from './task.js';
 import { ToolApprovals } from './tools/approval-policy.js';
@@ -28,6 +29,8 @@ export const AgentModel = z.strictObject({
   base_url: HttpUrl,
   temperature: z.number().min(0).max(2).optional(),
   max_tokens: z.int().positive().optional(),
+  /** Extended thinking's budget (Anthropic Messages, Claude on Bedrock); absent: no extended thinking. */
+  thinking_budget_tokens: ThinkingBudgetTokens.optional(),
   tool_protocol: ToolProtocol.optional(),
   timeout_ms: z.int().positive().optional(),
   first_byte_timeout_ms: z.int().positive().optional(),

@@ -98,6 +98,7 @@ export {
   ModelApi,
   ModelProvider,
   OPENAI_COMPATIBLE_PROVIDERS,
+  ThinkingBudgetTokens,
 } from './task.js';
 export type { ClearTaskPayloadInput } from './task.js';
 

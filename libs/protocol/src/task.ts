@@ -53,14 +53,27 @@ export const DEFAULT_MODEL_PROVIDER: ModelProvider = 'generic';
  * The wire API the executor speaks to an agent's model: `openai-chat` (chat completions, any
  * OpenAI-compatible server, shaped by `provider`), or a provider's native API: `anthropic-messages`
  * (Anthropic Messages), `gemini` (Google Gemini `streamGenerateContent`), `openai-responses` (OpenAI
- * Responses). Absent means `openai-chat`.
+ * Responses), `bedrock-converse` (Amazon Bedrock ConverseStream, SigV4-signed). Absent means `openai-chat`.
  */
-export const MODEL_APIS = ['openai-chat', 'anthropic-messages', 'gemini', 'openai-responses'] as const;
+export const MODEL_APIS = [
+  'openai-chat',
+  'anthropic-messages',
+  'gemini',
+  'openai-responses',
+  'bedrock-converse',
+] as const;
 export const ModelApi = z.enum(MODEL_APIS);
 export type ModelApi = z.infer<typeof ModelApi>;
 export const DEFAULT_MODEL_API: ModelApi = 'openai-chat';
 
 export const AccountType = z.string().min(1).max(64);
+
+/**
+ * Extended thinking's budget in tokens, for the APIs that take one: Anthropic Messages and Claude on
+ * Bedrock Converse (`thinking: {type: "enabled", budget_tokens}`; at least 1024, and below `max_tokens`).
+ * Other APIs ignore it.
+ */
+export const ThinkingBudgetTokens = z.int().min(1024).max(1_000_000);
 
 /**
  * A sub-task's link to the task whose agent-tool call submitted it. The sub-task has its own trace_id (its
@@ -167,6 +180,8 @@ const modelFields = {
   base_url: HttpUrl,
   temperature: z.number().min(0).max(2).optional(),
   max_tokens: z.int().positive().optional(),
+  /** Extended thinking's token budget (see THINKING_BUDGET_TOKENS); absent: the model does not think. */
+  thinking_budget_tokens: ThinkingBudgetTokens.optional(),
   tool_protocol: ToolProtocol.default('native'),
   /** Per model call. */
   timeout_ms: z.int().positive().optional(),

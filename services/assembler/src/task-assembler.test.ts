@@ -144,6 +144,22 @@ describe('assembling a task from the registry', () => {
     expect(() => openTaskVault(stripped, keyring)).toThrow(VaultTamperedError);
   });
 
+  it("when the agent's model is a bedrock-converse model with a thinking budget, the task carries both, its key is sealed as the model key, and a task with the budget changed does not open", async () => {
+    const agent = qichachaAgent();
+    const model = { ...agent.model, api: 'bedrock-converse' as const, thinking_budget_tokens: 4096 };
+    const world = { ...fullWorld, agents: [{ ...agent, model }] };
+    const result = assembled(await assembleTask(receivedTask('company_research'), sources(world)));
+
+    expect(result.runtime_config.model).toMatchObject({
+      api: 'bedrock-converse',
+      thinking_budget_tokens: 4096,
+    });
+    expect(openTaskVault(result, keyring)).toHaveProperty(MODEL_API_KEY_VAULT_ENTRY);
+    const changed = { ...result.runtime_config.model, thinking_budget_tokens: 64_000 };
+    const tampered = { ...result, runtime_config: { ...result.runtime_config, model: changed } };
+    expect(() => openTaskVault(tampered, keyring)).toThrow(VaultTamperedError);
+  });
+
   it("when the agent's model names a provider, the task carries it, and a task re-targeted to another provider does not open", async () => {
     const agent = qichachaAgent();
     const world = {

@@ -257,6 +257,7 @@ export async function runAgentLoop(
         ...spend.addStep(step, result.usage, {
           finishReason,
           ...(result.usageReported === false ? { usageReported: false } : {}),
+          ...(result.answeredBy?.index === undefined ? {} : { modelIndex: result.answeredBy.index }),
         }),
         ...answeredBy(result),
       },

@@ -4,8 +4,11 @@
  * first turn thinks (signed) and calls a tool, whose second answers — the thinking block goes back to
  * Anthropic unchanged with the tool result, the conversation prefix gets a cache breakpoint; prompt-cache
  * usage reaches `step_finished` and `done` and is priced by MODEL_PRICES' cache prices; an overloaded
- * (529) Anthropic is retried; Gemini and OpenAI Responses agents answer through their adapters; an `api`
- * this executor does not know ends the task before anything is sent.
+ * (529) Anthropic is retried; Gemini and OpenAI Responses agents answer through their adapters; a
+ * Bedrock Converse agent (recorded Converse streams in their binary eventstream framing, SigV4 from the
+ * vault) streams text and reasoning, runs two interleaved tool uses, reports and prices cache tokens, rides
+ * out throttling and a model stream error; an `api` this executor does not know ends the task before
+ * anything is sent.
  */
 import { followTaskEvents } from '@agentmesh/bus';
 import {
@@ -13,6 +16,7 @@ import {
   MODEL_API_KEY_VAULT_ENTRY,
   newTraceId,
   taskAssembledSubject,
+  type AssembledModelConfig,
   type AssembledTask,
   type HttpTool,
   type TaskEvent,
@@ -32,7 +36,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcessExecutor } from './__fixtures__/in-process-executor.js';
 import {
   anthropicError,
+  bedrockError,
+  bedrockModelStreamErrorFrame,
+  bedrockStream,
   errorReply,
+  recordedBedrockStream,
   recordedEvents,
   recordedStream,
 } from './__fixtures__/native/recordings.js';
@@ -40,7 +48,17 @@ import { assembledTask } from './__fixtures__/tasks.js';
 
 const MODEL_KEY = 'sk-ant-canary-e2e-77f3';
 const vaultKeys = generateVaultKeyPair('exec-native-1');
+const BEDROCK_MODEL = 'anthropic.claude-sonnet-4-5-v1:0';
+const AWS_KEY_ID = 'AKIACANARYE2E5';
+const AWS_SECRET = 'wJalrXUtnFEMI/K7MDENG/canary-e2e-secret';
+const AWS_CREDENTIALS = JSON.stringify({ access_key_id: AWS_KEY_ID, secret_access_key: AWS_SECRET });
 const PRICES = {
+  [BEDROCK_MODEL]: {
+    input_per_million_usd: 3,
+    output_per_million_usd: 15,
+    cache_read_per_million_usd: 0.3,
+    cache_write_per_million_usd: 3.75,
+  },
   'claude-sonnet-5': {
     input_per_million_usd: 3,
     output_per_million_usd: 15,
@@ -62,7 +80,11 @@ beforeAll(async () => {
   js = jetstream(client);
   model = await startScriptedModel({ anyPath: true });
   weatherApi = await startRecordingApi({
-    routes: [{ method: 'GET', path: '/weather', reply: { body: { city: 'San Francisco', temp_c: 18 } } }],
+    routes: [
+      { method: 'GET', path: '/weather', reply: { body: { city: 'San Francisco', temp_c: 18 } } },
+      { method: 'GET', path: '/value', reply: { body: { stored: true } } },
+      { method: 'GET', path: '/glob', reply: { body: { files: ['src/cursor.ts'] } } },
+    ],
   });
   executor = await startInProcessExecutor({
     natsUrl: nats.url,
@@ -89,18 +111,27 @@ function weatherTool(): HttpTool {
   } as HttpTool;
 }
 
-function newTask(api: string, modelName = 'claude-sonnet-5'): AssembledTask {
+function newTask(
+  api: string,
+  modelName = 'claude-sonnet-5',
+  {
+    key = MODEL_KEY,
+    tools = [weatherTool()],
+    model: modelFields,
+  }: { key?: string; tools?: HttpTool[]; model?: Partial<AssembledModelConfig> } = {},
+): AssembledTask {
   return assembledTask({
+    ...(modelFields === undefined ? {} : { model: modelFields }),
     traceId: newTraceId(),
     accountId: 'acme',
     api,
     modelName,
     provider: 'generic',
     modelBaseUrl: model.baseUrl.replace(/\/v1$/, ''),
-    secrets: { [MODEL_API_KEY_VAULT_ENTRY]: MODEL_KEY },
+    secrets: { [MODEL_API_KEY_VAULT_ENTRY]: key },
     sealFor: vaultKeys,
     userMessage: 'What is the weather in San Francisco?',
-    tools: [weatherTool()],
+    tools,
   });
 }
 
@@ -171,6 +202,31 @@ describe('native model APIs in the executor', () => {
     ]);
   });
 
+  it('when the agent’s model sets a thinking budget and a temperature, Anthropic is asked to think with that budget and no temperature; without the budget, the temperature is sent', async () => {
+    const before = model.requests.length;
+    model.enqueue(
+      recordedStream('anthropic-reasoning.chunks.txt'),
+      recordedStream('anthropic-text.chunks.txt'),
+    );
+    const thinking = await run(
+      newTask('anthropic-messages', 'claude-sonnet-5', {
+        model: { thinking_budget_tokens: 2048, temperature: 0.4 },
+      }),
+    );
+    expect(thinking.at(-1)).toMatchObject({ type: 'done' });
+    await run(newTask('anthropic-messages', 'claude-sonnet-5', { model: { temperature: 0.4 } }));
+    const [withBudget, withTemperature] = model.requests
+      .slice(before)
+      .map((r) => r.body as Record<string, unknown>);
+    expect(withBudget).toMatchObject({
+      thinking: { type: 'enabled', budget_tokens: 2048 },
+      max_tokens: 6144,
+    });
+    expect(withBudget?.['temperature']).toBeUndefined();
+    expect(withTemperature).toMatchObject({ temperature: 0.4 });
+    expect(withTemperature?.['thinking']).toBeUndefined();
+  });
+
   it('when Anthropic reads and writes its prompt cache, step_finished and done report the cache tokens and the cost prices them apart', async () => {
     model.enqueue(recordedStream('anthropic-prompt-cache.chunks.txt'));
     const events = await run(newTask('anthropic-messages'));
@@ -233,11 +289,159 @@ describe('native model APIs in the executor', () => {
 
   it('when the model names an api this executor does not know, the task ends INVALID_REQUEST and the model is not called', async () => {
     const before = model.requests.length;
-    const events = await run(newTask('bedrock-converse'));
+    const events = await run(newTask('cohere-v2'));
     expect(events.at(-1)).toMatchObject({
       type: 'error',
-      data: { code: 'INVALID_REQUEST', message: expect.stringContaining('bedrock-converse') },
+      data: { code: 'INVALID_REQUEST', message: expect.stringContaining('cohere-v2') },
     });
     expect(model.requests.length).toBe(before);
+  });
+});
+
+/** An HTTP tool on the recording API taking one string argument in the query. */
+function queryTool(name: string, path: string, argument: string): HttpTool {
+  return {
+    type: 'HTTP',
+    name,
+    description: name,
+    parameters: { type: 'object', properties: { [argument]: { type: 'string' } }, required: [argument] },
+    execution: { method: 'GET', url: `${weatherApi.url}${path}`, param_placement: 'query' },
+  } as HttpTool;
+}
+
+function bedrockTask(tools?: HttpTool[]): AssembledTask {
+  return newTask('bedrock-converse', BEDROCK_MODEL, { key: AWS_CREDENTIALS, ...(tools ? { tools } : {}) });
+}
+
+function expectNoAwsSecret(events: TaskEvent[]): void {
+  const text = JSON.stringify(events);
+  expect(text).not.toContain(AWS_SECRET);
+  expect(text).not.toContain(AWS_KEY_ID);
+}
+
+describe('Bedrock Converse in the executor', () => {
+  it('when a bedrock-converse agent answers, its text streams as message chunks, done reports its usage, and the request is SigV4-signed with the vault keys', async () => {
+    const before = model.requests.length;
+    model.enqueue(recordedBedrockStream('bedrock-text.chunks.txt'));
+    const events = await run(bedrockTask());
+    expect(events.at(-1)).toMatchObject({
+      type: 'done',
+      data: {
+        message: expect.stringMatching(/^Let me count the "r"s in "strawberry".*There are \*\*3\*\* r's/s),
+        finish_reason: 'stop',
+        usage: { prompt_tokens: 22, completion_tokens: 55, total_tokens: 77 },
+      },
+    });
+    const sent = model.requests[before];
+    expect(sent?.path).toBe(`/model/${encodeURIComponent(BEDROCK_MODEL)}/converse-stream`);
+    expect(sent?.headers['authorization']).toMatch(
+      new RegExp(`^AWS4-HMAC-SHA256 Credential=${AWS_KEY_ID}/\\d{8}/us-east-1/bedrock/aws4_request`),
+    );
+    expect(JSON.stringify(sent)).not.toContain(AWS_SECRET);
+    expectNoAwsSecret(events);
+  });
+
+  it('when Bedrock streams two interleaved tool uses, both run with their own arguments, and both results go back in one user turn', async () => {
+    const before = model.requests.length;
+    const valueCalls = weatherApi.requests.filter((r) => r.path === '/value').length;
+    model.enqueue(
+      recordedBedrockStream('bedrock-two-tool-uses.chunks.txt'),
+      recordedBedrockStream('bedrock-text.chunks.txt'),
+    );
+    const events = await run(
+      bedrockTask([queryTool('test-tool', '/value', 'value'), queryTool('glob_search', '/glob', 'pattern')]),
+    );
+    expect(events.at(-1)).toMatchObject({ type: 'done', data: { steps: 2 } });
+    const starts = events.flatMap((e) => (e.type === 'tool_start' ? [e.data] : []));
+    expect(starts.map((s) => [s.tool, s.arguments])).toEqual([
+      ['test-tool', { value: 'Sparkle Day' }],
+      ['glob_search', { pattern: '**/*cursor*' }],
+    ]);
+    expect(events.filter((e) => e.type === 'tool_result')).toHaveLength(2);
+    expect(weatherApi.requests.filter((r) => r.path === '/value').length - valueCalls).toBe(1);
+    expect(weatherApi.requests.filter((r) => r.path === '/glob').at(-1)?.query).toEqual({
+      pattern: '**/*cursor*',
+    });
+
+    const second = model.requests[before + 1]?.body as {
+      messages: { role: string; content: Record<string, unknown>[] }[];
+    };
+    const assistant = second.messages[1];
+    expect(assistant?.content.map((b) => Object.keys(b)[0])).toEqual(['toolUse', 'toolUse']);
+    const results = second.messages[2]?.content ?? [];
+    expect(results.map((b) => (b['toolResult'] as { toolUseId?: string } | undefined)?.toolUseId)).toEqual([
+      'tool-use-id',
+      'functions.glob_search:0',
+      undefined, // the loop prefix's cache point
+    ]);
+    expect(results[2]).toEqual({ cachePoint: { type: 'default' } });
+    expectNoAwsSecret(events);
+  });
+
+  it('when the model reasons, the reasoning streams as tool_thinking and the answer follows', async () => {
+    model.enqueue(recordedBedrockStream('bedrock-reasoning.chunks.txt'));
+    const events = await run(bedrockTask());
+    const thinking = events
+      .filter((e) => e.type === 'tool_thinking')
+      .map((e) => e.data.delta)
+      .join('');
+    expect(thinking).toMatch(/^Let me count the r's.*So there are 3 r's\.$/s);
+    expect(events.at(-1)).toMatchObject({
+      type: 'done',
+      data: { message: expect.stringMatching(/^There are \*\*3\*\* r's/) },
+    });
+  });
+
+  it('when Bedrock reads and writes its prompt cache, step_finished and done report the cache tokens and the cost prices them apart', async () => {
+    model.enqueue(recordedBedrockStream('bedrock-prompt-cache.chunks.txt'));
+    const events = await run(bedrockTask());
+    const usage = {
+      prompt_tokens: 22 + 1658 + 312,
+      completion_tokens: 55,
+      total_tokens: 2047,
+      cache_read_tokens: 1658,
+      cache_write_tokens: 312,
+    };
+    const cost = (22 * 3 + 1658 * 0.3 + 312 * 3.75 + 55 * 15) / 1e6;
+    expect(events.find((e) => e.type === 'step_finished')?.data).toMatchObject({ usage, cost_usd: cost });
+    expect(events.at(-1)).toMatchObject({ type: 'done', data: { usage, cost_usd: cost } });
+  });
+
+  it('when Bedrock throttles (429) with a Retry-After and then without one, the turn is retried and the task is done', async () => {
+    const before = model.requests.length;
+    const throttled = (headers: Record<string, string> = {}) =>
+      bedrockError(
+        429,
+        'ThrottlingException',
+        'Too many requests, please wait before trying again.',
+        headers,
+      );
+    model.enqueue(
+      throttled({ 'retry-after': '1' }),
+      throttled(),
+      recordedBedrockStream('bedrock-text.chunks.txt'),
+    );
+    const events = await run(bedrockTask());
+    expect(events.at(-1)).toMatchObject({ type: 'done', data: { finish_reason: 'stop' } });
+    expect(model.requests.length - before).toBe(3);
+  });
+
+  it('when the stream reports modelStreamErrorException before any text, the turn is retried; after text, the task ends LLM_UNAVAILABLE', async () => {
+    model.enqueue(
+      bedrockStream([{ messageStart: { role: 'assistant' } }], [bedrockModelStreamErrorFrame()]),
+      recordedBedrockStream('bedrock-text.chunks.txt'),
+    );
+    const retried = await run(bedrockTask());
+    expect(retried.at(-1)).toMatchObject({ type: 'done', data: { finish_reason: 'stop' } });
+
+    model.enqueue(
+      bedrockStream(recordedEvents('bedrock-text.chunks.txt').slice(0, 4), [bedrockModelStreamErrorFrame()]),
+    );
+    const broken = await run(bedrockTask());
+    expect(broken.at(-1)).toMatchObject({
+      type: 'error',
+      data: { code: 'LLM_UNAVAILABLE', message: expect.stringContaining('ModelStreamErrorException') },
+    });
+    expectNoAwsSecret(broken);
   });
 });

@@ -34,6 +34,12 @@ const FIRST_KEY = 'canary-first-model-key-91a2';
 const SECOND_KEY = 'canary-second-model-key-7b3c';
 const vaultKeys = generateVaultKeyPair('exec-resilience-1');
 
+/** The fallback is ten times the first model's price, so a turn it answers shows whose price applied. */
+const PRICES = {
+  'first-model': { input_per_million_usd: 1, output_per_million_usd: 2 },
+  'second-model': { input_per_million_usd: 10, output_per_million_usd: 20 },
+};
+
 let nats: NatsServer;
 let client: NatsConnection;
 let js: JetStreamClient;
@@ -54,7 +60,7 @@ beforeAll(async () => {
   executor = await startInProcessExecutor({
     natsUrl: nats.url,
     vaultKeys,
-    env: { LLM_MAX_RETRIES: '2' },
+    env: { LLM_MAX_RETRIES: '2', MODEL_PRICES: JSON.stringify(PRICES) },
   });
 });
 
@@ -117,6 +123,13 @@ describe('fallback across the agent’s models', () => {
       data: { message: 'Four, said the second model.' },
     });
     expect(stepsOf(events)).toEqual([expect.objectContaining({ model: 'second-model', model_index: 1 })]);
+    // The turn is priced at the model that answered it, not the first model's price.
+    const usage = stepsOf(events)[0]?.usage;
+    if (usage === undefined) throw new Error('no step_finished');
+    const cost = (usage.prompt_tokens * 10 + usage.completion_tokens * 20) / 1e6;
+    expect(usage.total_tokens).toBeGreaterThan(0);
+    expect(stepsOf(events)[0]).toMatchObject({ cost_usd: cost, total_cost_usd: cost });
+    expect(events.at(-1)).toMatchObject({ type: 'done', data: { cost_usd: cost } });
     expect(first.requests.slice(firstBefore).map((r) => r.outcome)).toEqual([
       'rate_limit',
       'rate_limit',

@@ -98,7 +98,7 @@ import { ToolCallError } from './tools/tool-errors.js';
 import { SubtaskFanOut } from './tools/sub-agent/index.js';
 
 const DEFAULT_MAX_SUBTASKS_PER_TASK = 8;
-import { priceOf, type ModelPriceTable } from './budget/model-prices.js';
+import { pricesOf, type ModelPriceTable } from './budget/model-prices.js';
 import { TaskSpend } from './budget/task-spend.js';
 
 /** What the consumer does with the task's message once the attempt is over. */
@@ -732,6 +732,9 @@ export class TaskRunner {
         name: model.model_name,
         ...(model.temperature === undefined ? {} : { temperature: model.temperature }),
         ...(model.max_tokens === undefined ? {} : { max_tokens: model.max_tokens }),
+        ...(model.thinking_budget_tokens === undefined
+          ? {}
+          : { thinking_budget_tokens: model.thinking_budget_tokens }),
         client,
         ...(model.limits === undefined
           ? {}
@@ -833,7 +836,7 @@ export class TaskRunner {
 
   /** What the task has spent so far (its earlier attempts'), priced by this executor's table. */
   #spendOf(task: AssembledTask, resume: ResumePoint | undefined): TaskSpend {
-    return new TaskSpend(priceOf(this.deps.prices ?? new Map(), task.runtime_config.model), resume?.spent);
+    return new TaskSpend(pricesOf(this.deps.prices ?? new Map(), task.runtime_config), resume?.spent);
   }
 
   /**

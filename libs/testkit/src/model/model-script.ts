@@ -107,7 +107,8 @@ export interface RawReply extends StepTiming {
     status?: number;
     /** Default `content-type: text/event-stream`. */
     headers?: Record<string, string>;
-    body: string | readonly string[];
+    /** Text, or bytes (a binary framing such as Amazon's `application/vnd.amazon.eventstream`), in pieces. */
+    body: string | Uint8Array | readonly (string | Uint8Array)[];
   };
 }
 

@@ -113,7 +113,7 @@ async function writeFault(res: ServerResponse, fault: ModelFaultStep, context: S
 async function writeRaw(res: ServerResponse, raw: RawReply['raw'], signal: AbortSignal): Promise<void> {
   res.writeHead(raw.status ?? 200, raw.headers ?? { 'content-type': 'text/event-stream' });
   res.flushHeaders();
-  const pieces = typeof raw.body === 'string' ? [raw.body] : raw.body;
+  const pieces = typeof raw.body === 'string' || raw.body instanceof Uint8Array ? [raw.body] : raw.body;
   for (const piece of pieces) {
     if (signal.aborted) return;
     await new Promise<void>((resolve) => res.write(piece, () => resolve()));

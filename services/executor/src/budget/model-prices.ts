@@ -41,6 +41,17 @@ export function priceOf(
   return table.get(`${hostOf(model.base_url)}/${model.model_name}`) ?? table.get(model.model_name);
 }
 
+/** The prices of a task's models in the agent's order (the first, then its fallbacks); see TaskSpend. */
+export function pricesOf(
+  table: ModelPriceTable,
+  config: {
+    model: { model_name: string; base_url: string };
+    fallback_models?: readonly { model_name: string; base_url: string }[] | undefined;
+  },
+): (ModelPrice | undefined)[] {
+  return [config.model, ...(config.fallback_models ?? [])].map((model) => priceOf(table, model));
+}
+
 /**
  * US dollars of one call's usage: cached input tokens (a part of `prompt_tokens`) at their own prices where
  * the table gives them, the rest of the input at the input price. Rounded to 1e-10 dollars, so sums of many calls stay free of binary

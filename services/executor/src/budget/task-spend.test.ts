@@ -74,3 +74,33 @@ describe("a task's spend", () => {
     expect(spend.overBudget({ max_cost_usd: 0.01 })).toBeUndefined();
   });
 });
+
+describe('a task with fallback models', () => {
+  const first = { input_per_million_usd: 1, output_per_million_usd: 2 };
+  const fallback = { input_per_million_usd: 10, output_per_million_usd: 20 };
+
+  it('when a fallback model answers a turn, the turn costs that model’s price and the total adds it', () => {
+    const spend = new TaskSpend([first, fallback]);
+    expect(spend.addStep(1, usage(1000, 100))).toMatchObject({ cost_usd: 0.0012, total_cost_usd: 0.0012 });
+    expect(spend.addStep(2, usage(1000, 100), { modelIndex: 1 })).toMatchObject({
+      cost_usd: 0.012,
+      total_cost_usd: 0.0132,
+    });
+    expect(spend.costUsd).toBe(0.0132);
+  });
+
+  it('when the answering model has no price but another of the list has, the turn has no cost and the total stays', () => {
+    const spend = new TaskSpend([first, undefined]);
+    spend.addStep(1, usage(1000, 100));
+    const step = spend.addStep(2, usage(1000, 100), { modelIndex: 1 });
+    expect(step.cost_usd).toBeUndefined();
+    expect(step.total_cost_usd).toBe(0.0012);
+    expect(spend.usage.total_tokens).toBe(2200);
+  });
+
+  it('when no model of the list is priced, the task has no cost', () => {
+    const spend = new TaskSpend([undefined, undefined]);
+    expect(spend.addStep(1, usage(10, 1), { modelIndex: 1 }).total_cost_usd).toBeUndefined();
+    expect(spend.costUsd).toBeUndefined();
+  });
+});

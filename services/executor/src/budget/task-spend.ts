@@ -32,7 +32,15 @@ export interface StepOutcome {
   readonly finishReason?: string | null;
   /** False when the usage is an estimate. */
   readonly usageReported?: boolean;
+  /** The place in the agent's list of the model that answered (a fallback's); absent: the first. */
+  readonly modelIndex?: number;
 }
+
+/**
+ * The prices of the task's models, in the agent's order (the first model, then its fallbacks): each step
+ * is priced by the model that answered it. One price (or none) stands for a single model.
+ */
+export type TaskPrices = ModelPrice | readonly (ModelPrice | undefined)[] | undefined;
 
 export type TaskBudget = Pick<TaskLimits, 'max_total_tokens' | 'max_cost_usd'>;
 
@@ -55,11 +63,15 @@ export class TaskSpend {
   #costUsd: number;
   #estimated: boolean;
 
+  /** By the model's place in the agent's list. */
+  readonly #prices: readonly (ModelPrice | undefined)[];
+
   constructor(
-    /** The task model's price; none: the spend has no cost. */
-    private readonly price?: ModelPrice,
+    /** The task's models' prices; none priced: the spend has no cost. */
+    prices?: TaskPrices,
     earlier?: EarlierSpend,
   ) {
+    this.#prices = prices === undefined ? [] : Array.isArray(prices) ? prices : [prices as ModelPrice];
     this.#usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
     if (earlier !== undefined) addUsage(this.#usage, earlier.usage);
     this.#costUsd = earlier?.costUsd ?? 0;
@@ -76,9 +88,13 @@ export class TaskSpend {
     return { ...this.#usage };
   }
 
-  /** Dollars spent so far; undefined when the model has no price. */
+  /** Dollars spent so far; undefined when none of the task's models has a price. */
   get costUsd(): number | undefined {
-    return this.price === undefined ? undefined : this.#costUsd;
+    return this.#priced ? this.#costUsd : undefined;
+  }
+
+  get #priced(): boolean {
+    return this.#prices.some((price) => price !== undefined);
   }
 
   /** Adds a model call's usage (estimated or not, it counts); returns the data of its `step_finished` event. */
@@ -92,8 +108,11 @@ export class TaskSpend {
       usage: { ...usage },
       ...(estimated ? { usage_reported: false as const } : {}),
     };
-    if (this.price === undefined) return { ...turn, total_usage: this.usage };
-    const cost = costOf(usage, this.price);
+    if (!this.#priced) return { ...turn, total_usage: this.usage };
+    // The model that answered sets the price: a turn a fallback took costs the fallback's tokens.
+    const price = this.#prices[outcome.modelIndex ?? 0];
+    if (price === undefined) return { ...turn, total_usage: this.usage, total_cost_usd: this.#costUsd };
+    const cost = costOf(usage, price);
     this.#costUsd = roundUsd(this.#costUsd + cost);
     return { ...turn, cost_usd: cost, total_usage: this.usage, total_cost_usd: this.#costUsd };
   }

@@ -15,6 +15,11 @@ export interface ChatRequest {
   max_tokens?: number;
   tool_choice?: ToolChoice;
   parallel_tool_calls?: boolean;
+  /**
+   * Extended thinking's token budget (the model config's `thinking_budget_tokens`): Anthropic Messages and
+   * Claude on Bedrock think with it; other APIs ignore it.
+   */
+  thinking_budget_tokens?: number;
 }
 
 export interface CompleteOptions {
@@ -24,6 +29,8 @@ export interface CompleteOptions {
   onContentDelta?: (delta: string) => void;
   /** Each piece of the model's reasoning (`reasoning_content` / `reasoning`), in order. */
   onReasoningDelta?: (delta: string) => void;
+  /** Each piece of a tool call's arguments as it streams; `index` is the call's position in the turn. */
+  onToolCallDelta?: (delta: { index: number; id?: string; name?: string; arguments: string }) => void;
   /**
    * Asked after each piece of the stream is handed on: a promise means the receiver of the deltas is
    * backed up, and the stream is read on once it resolves (the model's server feels TCP backpressure).

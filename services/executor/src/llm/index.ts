@@ -1,6 +1,6 @@
 /**
  * The executor's model adapters: OpenAI-compatible chat completions over undici (the fast path) and the
- * native APIs (Anthropic Messages, Gemini, OpenAI Responses) through their official SDKs, all streamed,
+ * native APIs (Anthropic Messages, Gemini, OpenAI Responses, Bedrock Converse) through their official SDKs, all streamed,
  * with the executor's retries and cancellation, chosen by the model config's `api` (model-factory.ts).
  * The loop imports from here only.
  */
@@ -19,6 +19,7 @@ export {
   type ModelAdapterOptions,
 } from './model-factory.js';
 export { AnthropicMessagesModel } from './anthropic-messages/anthropic-messages-model.js';
+export { BedrockConverseModel } from './bedrock-converse/bedrock-converse-model.js';
 export { GeminiModel } from './gemini/gemini-model.js';
 export { OpenAiResponsesModel } from './openai-responses/openai-responses-model.js';
 export type { NativeModelOptions } from './native/native-call.js';

@@ -6,6 +6,7 @@
  */
 import { MODEL_APIS, type ModelApi } from '@agentmesh/protocol';
 import { AnthropicMessagesModel } from './anthropic-messages/anthropic-messages-model.js';
+import { BedrockConverseModel } from './bedrock-converse/bedrock-converse-model.js';
 import type { ChatRequest, ChatResult, CompleteOptions } from './chat-types.js';
 import { GeminiModel } from './gemini/gemini-model.js';
 import type { ModelEndpointGuard } from './model-endpoint-guard.js';
@@ -57,6 +58,8 @@ export function createModelAdapter({ api, provider, ...options }: ModelAdapterOp
       return new GeminiModel(common);
     case 'openai-responses':
       return new OpenAiResponsesModel(common);
+    case 'bedrock-converse':
+      return new BedrockConverseModel(common);
     default:
       throw new RangeError(`unknown model api "${api}"`);
   }

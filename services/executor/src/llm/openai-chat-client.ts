@@ -15,7 +15,7 @@ import type { ChatRequest, ChatResult, CompleteOptions } from './chat-types.js';
 import { errorAnswerFailure } from './error-answer.js';
 import { LlmAbortedError, LlmResponseError, LlmUnavailableError } from './errors.js';
 import type { ModelEndpointGuard } from './model-endpoint-guard.js';
-import { DEFAULT_BACKOFF, retryDelayMs, type BackoffOptions } from './retry-policy.js';
+import { DEFAULT_BACKOFF, waitBeforeRetry, type BackoffOptions } from './retry-policy.js';
 import { MalformedChunkError, StreamAccumulator, type ChunkDeltas } from './stream-accumulator.js';
 import { PROVIDER_PROFILES, type ProviderProfile } from './openai-compatible/profiles/provider-profiles.js';
 import { completionsUrl, requestBody, requestHeaders } from './openai-compatible/profiles/wire-request.js';
@@ -166,19 +166,16 @@ export class OpenAiChatClient {
           { cause: failure },
         );
       }
-      const waitMs = retryDelayMs({
+      await waitBeforeRetry({
         retry: attempts,
         retryAfterMs: failure.retryAfterMs,
         backoff: this.backoff,
         maxRetryAfterMs: this.maxRetryAfterMs,
         random: this.random,
+        signal,
+        attempts,
+        sleep: this.sleep,
       });
-      try {
-        await this.sleep(waitMs, signal);
-      } catch (error) {
-        if (signal?.aborted) throw aborted(signal, attempts);
-        throw error;
-      }
     }
   }
 

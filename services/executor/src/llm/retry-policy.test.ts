@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelayMs, isRetryableStatus, parseRetryAfter, retryDelayMs } from './retry-policy.js';
+import { LlmAbortedError } from './errors.js';
+import {
+  backoffDelayMs,
+  isRetryableStatus,
+  parseRetryAfter,
+  retryDelayMs,
+  waitBeforeRetry,
+} from './retry-policy.js';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
 const backoff = { initialMs: 100, maxMs: 1_000, multiplier: 2 };
@@ -61,5 +68,35 @@ describe('backoff', () => {
   it('429, 408 and 5xx are worth retrying; other 4xx are not', () => {
     expect([429, 408, 500, 502, 503, 504].every(isRetryableStatus)).toBe(true);
     expect([400, 401, 403, 404, 422].some(isRetryableStatus)).toBe(false);
+  });
+});
+
+describe('waitBeforeRetry', () => {
+  const wait = { backoff, maxRetryAfterMs: 5_000, random: () => 0.5, attempts: 2 };
+
+  it('when the server named a wait, that wait is slept (capped); else the backoff is', async () => {
+    const slept: number[] = [];
+    const sleep = async (ms: number) => void slept.push(ms);
+    await waitBeforeRetry({ ...wait, retry: 1, retryAfterMs: 9_000, signal: undefined, sleep });
+    await waitBeforeRetry({ ...wait, retry: 2, retryAfterMs: undefined, signal: undefined, sleep });
+    expect(slept).toEqual([5_000, 100]);
+  });
+
+  it('when the caller aborts during the wait, it ends with LlmAbortedError naming the attempts made', async () => {
+    const controller = new AbortController();
+    const sleep = (_ms: number, signal?: AbortSignal) =>
+      new Promise<void>((_resolve, reject) => {
+        signal?.addEventListener('abort', () => reject(new Error('aborted')));
+        controller.abort(new Error('cancelled by the user'));
+      });
+    const error = await waitBeforeRetry({
+      ...wait,
+      retry: 1,
+      retryAfterMs: undefined,
+      signal: controller.signal,
+      sleep,
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LlmAbortedError);
+    expect((error as LlmAbortedError).detail.attempts).toBe(2);
   });
 });

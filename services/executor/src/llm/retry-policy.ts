@@ -1,8 +1,10 @@
 /**
  * When to try a model call again and how long to wait first: exponential backoff with full jitter
  * (a uniformly random wait up to the exponential bound, so many clients failing together do not
- * return together), unless the server said when to come back in `Retry-After`.
+ * return together), unless the server said when to come back in `Retry-After`. Every model client waits
+ * between attempts through {@link waitBeforeRetry}.
  */
+import { LlmAbortedError } from './errors.js';
 
 export interface BackoffOptions {
   /** Upper bound of the first wait. */
@@ -61,6 +63,28 @@ export interface RetryWait {
 export function retryDelayMs(wait: RetryWait): number {
   if (wait.retryAfterMs !== undefined) return Math.min(wait.retryAfterMs, wait.maxRetryAfterMs);
   return backoffDelayMs(wait.retry, wait.backoff, wait.random);
+}
+
+export interface RetryWaitOptions extends RetryWait {
+  /** Ends the wait early: the caller's abort (cancel, deadline). */
+  signal: AbortSignal | undefined;
+  /** Attempts made so far, for the error when the wait is aborted. */
+  attempts: number;
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+/**
+ * Waits before the next attempt (see {@link retryDelayMs}); an abort during the wait ends it with
+ * LlmAbortedError naming the attempts made. The one wait of every model client.
+ */
+export async function waitBeforeRetry(options: RetryWaitOptions): Promise<void> {
+  const { signal, attempts, sleep } = options;
+  try {
+    await sleep(retryDelayMs(options), signal);
+  } catch (error) {
+    if (signal?.aborted) throw new LlmAbortedError(signal.reason, attempts, { cause: signal.reason });
+    throw error;
+  }
 }
 
 function parseNumber(value: string | undefined): number | undefined {

@@ -5,7 +5,17 @@
  */
 import { startScriptedModel, type ScriptedModel } from '@agentmesh/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LlmUnavailableError, OpenAiChatClient } from '../llm/index.js';
+import {
+  bedrockModelStreamErrorFrame,
+  bedrockStream,
+  recordedEvents,
+} from '../__fixtures__/native/recordings.js';
+import {
+  BedrockConverseModel,
+  LlmUnavailableError,
+  ModelEndpointGuard,
+  OpenAiChatClient,
+} from '../llm/index.js';
 import { FallbackModel, type ModelChoice } from './fallback-model.js';
 
 let servers: ScriptedModel[] = [];
@@ -64,5 +74,36 @@ describe('the fallback model', () => {
     ).rejects.toBeInstanceOf(LlmUnavailableError);
     expect(deltas.join('')).not.toBe('');
     expect(servers[1]!.requests).toHaveLength(0);
+  });
+
+  it('when a stream breaks after tool-call argument deltas were handed on, the error stands and the next model is not asked', async () => {
+    const [, second] = await choices(2);
+    const bedrockServer = await startScriptedModel({ anyPath: true });
+    servers.push(bedrockServer);
+    const guard = new ModelEndpointGuard({ allowHosts: ['127.0.0.1'] });
+    try {
+      const bedrock: ModelChoice = {
+        name: 'bedrock',
+        client: new BedrockConverseModel({
+          baseUrl: bedrockServer.baseUrl.replace(/\/v1$/, ''),
+          apiKey: JSON.stringify({ access_key_id: 'AKIATEST', secret_access_key: 'secret' }),
+          endpointGuard: guard,
+          maxRetries: 0,
+        }),
+      };
+      const model = new FallbackModel([bedrock, second!]);
+      // The recorded two-tool turn up to its first input delta, then the recorded stream error.
+      const partial = recordedEvents('bedrock-two-tool-uses.chunks.txt').slice(0, 4);
+      bedrockServer.enqueue(bedrockStream(partial, [bedrockModelStreamErrorFrame()]));
+      const deltas: string[] = [];
+
+      await expect(
+        model.complete(request, { onToolCallDelta: (delta) => deltas.push(delta.arguments) }),
+      ).rejects.toBeInstanceOf(LlmUnavailableError);
+      expect(deltas.join('')).toBe('{"value":');
+      expect(servers[1]!.requests).toHaveLength(0);
+    } finally {
+      await guard.close();
+    }
   });
 });

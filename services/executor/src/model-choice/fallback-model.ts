@@ -24,6 +24,8 @@ export interface ModelChoice {
   name: string;
   temperature?: number;
   max_tokens?: number;
+  /** Extended thinking's budget (the APIs that take one). */
+  thinking_budget_tokens?: number;
   client: ChatModel;
   /** The key's shared limits, and the hash that names the key in the limits bucket. */
   limits?: { keyId: string; limits: ModelLimits };
@@ -63,6 +65,15 @@ export class FallbackModel implements ChatModel {
         delivered = true;
         options.onReasoningDelta?.(delta);
       },
+      // Tool-call argument deltas shown to the client count as delivered too (the next model would repeat them).
+      ...(options.onToolCallDelta === undefined
+        ? {}
+        : {
+            onToolCallDelta: (delta: Parameters<NonNullable<CompleteOptions['onToolCallDelta']>>[0]) => {
+              delivered = true;
+              options.onToolCallDelta?.(delta);
+            },
+          }),
     };
     for (;;) {
       const index = this.current;
@@ -90,12 +101,15 @@ export class FallbackModel implements ChatModel {
     request: ChatRequest,
     options: CompleteOptions,
   ): Promise<ChatResult> {
-    const { temperature: _t, max_tokens: _m, ...rest } = request;
+    const { temperature: _t, max_tokens: _m, thinking_budget_tokens: _b, ...rest } = request;
     const sent: ChatRequest = {
       ...rest,
       model: choice.name,
       ...(choice.temperature === undefined ? {} : { temperature: choice.temperature }),
       ...(choice.max_tokens === undefined ? {} : { max_tokens: choice.max_tokens }),
+      ...(choice.thinking_budget_tokens === undefined
+        ? {}
+        : { thinking_budget_tokens: choice.thinking_budget_tokens }),
     };
     const keyLimits = this.options.keyLimits;
     if (choice.limits === undefined || keyLimits === undefined) return choice.client.complete(sent, options);

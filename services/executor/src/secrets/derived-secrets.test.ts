@@ -11,6 +11,22 @@ function withAuth(auth: HttpTool['auth']): HttpTool {
 }
 
 describe('derivedSecrets', () => {
+  it('when a model key entry holds AWS credentials (Bedrock), the key id, secret and session token are each a secret', () => {
+    const aws = {
+      access_key_id: 'AKIAEXAMPLE1',
+      secret_access_key: 'wJalr/secret',
+      session_token: 'IQoJtoken',
+    };
+    const derived = derivedSecrets([], {
+      __model_api_key_1: JSON.stringify(aws),
+      __model_api_key: 'sk-plain',
+      OTHER: JSON.stringify(aws),
+    });
+    expect(derived).toEqual(['AKIAEXAMPLE1', 'wJalr/secret', 'IQoJtoken']);
+    const scrubber = new SecretScrubber(derived);
+    expect(scrubber.scrub('denied for AKIAEXAMPLE1 (wJalr/secret)')).not.toMatch(/AKIAEXAMPLE1|wJalr/);
+  });
+
   it('when a tool uses Basic auth, the user:password pair and its base64 are secrets from the start', () => {
     const derived = derivedSecrets(
       [withAuth({ type: 'basic', username_source: 'USER', password_source: 'PASS' })],

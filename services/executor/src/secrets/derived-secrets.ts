@@ -3,9 +3,11 @@
  * and its base64, and the form-encoded `client_id:client_secret` pair an OAuth2 client authenticates with
  * and its base64. They are known from the tools' auth configs as soon as the vault opens, so they are
  * scrubbed from the start, not only once a tool has used them. (Tokens fetched later are added by the HTTP
- * runner when it gets them.)
+ * runner when it gets them.) A model key entry holding AWS credentials (a `bedrock-converse` model) adds
+ * each of its parts: the key id, the secret and the session token are each a secret alone.
  */
-import type { ClearVault, ToolDefinition } from '@agentmesh/protocol';
+import { MODEL_API_KEY_VAULT_ENTRY, type ClearVault, type ToolDefinition } from '@agentmesh/protocol';
+import { credentialSecrets } from '../llm/bedrock-converse/bedrock-credentials.js';
 import { clientBasicCredential } from '../tools/http/oauth2-token-request.js';
 
 export function derivedSecrets(tools: readonly ToolDefinition[], vault: ClearVault): string[] {
@@ -26,6 +28,9 @@ export function derivedSecrets(tools: readonly ToolDefinition[], vault: ClearVau
       const credential = clientBasicCredential({ config: auth.oauth2, clientId, clientSecret });
       derived.push(credential, Buffer.from(credential, 'base64').toString('utf8'));
     }
+  }
+  for (const [name, value] of Object.entries(vault)) {
+    if (name.startsWith(MODEL_API_KEY_VAULT_ENTRY)) derived.push(...credentialSecrets(value));
   }
   return derived;
 }

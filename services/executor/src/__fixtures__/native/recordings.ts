@@ -4,6 +4,7 @@
  * providers' documented error bodies.
  */
 import { readFileSync } from 'node:fs';
+import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { sseBody, type RawReply } from '@agentmesh/testkit';
 
 /** The events of a recording, in order. */
@@ -49,6 +50,76 @@ export function anthropicOverloadedMidStream(): RawReply {
         `event: message_start\ndata: ${JSON.stringify(start)}\n\n`,
         `event: error\ndata: ${JSON.stringify(anthropicError('overloaded_error', 'Overloaded'))}\n\n`,
       ],
+    },
+  };
+}
+
+const eventStream = new EventStreamCodec(
+  (bytes) => Buffer.from(bytes).toString('utf8'),
+  (text) => Buffer.from(text, 'utf8'),
+);
+
+/** One `application/vnd.amazon.eventstream` frame of a Converse stream event (`{"<eventType>": {...}}`). */
+export function bedrockFrame(event: Record<string, unknown>): Uint8Array {
+  const [type, body] = Object.entries(event)[0] ?? [];
+  if (type === undefined) throw new Error('an empty Converse event');
+  return eventStream.encode({
+    headers: {
+      ':event-type': { type: 'string', value: type },
+      ':content-type': { type: 'string', value: 'application/json' },
+      ':message-type': { type: 'string', value: 'event' },
+    },
+    body: Buffer.from(JSON.stringify(body), 'utf8'),
+  });
+}
+
+/** Converse stream events as Bedrock sends them: one binary frame each, each frame its own write. */
+export function bedrockStream(
+  events: readonly Record<string, unknown>[],
+  extra: Uint8Array[] = [],
+): RawReply {
+  return {
+    raw: {
+      headers: { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-requestid': 'b7c1-recorded' },
+      body: [...events.map(bedrockFrame), ...extra],
+    },
+  };
+}
+
+/** A recorded Converse stream (one JSON event a line), replayed in its binary framing. */
+export function recordedBedrockStream(file: string): RawReply {
+  return bedrockStream(recordedEvents(file));
+}
+
+/** The recorded `modelStreamErrorException` frame (README.md), as Bedrock sent it. */
+export function bedrockModelStreamErrorFrame(): Uint8Array {
+  const text = readFileSync(
+    new URL('bedrock-model-stream-error.eventstream.base64.txt', import.meta.url),
+    'utf8',
+  );
+  return Buffer.from(text.trim(), 'base64');
+}
+
+/**
+ * docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html (Errors) and the AWS
+ * JSON protocol: an HTTP error names its type in `x-amzn-errortype` and its message in the body.
+ */
+export function bedrockError(
+  status: number,
+  type: string,
+  message: string,
+  headers: Record<string, string> = {},
+): RawReply {
+  return {
+    raw: {
+      status,
+      headers: {
+        'content-type': 'application/json',
+        'x-amzn-errortype': `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/`,
+        'x-amzn-requestid': 'b7c1-error',
+        ...headers,
+      },
+      body: JSON.stringify({ message }),
     },
   };
 }

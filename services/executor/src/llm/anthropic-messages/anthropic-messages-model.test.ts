@@ -127,6 +127,21 @@ describe('Anthropic Messages adapter (recorded streams)', () => {
     expect(body['max_tokens']).toBe(4096);
   });
 
+  it('when the agent sets a temperature, it is sent; with a thinking budget, thinking is enabled, max_tokens exceeds the budget, and the temperature is left out', async () => {
+    server.enqueue(
+      recordedStream('anthropic-text.chunks.txt'),
+      recordedStream('anthropic-reasoning.chunks.txt'),
+    );
+    const plain = (await run({ ...ask, temperature: 0.3 })).sent[0]?.body as Record<string, unknown>;
+    expect(plain['temperature']).toBe(0.3);
+    expect(plain['thinking']).toBeUndefined();
+    const thinking = (await run({ ...ask, temperature: 0.3, thinking_budget_tokens: 2048 })).sent[0]
+      ?.body as Record<string, unknown>;
+    expect(thinking['thinking']).toEqual({ type: 'enabled', budget_tokens: 2048 });
+    expect(thinking['max_tokens']).toBe(2048 + 4096);
+    expect(thinking['temperature']).toBeUndefined();
+  });
+
   it('when Claude thinks, the thinking streams as reasoning and its signed block is kept on the turn; sent back, it leads the assistant turn unchanged, and the loop prefix gets a breakpoint', async () => {
     server.enqueue(recordedStream('anthropic-reasoning.chunks.txt'));
     const { result, reasoning } = await run();

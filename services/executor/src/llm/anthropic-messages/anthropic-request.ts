@@ -19,6 +19,13 @@ export const DEFAULT_ANTHROPIC_MAX_TOKENS = 4096;
 
 export const ANTHROPIC_API = 'anthropic-messages';
 
+/** `max_tokens` must exceed the thinking budget: an agent that sets none gets the budget plus the default. */
+export function defaultMaxTokens(thinkingBudget: number | undefined): number {
+  return thinkingBudget === undefined
+    ? DEFAULT_ANTHROPIC_MAX_TOKENS
+    : thinkingBudget + DEFAULT_ANTHROPIC_MAX_TOKENS;
+}
+
 type Block = Anthropic.ContentBlockParam;
 type ThinkingBlock = Anthropic.ThinkingBlockParam | Anthropic.RedactedThinkingBlockParam;
 const EPHEMERAL = { type: 'ephemeral' } as const;
@@ -58,14 +65,22 @@ export function anthropicRequest(chat: ChatRequest): Anthropic.MessageCreatePara
   if (lastSystem !== undefined) lastSystem.cache_control = EPHEMERAL;
   if (messages.some((m) => m.role === 'assistant')) markLastBlock(messages);
 
+  const thinking = chat.thinking_budget_tokens;
   const request: Anthropic.MessageCreateParamsStreaming = {
     model: chat.model,
-    max_tokens: chat.max_tokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS,
+    max_tokens: chat.max_tokens ?? defaultMaxTokens(thinking),
     messages,
     stream: true,
   };
   if (system.length > 0) request.system = system;
-  // The agent's temperature is not sent: the Messages API of the SDK we use takes no sampling parameters.
+  if (thinking !== undefined) request.thinking = { type: 'enabled', budget_tokens: thinking };
+  // The SDK's types (1.x) dropped the sampling parameters, as the newest models refuse them; the API takes
+  // `temperature` from the others, so an agent that sets one sends it (a model refusing it answers 400,
+  // which names it). Thinking allows no temperature but the default: it is not sent then.
+  if (chat.temperature !== undefined && thinking === undefined) {
+    (request as Anthropic.MessageCreateParamsStreaming & { temperature?: number }).temperature =
+      chat.temperature;
+  }
   if (chat.tools && chat.tools.length > 0) {
     const tools: Anthropic.Tool[] = chat.tools.map(({ function: fn }) => ({
       name: fn.name,

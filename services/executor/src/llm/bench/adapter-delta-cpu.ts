@@ -1,6 +1,6 @@
 /**
  * CPU per streamed delta of each model adapter: the OpenAI-compatible fast path and the native adapters
- * (Anthropic Messages, OpenAI Responses, Gemini), each reading the same number of text deltas, in its
+ * (Anthropic Messages, OpenAI Responses, Gemini, Bedrock Converse), each reading the same number of text deltas, in its
  * API's recorded event shapes, from a model server in a child process (so serving costs this process
  * nothing). Measures this process's CPU (user + system) over the calls, after a warm-up; a measurement
  * script, not a test:
@@ -10,7 +10,9 @@
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
+import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { AnthropicMessagesModel } from '../anthropic-messages/anthropic-messages-model.js';
+import { BedrockConverseModel } from '../bedrock-converse/bedrock-converse-model.js';
 import type { ChatRequest, ChatResult, CompleteOptions } from '../chat-types.js';
 import { GeminiModel } from '../gemini/gemini-model.js';
 import { ModelEndpointGuard } from '../model-endpoint-guard.js';
@@ -19,8 +21,28 @@ import { OpenAiResponsesModel } from '../openai-responses/openai-responses-model
 
 const PIECE = 'abc ';
 
-/** SSE bodies of one answer of `deltas` text deltas, per API, in the shapes of the recorded streams. */
-function bodies(deltas: number): Record<string, string> {
+/** Bedrock's binary framing (`application/vnd.amazon.eventstream`) of Converse events `{"<type>": {...}}`. */
+function eventStream(events: Record<string, unknown>[]): Buffer {
+  const codec = new EventStreamCodec(
+    (bytes) => Buffer.from(bytes).toString('utf8'),
+    (text) => Buffer.from(text, 'utf8'),
+  );
+  const frames = events.map((event) => {
+    const [type, body] = Object.entries(event)[0] ?? ['', {}];
+    return codec.encode({
+      headers: {
+        ':event-type': { type: 'string', value: type },
+        ':content-type': { type: 'string', value: 'application/json' },
+        ':message-type': { type: 'string', value: 'event' },
+      },
+      body: Buffer.from(JSON.stringify(body), 'utf8'),
+    });
+  });
+  return Buffer.concat(frames);
+}
+
+/** Bodies of one answer of `deltas` text deltas, per API, in the shapes of the recorded streams. */
+function bodies(deltas: number): Record<string, string | Buffer> {
   const sse = (events: unknown[], named: boolean) =>
     events
       .map((e) => `${named ? `event: ${(e as { type: string }).type}\n` : ''}data: ${JSON.stringify(e)}\n\n`)
@@ -142,7 +164,19 @@ function bodies(deltas: number): Record<string, string> {
     })),
     false,
   );
-  return { chat, anthropic, responses, gemini };
+  const bedrock = eventStream([
+    { messageStart: { role: 'assistant' } },
+    ...n.map((text) => ({ contentBlockDelta: { contentBlockIndex: 0, delta: { text } } })),
+    { contentBlockStop: { contentBlockIndex: 0 } },
+    { messageStop: { stopReason: 'end_turn' } },
+    {
+      metadata: {
+        metrics: { latencyMs: 2040 },
+        usage: { inputTokens: 22, outputTokens: deltas, totalTokens: 22 + deltas },
+      },
+    },
+  ]);
+  return { chat, anthropic, responses, gemini, bedrock };
 }
 
 /** The child: answers every POST with the body its path names. */
@@ -159,8 +193,12 @@ function serve(): void {
           ? 'anthropic'
           : url.includes('/responses')
             ? 'responses'
-            : 'gemini';
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
+            : url.includes('/converse-stream')
+              ? 'bedrock'
+              : 'gemini';
+      res.writeHead(200, {
+        'content-type': key === 'bedrock' ? 'application/vnd.amazon.eventstream' : 'text/event-stream',
+      });
       res.end(body[key]);
     });
   });
@@ -225,6 +263,16 @@ async function main(): Promise<void> {
       calls,
     );
     await measure('gemini', new GeminiModel({ ...common, baseUrl: base }), deltas, calls);
+    await measure(
+      'bedrock-converse',
+      new BedrockConverseModel({
+        ...common,
+        apiKey: JSON.stringify({ access_key_id: 'AKIABENCH', secret_access_key: 'bench-secret' }),
+        baseUrl: base,
+      }),
+      deltas,
+      calls,
+    );
   } finally {
     child.kill();
     await guard.close();

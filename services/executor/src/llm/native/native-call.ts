@@ -18,7 +18,7 @@ import {
   DEFAULT_BACKOFF,
   isRetryableStatus,
   parseRetryAfter,
-  retryDelayMs,
+  waitBeforeRetry,
   type BackoffOptions,
 } from '../retry-policy.js';
 
@@ -63,6 +63,8 @@ export interface NativeAttempt {
   /** Hands text on (and marks the call as having delivered, so it is not retried). */
   content(delta: string): void;
   reasoning(delta: string): void;
+  /** Hands a piece of a tool call's arguments on (CompleteOptions.onToolCallDelta), marking the call delivered. */
+  toolCallDelta(delta: { index: number; id?: string; name?: string; arguments: string }): void;
   readonly backpressure: CompleteOptions['backpressure'];
 }
 
@@ -160,19 +162,16 @@ export class NativeCallRunner {
           failure.detail(attempts),
         );
       }
-      const waitMs = retryDelayMs({
+      await waitBeforeRetry({
         retry: attempts,
         retryAfterMs: failure.retryAfterMs,
         backoff: this.backoff,
         maxRetryAfterMs: this.maxRetryAfterMs,
         random: this.random,
+        signal,
+        attempts,
+        sleep: this.sleep,
       });
-      try {
-        await this.sleep(waitMs, signal);
-      } catch (error) {
-        if (signal?.aborted) throw aborted(signal, attempts);
-        throw error;
-      }
     }
   }
 
@@ -216,6 +215,11 @@ export class NativeCallRunner {
         if (!delta || !live()) return;
         markDelivered();
         options.onReasoningDelta?.(delta);
+      },
+      toolCallDelta: (delta) => {
+        if (options.onToolCallDelta === undefined || !live()) return;
+        markDelivered();
+        options.onToolCallDelta(delta);
       },
       backpressure: options.backpressure,
     };
