@@ -413,9 +413,8 @@ export class TaskRunner {
   }
 
   /**
-   * An attempt whose status write found the task ended, or a newer attempt's record, writes nothing: an
-   * ended task's delivery is acknowledged, and a stale attempt leaves the task to the newer one (after
-   * making sure the status says what a terminal event stored meanwhile says).
+   * What the `running` write found, logged: an attempt that found the task ended, or another attempt's
+   * record, writes nothing (see the `starting` rows of the lifecycle).
    */
   #logStart(attempt: number, conflict: StatusConflict | undefined): void {
     switch (conflict) {

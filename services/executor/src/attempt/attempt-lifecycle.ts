@@ -35,12 +35,12 @@
  * SUPERSEDED leaves a redelivery's message to the attempt that owns the task (abandon), but hands a first
  * delivery back (nak): see `afterConflict`.
  */
+import { EventStreamConflictError } from '@agentmesh/bus';
 import { ErrorCode } from '@agentmesh/protocol';
 import type { LoopOutcome, LoopResult } from '../agent-loop.js';
 import type { ApprovalSettlement } from '../approval/approval-settlement.js';
 import { StatusConflict } from '../attempt-status.js';
 import { AbortCause, type TaskAbortReason } from '../task-abort.js';
-import { EventStreamConflictError } from '@agentmesh/bus';
 
 /** What the consumer does with the task's message once the attempt is over. */
 export const AttemptDisposition = {
