@@ -3,7 +3,7 @@
  * every task in flight (task-consumer.ts), and each tick tells this clock. A tick later than `stallMs` after
  * the one before means the process stood still (SIGSTOP, a long GC or event-loop stall) long enough for
  * nats-server to have handed its tasks to another executor. Attempts read {@link stalls} before each model
- * or tool call, and check that they still own their task when it changed (task-runner.ts).
+ * or tool call, and check that they still own their task when it changed (`ownershipCheck` in attempt/task-loop.ts).
  */
 export class HeartbeatClock {
   #lastBeat: number;
