@@ -97,6 +97,7 @@ import { appendThreadTurn, releaseThread } from './thread-turns.js';
 import type { TaskAccount, TaskContextValues } from './tools/index.js';
 import { ToolCallError } from './tools/tool-errors.js';
 import { SubtaskFanOut } from './tools/sub-agent/index.js';
+import { describeA2aTools } from './tools/a2a/index.js';
 
 const DEFAULT_MAX_SUBTASKS_PER_TASK = 8;
 import { priceOf, type ModelPriceTable } from './budget/model-prices.js';
@@ -624,6 +625,7 @@ export class TaskRunner {
       if ('failure' in listed) return listed.failure;
       tools = [...tools, ...listed.tools];
     }
+    tools = await describeA2aTools(tools, this.deps.tools.a2a, { vault, account: accountOf(task).id, scrubber: secrets }, this.deps.log);
     const model = task.runtime_config.model;
     const client = this.#models(task, vault, tools, resume, sink);
     const agentTask: AgentTask = {
