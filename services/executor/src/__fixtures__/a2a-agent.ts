@@ -40,6 +40,8 @@ export interface AgentTurn {
   end(state: EndState, text?: string): void;
   /** Settles when the client asked to cancel this task (`CancelTask`); the server then ends it canceled. */
   readonly cancelled: Promise<void>;
+  /** Settles when a client subscribed to this task again (`SubscribeToTask`). */
+  readonly resubscribed: Promise<void>;
 }
 
 export type EndState = 'completed' | 'failed' | 'rejected' | 'input-required' | 'auth-required';
@@ -61,6 +63,8 @@ export interface A2aTestAgentOptions {
   /** Requests without this exact Authorization (or other) header get 401 (the card too, unless `publicCard`). */
   readonly requireHeader?: { name: string; value: string };
   readonly publicCard?: boolean;
+  /** Cuts the connection of a `SendStreamingMessage` after this many events (the task runs on). */
+  readonly dropStreamAfter?: number;
 }
 
 export interface A2aTestAgent {
@@ -80,6 +84,7 @@ export async function startA2aTestAgent(options: A2aTestAgentOptions): Promise<A
   const calls: { method: string; headers: IncomingHttpHeaders }[] = [];
   const cancels: string[] = [];
   const cancelHooks = new Map<string, () => void>();
+  const resubscribeHooks = new Map<string, () => void>();
   let card: AgentCard | undefined;
 
   const executor: AgentExecutor = {
@@ -90,6 +95,9 @@ export async function startA2aTestAgent(options: A2aTestAgentOptions): Promise<A
       let cancel: () => void = () => undefined;
       const cancelled = new Promise<void>((resolve) => (cancel = resolve));
       cancelHooks.set(taskId, cancel);
+      let resubscribe: () => void = () => undefined;
+      const resubscribed = new Promise<void>((resolve) => (resubscribe = resolve));
+      resubscribeHooks.set(taskId, resubscribe);
       const status = (state: TaskState, text?: string) =>
         bus.publish(
           AgentEvent.statusUpdate({
@@ -132,6 +140,7 @@ export async function startA2aTestAgent(options: A2aTestAgentOptions): Promise<A
           bus.finished();
         },
         cancelled,
+        resubscribed,
       };
       await options.script(turn);
     },
@@ -170,8 +179,13 @@ export async function startA2aTestAgent(options: A2aTestAgentOptions): Promise<A
       }
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { method?: string; id?: unknown };
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        method?: string;
+        id?: unknown;
+        params?: { id?: string };
+      };
       calls.push({ method: String(body.method), headers: req.headers });
+      const dropAfter = body.method === 'SendStreamingMessage' ? options.dropStreamAfter : undefined;
       const version = req.headers['a2a-version'];
       const context = defaultServerCallContextBuilder({
         extensions: undefined,
@@ -185,8 +199,21 @@ export async function startA2aTestAgent(options: A2aTestAgentOptions): Promise<A
         return;
       }
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      if (body.method === 'SubscribeToTask' && body.params?.id !== undefined) {
+        // Told once the subscription is in place, so what the task publishes next reaches it.
+        setImmediate(() => resubscribeHooks.get(body.params?.id ?? '')?.());
+      }
+      let sent = 0;
       try {
-        for await (const event of answer as AsyncGenerator) res.write(`data: ${JSON.stringify(event)}\n\n`);
+        for await (const event of answer as AsyncGenerator) {
+          // Flushed before the cut, so the client has read these events when the connection dies.
+          await new Promise<void>((resolve) => res.write(`data: ${JSON.stringify(event)}\n\n`, () => resolve()));
+          sent += 1;
+          if (dropAfter !== undefined && sent >= dropAfter) {
+            res.socket?.destroy();
+            return;
+          }
+        }
       } catch (error) {
         const failure = { jsonrpc: '2.0', id: body.id ?? null, error: JsonRpcTransportHandler.mapToJSONRPCError(error) };
         res.write(`event: error\ndata: ${JSON.stringify(failure)}\n\n`);

@@ -93,6 +93,25 @@ describe('A2aToolRunner', () => {
     expect(remote.calls.map((entry) => entry.method)).toEqual(['SendStreamingMessage']);
   });
 
+  it('when the stream breaks off mid-task, the runner subscribes to the remote task again and gets its end', async () => {
+    const remote = await start({
+      dropStreamAfter: 2,
+      script: async (turn) => {
+        turn.working('first leg');
+        await turn.resubscribed;
+        turn.working('second leg');
+        turn.artifact('itinerary', [{ text: 'both legs booked' }]);
+        turn.end('completed');
+      },
+    });
+    const run: Run = { progress: [] };
+    const outcome = await call(a2aTool(remote.cardUrl), { message: 'two legs' }, run);
+
+    expect(outcome).toEqual({ ok: true, result: 'both legs booked' });
+    expect(remote.calls.map((entry) => entry.method)).toEqual(['SendStreamingMessage', 'SubscribeToTask']);
+    expect(run.progress.map((entry) => entry.message)).toEqual(['first leg', 'second leg']);
+  });
+
   it('when the task is cancelled mid-call, the remote task gets CancelTask before the call returns CANCELLED', async () => {
     const remote = await start({
       script: async (turn) => {

@@ -117,15 +117,21 @@ export class A2aToolRunner {
       const card = await this.#cards.get(ctx.account, tool.card_url, fetcher, signal);
       client = await clientFor(card, fetcher);
       let progress = 0;
+      // Reads a stream into the remote task; a stream that breaks off once the task's id is known is left
+      // for the loop below to pick up again (anything else is thrown).
       const follow = async (stream: AsyncGenerator<StreamResponse>) => {
-        for await (const item of stream) {
-          const { status } = remote.apply(item);
-          if (status !== undefined && ctx.onProgress !== undefined) {
-            progress += 1;
-            ctx.onProgress({ progress, message: ctx.scrubber.scrub(status) });
+        try {
+          for await (const item of stream) {
+            const { status } = remote.apply(item);
+            if (status !== undefined && ctx.onProgress !== undefined) {
+              progress += 1;
+              ctx.onProgress({ progress, message: ctx.scrubber.scrub(status) });
+            }
+            // The SDK's server keeps an auth-required stream open (it waits for the credential out of band).
+            if (remote.settled) break;
           }
-          // The SDK's server keeps an auth-required stream open (it waits for the credential out of band).
-          if (remote.settled) break;
+        } catch (error) {
+          if (signal.aborted || remote.taskId === undefined || !isBrokenStream(error)) throw error;
         }
       };
       await follow(client.sendMessageStream({ ...sendRequest(tool, args, ctx) }, { signal }));
@@ -166,11 +172,16 @@ export class A2aToolRunner {
     try {
       await follow(client.resubscribeTask({ tenant: '', id }, { signal }));
     } catch (error) {
-      if (signal.aborted) throw error;
+      // A task that ended meanwhile refuses subscriptions: it is read below.
+      if (signal.aborted || !(error instanceof A2AError)) throw error;
     }
     if (remote.settled) return;
-    const task = await client.getTask({ tenant: '', id }, { signal });
-    remote.apply({ payload: { $case: 'task', value: task } });
+    // Ended meanwhile (a subscription to an ended task is refused), or the subscription broke off too.
+    try {
+      remote.apply({ payload: { $case: 'task', value: await client.getTask({ tenant: '', id }, { signal }) } });
+    } catch (error) {
+      if (signal.aborted || !isBrokenStream(error)) throw error;
+    }
   }
 
   #outcome(tool: A2aTool, remote: RemoteTask, scrubber: SecretScrubber): ToolOutcome {
@@ -323,6 +334,11 @@ function fromError(
       detail: remoteDetail(remote),
     }),
   );
+}
+
+/** An exchange that broke off (connection reset, stream cut), not an answer, a refusal or our own error. */
+function isBrokenStream(error: unknown): boolean {
+  return findCoded(error) === undefined && findDenial(error) === undefined && !(error instanceof A2AError);
 }
 
 /** A tool error thrown inside the SDK (our fetch's) may come wrapped in the SDK's own error. */

@@ -34,7 +34,7 @@ export class RemoteTask {
   #reply: Message | undefined;
   readonly #artifacts = new Map<string, Artifact>();
 
-  /** Folds one stream item in; returns the status text it brought (for progress), if any. */
+  /** Folds one stream item in; returns the text a status update brought (for progress), if any. */
   apply(item: StreamResponse): { status?: string } {
     const payload = item.payload;
     switch (payload?.$case) {
@@ -43,7 +43,9 @@ export class RemoteTask {
         this.taskId = task.id;
         this.contextId = task.contextId;
         for (const artifact of task.artifacts) this.#artifacts.set(artifact.artifactId, artifact);
-        return this.#status(task.status?.state, task.status?.message);
+        // A snapshot (the first item, or a re-subscription's): its status was reported when it came.
+        this.#status(task.status?.state, task.status?.message);
+        return {};
       }
       case 'statusUpdate': {
         const update = payload.value;
