@@ -188,14 +188,16 @@ export const executorConfigSchema = baseConfigSchema
     A2A_TOOL_TIMEOUT_MS: positiveInt()
       .default(300_000)
       .describe(
-        "Budget of one A2A tool call (a whole remote task) whose definition sets no timeout_ms; past it the remote task is cancelled and the call fails TOOL_TIMEOUT",
+        'Budget of one A2A tool call (a whole remote task) whose definition sets no timeout_ms; past it the remote task is cancelled and the call fails TOOL_TIMEOUT',
       ),
     A2A_CARD_MAX_BYTES: positiveInt()
       .default(256 * 1024)
       .describe("Largest Agent Card an A2A tool's card URL may answer; a larger one is refused"),
     A2A_CARD_TTL_MS: positiveInt()
       .default(300_000)
-      .describe("How long an A2A tool's Agent Card is reused (per account and card URL) before it is read again"),
+      .describe(
+        "How long an A2A tool's Agent Card is reused (per account and card URL) before it is read again",
+      ),
     MCP_TOOL_LIST_TTL_MS: positiveInt()
       .default(300_000)
       .describe(

@@ -60,12 +60,15 @@ beforeAll(async () => {
   model = await startScriptedModel({
     respond: (request: ChatCompletionRequest) => {
       offered.push(
-        ((request.body.tools ?? []) as { function: { name: string; description: string } }[]).map(
-          (tool) => ({ name: tool.function.name, description: tool.function.description }),
-        ),
+        ((request.body.tools ?? []) as { function: { name: string; description: string } }[]).map((tool) => ({
+          name: tool.function.name,
+          description: tool.function.description,
+        })),
       );
       if (toolResultsSoFar(request) === 0) {
-        return { toolCalls: [{ id: 'call_trip', name: 'ask_travel', arguments: { message: 'Lisbon on Friday' } }] };
+        return {
+          toolCalls: [{ id: 'call_trip', name: 'ask_travel', arguments: { message: 'Lisbon on Friday' } }],
+        };
       }
       return { content: `travel agent said: ${String(request.body.messages.at(-1)?.content ?? '')}` };
     },
@@ -123,10 +126,18 @@ describe('an agent calling a remote A2A agent as a tool', () => {
       ['tool_start', 'tool_progress', 'tool_result'].includes(event.type),
     );
     expect(toolEvents.map((event) => [event.type, event.data])).toEqual([
-      ['tool_start', { call_id: 'call_trip', tool: 'ask_travel', arguments: { message: 'Lisbon on Friday' } }],
+      [
+        'tool_start',
+        { call_id: 'call_trip', tool: 'ask_travel', arguments: { message: 'Lisbon on Friday' } },
+      ],
       [
         'tool_progress',
-        { call_id: 'call_trip', tool: 'ask_travel', progress: 1, message: 'checking flights (auth Bearer [REDACTED])' },
+        {
+          call_id: 'call_trip',
+          tool: 'ask_travel',
+          progress: 1,
+          message: 'checking flights (auth Bearer [REDACTED])',
+        },
       ],
       ['tool_progress', { call_id: 'call_trip', tool: 'ask_travel', progress: 2, message: 'found one' }],
       [
@@ -146,7 +157,9 @@ describe('an agent calling a remote A2A agent as a tool', () => {
     // The credential reached the agent, and nothing else: not the bus, not the log.
     expect(agent.calls.map((call) => call.headers.authorization)).toEqual([`Bearer ${CANARY}`]);
     expect(wire.length).toBeGreaterThan(0);
-    expect(wire.filter((message) => message.text.includes(CANARY)).map((message) => message.subject)).toEqual([]);
+    expect(wire.filter((message) => message.text.includes(CANARY)).map((message) => message.subject)).toEqual(
+      [],
+    );
     expect(logLines.length).toBeGreaterThan(0);
     expect(logLines.filter((line) => line.includes(CANARY))).toEqual([]);
   });

@@ -625,7 +625,12 @@ export class TaskRunner {
       if ('failure' in listed) return listed.failure;
       tools = [...tools, ...listed.tools];
     }
-    tools = await describeA2aTools(tools, this.deps.tools.a2a, { vault, account: accountOf(task).id, scrubber: secrets }, this.deps.log);
+    tools = await describeA2aTools(
+      tools,
+      this.deps.tools.a2a,
+      { vault, account: accountOf(task).id, scrubber: secrets },
+      this.deps.log,
+    );
     const model = task.runtime_config.model;
     const client = this.#models(task, vault, tools, resume, sink);
     const agentTask: AgentTask = {

@@ -85,7 +85,8 @@ export async function startA2aTestAgent(options: A2aTestAgentOptions): Promise<A
   const cancels: string[] = [];
   const cancelHooks = new Map<string, () => void>();
   const resubscribeHooks = new Map<string, () => void>();
-  let card: AgentCard | undefined;
+  // Known once the server listens (the card names its port).
+  const served: { card?: AgentCard } = {};
 
   const executor: AgentExecutor = {
     async execute(context: RequestContext, bus: ExecutionEventBus) {
@@ -113,7 +114,9 @@ export async function startA2aTestAgent(options: A2aTestAgentOptions): Promise<A
         );
       const turn: AgentTurn = {
         taskId,
-        text: message.parts.map((part) => (part.content?.$case === 'text' ? part.content.value : '')).join(''),
+        text: message.parts
+          .map((part) => (part.content?.$case === 'text' ? part.content.value : ''))
+          .join(''),
         metadata: message.metadata,
         headers: (context.context.state.get('headers') as IncomingHttpHeaders | undefined) ?? {},
         working: (text) => status(TaskState.TASK_STATE_WORKING, text),
@@ -170,7 +173,7 @@ export async function startA2aTestAgent(options: A2aTestAgentOptions): Promise<A
       }
       if (cardRequest) {
         cardFetches.push(req.headers);
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(card));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(served.card));
         return;
       }
       if (req.method !== 'POST' || req.url !== '/a2a') {
@@ -207,7 +210,9 @@ export async function startA2aTestAgent(options: A2aTestAgentOptions): Promise<A
       try {
         for await (const event of answer as AsyncGenerator) {
           // Flushed before the cut, so the client has read these events when the connection dies.
-          await new Promise<void>((resolve) => res.write(`data: ${JSON.stringify(event)}\n\n`, () => resolve()));
+          await new Promise<void>((resolve) =>
+            res.write(`data: ${JSON.stringify(event)}\n\n`, () => resolve()),
+          );
           sent += 1;
           if (dropAfter !== undefined && sent >= dropAfter) {
             res.socket?.destroy();
@@ -215,7 +220,11 @@ export async function startA2aTestAgent(options: A2aTestAgentOptions): Promise<A
           }
         }
       } catch (error) {
-        const failure = { jsonrpc: '2.0', id: body.id ?? null, error: JsonRpcTransportHandler.mapToJSONRPCError(error) };
+        const failure = {
+          jsonrpc: '2.0',
+          id: body.id ?? null,
+          error: JsonRpcTransportHandler.mapToJSONRPCError(error),
+        };
         res.write(`event: error\ndata: ${JSON.stringify(failure)}\n\n`);
       }
       res.end();
@@ -226,7 +235,8 @@ export async function startA2aTestAgent(options: A2aTestAgentOptions): Promise<A
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  card = agentCard(baseUrl, options);
+  const card = agentCard(baseUrl, options);
+  served.card = card;
   const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
   const transport = new JsonRpcTransportHandler(handler);
 
@@ -281,7 +291,11 @@ function newTask(id: string, contextId: string, message: Message): Task {
   return {
     id,
     contextId,
-    status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
+    status: {
+      state: TaskState.TASK_STATE_SUBMITTED,
+      message: undefined,
+      timestamp: new Date().toISOString(),
+    },
     artifacts: [],
     history: [message],
     metadata: undefined,
@@ -303,6 +317,16 @@ function agentMessage(taskId: string, contextId: string, text: string): Message 
 
 function part(content: ArtifactContent): Part {
   return 'text' in content
-    ? { content: { $case: 'text', value: content.text }, metadata: undefined, filename: '', mediaType: 'text/plain' }
-    : { content: { $case: 'data', value: content.data }, metadata: undefined, filename: '', mediaType: 'application/json' };
+    ? {
+        content: { $case: 'text', value: content.text },
+        metadata: undefined,
+        filename: '',
+        mediaType: 'text/plain',
+      }
+    : {
+        content: { $case: 'data', value: content.data },
+        metadata: undefined,
+        filename: '',
+        mediaType: 'application/json',
+      };
 }

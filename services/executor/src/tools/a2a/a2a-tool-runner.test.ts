@@ -4,7 +4,11 @@
 // the vault's credential reaching that agent only, never in what the model or the events see.
 import { ToolDefinition, type A2aTool } from '@agentmesh/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startA2aTestAgent, type A2aTestAgent, type A2aTestAgentOptions } from '../../__fixtures__/a2a-agent.js';
+import {
+  startA2aTestAgent,
+  type A2aTestAgent,
+  type A2aTestAgentOptions,
+} from '../../__fixtures__/a2a-agent.js';
 import { SecretScrubber } from '../../secrets/index.js';
 import { OutboundGuard } from '../http/outbound-guard.js';
 import { A2A_SKILL_METADATA, A2aToolRunner } from './a2a-tool-runner.js';
@@ -37,7 +41,14 @@ function a2aTool(cardUrl: string, extra: Partial<A2aTool> = {}): A2aTool {
 
 async function start(options: A2aTestAgentOptions): Promise<A2aTestAgent> {
   agent = await startA2aTestAgent({
-    skills: [{ id: 'book-trip', name: 'Book a trip', description: 'Books flights and hotels.', examples: ['Fly me to Lisbon on Friday'] }],
+    skills: [
+      {
+        id: 'book-trip',
+        name: 'Book a trip',
+        description: 'Books flights and hotels.',
+        examples: ['Fly me to Lisbon on Friday'],
+      },
+    ],
     ...options,
   });
   return agent;
@@ -77,7 +88,11 @@ describe('A2aToolRunner', () => {
       },
     });
     const run: Run = { progress: [] };
-    const outcome = await call(a2aTool(remote.cardUrl, { skill: 'book-trip' }), { message: 'Lisbon, Friday' }, run);
+    const outcome = await call(
+      a2aTool(remote.cardUrl, { skill: 'book-trip' }),
+      { message: 'Lisbon, Friday' },
+      run,
+    );
 
     expect(outcome).toEqual({ ok: true, result: 'Fly LH123 on Friday\n{"price_eur":420}' });
     expect(run.progress).toEqual([
@@ -135,7 +150,11 @@ describe('A2aToolRunner', () => {
         await turn.cancelled;
       },
     });
-    const outcome = await call(a2aTool(remote.cardUrl, { timeout_ms: 300 }), { message: 'wait' }, { progress: [] });
+    const outcome = await call(
+      a2aTool(remote.cardUrl, { timeout_ms: 300 }),
+      { message: 'wait' },
+      { progress: [] },
+    );
 
     expect(outcome).toMatchObject({ ok: false, error: { code: 'TOOL_TIMEOUT' } });
     expect(remote.cancels).toHaveLength(1);
@@ -146,23 +165,26 @@ describe('A2aToolRunner', () => {
     ['rejected', 'TOOL_ERROR', 'rejected the task: the flight API is down'],
     ['input-required', 'TOOL_ERROR', 'needs more input: the flight API is down'],
     ['auth-required', 'UNAUTHORIZED', 'asks for authentication: the flight API is down'],
-  ] as const)('when the remote task ends %s, the call is a %s tool error that says so', async (state, code, says) => {
-    const remote = await start({
-      script: async (turn) => {
-        turn.working('trying');
-        turn.end(state, 'the flight API is down');
-      },
-    });
-    const outcome = await call(a2aTool(remote.cardUrl), { message: 'book it' }, { progress: [] });
+  ] as const)(
+    'when the remote task ends %s, the call is a %s tool error that says so',
+    async (state, code, says) => {
+      const remote = await start({
+        script: async (turn) => {
+          turn.working('trying');
+          turn.end(state, 'the flight API is down');
+        },
+      });
+      const outcome = await call(a2aTool(remote.cardUrl), { message: 'book it' }, { progress: [] });
 
-    expect(outcome.ok).toBe(false);
-    if (outcome.ok) return;
-    expect(outcome.error.code).toBe(code);
-    expect(outcome.error.message).toContain(says);
-    expect(outcome.error.detail).toMatchObject({ task_id: expect.any(String), state });
-  });
+      expect(outcome.ok).toBe(false);
+      if (outcome.ok) return;
+      expect(outcome.error.code).toBe(code);
+      expect(outcome.error.message).toContain(says);
+      expect(outcome.error.detail).toMatchObject({ task_id: expect.any(String), state });
+    },
+  );
 
-  it("when the tool has a credential, it reaches the agent as a bearer token and never shows in progress or result", async () => {
+  it('when the tool has a credential, it reaches the agent as a bearer token and never shows in progress or result', async () => {
     const remote = await start({
       requireHeader: { name: 'authorization', value: `Bearer ${CANARY}` },
       script: async (turn) => {
@@ -205,20 +227,31 @@ describe('A2aToolRunner', () => {
   it.each([
     ['its card', false],
     ['its calls', true],
-  ])('when the agent refuses the credential on %s, the call is an UNAUTHORIZED tool error', async (_where, publicCard) => {
-    const remote = await start({
-      requireHeader: { name: 'authorization', value: 'Bearer something-else' },
-      publicCard,
-      script: async (turn) => turn.end('completed'),
-    });
-    const outcome = await call(a2aTool(remote.cardUrl, { auth: { credential: 'TRAVEL_KEY' } }), { message: 'hi' }, { progress: [] });
-    expect(outcome).toMatchObject({ ok: false, error: { code: 'UNAUTHORIZED' } });
-    expect(JSON.stringify(outcome)).not.toContain(CANARY);
-  });
+  ])(
+    'when the agent refuses the credential on %s, the call is an UNAUTHORIZED tool error',
+    async (_where, publicCard) => {
+      const remote = await start({
+        requireHeader: { name: 'authorization', value: 'Bearer something-else' },
+        publicCard,
+        script: async (turn) => turn.end('completed'),
+      });
+      const outcome = await call(
+        a2aTool(remote.cardUrl, { auth: { credential: 'TRAVEL_KEY' } }),
+        { message: 'hi' },
+        { progress: [] },
+      );
+      expect(outcome).toMatchObject({ ok: false, error: { code: 'UNAUTHORIZED' } });
+      expect(JSON.stringify(outcome)).not.toContain(CANARY);
+    },
+  );
 
   it('when the vault lacks the credential, the call fails CREDENTIALS_MISSING without reaching the agent', async () => {
     const remote = await start({ script: async (turn) => turn.end('completed') });
-    const outcome = await call(a2aTool(remote.cardUrl, { auth: { credential: 'OTHER_KEY' } }), { message: 'hi' }, { progress: [] });
+    const outcome = await call(
+      a2aTool(remote.cardUrl, { auth: { credential: 'OTHER_KEY' } }),
+      { message: 'hi' },
+      { progress: [] },
+    );
     expect(outcome).toMatchObject({ ok: false, error: { code: 'CREDENTIALS_MISSING' } });
     expect(remote.cardFetches).toHaveLength(0);
   });
@@ -232,7 +265,7 @@ describe('A2aToolRunner', () => {
     expect(outcome).toMatchObject({ ok: false, error: { code: 'FORBIDDEN' } });
   });
 
-  it("when the card sends calls to a host the guard does not allow, the call is FORBIDDEN and nothing is sent", async () => {
+  it('when the card sends calls to a host the guard does not allow, the call is FORBIDDEN and nothing is sent', async () => {
     const remote = await start({
       interfaceUrl: () => 'http://10.255.0.1:9/a2a',
       script: async (turn) => turn.end('completed'),
@@ -247,7 +280,11 @@ describe('A2aToolRunner', () => {
       interfaceUrl: (base) => `${base.replace('127.0.0.1', 'localhost')}/a2a`,
       script: async (turn) => turn.end('completed'),
     });
-    const outcome = await call(a2aTool(remote.cardUrl, { auth: { credential: 'TRAVEL_KEY' } }), { message: 'hi' }, { progress: [] });
+    const outcome = await call(
+      a2aTool(remote.cardUrl, { auth: { credential: 'TRAVEL_KEY' } }),
+      { message: 'hi' },
+      { progress: [] },
+    );
     expect(outcome).toMatchObject({ ok: false, error: { code: 'FORBIDDEN' } });
     expect(remote.calls).toHaveLength(0);
   });
@@ -265,7 +302,9 @@ describe('A2aToolRunner', () => {
       parameters: {
         type: 'object',
         required: ['message'],
-        properties: { message: { type: 'string', description: expect.stringContaining('Fly me to Lisbon on Friday') } },
+        properties: {
+          message: { type: 'string', description: expect.stringContaining('Fly me to Lisbon on Friday') },
+        },
       },
     });
   });

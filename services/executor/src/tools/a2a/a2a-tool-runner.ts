@@ -113,7 +113,9 @@ export class A2aToolRunner {
     let client: Client | undefined;
     const statuses: number[] = [];
     try {
-      const fetcher = this.#fetch(tool, credentialHeaders(tool, ctx.vault), (status) => statuses.push(status));
+      const fetcher = this.#fetch(tool, credentialHeaders(tool, ctx.vault), (status) =>
+        statuses.push(status),
+      );
       const card = await this.#cards.get(ctx.account, tool.card_url, fetcher, signal);
       client = await clientFor(card, fetcher);
       let progress = 0;
@@ -145,14 +147,20 @@ export class A2aToolRunner {
         await this.#pickUp(client, remote, follow, signal);
       }
       if (!remote.settled) {
-        throw new RemoteAgentUnreachableError(`the remote agent of ${tool.name} ended the stream without a task`);
+        throw new RemoteAgentUnreachableError(
+          `the remote agent of ${tool.name} ended the stream without a task`,
+        );
       }
       return this.#outcome(tool, remote, ctx.scrubber);
     } catch (error) {
       if (signal.aborted) {
         await cancelRemote(client, remote);
         return timeout.signal.aborted && !ctx.signal.aborted
-          ? toolFailure(ErrorCode.TOOL_TIMEOUT, `${tool.name} did not finish within ${timeoutMs} ms; the remote task was cancelled`, remoteDetail(remote))
+          ? toolFailure(
+              ErrorCode.TOOL_TIMEOUT,
+              `${tool.name} did not finish within ${timeoutMs} ms; the remote task was cancelled`,
+              remoteDetail(remote),
+            )
           : toolFailure(ErrorCode.CANCELLED, `the call to ${tool.name} was cancelled`, remoteDetail(remote));
       }
       return fromError(error, tool, remote, statuses, ctx.scrubber);
@@ -178,7 +186,9 @@ export class A2aToolRunner {
     if (remote.settled) return;
     // Ended meanwhile (a subscription to an ended task is refused), or the subscription broke off too.
     try {
-      remote.apply({ payload: { $case: 'task', value: await client.getTask({ tenant: '', id }, { signal }) } });
+      remote.apply({
+        payload: { $case: 'task', value: await client.getTask({ tenant: '', id }, { signal }) },
+      });
     } catch (error) {
       if (signal.aborted || !isBrokenStream(error)) throw error;
     }
@@ -206,15 +216,25 @@ export class A2aToolRunner {
           ),
         );
       case RemoteOutcome.REJECTED:
-        return failed(new RemoteTaskFailedError(`the remote agent of ${tool.name} rejected the task${said}`, { detail }));
+        return failed(
+          new RemoteTaskFailedError(`the remote agent of ${tool.name} rejected the task${said}`, { detail }),
+        );
       case RemoteOutcome.CANCELED:
-        return failed(new RemoteTaskFailedError(`the remote agent of ${tool.name} cancelled the task${said}`, { detail }));
+        return failed(
+          new RemoteTaskFailedError(`the remote agent of ${tool.name} cancelled the task${said}`, { detail }),
+        );
       default:
-        return failed(new RemoteTaskFailedError(`the remote agent of ${tool.name} failed${said}`, { detail }));
+        return failed(
+          new RemoteTaskFailedError(`the remote agent of ${tool.name} failed${said}`, { detail }),
+        );
     }
   }
 
-  #fetch(tool: A2aTool, credentials: Record<string, string>, onStatus?: (status: number) => void): typeof fetch {
+  #fetch(
+    tool: A2aTool,
+    credentials: Record<string, string>,
+    onStatus?: (status: number) => void,
+  ): typeof fetch {
     return a2aFetch({
       guard: this.options.guard,
       dispatcher: this.options.dispatcher,
@@ -230,7 +250,9 @@ function credentialHeaders(tool: A2aTool, vault: ClearVault): Record<string, str
   if (tool.auth === undefined) return {};
   const value = vault[tool.auth.credential];
   if (!value) throw new CredentialsMissingError([tool.auth.credential]);
-  return tool.auth.header === undefined ? { authorization: `Bearer ${value}` } : { [tool.auth.header]: value };
+  return tool.auth.header === undefined
+    ? { authorization: `Bearer ${value}` }
+    : { [tool.auth.header]: value };
 }
 
 async function clientFor(card: AgentCard, fetcher: typeof fetch): Promise<Client> {
@@ -266,11 +288,21 @@ function sendRequest(tool: A2aTool, args: Record<string, unknown>, ctx: A2aToolR
 }
 
 function textPart(text: string): Part {
-  return { content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' };
+  return {
+    content: { $case: 'text', value: text },
+    metadata: undefined,
+    filename: '',
+    mediaType: 'text/plain',
+  };
 }
 
 function dataPart(value: unknown): Part {
-  return { content: { $case: 'data', value }, metadata: undefined, filename: '', mediaType: 'application/json' };
+  return {
+    content: { $case: 'data', value },
+    metadata: undefined,
+    filename: '',
+    mediaType: 'application/json',
+  };
 }
 
 async function cancelRemote(client: Client | undefined, remote: RemoteTask): Promise<void> {
@@ -324,15 +356,21 @@ function fromError(
   }
   if (error instanceof A2AError) {
     return failed(
-      new RemoteTaskFailedError(scrubber.scrub(`the remote agent of ${tool.name} answered an error: ${error.message}`), {
-        detail: remoteDetail(remote),
-      }),
+      new RemoteTaskFailedError(
+        scrubber.scrub(`the remote agent of ${tool.name} answered an error: ${error.message}`),
+        {
+          detail: remoteDetail(remote),
+        },
+      ),
     );
   }
   return failed(
-    new RemoteAgentUnreachableError(scrubber.scrub(`the remote agent of ${tool.name} could not be reached: ${describe(error)}`), {
-      detail: remoteDetail(remote),
-    }),
+    new RemoteAgentUnreachableError(
+      scrubber.scrub(`the remote agent of ${tool.name} could not be reached: ${describe(error)}`),
+      {
+        detail: remoteDetail(remote),
+      },
+    ),
   );
 }
 
@@ -353,4 +391,3 @@ function findCoded(error: unknown): ToolCallError | undefined {
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
-

@@ -72,7 +72,9 @@ export class AgentCards {
       }
       const card = resolver.normalizeAgentCard(parsed);
       if (typeof card.name !== 'string' || !Array.isArray(card.supportedInterfaces)) {
-        throw new AgentCardError(`the agent card at ${url} is not an A2A agent card`, { detail: { card_url: url } });
+        throw new AgentCardError(`the agent card at ${url} is not an A2A agent card`, {
+          detail: { card_url: url },
+        });
       }
       return card;
     } catch (error) {
@@ -122,7 +124,9 @@ export function describedA2aTool(tool: A2aTool, card: AgentCard): A2aTool {
   const examples = (skill?.examples ?? []).slice(0, 3);
   const message =
     'What to ask the remote agent: the whole request, self-contained (it sees nothing else of this conversation).' +
-    (examples.length > 0 ? ` For example: ${examples.map((example) => JSON.stringify(example)).join('; ')}.` : '');
+    (examples.length > 0
+      ? ` For example: ${examples.map((example) => JSON.stringify(example)).join('; ')}.`
+      : '');
   // Parameters an admin stored (more than the default `message`) are kept as they are.
   const ownParameters = JSON.stringify(tool.parameters) !== JSON.stringify(a2aMessageParameters());
   return {

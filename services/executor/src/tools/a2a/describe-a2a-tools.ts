@@ -14,7 +14,10 @@ export async function describeA2aTools(
   if (runner === undefined || !tools.some((tool) => tool.type === 'A2A')) return tools;
   const described = await runner.describe(tools, task);
   if (described.unread.length > 0) {
-    log.warn({ unread: described.unread }, 'agent cards of A2A tools could not be read; their stored descriptions are used');
+    log.warn(
+      { unread: described.unread },
+      'agent cards of A2A tools could not be read; their stored descriptions are used',
+    );
   }
   return described.tools;
 }

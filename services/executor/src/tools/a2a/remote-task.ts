@@ -58,7 +58,9 @@ export class RemoteTask {
         const earlier = this.#artifacts.get(artifact.artifactId);
         this.#artifacts.set(
           artifact.artifactId,
-          append && earlier !== undefined ? { ...earlier, parts: [...earlier.parts, ...artifact.parts] } : artifact,
+          append && earlier !== undefined
+            ? { ...earlier, parts: [...earlier.parts, ...artifact.parts] }
+            : artifact,
         );
         return {};
       }
