@@ -63,6 +63,8 @@ export interface A2aTestAgentOptions {
   /** Requests without this exact Authorization (or other) header get 401 (the card too, unless `publicCard`). */
   readonly requireHeader?: { name: string; value: string };
   readonly publicCard?: boolean;
+  /** Further fields of the served card (e.g. padding that makes it too large). */
+  readonly cardExtra?: Record<string, unknown>;
   /** Cuts the connection of a `SendStreamingMessage` after this many events (the task runs on). */
   readonly dropStreamAfter?: number;
 }
@@ -173,7 +175,9 @@ export async function startA2aTestAgent(options: A2aTestAgentOptions): Promise<A
       }
       if (cardRequest) {
         cardFetches.push(req.headers);
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(served.card));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ ...served.card, ...options.cardExtra }));
         return;
       }
       if (req.method !== 'POST' || req.url !== '/a2a') {

@@ -289,6 +289,17 @@ describe('A2aToolRunner', () => {
     expect(remote.calls).toHaveLength(0);
   });
 
+  it('when the card is larger than the limit, it is refused and nothing is sent to the agent', async () => {
+    const remote = await start({
+      cardExtra: { padding: 'x'.repeat(100 * 1024) },
+      script: async (turn) => turn.end('completed'),
+    });
+    const outcome = await call(a2aTool(remote.cardUrl), { message: 'hi' }, { progress: [] });
+    expect(outcome).toMatchObject({ ok: false, error: { code: 'SERVICE_UNAVAILABLE' } });
+    if (!outcome.ok) expect(outcome.error.message).toContain('larger than 65536 bytes');
+    expect(remote.calls).toHaveLength(0);
+  });
+
   it("describes the tool from the card: the named skill's description and examples, a message parameter", async () => {
     const remote = await start({ script: async (turn) => turn.end('completed') });
     const described = await runner().describe([a2aTool(remote.cardUrl, { skill: 'book-trip' })], {
