@@ -196,7 +196,7 @@ export const executorConfigSchema = baseConfigSchema
     A2A_CARD_TTL_MS: positiveInt()
       .default(300_000)
       .describe(
-        "How long an A2A tool's Agent Card is reused (per account and card URL) before it is read again",
+        "How long an A2A tool's Agent Card is reused (per account, credential and card URL) before it is read again",
       ),
     MCP_TOOL_LIST_TTL_MS: positiveInt()
       .default(300_000)

@@ -60,11 +60,17 @@ interface Run {
   onProgress?: (message: string | undefined) => void;
 }
 
-function call(tool: A2aTool, args: Record<string, unknown>, run: Run, a2a = runner()) {
+function call(
+  tool: A2aTool,
+  args: Record<string, unknown>,
+  run: Run,
+  a2a = runner(),
+  task: { account: string; vault: Record<string, string> } = { account: 'acme', vault },
+) {
   return a2a.run(tool, args, {
-    vault,
-    account: 'acme',
-    scrubber: new SecretScrubber(Object.values(vault)),
+    vault: task.vault,
+    account: task.account,
+    scrubber: new SecretScrubber(Object.values(task.vault)),
     callId: 'call_1',
     idempotencyKey: 'trace-1:call_1',
     signal: run.signal ?? new AbortController().signal,
@@ -298,6 +304,25 @@ describe('A2aToolRunner', () => {
     expect(outcome).toMatchObject({ ok: false, error: { code: 'SERVICE_UNAVAILABLE' } });
     if (!outcome.ok) expect(outcome.error.message).toContain('larger than 65536 bytes');
     expect(remote.calls).toHaveLength(0);
+  });
+
+  it('reads a card once per account and credential while it is fresh', async () => {
+    const remote = await start({ script: async (turn) => turn.end('completed', 'ok') });
+    const a2a = runner();
+    const tool = a2aTool(remote.cardUrl, { auth: { credential: 'TRAVEL_KEY' } });
+    await call(tool, { message: 'one' }, { progress: [] }, a2a);
+    await call(tool, { message: 'two' }, { progress: [] }, a2a);
+    expect(remote.cardFetches).toHaveLength(1);
+    await call(tool, { message: 'other user' }, { progress: [] }, a2a, {
+      account: 'acme',
+      vault: { TRAVEL_KEY: 'another-users-key' },
+    });
+    await call(tool, { message: 'other account' }, { progress: [] }, a2a, { account: 'globex', vault });
+    expect(remote.cardFetches.map((headers) => headers.authorization)).toEqual([
+      `Bearer ${CANARY}`,
+      'Bearer another-users-key',
+      `Bearer ${CANARY}`,
+    ]);
   });
 
   it("describes the tool from the card: the named skill's description and examples, a message parameter", async () => {

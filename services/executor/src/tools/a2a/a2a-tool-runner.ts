@@ -93,8 +93,10 @@ export class A2aToolRunner {
       tools.map(async (tool) => {
         if (tool.type !== 'A2A') return tool;
         try {
-          const fetcher = this.#fetch(tool, credentialHeaders(tool, task.vault));
-          return describedA2aTool(tool, await this.#cards.get(task.account, tool.card_url, fetcher));
+          const credentials = credentialHeaders(tool, task.vault);
+          const fetcher = this.#fetch(tool, credentials);
+          const card = await this.#cards.get({ account: task.account, credentials }, tool.card_url, fetcher);
+          return describedA2aTool(tool, card);
         } catch (error) {
           unread.push({ tool: tool.name, reason: task.scrubber.scrub(describe(error)) });
           return tool;
@@ -113,10 +115,14 @@ export class A2aToolRunner {
     let client: Client | undefined;
     const statuses: number[] = [];
     try {
-      const fetcher = this.#fetch(tool, credentialHeaders(tool, ctx.vault), (status) =>
-        statuses.push(status),
+      const credentials = credentialHeaders(tool, ctx.vault);
+      const fetcher = this.#fetch(tool, credentials, (status) => statuses.push(status));
+      const card = await this.#cards.get(
+        { account: ctx.account, credentials },
+        tool.card_url,
+        fetcher,
+        signal,
       );
-      const card = await this.#cards.get(ctx.account, tool.card_url, fetcher, signal);
       client = await clientFor(card, fetcher);
       let progress = 0;
       // Reads a stream into the remote task; a stream that breaks off once the task's id is known is left

@@ -1,7 +1,8 @@
 // Agent Cards of the A2A tools: read through the SSRF guard (size-limited, with a time limit), normalised
-// by the SDK's resolver (v1.0 cards, and v0.3 ones translated), kept for a while per account and card URL
-// (an account's credential may unlock a card meant for it alone, so no account reads another's copy).
+// by the SDK's resolver (v1.0 cards, and v0.3 ones translated), kept for a while per account, credential
+// and card URL (a credential may unlock a card meant for its holder alone, so nobody reads another's copy).
 // Also what the model is told of an A2A tool: the card's name and description, or its named skill.
+import { createHash } from 'node:crypto';
 import { DefaultAgentCardResolver } from '@a2a-js/sdk/client';
 import type { AgentCard } from '@a2a-js/sdk';
 import { a2aMessageParameters, type A2aTool } from '@agentmesh/protocol';
@@ -27,9 +28,19 @@ export class AgentCards {
 
   constructor(private readonly options: AgentCardsOptions) {}
 
-  /** The card at `url`, read with `fetcher` (the call's guarded fetch) unless a fresh copy is kept. */
-  async get(account: string, url: string, fetcher: typeof fetch, signal?: AbortSignal): Promise<AgentCard> {
-    const key = `${account}\u0000${url}`;
+  /**
+   * The card at `url`, read with `fetcher` (the call's guarded fetch, carrying `credentials`) unless a fresh
+   * copy read by the same account with the same credentials is kept.
+   */
+  async get(
+    scope: { account: string; credentials: Readonly<Record<string, string>> },
+    url: string,
+    fetcher: typeof fetch,
+    signal?: AbortSignal,
+  ): Promise<AgentCard> {
+    // The credentials by digest only: the key holds no secret.
+    const digest = createHash('sha256').update(JSON.stringify(scope.credentials)).digest('base64url');
+    const key = `${scope.account}\u0000${digest}\u0000${url}`;
     const kept = this.#cards.get(key);
     if (kept !== undefined && kept.expires > Date.now()) return kept.card;
     const card = await this.#read(url, fetcher, signal);
