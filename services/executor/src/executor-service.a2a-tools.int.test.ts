@@ -125,6 +125,7 @@ describe('an agent calling a remote A2A agent as a tool', () => {
     const toolEvents = events.filter((event) =>
       ['tool_start', 'tool_progress', 'tool_result'].includes(event.type),
     );
+    const remoteTask = { call_id: 'call_trip', tool: 'ask_travel', remote_task_id: expect.any(String) };
     expect(toolEvents.map((event) => [event.type, event.data])).toEqual([
       [
         'tool_start',
@@ -132,14 +133,10 @@ describe('an agent calling a remote A2A agent as a tool', () => {
       ],
       [
         'tool_progress',
-        {
-          call_id: 'call_trip',
-          tool: 'ask_travel',
-          progress: 1,
-          message: 'checking flights (auth Bearer [REDACTED])',
-        },
+        { ...remoteTask, progress: 1, message: expect.stringContaining('the remote agent took the task') },
       ],
-      ['tool_progress', { call_id: 'call_trip', tool: 'ask_travel', progress: 2, message: 'found one' }],
+      ['tool_progress', { ...remoteTask, progress: 2, message: 'checking flights (auth Bearer [REDACTED])' }],
+      ['tool_progress', { ...remoteTask, progress: 3, message: 'found one' }],
       [
         'tool_result',
         expect.objectContaining({

@@ -664,6 +664,7 @@ export class TaskRunner {
             secrets,
             context: toolContextOf(task),
             mcpServers,
+            ...(resume === undefined ? {} : { remoteTasks: resume.remoteTaskIds }),
             subtasks: {
               meta: task.task_meta,
               ...(deadline === undefined ? {} : { deadline }),

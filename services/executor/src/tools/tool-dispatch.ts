@@ -68,6 +68,8 @@ export interface TaskToolContext {
   readonly mcpServers?: readonly McpServerConnection[];
   /** What agent tools' sub-tasks need of the task; absent: agent tools are unavailable. */
   readonly subtasks?: SubtaskCallerContext;
+  /** Call id → the remote task an earlier attempt's call runs (A2A tools follow it again). */
+  readonly remoteTasks?: ReadonlyMap<string, string>;
 }
 
 export function toolExecutor(runners: ToolRunners, task: TaskToolContext): ToolExecutor {
@@ -122,6 +124,7 @@ function runTool(runners: ToolRunners, task: TaskToolContext, secrets: SecretScr
           scrubber: secrets,
           callId,
           ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+          ...(task.remoteTasks?.has(callId) === true ? { remoteTaskId: task.remoteTasks.get(callId) } : {}),
           signal,
           ...(onProgress === undefined ? {} : { onProgress }),
         });

@@ -10,6 +10,7 @@ import {
   type A2aTestAgentOptions,
 } from '../../__fixtures__/a2a-agent.js';
 import { SecretScrubber } from '../../secrets/index.js';
+import { AbortCause, TaskAbortReason } from '../../task-abort.js';
 import { OutboundGuard } from '../http/outbound-guard.js';
 import { A2A_SKILL_METADATA, A2aToolRunner } from './a2a-tool-runner.js';
 
@@ -55,7 +56,7 @@ async function start(options: A2aTestAgentOptions): Promise<A2aTestAgent> {
 }
 
 interface Run {
-  progress: { progress: number; message?: string }[];
+  progress: { progress: number; message?: string; remote_task_id?: string }[];
   signal?: AbortSignal;
   onProgress?: (message: string | undefined) => void;
 }
@@ -101,9 +102,13 @@ describe('A2aToolRunner', () => {
     );
 
     expect(outcome).toEqual({ ok: true, result: 'Fly LH123 on Friday\n{"price_eur":420}' });
+    // First the remote task's id (what a taking-over attempt follows), then each status message.
+    const taskId = run.progress[0]?.remote_task_id;
+    expect(taskId).toEqual(expect.any(String));
     expect(run.progress).toEqual([
-      { progress: 1, message: 'looking up flights' },
-      { progress: 2, message: 'comparing prices' },
+      { progress: 1, message: `the remote agent took the task (${taskId})`, remote_task_id: taskId },
+      { progress: 2, message: 'looking up flights', remote_task_id: taskId },
+      { progress: 3, message: 'comparing prices', remote_task_id: taskId },
     ]);
     expect(turns).toEqual([
       {
@@ -130,7 +135,88 @@ describe('A2aToolRunner', () => {
 
     expect(outcome).toEqual({ ok: true, result: 'both legs booked' });
     expect(remote.calls.map((entry) => entry.method)).toEqual(['SendStreamingMessage', 'SubscribeToTask']);
-    expect(run.progress.map((entry) => entry.message)).toEqual(['first leg', 'second leg']);
+    expect(run.progress.map((entry) => entry.message)).toEqual([
+      expect.stringContaining('the remote agent took the task'),
+      'first leg',
+      'second leg',
+    ]);
+  });
+
+  it('when an attempt hands its task on mid-call, the remote task runs on and the next attempt follows it without sending again', async () => {
+    const remote = await start({
+      script: async (turn) => {
+        turn.working('first leg');
+        await turn.resubscribed;
+        turn.working('second leg');
+        turn.artifact('itinerary', [{ text: 'both legs booked' }]);
+        turn.end('completed');
+      },
+    });
+    const a2a = runner();
+    const tool = a2aTool(remote.cardUrl);
+    const stopping = new AbortController();
+    const first: Run = {
+      progress: [],
+      signal: stopping.signal,
+      onProgress: (message) => {
+        if (message === 'first leg') {
+          stopping.abort(new TaskAbortReason(AbortCause.EXECUTOR_STOPPING, 'the executor is stopping'));
+        }
+      },
+    };
+    const stopped = await call(tool, { message: 'two legs' }, first, a2a);
+    expect(stopped).toMatchObject({ ok: false, error: { code: 'CANCELLED' } });
+    expect(remote.cancels).toEqual([]);
+
+    // The next attempt: the call's remote task id, as its tool_progress events stored it.
+    const remoteTaskId = first.progress.at(-1)?.remote_task_id;
+    expect(remoteTaskId).toEqual(expect.any(String));
+    const second: Run = { progress: [] };
+    const resumed = await a2a.run(
+      tool,
+      { message: 'two legs' },
+      {
+        vault,
+        account: 'acme',
+        scrubber: new SecretScrubber([]),
+        callId: 'call_1',
+        idempotencyKey: 'trace-1:call_1',
+        ...(remoteTaskId === undefined ? {} : { remoteTaskId }),
+        signal: new AbortController().signal,
+        onProgress: (progress) => second.progress.push(progress),
+      },
+    );
+
+    expect(resumed).toEqual({ ok: true, result: 'both legs booked' });
+    expect(remote.calls.map((entry) => entry.method)).toEqual(['SendStreamingMessage', 'SubscribeToTask']);
+    expect(second.progress.map((entry) => entry.message)).toEqual(['second leg']);
+  });
+
+  it("when the agent no longer knows the earlier attempt's remote task, the next attempt sends the message anew", async () => {
+    const remote = await start({
+      script: async (turn) => {
+        turn.artifact('answer', [{ text: `fresh: ${turn.text}` }]);
+        turn.end('completed');
+      },
+    });
+    const outcome = await runner().run(
+      a2aTool(remote.cardUrl),
+      { message: 'again' },
+      {
+        vault,
+        account: 'acme',
+        scrubber: new SecretScrubber([]),
+        callId: 'call_1',
+        remoteTaskId: 'a-task-this-agent-never-had',
+        signal: new AbortController().signal,
+      },
+    );
+    expect(outcome).toEqual({ ok: true, result: 'fresh: again' });
+    expect(remote.calls.map((entry) => entry.method)).toEqual([
+      'SubscribeToTask',
+      'GetTask',
+      'SendStreamingMessage',
+    ]);
   });
 
   it('when the task is cancelled mid-call, the remote task gets CancelTask before the call returns CANCELLED', async () => {
@@ -207,7 +293,10 @@ describe('A2aToolRunner', () => {
     );
 
     expect(outcome).toEqual({ ok: true, result: 'header was Bearer [REDACTED]' });
-    expect(run.progress).toEqual([{ progress: 1, message: 'you sent Bearer [REDACTED]' }]);
+    expect(run.progress.map((entry) => entry.message)).toEqual([
+      expect.stringContaining('the remote agent took the task'),
+      'you sent Bearer [REDACTED]',
+    ]);
     expect(JSON.stringify([outcome, run.progress])).not.toContain(CANARY);
     expect(remote.cardFetches.map((headers) => headers.authorization)).toEqual([`Bearer ${CANARY}`]);
     expect(remote.calls.map((entry) => entry.headers.authorization)).toEqual([`Bearer ${CANARY}`]);

@@ -6,10 +6,12 @@
  * A call sends the model's `message` (other arguments, if the tool declares any, as a data part) with
  * `SendStreamingMessage`, the message id derived from the call's idempotency key so a server that
  * deduplicates by message id runs a redelivered call once. The remote task's status messages become
- * `tool_progress` events; its artifacts the result. A stream that breaks off before the task ends is
- * picked up again with `SubscribeToTask` (then `GetTask`). The task's abort (cancel, deadline) and the call's
- * timeout send `CancelTask` to the remote task before the call returns. Remote failed, rejected and canceled
- * tasks, and ones that stop for input or authentication, are tool errors that say so.
+ * `tool_progress` events, each with the remote task's id; its artifacts the result. A stream that breaks
+ * off before the task ends is picked up again with `SubscribeToTask` (then `GetTask`). The task's end
+ * (cancel, deadline) and the call's timeout send `CancelTask` to the remote task before the call returns; an
+ * attempt that only hands its task on leaves it running, and the next attempt, given its id from the log,
+ * follows it instead of sending the message again. Remote failed, rejected and canceled tasks, and ones
+ * that stop for input or authentication, are tool errors that say so.
  */
 import { Role, type AgentCard, type Message, type Part, type StreamResponse } from '@a2a-js/sdk';
 import { A2AError } from '@a2a-js/sdk/errors';
@@ -22,6 +24,7 @@ import {
 import { ErrorCode, type A2aTool, type ClearVault, type ToolDefinition } from '@agentmesh/protocol';
 import type { Dispatcher } from 'undici';
 import type { SecretScrubber } from '../../secrets/index.js';
+import { TaskAbortReason } from '../../task-abort.js';
 import { findDenial } from '../http/outbound-request.js';
 import type { OutboundGuard } from '../http/outbound-guard.js';
 import { truncationMarker } from '../http/response-reader.js';
@@ -69,8 +72,10 @@ export interface A2aToolRunContext extends A2aTaskContext {
   readonly callId: string;
   /** `<trace_id>:<call_id>`, the same for a call run again after a redelivery. */
   readonly idempotencyKey?: string;
+  /** The remote task an earlier attempt's run of this call started (its `tool_progress.remote_task_id`). */
+  readonly remoteTaskId?: string;
   readonly signal: AbortSignal;
-  readonly onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  readonly onProgress?: (progress: { progress: number; message?: string; remote_task_id?: string }) => void;
 }
 
 export class A2aToolRunner {
@@ -123,17 +128,32 @@ export class A2aToolRunner {
         fetcher,
         signal,
       );
-      client = await clientFor(card, fetcher);
+      const connected = await clientFor(card, fetcher);
+      client = connected;
       let progress = 0;
+      let announced: string | undefined;
+      const report = (message: string) => {
+        progress += 1;
+        ctx.onProgress?.({
+          progress,
+          message: ctx.scrubber.scrub(message),
+          ...(remote.taskId === undefined ? {} : { remote_task_id: remote.taskId }),
+        });
+      };
       // Reads a stream into the remote task; a stream that breaks off once the task's id is known is left
       // for the loop below to pick up again (anything else is thrown).
       const follow = async (stream: AsyncGenerator<StreamResponse>) => {
         try {
           for await (const item of stream) {
             const { status } = remote.apply(item);
-            if (status !== undefined && ctx.onProgress !== undefined) {
-              progress += 1;
-              ctx.onProgress({ progress, message: ctx.scrubber.scrub(status) });
+            // The task's id goes into the log at once: an attempt that takes over follows this task.
+            if (remote.taskId !== undefined && announced !== remote.taskId && status === undefined) {
+              announced = remote.taskId;
+              report(`the remote agent took the task (${remote.taskId})`);
+            }
+            if (status !== undefined) {
+              announced = remote.taskId;
+              report(status);
             }
             // The SDK's server keeps an auth-required stream open (it waits for the credential out of band).
             if (remote.settled) break;
@@ -142,7 +162,20 @@ export class A2aToolRunner {
           if (signal.aborted || remote.taskId === undefined || !isBrokenStream(error)) throw error;
         }
       };
-      await follow(client.sendMessageStream({ ...sendRequest(tool, args, ctx) }, { signal }));
+      const send = () => follow(connected.sendMessageStream({ ...sendRequest(tool, args, ctx) }, { signal }));
+      if (ctx.remoteTaskId === undefined) {
+        await send();
+      } else {
+        // An earlier attempt's call: follow its remote task; one the agent no longer knows is sent anew.
+        remote.taskId = announced = ctx.remoteTaskId;
+        try {
+          await this.#pickUp(connected, remote, follow, signal);
+        } catch (error) {
+          if (signal.aborted || !(error instanceof A2AError)) throw error;
+          remote.reset();
+          await send();
+        }
+      }
       for (let attempt = 0; !remote.settled && remote.taskId !== undefined; attempt += 1) {
         if (attempt >= MAX_RESUBSCRIBES) {
           throw new RemoteAgentUnreachableError(
@@ -150,7 +183,7 @@ export class A2aToolRunner {
             { detail: { task_id: remote.taskId } },
           );
         }
-        await this.#pickUp(client, remote, follow, signal);
+        await this.#pickUp(connected, remote, follow, signal);
       }
       if (!remote.settled) {
         throw new RemoteAgentUnreachableError(
@@ -160,7 +193,9 @@ export class A2aToolRunner {
       return this.#outcome(tool, remote, ctx.scrubber);
     } catch (error) {
       if (signal.aborted) {
-        await cancelRemote(client, remote);
+        // An attempt that only hands its task on (executor stopping, event stream lost) leaves the remote
+        // task running: the next attempt follows it again (its id is in the call's tool_progress).
+        if (!handsOver(ctx.signal)) await cancelRemote(client, remote);
         return timeout.signal.aborted && !ctx.signal.aborted
           ? toolFailure(
               ErrorCode.TOOL_TIMEOUT,
@@ -378,6 +413,11 @@ function fromError(
       },
     ),
   );
+}
+
+/** Whether the task's abort only hands this attempt on, rather than ending the task (cancel, deadline). */
+function handsOver(signal: AbortSignal): boolean {
+  return signal.aborted && signal.reason instanceof TaskAbortReason && !signal.reason.endsTask;
 }
 
 /** An exchange that broke off (connection reset, stream cut), not an answer, a refusal or our own error. */

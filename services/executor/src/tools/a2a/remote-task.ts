@@ -73,6 +73,13 @@ export class RemoteTask {
     }
   }
 
+  /** Forgets everything (a remote task the agent no longer knows: the call starts anew). */
+  reset(): void {
+    this.taskId = this.contextId = this.statusText = this.#reply = undefined;
+    this.outcome = RemoteOutcome.RUNNING;
+    this.#artifacts.clear();
+  }
+
   /** Whether the stream has said all it will: a final state, or one that waits for the client. */
   get settled(): boolean {
     return this.outcome !== RemoteOutcome.RUNNING;
