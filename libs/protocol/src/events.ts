@@ -93,6 +93,11 @@ export const ToolProgressData = z.object({
   progress: z.number(),
   total: z.number().optional(),
   message: z.string().optional(),
+  /**
+   * The task the call runs on another system (an A2A agent's task id): an attempt that takes the task over
+   * follows that task again instead of starting another.
+   */
+  remote_task_id: z.string().min(1).max(256).optional(),
 });
 
 export const MessageChunkData = z.object({ delta: z.string() });

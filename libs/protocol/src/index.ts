@@ -336,7 +336,9 @@ export {
   DynamicToolDefinition,
   McpTool,
   AgentTool,
+  A2aTool,
 } from './tools/canonical.js';
+export { A2aAuth, a2aMessageParameters, a2aToolCredentials } from './tools/a2a-tool.js';
 export {
   McpServerName,
   McpTransportType,

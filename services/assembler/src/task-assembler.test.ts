@@ -6,9 +6,9 @@ import {
   ReceivedTask,
   TaskLimits,
   McpServerDefinition,
+  ToolDefinition,
   type AgentDefinitionInput,
   type McpServerDefinitionInput,
-  type ToolDefinition,
 } from '@agentmesh/protocol';
 import { generateVaultKeyPair, openTaskVault, sealVault, VaultTamperedError } from '@agentmesh/vault';
 import { describe, expect, it } from 'vitest';
@@ -645,5 +645,34 @@ describe('the budget of an assembled task', () => {
       ),
     );
     expect(fromSubmission.limits).toEqual({ max_steps: 7, deadline_ms: 120_000, max_cost_usd: 1 });
+  });
+});
+
+describe('assembling a task whose agent binds an A2A tool', () => {
+  const a2aTool = ToolDefinition.parse({
+    type: 'A2A',
+    name: 'ask_travel',
+    card_url: 'https://agents.example/.well-known/agent-card.json',
+    auth: { credential: 'TRAVEL_KEY' },
+  });
+  const world = (credentials: Record<string, string>): World => ({
+    agents: [qichachaAgent({ tools: ['ask_travel'] })],
+    tools: [a2aTool],
+    credentials: { MODEL_KEY: CANARY.MODEL_KEY, ...credentials },
+  });
+
+  it("the tool's credential goes into the sealed vault, and the tool as stored into the task", async () => {
+    const result = assembled(
+      await assembleTask(receivedTask('company_research'), sources(world({ TRAVEL_KEY: 'travel-secret' }))),
+    );
+    expect(result.runtime_config.tools).toEqual([a2aTool]);
+    expect(JSON.stringify(result.runtime_config.tools)).not.toContain('travel-secret');
+    expect(openTaskVault(result, keyring)).toMatchObject({ TRAVEL_KEY: 'travel-secret' });
+  });
+
+  it("when the user lacks the tool's credential, the task fails with CREDENTIALS_MISSING naming it", async () => {
+    const failure = failed(await assembleTask(receivedTask('company_research'), sources(world({}))));
+    expect(failure.code).toBe('CREDENTIALS_MISSING');
+    expect(failure.detail).toMatchObject({ missing: ['TRAVEL_KEY'] });
   });
 });

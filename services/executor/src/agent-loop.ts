@@ -80,8 +80,16 @@ export interface ToolExecutionContext {
   readonly callId: string;
   /** Aborted when the task is cancelled or runs out of time. */
   readonly signal: AbortSignal;
-  /** Reports the running call's progress (MCP progress notifications); becomes a `tool_progress` event. */
-  readonly onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  /**
+   * Reports the running call's progress (MCP progress notifications, an A2A task's status updates with its
+   * id); becomes a `tool_progress` event.
+   */
+  readonly onProgress?: (progress: {
+    progress: number;
+    total?: number;
+    message?: string;
+    remote_task_id?: string;
+  }) => void;
 }
 
 /** Runs a tool whose arguments are already validated. Expected failures are outcomes, not exceptions. */

@@ -184,6 +184,20 @@ export const executorConfigSchema = baseConfigSchema
     MODEL_ALLOW_HOSTS: CommaList.describe(
       "Comma-separated hosts, IPs or CIDRs a task's model base_url may reach although private, loopback or link-local (the model endpoint's own SSRF allow-list, same syntax as OUTBOUND_ALLOW_HOSTS and separate from it), e.g. 127.0.0.1 for a model server on this machine",
     ),
+    // A2A tools (remote A2A agents; src/tools/a2a/).
+    A2A_TOOL_TIMEOUT_MS: positiveInt()
+      .default(300_000)
+      .describe(
+        'Budget of one A2A tool call (a whole remote task) whose definition sets no timeout_ms; past it the remote task is cancelled and the call fails TOOL_TIMEOUT',
+      ),
+    A2A_CARD_MAX_BYTES: positiveInt()
+      .default(256 * 1024)
+      .describe("Largest Agent Card an A2A tool's card URL may answer; a larger one is refused"),
+    A2A_CARD_TTL_MS: positiveInt()
+      .default(300_000)
+      .describe(
+        "How long an A2A tool's Agent Card is reused (per account, credential and card URL) before it is read again",
+      ),
     MCP_TOOL_LIST_TTL_MS: positiveInt()
       .default(300_000)
       .describe(

@@ -9,12 +9,14 @@ import { ContextParams } from './context-params.js';
 import {
   ArgumentLocation,
   HttpMethod,
+  HttpUrl,
   HttpUrlTemplate,
   OpenApiRequestTemplate,
   ParamPlacement,
 } from './http-request.js';
 import { FixedParams } from './dynamic-tool.js';
 import { ApprovalPolicy } from './approval-policy.js';
+import { A2aAuth, a2aMessageParameters } from './a2a-tool.js';
 import { FunctionName } from './function-name.js';
 import { JsonObject, JsonSchema, JsonSchemaObject } from './json-schema.js';
 import { McpServerName } from './mcp-server.js';
@@ -29,6 +31,8 @@ export const ToolType = {
   MCP: 'MCP',
   /** Another agent of the account, run as a sub-task; its final answer is the result. */
   AGENT: 'AGENT',
+  /** A remote A2A agent, by its Agent Card URL; a call is one A2A task, its artifacts the result. */
+  A2A: 'A2A',
 } as const;
 export type ToolType = (typeof ToolType)[keyof typeof ToolType];
 
@@ -192,6 +196,26 @@ export const AgentTool = z.object({
 });
 export type AgentTool = z.infer<typeof AgentTool>;
 
+/**
+ * A remote A2A agent (see a2a-tool.ts), stored in the tool registry and bound by name. `description` and
+ * `parameters` are what the model sees when the card cannot be read; the executor describes the tool from
+ * the card (its skill, when `skill` names one) at the start of each task.
+ */
+export const A2aTool = z.object({
+  type: z.literal(ToolType.A2A),
+  ...ToolCommon,
+  description: z.string().default(''),
+  parameters: JsonSchemaObject.default(a2aMessageParameters()),
+  /** The Agent Card's URL (e.g. `https://agents.example/.well-known/agent-card.json`). */
+  card_url: HttpUrl,
+  /** A skill id of the card: the tool is described by that skill, and the id travels in the message's metadata. */
+  skill: z.string().min(1).max(256).optional(),
+  auth: A2aAuth.optional(),
+  /** How long one call may run, in ms; the executor's default when absent. */
+  timeout_ms: z.int().positive().optional(),
+});
+export type A2aTool = z.infer<typeof A2aTool>;
+
 export const ToolDefinition = z.discriminatedUnion('type', [
   HttpTool,
   NativeTool,
@@ -199,5 +223,6 @@ export const ToolDefinition = z.discriminatedUnion('type', [
   DynamicToolDefinition,
   McpTool,
   AgentTool,
+  A2aTool,
 ]);
 export type ToolDefinition = z.infer<typeof ToolDefinition>;

@@ -33,6 +33,8 @@ export function detectToolFormat(value: unknown): DetectedToolFormat | undefined
   const type = (value as { type?: unknown }).type;
   if (has('toolId')) return ToolFormat.TOOL_JSON;
   if (CANONICAL_TYPES.has(type) && has('parameters')) return 'canonical';
+  // An A2A tool's parameters come from the executor's default (a `message`); its card URL marks it.
+  if (type === ToolType.A2A && has('card_url')) return 'canonical';
   if ((type === 'HTTP' || type === 'NATIVE') && has('execution_config')) return ToolFormat.PAYLOAD_TOOL;
   if (has('parameter_schema') && has('execution_config')) return SYS_AI_PLUGIN_ROW;
   if (has('execution')) return ToolFormat.HTTP_PLUGIN;

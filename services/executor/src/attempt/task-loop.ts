@@ -36,6 +36,7 @@ import type { TaskAccount, TaskContextValues } from '../tools/index.js';
 import { toolExecutor } from '../tools/tool-dispatch.js';
 import { ToolCallError } from '../tools/tool-errors.js';
 import { SubtaskFanOut } from '../tools/sub-agent/index.js';
+import { describeA2aTools } from '../tools/a2a/index.js';
 import { XmlToolProtocolModel } from '../xml-protocol/index.js';
 import { failure } from './attempt-lifecycle.js';
 import type { TaskRunnerDependencies } from './runner-dependencies.js';
@@ -110,6 +111,12 @@ export class TaskLoop {
       if ('failure' in listed) return listed.failure;
       tools = [...tools, ...listed.tools];
     }
+    tools = await describeA2aTools(
+      tools,
+      this.deps.tools.a2a,
+      { vault, account: accountOf(task).id, scrubber: secrets },
+      this.deps.log,
+    );
     const model = task.runtime_config.model;
     const client = this.#models(task, vault, tools, resume, sink);
     const agentTask: AgentTask = {
@@ -143,6 +150,7 @@ export class TaskLoop {
             secrets,
             context: toolContextOf(task),
             mcpServers,
+            ...(resume === undefined ? {} : { remoteTasks: resume.remoteTaskIds }),
             subtasks: {
               meta: task.task_meta,
               ...(deadline === undefined ? {} : { deadline }),

@@ -187,6 +187,32 @@ describe('resuming from a task event log', () => {
     expect(point.pendingCalls.map((call) => call.id)).toEqual(['c2']);
   });
 
+  it("a call's remote task (tool_progress.remote_task_id) is named, the last one per call, so a re-run follows it", () => {
+    const progress = (id: string, remote?: string): [EventType, unknown] => [
+      'tool_progress',
+      {
+        call_id: id,
+        tool: 'ask_travel',
+        progress: 1,
+        ...(remote === undefined ? {} : { remote_task_id: remote }),
+      },
+    ];
+    const point = resumePointOf(
+      log(
+        start('c1'),
+        start('c2'),
+        progress('c1', 'r-1'),
+        progress('c1'),
+        progress('c2', 'r-2'),
+        progress('c2', 'r-3'),
+      ),
+    );
+    expect([...point.remoteTaskIds]).toEqual([
+      ['c1', 'r-1'],
+      ['c2', 'r-3'],
+    ]);
+  });
+
   it('an empty log resumes nothing', () => {
     expect(resumePointOf([])).toMatchObject({
       steps: 0,

@@ -53,6 +53,8 @@ export interface ResumePoint {
   readonly workAttempts: ReadonlySet<number>;
   /** Calls that submitted a sub-task (`subtask_started`): they count against the task's fan-out limit. */
   readonly subtaskCallIds: ReadonlySet<string>;
+  /** Call id → the task it runs on another system (`tool_progress.remote_task_id`, the last one named). */
+  readonly remoteTaskIds: ReadonlyMap<string, string>;
   /** What the earlier attempts' model calls used (their `step_finished` events); none: nothing. */
   readonly spent?: EarlierSpend;
   /** The highest attempt number in the events (parked attempts included). */
@@ -224,6 +226,13 @@ function assemble(
     awaitingApproval,
     subtaskCallIds: new Set(
       events.flatMap((event) => (event.type === 'subtask_started' ? [event.data.call_id] : [])),
+    ),
+    remoteTaskIds: new Map(
+      events.flatMap((event) =>
+        event.type === 'tool_progress' && event.data.remote_task_id !== undefined
+          ? [[event.data.call_id, event.data.remote_task_id] as const]
+          : [],
+      ),
     ),
     spent: earlierSpendOf(events),
     ...lastModelIndexOf(events),

@@ -22,6 +22,7 @@ import {
 import type { ToolRunners } from './tool-dispatch.js';
 import { DynamicToolRunner, HttpToolRunner } from './index.js';
 import { McpConnections, McpToolRunner, sandboxStdioLauncher } from './mcp/index.js';
+import { A2aToolRunner } from './a2a/index.js';
 
 const MIB = 1024 * 1024;
 
@@ -58,8 +59,20 @@ export function createToolRunners(config: ExecutorConfig, nc: NatsConnection): E
     defaultTimeoutMs: config.TOOL_TIMEOUT_MS,
     maxResultBytes: config.TOOL_RESULT_MAX_BYTES,
   });
+  // Remote A2A agents are reached through the same guard and pinned-DNS agent.
+  const a2a = new A2aToolRunner({
+    guard: http.client.transport.guard,
+    dispatcher: http.client.transport.dispatcher,
+    defaultTimeoutMs: config.A2A_TOOL_TIMEOUT_MS,
+    maxResultBytes: config.TOOL_RESULT_MAX_BYTES,
+    cards: {
+      maxBytes: config.A2A_CARD_MAX_BYTES,
+      ttlMs: config.A2A_CARD_TTL_MS,
+      timeoutMs: config.TOOL_TIMEOUT_MS,
+    },
+  });
   return {
-    runners: { http, dynamic, native, mcp, ...(scripts === undefined ? {} : { scripts }) },
+    runners: { http, dynamic, native, mcp, a2a, ...(scripts === undefined ? {} : { scripts }) },
     async close() {
       await connections.close();
       await dynamic.close();

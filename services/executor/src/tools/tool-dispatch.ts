@@ -3,7 +3,7 @@
  * 000) with the task's opened vault; dynamic tools (seed 004) go to the tool box proxy with the task's
  * account; native tools (seed 002) run in this executor's code; script tools (seed 003) in the sandboxed
  * script runner; MCP tools on the task's MCP servers (`tools/call`); agent tools as sub-tasks
- * (`sub-agent/`). A tool this executor cannot run is a tool error the model can answer around, never a
+ * (`sub-agent/`); A2A tools as tasks on a remote A2A agent (`a2a/`). A tool this executor cannot run is a tool error the model can answer around, never a
  * failed task.
  *
  * Every outcome, of every tool type, comes back with the task's secrets scrubbed out, before the model or
@@ -16,6 +16,7 @@
  */
 import {
   ErrorCode,
+  type A2aTool,
   type AgentTool,
   type ClearVault,
   type McpServerConnection,
@@ -27,6 +28,7 @@ import type { ToolExecutor } from '../agent-loop.js';
 import type { NativeToolRegistry, ScriptTools } from './native/index.js';
 import type { McpToolRunner } from './mcp/index.js';
 import type { SubAgentToolRunner, SubtaskCallerContext } from './sub-agent/index.js';
+import type { A2aToolRunner } from './a2a/index.js';
 import { SecretScrubber } from '../secrets/index.js';
 import {
   toolFailure,
@@ -47,6 +49,8 @@ export interface ToolRunners {
   readonly mcp?: McpToolRunner;
   /** Absent: agent tools (sub-tasks) are unavailable here. */
   readonly subAgents?: SubAgentToolRunner;
+  /** Absent: A2A tools (remote A2A agents) are unavailable here. */
+  readonly a2a?: A2aToolRunner;
 }
 
 /** What the tools of one task get from the task. */
@@ -64,6 +68,8 @@ export interface TaskToolContext {
   readonly mcpServers?: readonly McpServerConnection[];
   /** What agent tools' sub-tasks need of the task; absent: agent tools are unavailable. */
   readonly subtasks?: SubtaskCallerContext;
+  /** Call id → the remote task an earlier attempt's call runs (A2A tools follow it again). */
+  readonly remoteTasks?: ReadonlyMap<string, string>;
 }
 
 export function toolExecutor(runners: ToolRunners, task: TaskToolContext): ToolExecutor {
@@ -110,6 +116,18 @@ function runTool(runners: ToolRunners, task: TaskToolContext, secrets: SecretScr
       case 'AGENT':
         if (runners.subAgents === undefined || task.subtasks === undefined) return subAgentsUnavailable(tool);
         return runners.subAgents.run(tool, args, { callId, signal, task: task.subtasks });
+      case 'A2A':
+        if (runners.a2a === undefined) return a2aUnavailable(tool);
+        return runners.a2a.run(tool, args, {
+          vault: task.vault,
+          account: task.account.id,
+          scrubber: secrets,
+          callId,
+          ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+          ...(task.remoteTasks?.has(callId) === true ? { remoteTaskId: task.remoteTasks.get(callId) } : {}),
+          signal,
+          ...(onProgress === undefined ? {} : { onProgress }),
+        });
     }
   };
 }
@@ -146,6 +164,14 @@ function subAgentsUnavailable(tool: AgentTool) {
     ErrorCode.NOT_FOUND,
     `agent tool ${tool.name} is unavailable on this executor; answer without it`,
     { workflow_id: tool.workflow_id },
+  );
+}
+
+function a2aUnavailable(tool: A2aTool) {
+  return toolFailure(
+    ErrorCode.NOT_FOUND,
+    `A2A tool ${tool.name} is unavailable on this executor; answer without it`,
+    { card_url: tool.card_url },
   );
 }
 
