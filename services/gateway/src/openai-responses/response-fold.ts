@@ -31,9 +31,16 @@ import {
   type DoneEvent,
   type ErrorEvent,
   type TaskEvent,
+  type TaskStatusRecord,
   type TokenUsage,
 } from '@agentmesh/protocol';
-import { DoorTaskState, doorStateAfter, taskOutcomeOf } from '../door-mapping/index.js';
+import {
+  DoorTaskState,
+  doorStateAfter,
+  doorStateOfStatus,
+  isEndedDoorState,
+  taskOutcomeOf,
+} from '../door-mapping/index.js';
 import { responseIdOf, type ResponseTextFormat } from './response-request.js';
 
 export type ResponseStatus = 'queued' | 'in_progress' | 'completed' | 'incomplete' | 'failed' | 'cancelled';
@@ -144,6 +151,11 @@ interface Slot {
   /** Seq of the first text event the item holds (message and reasoning items). */
   firstTextSeq?: number;
   voided: boolean;
+}
+
+function statusOfEndedState(state: DoorTaskState): ResponseStatus {
+  if (state === DoorTaskState.COMPLETED) return 'completed';
+  return state === DoorTaskState.CANCELED ? 'cancelled' : 'failed';
 }
 
 export function responseUsage(usage: TokenUsage): ResponseUsage {
@@ -315,6 +327,26 @@ export class ResponseFold {
       usage: this.usage,
       agentmesh: { trace_id: identity.traceId, thread_id: identity.threadId ?? null, state: this.state },
     };
+  }
+
+  /**
+   * The response, its status settled by the task's status record where the log has not said it yet: a
+   * task running with no event written is `in_progress`, and one the record ended without a terminal
+   * event (refused by its thread, say) ends as the record says.
+   */
+  settledBy(record: Pick<TaskStatusRecord, 'status' | 'error'>): ResponseObject {
+    const response = this.response();
+    if (this.ended) return response;
+    const state = doorStateOfStatus(record);
+    response.agentmesh.state = this.started ? this.state : state;
+    if (isEndedDoorState(state)) {
+      response.status = statusOfEndedState(state);
+      if (record.error)
+        response.error = { code: record.error.code.toLowerCase(), message: record.error.message };
+    } else if (state !== DoorTaskState.SUBMITTED) {
+      response.status = 'in_progress';
+    }
+    return response;
   }
 
   private emit(type: string, fields: Record<string, unknown>): ResponseStreamEvent {

@@ -15,7 +15,7 @@
  * own included, is answered in OpenAI's shape with the mesh's code.
  */
 import { readTaskEventLog, type AgentStore, type TaskStatusStore } from '@agentmesh/bus';
-import { isFinalTaskStatus, type TaskEvent, type TaskStatusRecord } from '@agentmesh/protocol';
+import type { TaskEvent, TaskStatusRecord } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -299,14 +299,7 @@ async function answerFromLog(
     return sendOpenAiRefusal(reply, refusalOf(new InternalFailure({ cause: error })));
   }
   for (const event of events) fold.add(event);
-  const response = fold.response();
-  if (!fold.ended && isFinalTaskStatus(record.status)) {
-    response.status =
-      record.status === 'cancelled' ? 'cancelled' : record.status === 'done' ? 'completed' : 'failed';
-    if (record.error)
-      response.error = { code: record.error.code.toLowerCase(), message: record.error.message };
-  }
-  return reply.header(TRACE_HEADER, record.trace_id).send(response);
+  return reply.header(TRACE_HEADER, record.trace_id).send(fold.settledBy(record));
 }
 
 function followEvents(
