@@ -129,10 +129,15 @@ export function registerResponsesRoutes(app: FastifyInstance, deps: ResponsesRou
       if (found instanceof OpenAiRefusal) return sendOpenAiRefusal(reply, found);
       const traceId = found.record.trace_id;
       const cancelled = await deps.canceller.cancel(traceId, found.accountId, CANCEL_REASON);
-      // An ended task is answered as it ended: cancelling twice is harmless.
-      if (cancelled instanceof Rejection && !(cancelled instanceof Conflict)) {
-        return sendOpenAiRefusal(reply, refusalOf(cancelled));
+      // An ended task is answered as it ended (cancelling twice is harmless), from what its log holds:
+      // one refused before it ran has no terminal event to wait for.
+      if (cancelled instanceof Conflict) {
+        const ended = await settledTaskStatus(deps.statuses, deps.jsm, traceId, found.accountId);
+        return ended instanceof Rejection
+          ? sendOpenAiRefusal(reply, refusalOf(ended))
+          : answerFromLog(deps, reply, found.accountId, ended);
       }
+      if (cancelled instanceof Rejection) return sendOpenAiRefusal(reply, refusalOf(cancelled));
       // The answer says what the cancel did: the task's log is followed to its end (an executor aborts a
       // running task at once; a queued or parked one is ended by whoever takes it up next).
       const fold = new ResponseFold(identityOfRecord(found.record));

@@ -233,6 +233,8 @@ describe('POST /v1/responses with the openai client', () => {
     expect(cancelled.error).toMatchObject({ code: 'cancelled' });
     const after = await openai.responses.retrieve(created.id);
     expect(after.status).toBe('cancelled');
+    // Cancelling again answers the response as it ended.
+    expect((await openai.responses.cancel(created.id)).status).toBe('cancelled');
     expect((await statuses.get(ACCOUNT, traceId))?.cancel_requested_at).toBeDefined();
   });
 
