@@ -14,7 +14,12 @@
  * completions do); a background response runs on, and its stream can be resumed. Every error, Fastify's
  * own included, is answered in OpenAI's shape with the mesh's code.
  */
-import { readTaskEventLog, type AgentStore, type TaskStatusStore } from '@agentmesh/bus';
+import {
+  followTaskEvents,
+  storedTaskEventCount,
+  type AgentStore,
+  type TaskStatusStore,
+} from '@agentmesh/bus';
 import type { TaskEvent, TaskStatusRecord } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
@@ -294,17 +299,37 @@ async function answerFromLog(
   const fold = new ResponseFold(identityOfRecord(record));
   let events: TaskEvent[];
   try {
-    events = await readTaskEventLog(deps.jsm, {
-      accountId,
-      traceId: record.trace_id,
-      throughSeq: Number.MAX_SAFE_INTEGER,
-    });
+    events = await storedTaskEvents(deps, accountId, record.trace_id);
   } catch (error) {
     deps.log.error({ err: error, trace_id: record.trace_id }, 'responses retrieve: events failed');
     return sendOpenAiRefusal(reply, refusalOf(new InternalFailure({ cause: error })));
   }
   for (const event of events) fold.add(event);
   return reply.header(TRACE_HEADER, record.trace_id).send(fold.settledBy(record));
+}
+
+/**
+ * The task's events stored now: as many as stream info counts on its subject, read through a consumer of
+ * their own (what the gateway's NATS user may do; a message get is not granted to it).
+ */
+async function storedTaskEvents(
+  deps: ResponsesRouteDeps,
+  accountId: string,
+  traceId: string,
+): Promise<TaskEvent[]> {
+  const count = await storedTaskEventCount(deps.jsm, accountId, traceId);
+  const events: TaskEvent[] = [];
+  if (count === 0) return events;
+  const stop = new AbortController();
+  try {
+    for await (const event of followTaskEvents(deps.js, { accountId, traceId, signal: stop.signal })) {
+      events.push(event);
+      if (events.length >= count) break;
+    }
+  } finally {
+    stop.abort();
+  }
+  return events;
 }
 
 function followEvents(
