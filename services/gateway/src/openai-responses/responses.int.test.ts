@@ -331,6 +331,33 @@ describe('POST /v1/responses with the openai client', () => {
   });
 });
 
+describe('a client that leaves', () => {
+  for (const stream of [false, true]) {
+    it(`a response not in the background (${stream ? 'streamed' : 'whole'}) is cancelled when its client leaves before it ends`, async () => {
+      const leave = new AbortController();
+      const answered = fetch(`${gw.url}/v1/responses`, {
+        method: 'POST',
+        headers: { ...bearer(ACME_KEY), 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'helper', input: 'x', stream }),
+        signal: leave.signal,
+      });
+      const task = await queued();
+      const traceId = task.task_meta.trace_id;
+      const signals = client.subscribe(cancelSubject(ACCOUNT, traceId), { max: 1, timeout: 10_000 });
+      await runTask(traceId, [['message_chunk', { delta: 'started' }]]);
+      if (stream) {
+        // The gateway is streaming: the client reads, then leaves.
+        await (await answered).body!.getReader().read();
+      }
+      leave.abort();
+      await answered.catch(() => undefined);
+
+      for await (const message of signals) expect(message.json()).toMatchObject({ trace_id: traceId });
+      expect((await statuses.get(ACCOUNT, traceId))?.cancel_requested_at).toEqual(expect.any(String));
+    });
+  }
+});
+
 describe('refusals in OpenAI shape', () => {
   const refusal = async (body: unknown) => {
     const res = await call(gw.url, 'POST', '/v1/responses', { body, headers: bearer(ACME_KEY) });
