@@ -61,6 +61,9 @@ beforeAll(async () => {
       OPERATOR_INTEGRATION_URL: 'http://127.0.0.1:9',
       API_URL_TEMPLATE: 'http://127.0.0.1:9/{box_id}/{tool_id}',
     },
+    keepNatsLog: true,
+    // As a deployment does: the gateway then never tries (and is refused) creating the streams itself.
+    provisionFirst: true,
   });
   await admin('POST', '/agents', {
     workflow_id: 'acme_only',
@@ -126,6 +129,17 @@ describe('the Responses API across accounts', () => {
     // Acme's own thread is untouched: one turn.
     const thread = await door('GET', `/v1/threads/${threadId}`);
     expect((thread.body.runs as string[]).length).toBe(1);
+
+    // Acme's own: a stream replayed from its log, and a cancel of an ended response answers it as it ended.
+    const replay = await fetch(`${mesh.gatewayUrl}/v1/responses/${id}?stream=true`, {
+      headers: { authorization: `Bearer ${mesh.apiKey}` },
+    });
+    expect(replay.status).toBe(200);
+    expect(await replay.text()).toContain('event: response.completed');
+    expect((await door('POST', `/v1/responses/${id}/cancel`)).body).toMatchObject({
+      id,
+      status: 'completed',
+    });
   });
 });
 
@@ -185,5 +199,14 @@ describe('bad input on every Responses route', () => {
       expect(answer.status).toBe(400);
       expect(errorOf(answer).param).toBe('starting_after');
     }
+  });
+});
+
+describe('on the least-privilege users', () => {
+  it('nats-server logged no permission violation for any of it', () => {
+    const violations = mesh.nats
+      .log()
+      .filter((line) => /(Permissions|Publish|Subscription) Violation/i.test(line));
+    expect(violations, `nats-server refused these calls:\n${violations.join('\n')}`).toEqual([]);
   });
 });
