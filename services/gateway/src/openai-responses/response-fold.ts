@@ -51,9 +51,10 @@ export interface ResponseIdentity {
   /** Unix seconds. */
   createdAt: number;
   model: string;
-  background: boolean;
+  /** Null where not known (a retrieve: the request's own fields are not kept). */
+  background: boolean | null;
   instructions: string | null;
-  metadata: Record<string, string>;
+  metadata: Record<string, string> | null;
   textFormat: ResponseTextFormat;
   previousResponseId: string | null;
   /** The thread the response runs in: its `conversation`. */
@@ -124,11 +125,11 @@ export interface ResponseObject {
   created_at: number;
   completed_at: number | null;
   status: ResponseStatus;
-  background: boolean;
+  background: boolean | null;
   error: { code: string; message: string } | null;
   incomplete_details: { reason: 'max_output_tokens' | 'content_filter' } | null;
   instructions: string | null;
-  metadata: Record<string, string>;
+  metadata: Record<string, string> | null;
   model: string;
   output: ResponseOutputItem[];
   parallel_tool_calls: boolean;
