@@ -331,6 +331,29 @@ describe('POST /v1/responses with the openai client', () => {
   });
 });
 
+describe('continuing at once', () => {
+  it('a turn sent as soon as the previous answer arrived, before its executor wrote the final status, runs in the thread (not 409)', async () => {
+    const firstAnswer = openai.responses.create({ model: 'helper', input: 'quick one' });
+    const firstTask = await queued();
+    const traceId = firstTask.task_meta.trace_id;
+    // The executor stores `done`; its final status write (and the thread's release) has not happened yet.
+    const writer = await TaskEventWriter.open(js, jsm, { accountId: ACCOUNT, traceId, attempt: 1 });
+    await writer.emit('done', { message: 'Q1', steps: 1, usage, duration_ms: 1 });
+    const first = await firstAnswer;
+    expect((await statuses.get(ACCOUNT, traceId))?.status).not.toBe('done');
+
+    const secondAnswer = openai.responses.create({
+      model: 'helper',
+      input: 'quick two',
+      previous_response_id: first.id,
+    });
+    const secondTask = await queued();
+    expect(secondTask.task_meta.thread?.thread_id).toBe(firstTask.task_meta.thread?.thread_id);
+    await runTask(secondTask.task_meta.trace_id, [done('Q2')]);
+    expect((await secondAnswer).output_text).toBe('Q2');
+  });
+});
+
 describe('a client that leaves', () => {
   for (const stream of [false, true]) {
     it(`a response not in the background (${stream ? 'streamed' : 'whole'}) is cancelled when its client leaves before it ends`, async () => {
