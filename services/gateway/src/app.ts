@@ -33,6 +33,7 @@ import { registerHealthRoutes } from './routes/health.js';
 import { registerManagementRoutes } from './routes/management.js';
 import { registerOpenAiRoutes } from './routes/openai-compatible.js';
 import { registerMcpRoutes } from './routes/mcp.js';
+import { registerResponsesRoutes } from './openai-responses/index.js';
 import { registerRecallRoutes } from './routes/recall.js';
 import { requestAuthenticator } from './routes/request-caller.js';
 import { registerTaskEventRoutes } from './routes/task-events-sse.js';
@@ -216,6 +217,24 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
     shutdown: shutdown.signal,
     log,
   });
+  if (deps.threads !== undefined) {
+    // Every response runs in a thread (so it can be continued): the door needs the thread API.
+    registerResponsesRoutes(app, {
+      authenticate,
+      submitter: deps.submitter,
+      canceller: deps.canceller,
+      agents: stores.agents,
+      statuses: stores.statuses,
+      threads: deps.threads.api,
+      js: deps.js,
+      jsm: deps.jsm,
+      liveEvents: deps.liveEvents,
+      slots,
+      heartbeatMs: settings.sseHeartbeatMs,
+      shutdown: shutdown.signal,
+      log,
+    });
+  }
   registerMcpRoutes(app, {
     authenticate,
     agents: stores.agents,

@@ -24,6 +24,7 @@
  */
 import {
   ErrorCode,
+  isTerminalEvent,
   newTraceId,
   TaskStatus,
   taskEventsSubject,
@@ -40,7 +41,9 @@ import {
   encodeJson,
   PublishUnconfirmedError,
   publishWithRetry,
+  readLastTaskEvent,
   runEndedByStatus,
+  type RunEnded,
   type IdempotencyStore,
   type TaskStatusStore,
   type ThreadStore,
@@ -368,7 +371,7 @@ export class TaskSubmitter {
         threadId,
         { trace_id: traceId, task },
         submission.threadStrategy,
-        runEndedByStatus(this.options.statuses),
+        this.threadRunEnded,
       ),
     );
     if (admission instanceof Rejection) {
@@ -403,6 +406,19 @@ export class TaskSubmitter {
     );
     return { reply: this.replyFor(accountId, traceId), accountId, duplicate: false };
   }
+
+  /**
+   * Whether a thread's active run has ended: its status is final, or its terminal event is stored. The
+   * executor appends the run's turn before that event and writes the final status (and frees the thread)
+   * just after it, so a client continuing the thread as soon as it saw the answer (a Responses API
+   * `previous_response_id`, an A2A `contextId`) finds the turn in the history instead of a 409.
+   */
+  private readonly threadRunEnded: RunEnded = async (accountId, traceId) => {
+    if (await runEndedByStatus(this.options.statuses)(accountId, traceId)) return true;
+    const jsm = await this.options.js.jetstreamManager(false);
+    const last = await readLastTaskEvent(jsm, { accountId, traceId }).catch(() => undefined);
+    return last !== undefined && isTerminalEvent(last);
+  };
 
   /** Ends a task refused by its thread: it never runs, and its status says why. */
   private async markRefused(

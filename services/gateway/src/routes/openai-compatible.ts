@@ -11,15 +11,20 @@
  * stream is one `data: {"error": ...}` chunk, and the stream ends.
  */
 import { accountScope, type AgentStore, type ScopedAgent, type TaskStatusStore } from '@agentmesh/bus';
-import { httpStatusOf, WorkflowRef, type TaskEvent } from '@agentmesh/protocol';
+import { httpStatusOf, type TaskEvent } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { requireAccount, type Caller } from '../auth.js';
-import { InternalFailure, Rejection, ServiceUnavailable, ShuttingDown } from '../errors.js';
+import { InternalFailure, Rejection, ShuttingDown } from '../errors.js';
 import { eventStreamCaller, type EventStreamSlots } from '../event-stream-slots.js';
 import type { LiveEventFeed } from '../live-event-feed.js';
 import { agentModel } from '../openai/agent-models.js';
+import {
+  agentsUnavailable,
+  openAiCallerOf,
+  resolveAgentModel,
+  sendOpenAiRefusal,
+} from '../openai/openai-caller.js';
 import {
   completionIdentity,
   CompletionCollector,
@@ -30,13 +35,7 @@ import {
 } from '../openai/chat-completion-answer.js';
 import { StreamedText } from '../openai/streamed-text.js';
 import { parseChatCompletionRequest, type ChatCompletionTask } from '../openai/chat-completion-request.js';
-import {
-  frameworkRefusal,
-  modelNotFound,
-  openAiErrorBody,
-  OpenAiRefusal,
-  refusalOf,
-} from '../openai/openai-errors.js';
+import { frameworkRefusal, openAiErrorBody, OpenAiRefusal, refusalOf } from '../openai/openai-errors.js';
 import { followTaskEventObjects } from '../task-event-objects.js';
 import { writeSseStream } from '../sse-stream.js';
 import type { TaskCanceller } from '../task-cancellation.js';
@@ -66,9 +65,11 @@ const CLIENT_GONE_REASON = 'the chat completion client went away';
 
 const dataFrame = (payload: unknown): string => `data: ${JSON.stringify(payload)}\n\n`;
 
-function sendRefusal(reply: FastifyReply, refusal: OpenAiRefusal): FastifyReply {
-  return reply.code(refusal.httpStatus).headers(refusal.headers).send(refusal.toBody());
-}
+const sendRefusal = sendOpenAiRefusal;
+const accountOf = (deps: OpenAiRouteDeps, request: FastifyRequest) =>
+  openAiCallerOf(deps.authenticate, request);
+const resolveAgent = (deps: OpenAiRouteDeps, accountId: string, model: string) =>
+  resolveAgentModel(deps.agents, accountId, model);
 
 export function registerOpenAiRoutes(app: FastifyInstance, deps: OpenAiRouteDeps): void {
   // Its own scope, for an error handler that answers Fastify's failures in OpenAI's shape too.
@@ -131,35 +132,6 @@ export function registerOpenAiRoutes(app: FastifyInstance, deps: OpenAiRouteDeps
     });
   });
 }
-
-async function accountOf(
-  deps: OpenAiRouteDeps,
-  request: FastifyRequest,
-): Promise<{ caller: Caller; accountId: string } | OpenAiRefusal> {
-  const caller = await deps.authenticate(request);
-  if (caller instanceof Rejection) return refusalOf(caller);
-  const account = requireAccount(caller);
-  if (account instanceof Rejection) return refusalOf(account);
-  return { caller, accountId: account.accountId };
-}
-
-async function resolveAgent(
-  deps: OpenAiRouteDeps,
-  accountId: string,
-  model: string,
-): Promise<ScopedAgent | OpenAiRefusal> {
-  // `workflow_id` or `workflow_id@version`: the agent is the id's; the submission checks the version.
-  const ref = WorkflowRef.safeParse(model);
-  if (!ref.success) return modelNotFound(model);
-  try {
-    return (await deps.agents.resolve(accountScope(accountId), ref.data.workflow_id)) ?? modelNotFound(model);
-  } catch (error) {
-    return refusalOf(agentsUnavailable(error));
-  }
-}
-
-const agentsUnavailable = (cause: unknown): Rejection =>
-  new ServiceUnavailable('agents cannot be read right now; retry', { cause });
 
 interface CompletionTarget {
   accountId: string;
