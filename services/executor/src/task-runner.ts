@@ -57,7 +57,6 @@ import {
   type McpServerConnection,
   type EventAgentVersion,
   type ChatMessage,
-  type TaskEvent,
   type TerminalEvent,
   type ToolDefinition,
   type TaskStatusRecord,
