@@ -133,7 +133,7 @@ export const executorConfigSchema = baseConfigSchema
     EVENT_DELTA_MIN_CHARS: positiveInt()
       .default(256)
       .describe(
-        "Gathered text of this many characters is published before its window ends, as soon as the task's previous event is stored: a task's events follow its text's length, not its duration (about 60 tokens an event)",
+        "Gathered text of this many characters is published before its window ends, as soon as the task's previous event is stored: a task's events follow its text's length, not its duration (about 60 tokens an event). This is the threshold of the quiet window; it grows in proportion to the window (2,048 with the defaults' busy window), up to EVENT_DELTA_MAX_CHARS",
       ),
     EVENT_DELTA_MAX_CHARS: positiveInt()
       .default(4096)

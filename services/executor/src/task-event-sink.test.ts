@@ -2,6 +2,7 @@ import type { EventData, EventType, TaskEvent } from '@agentmesh/protocol';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SecretScrubber } from './secrets/index.js';
 import {
+  coalescingMinChars,
   coalescingWindowMs,
   DEFAULT_DELTA_COALESCING,
   TaskEventSink,
@@ -263,6 +264,32 @@ describe('coalescing by size, adaptively', () => {
     expect(coalescingWindowMs(coalescing, 8)).toBe(1_600);
     expect(coalescingWindowMs(coalescing, 500)).toBe(1_600);
     expect(coalescingWindowMs({ ...coalescing, busyWindowMs: 10 }, 500)).toBe(200);
+  });
+
+  it('the size threshold grows with the window, up to the longest event', () => {
+    const coalescing = { ...DEFAULT_DELTA_COALESCING, windowMs: 250, minChars: 256, maxChars: 4_096 };
+    expect(coalescingMinChars(coalescing, 250)).toBe(256);
+    expect(coalescingMinChars(coalescing, 1_000)).toBe(1_024);
+    expect(coalescingMinChars(coalescing, 100_000)).toBe(4_096);
+    expect(coalescingMinChars({ ...coalescing, maxChars: 1 }, 250)).toBe(1);
+  });
+
+  it("when a busy executor gets a fast model's long answer, it leaves in events of thousands of characters", async () => {
+    const appender = new MemoryAppender();
+    const sink = new TaskEventSink(appender, () => {}, new SecretScrubber(), {
+      ...DEFAULT_DELTA_COALESCING,
+      load: () => 64,
+    });
+    const pieces = Array.from({ length: 2_000 }, () => 'tok ');
+    for (const [i, piece] of pieces.entries()) {
+      sink.emit(delta(piece));
+      // Each publish is stored before the next delta: the chain never holds text back.
+      if (i % 10 === 0) await vi.advanceTimersByTimeAsync(1);
+    }
+    await sink.finish(done);
+    expect(texts(appender).join('')).toBe(pieces.join(''));
+    // 8,000 characters by 2,048 (the busy threshold), and the first delta.
+    expect(texts(appender).length).toBeLessThanOrEqual(6);
   });
 });
 

@@ -9,8 +9,9 @@
  * bus cost). The first delta of each stream in a turn (the answer's text, the reasoning) leaves at once, so
  * a follower sees it start without delay, and opens a window; later deltas gather until the text reaches
  * {@link DeltaCoalescing.minChars} or the window ends, whichever comes first, and leave as one event. The
- * window grows with the tasks this executor runs ({@link coalescingWindowMs}): a quiet executor streams
- * smoothly, a busy one publishes by size, so a task's events follow its text's length, not its duration.
+ * window grows with the tasks this executor runs ({@link coalescingWindowMs}), and the size threshold with
+ * it ({@link coalescingMinChars}): a quiet executor streams smoothly, a busy one publishes fewer, larger
+ * events, and a task's events follow its text's length, not its duration.
  * While the task's previous publish is not acknowledged yet, text keeps gathering (up to
  * {@link DeltaCoalescing.maxChars}) and leaves once it is: a slow bus makes fewer, larger events. Any other
  * event, and the terminal one, first publishes what is pending, so the order stays; while the chain backs
@@ -72,7 +73,10 @@ export interface DeltaCoalescing {
   busyWindowMs: number;
   /** Tasks in flight on this executor at which the window reaches {@link busyWindowMs}. */
   busyTasks: number;
-  /** Gathered text of this many characters leaves before its window ends (once the previous publish is stored). */
+  /**
+   * Gathered text of this many characters leaves before its window ends (once the previous publish is
+   * stored), with the quiet window; it grows in proportion to the window (coalescingMinChars).
+   */
   minChars: number;
   /** The longest text event: gathered text of this many characters leaves at once, publish under way or not. */
   maxChars: number;
@@ -94,6 +98,15 @@ export function coalescingWindowMs(coalescing: DeltaCoalescing, tasks: number): 
   if (busyWindowMs <= windowMs) return windowMs;
   const busy = busyTasks <= 1 ? 1 : Math.min(1, Math.max(0, (tasks - 1) / (busyTasks - 1)));
   return Math.round(windowMs + (busyWindowMs - windowMs) * busy);
+}
+
+/**
+ * The size threshold that goes with a window: it grows in proportion, so a busy executor's fast streams
+ * (a model well above the pace the window was set for) also make fewer, larger events; at most `maxChars`.
+ */
+export function coalescingMinChars(coalescing: DeltaCoalescing, windowMs: number): number {
+  const { minChars, maxChars } = coalescing;
+  return Math.min(maxChars, Math.round((minChars * windowMs) / coalescing.windowMs));
 }
 
 /** Publishes queued but not yet acknowledged beyond which the model stream waits. */
@@ -126,6 +139,8 @@ export class TaskEventSink {
   /** Open while deltas stream: a delta arriving then gathers instead of leaving at once. */
   #windowOpen = false;
   #window: NodeJS.Timeout | undefined;
+  /** The size threshold of the window open now (coalescingMinChars). */
+  #minChars: number;
   /** The window ended while a publish was under way: the pending text leaves once that publish is stored. */
   #due = false;
 
@@ -138,6 +153,7 @@ export class TaskEventSink {
     coalescing: Partial<DeltaCoalescing> = {},
   ) {
     this.#coalescing = { ...DEFAULT_DELTA_COALESCING, ...coalescing };
+    this.#minChars = this.#coalescing.minChars;
   }
 
   /** Queues a progress event; never throws (a failure goes to `onFailure`). */
@@ -209,7 +225,7 @@ export class TaskEventSink {
     const delta = event.data.delta;
     if (delta === '') return;
     const key = streamKey(event);
-    const { minChars, maxChars } = this.#coalescing;
+    const { maxChars } = this.#coalescing;
     let pending = this.#pending;
     if (pending !== undefined && (pending.key !== key || pending.text.length + delta.length > maxChars)) {
       this.#flushPending();
@@ -228,7 +244,7 @@ export class TaskEventSink {
       this.#pending = pending = { type: event.type, key, data: event.data, text: delta };
     else pending.text += delta;
     if (first || !this.#windowOpen || pending.text.length >= maxChars) this.#flushAndRestart();
-    else if (pending.text.length >= minChars && this.#queued === 0) this.#flushAndRestart();
+    else if (pending.text.length >= this.#minChars && this.#queued === 0) this.#flushAndRestart();
   }
 
   #flushAndRestart(): void {
@@ -240,6 +256,7 @@ export class TaskEventSink {
   #openWindow(): void {
     this.#windowOpen = true;
     const ms = coalescingWindowMs(this.#coalescing, this.#coalescing.load?.() ?? 1);
+    this.#minChars = coalescingMinChars(this.#coalescing, ms);
     this.#window = setTimeout(() => {
       this.#window = undefined;
       if (this.#failed) return;
@@ -317,7 +334,7 @@ export class TaskEventSink {
   #afterStored(): void {
     const pending = this.#pending;
     if (pending === undefined || !this.#windowOpen) return;
-    if (this.#due || pending.text.length >= this.#coalescing.minChars) this.#flushAndRestart();
+    if (this.#due || pending.text.length >= this.#minChars) this.#flushAndRestart();
   }
 }
 
