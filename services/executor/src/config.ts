@@ -108,21 +108,38 @@ export const executorConfigSchema = baseConfigSchema
     ACK_WAIT_MS: positiveInt()
       .default(3_000)
       .describe(
-        "How long JetStream waits for a sign of life before redelivering a task to another executor: how soon a task whose executor died (or whose delivery went to a dead executor's pull) runs again. The default 3 s with in-progress acks every 0.5 s leaves five heartbeats to be lost or late (a loaded 2-core machine, a GC pause) before a live executor's task is taken over; a takeover of a live task is fenced off by the event stream anyway, and resumes from its events. 3 s keeps the chaos ledger's p99 from an executor kill to the task running again under 10 s, NATS node faults included (5 s gave 11-13 s). Applied to the existing consumers at start",
+        "How long JetStream waits for a sign of life before redelivering a task to another executor: how soon a task whose executor died (or whose delivery went to a dead executor's pull) runs again. The default 3 s with in-progress acks every second leaves two heartbeats (two seconds) to be lost or late (a loaded 2-core machine, a GC pause) before a live executor's task is taken over; a takeover of a live task is fenced off by the event stream anyway, and resumes from its events. 3 s keeps the chaos ledger's p99 from an executor kill to the task running again under 10 s, NATS node faults included (5 s gave 11-13 s). Applied to the existing consumers at start",
       ),
     ACK_PROGRESS_MS: positiveInt()
-      .default(500)
+      .default(1_000)
       .describe(
-        'Interval of in-progress acks (heartbeats) while a task runs; at most half of ACK_WAIT_MS, so one late heartbeat never hands a live task over (the default is a sixth)',
+        "Interval of in-progress acks (heartbeats) while a task runs: one message per task in flight each period, the keep-alive's whole cost. At most half of ACK_WAIT_MS, so one late heartbeat never hands a live task over (the default is a third). Takeover after a kill does not depend on it (it is ACK_WAIT_MS after the dead executor's last heartbeat); a frozen owner's silence is waited for this long (see README, Attempts)",
       ),
     EVENT_DELTA_WINDOW_MS: positiveInt()
-      .default(50)
+      .default(250)
       .describe(
-        'Streamed text deltas gather into one event per task per window of this length; the first delta after a quiet spell is published at once',
+        "Streamed text deltas: the first of a turn's text (or reasoning) is published at once; later ones gather for at most this long while the executor runs one task (the window grows with the tasks in flight, see EVENT_DELTA_BUSY_WINDOW_MS), or until EVENT_DELTA_MIN_CHARS, and leave as one event",
+      ),
+    EVENT_DELTA_BUSY_WINDOW_MS: positiveInt()
+      .default(2_000)
+      .describe(
+        'The longest streamed text gathers once this executor runs EVENT_DELTA_BUSY_TASKS tasks or more (the window grows linearly from EVENT_DELTA_WINDOW_MS at one task): a busy executor publishes text by size, so fewer, larger events. One below EVENT_DELTA_WINDOW_MS counts as EVENT_DELTA_WINDOW_MS',
+      ),
+    EVENT_DELTA_BUSY_TASKS: positiveInt()
+      .default(8)
+      .describe(
+        'Tasks in flight on this executor at which the text window reaches EVENT_DELTA_BUSY_WINDOW_MS',
+      ),
+    EVENT_DELTA_MIN_CHARS: positiveInt()
+      .default(256)
+      .describe(
+        "Gathered text of this many characters is published before its window ends, as soon as the task's previous event is stored: a task's events follow its text's length, not its duration (about 60 tokens an event). This is the threshold of the quiet window; it grows in proportion to the window (2,048 with the defaults' busy window), up to EVENT_DELTA_MAX_CHARS",
       ),
     EVENT_DELTA_MAX_CHARS: positiveInt()
       .default(4096)
-      .describe('Gathered delta text of this many characters is published at once, before its window ends'),
+      .describe(
+        'The longest text event: gathered text of this many characters is published at once, even while the previous event is not stored yet; below EVENT_DELTA_MIN_CHARS it is the size limit for both (1: an event per delta)',
+      ),
     CONSUMER_MAX_ACK_PENDING: positiveInt()
       .default(1_000)
       .describe(

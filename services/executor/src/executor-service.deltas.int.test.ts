@@ -43,12 +43,13 @@ beforeAll(async () => {
       return steps.get(String(user)) ?? { content: 'no script for this task' };
     },
   });
-  // A window far longer than any test: text inside it leaves only when the size limit or another
-  // event says so, so what a test sees early can only be the delta that leaves at once.
+  // A window far longer than any test, and a size threshold at the size limit: text inside it leaves only
+  // when the size limit or another event says so, so what a test sees early can only be the delta that
+  // leaves at once.
   executor = await startInProcessExecutor({
     natsUrl: nats.url,
     vaultKeys,
-    env: { EVENT_DELTA_WINDOW_MS: '600000', LLM_MAX_RETRIES: '0' },
+    env: { EVENT_DELTA_WINDOW_MS: '600000', EVENT_DELTA_MIN_CHARS: '4096', LLM_MAX_RETRIES: '0' },
   });
 });
 

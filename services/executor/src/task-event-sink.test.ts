@@ -1,7 +1,13 @@
 import type { EventData, EventType, TaskEvent } from '@agentmesh/protocol';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SecretScrubber } from './secrets/index.js';
-import { TaskEventSink, type EventAppender } from './task-event-sink.js';
+import {
+  coalescingMinChars,
+  coalescingWindowMs,
+  DEFAULT_DELTA_COALESCING,
+  TaskEventSink,
+  type EventAppender,
+} from './task-event-sink.js';
 
 /** Appends events in memory; each publish is acknowledged when the test says so (or at once). */
 class MemoryAppender implements EventAppender {
@@ -142,6 +148,148 @@ describe('coalescing streamed deltas', () => {
         .map((data) => (data as { delta: string }).delta)
         .join(''),
     ).toBe('0123'.repeat(200));
+  });
+});
+
+describe('coalescing by size, adaptively', () => {
+  const texts = (appender: MemoryAppender) =>
+    chunks(appender).map((data) => (data as { delta: string }).delta);
+
+  /** Streams `tokens` five-character tokens at 50 a second (one every 20 ms), as a paced model does. */
+  async function streamAtModelPace(sink: TaskEventSink, tokens: number): Promise<string> {
+    let answer = '';
+    for (let i = 0; i < tokens; i++) {
+      const token = `w${String(i % 1000).padStart(3, '0')} `;
+      answer += token;
+      sink.emit(delta(token));
+      await vi.advanceTimersByTimeAsync(20);
+    }
+    return answer;
+  }
+
+  it('when a busy executor streams a 300-token answer at 50 tokens/s, it leaves as a handful of events, not one per window', async () => {
+    const appender = new MemoryAppender();
+    const sink = new TaskEventSink(appender, () => {}, new SecretScrubber(), {
+      ...DEFAULT_DELTA_COALESCING,
+      load: () => 100,
+    });
+    const answer = await streamAtModelPace(sink, 300);
+    await sink.finish(done);
+    expect(texts(appender).join('')).toBe(answer);
+    // 1,500 characters by 256, and the first token that left at once.
+    expect(texts(appender).length).toBeLessThanOrEqual(8);
+    expect(texts(appender)[0]).toBe('w000 ');
+  });
+
+  it('when the executor runs one task, the same answer streams in smaller events, each at most a window late', async () => {
+    const appender = new MemoryAppender();
+    const sink = new TaskEventSink(appender, () => {}, new SecretScrubber(), {
+      ...DEFAULT_DELTA_COALESCING,
+      load: () => 1,
+    });
+    const arrivals: number[] = [];
+    const answer = await (async () => {
+      let text = '';
+      for (let i = 0; i < 300; i++) {
+        const token = `w${String(i % 1000).padStart(3, '0')} `;
+        text += token;
+        sink.emit(delta(token));
+        await vi.advanceTimersByTimeAsync(20);
+        while (arrivals.length < texts(appender).length) arrivals.push(i);
+      }
+      return text;
+    })();
+    await sink.finish(done);
+    expect(texts(appender).join('')).toBe(answer);
+    // Six seconds of text in 250 ms windows: about 24 events, every token out within a window.
+    expect(texts(appender).length).toBeGreaterThan(8);
+    const gaps = arrivals.slice(1).map((token, i) => token - arrivals[i]!);
+    // A window of 250 ms is 12.5 tokens: a token waits at most one window (and the token it ends in).
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(Math.ceil(250 / 20));
+  });
+
+  it('when gathered text reaches the size threshold, it leaves before its window ends', async () => {
+    const appender = new MemoryAppender();
+    const sink = new TaskEventSink(appender, () => {}, new SecretScrubber(), {
+      windowMs: 10_000,
+      busyWindowMs: 10_000,
+      minChars: 10,
+    });
+    sink.emit(delta('first'));
+    await vi.advanceTimersByTimeAsync(0);
+    sink.emit(delta('01234'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(texts(appender)).toEqual(['first']);
+    sink.emit(delta('56789'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(texts(appender)).toEqual(['first', '0123456789']);
+  });
+
+  it('when the window ends while the previous event is not stored yet, the text leaves as soon as it is, joined with what came meanwhile', async () => {
+    const appender = new MemoryAppender(false);
+    const sink = new TaskEventSink(appender, () => {}, new SecretScrubber(), {
+      windowMs: 50,
+      busyWindowMs: 50,
+    });
+    sink.emit(delta('a'));
+    sink.emit(delta('b'));
+    await vi.advanceTimersByTimeAsync(60);
+    sink.emit(delta('c'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(appender.events).toHaveLength(0);
+    appender.release();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(texts(appender)).toEqual(['a', 'bc']);
+  });
+
+  it('when the model reasons and then answers, the first delta of each leaves at once', async () => {
+    const appender = new MemoryAppender();
+    const sink = new TaskEventSink(appender, () => {}, new SecretScrubber(), { windowMs: 10_000 });
+    sink.emit({ type: 'tool_thinking', data: { delta: 'think' } });
+    sink.emit({ type: 'tool_thinking', data: { delta: 'ing' } });
+    sink.emit(delta('Answer'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(appender.events.map((event) => (event.data as { delta: string }).delta)).toEqual([
+      'think',
+      'ing',
+      'Answer',
+    ]);
+  });
+
+  it('the window grows linearly with the tasks in flight, from the quiet window to the busy one', () => {
+    const coalescing = { ...DEFAULT_DELTA_COALESCING, windowMs: 200, busyWindowMs: 1_600, busyTasks: 8 };
+    expect(coalescingWindowMs(coalescing, 1)).toBe(200);
+    expect(coalescingWindowMs(coalescing, 0)).toBe(200);
+    expect(coalescingWindowMs(coalescing, 4)).toBe(800);
+    expect(coalescingWindowMs(coalescing, 8)).toBe(1_600);
+    expect(coalescingWindowMs(coalescing, 500)).toBe(1_600);
+    expect(coalescingWindowMs({ ...coalescing, busyWindowMs: 10 }, 500)).toBe(200);
+  });
+
+  it('the size threshold grows with the window, up to the longest event', () => {
+    const coalescing = { ...DEFAULT_DELTA_COALESCING, windowMs: 250, minChars: 256, maxChars: 4_096 };
+    expect(coalescingMinChars(coalescing, 250)).toBe(256);
+    expect(coalescingMinChars(coalescing, 1_000)).toBe(1_024);
+    expect(coalescingMinChars(coalescing, 100_000)).toBe(4_096);
+    expect(coalescingMinChars({ ...coalescing, maxChars: 1 }, 250)).toBe(1);
+  });
+
+  it("when a busy executor gets a fast model's long answer, it leaves in events of thousands of characters", async () => {
+    const appender = new MemoryAppender();
+    const sink = new TaskEventSink(appender, () => {}, new SecretScrubber(), {
+      ...DEFAULT_DELTA_COALESCING,
+      load: () => 64,
+    });
+    const pieces = Array.from({ length: 2_000 }, () => 'tok ');
+    for (const [i, piece] of pieces.entries()) {
+      sink.emit(delta(piece));
+      // Each publish is stored before the next delta: the chain never holds text back.
+      if (i % 10 === 0) await vi.advanceTimersByTimeAsync(1);
+    }
+    await sink.finish(done);
+    expect(texts(appender).join('')).toBe(pieces.join(''));
+    // 8,000 characters by 2,048 (the busy threshold), and the first delta.
+    expect(texts(appender).length).toBeLessThanOrEqual(6);
   });
 });
 

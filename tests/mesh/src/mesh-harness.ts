@@ -77,6 +77,10 @@ export async function startMesh(options: MeshOptions = {}): Promise<Mesh> {
     // The scripted model runs on loopback too; the model endpoint has its own allow-list.
     MODEL_ALLOW_HOSTS: '127.0.0.1',
     ...options.env?.executor,
+    // As the executor image starts it (infra/docker/Dockerfile): a bounded young generation.
+    NODE_OPTIONS: ['--max-semi-space-size=8', options.env?.executor?.['NODE_OPTIONS']]
+      .filter(Boolean)
+      .join(' '),
   };
   const startExecutor = (env: Record<string, string> = {}): Promise<ServiceProcess> =>
     startServiceProcess({ entry: serviceEntry('executor'), env: { ...executorEnv, ...env } });
