@@ -7,7 +7,7 @@
  * mesh's code, with `retryable` in its metadata, as A2A 1.0 puts error details.
  */
 import { ErrorCode } from '@agentmesh/protocol';
-import type { Rejection} from '../errors.js';
+import type { Rejection } from '../errors.js';
 import { ServiceUnavailable } from '../errors.js';
 
 export const JsonRpcCode = {

@@ -147,6 +147,9 @@ export class MeshA2aHandler implements A2ARequestHandler {
 
   async cancelTask(params: CancelTaskRequest, _context: ServerCallContext): Promise<Task> {
     const record = await this.ownedRecord(params.id);
+    if (isFinalTaskStatus(record.status)) {
+      throw new TaskNotCancelableError(`task ${record.trace_id} has already ended (${record.status})`);
+    }
     const cancelled = await this.deps.canceller.cancel(
       record.trace_id,
       this.target.accountId,
