@@ -32,7 +32,7 @@ import type {
   SubscribeToTaskRequest,
   TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
-import { readLastTaskEvent, type TaskStatusStore } from '@agentmesh/bus';
+import { storedTaskEventCount, type TaskStatusStore } from '@agentmesh/bus';
 import {
   isFinalTaskStatus,
   isTerminalEvent,
@@ -61,6 +61,8 @@ const DEFAULT_LIST_PAGE = 50;
 const MAX_LIST_PAGE = 100;
 /** How many of the account's newest task records ListTasks looks through. */
 const LIST_SCAN_LIMIT = 1000;
+/** How long GetTask reads a task's stored events at most. */
+const STORED_READ_MS = 10_000;
 
 export interface A2aHandlerDeps {
   submitter: TaskSubmitter;
@@ -179,42 +181,46 @@ export class MeshA2aHandler implements A2ARequestHandler {
         `Last-Event-ID must be a cursor <seq>:<k> (or <seq>) from metadata.agentmesh.cursor; got ${JSON.stringify(this.target.lastEventId)}`,
       );
     }
-    let cursor: StreamCursor | undefined = given;
-    if (cursor === undefined) {
+    // Without a cursor, the snapshot is the task as stored now: the first `stored` events.
+    let stored = 0;
+    if (given === undefined) {
       if (isFinalTaskStatus(record.status)) {
         throw new UnsupportedOperationError(
           `task ${record.trace_id} has ended (${record.status}): GetTask returns its result, or resubscribe with Last-Event-ID to replay what came after it`,
         );
       }
-      const last = await readLastTaskEvent(this.deps.jsm, {
-        accountId: this.target.accountId,
-        traceId: record.trace_id,
-      }).catch((error: unknown) => {
-        throw MeshRefusal.unavailable('task events cannot be read right now; retry', error);
-      });
-      cursor = { seq: last?.seq ?? 0, index: Number.MAX_SAFE_INTEGER };
+      stored = await this.storedEventCount(record.trace_id);
     }
     const view = this.viewFor(record);
     // The events up to the cursor make the snapshot (what the client has seen); the rest stream.
-    let snapshotSent = false;
-    const snapshot = (): StreamResponse => {
-      snapshotSent = true;
-      const at =
-        cursor.index === Number.MAX_SAFE_INTEGER ? String(cursor.seq) : `${cursor.seq}:${cursor.index}`;
-      return { payload: { $case: 'task', value: view.task([], at) } };
+    let boundary: StreamCursor | undefined;
+    const snapshot = (at: StreamCursor): StreamResponse => {
+      boundary = at;
+      const cursor = at.index === Number.MAX_SAFE_INTEGER ? String(at.seq) : `${at.seq}:${at.index}`;
+      return { payload: { $case: 'task', value: view.task([], cursor) } };
     };
-    if (cursor.seq === 0) yield snapshot();
+    if (given === undefined ? stored === 0 : given.seq === 0) {
+      yield snapshot(given ?? { seq: 0, index: Number.MAX_SAFE_INTEGER });
+    }
+    let folded = 0;
     for await (const event of this.events(record.trace_id, 0, this.target.signal)) {
       const updates = view.add(event);
-      if (!snapshotSent && event.seq >= cursor.seq) yield snapshot();
+      folded += 1;
+      if (boundary === undefined) {
+        if (given !== undefined && event.seq >= given.seq) yield snapshot(given);
+        else if (given === undefined && folded >= stored) {
+          yield snapshot({ seq: event.seq, index: Number.MAX_SAFE_INTEGER });
+        }
+      }
+      if (boundary === undefined) continue;
       for (const update of updates) {
-        if (isAfter(cursor, update.cursor.seq, update.cursor.index)) yield update.response;
+        if (isAfter(boundary, update.cursor.seq, update.cursor.index)) yield update.response;
       }
-      if (isTerminalEvent(event) || view.state === DoorTaskState.INPUT_REQUIRED) {
-        if (event.seq >= cursor.seq) break;
-      }
+      if (isTerminalEvent(event) || view.state === DoorTaskState.INPUT_REQUIRED) break;
     }
-    if (!snapshotSent && !this.target.signal.aborted) yield snapshot();
+    if (boundary === undefined && !this.target.signal.aborted) {
+      yield snapshot(given ?? { seq: view.lastSeq, index: Number.MAX_SAFE_INTEGER });
+    }
   }
 
   async createTaskPushNotificationConfig(
@@ -349,6 +355,18 @@ export class MeshA2aHandler implements A2ARequestHandler {
     return record;
   }
 
+  /**
+   * How many events the task has stored (the stream's count for its subject: the gateway's NATS user
+   * may read stream info, not single messages of MESH_EVENTS).
+   */
+  private async storedEventCount(traceId: string): Promise<number> {
+    try {
+      return await storedTaskEventCount(this.deps.jsm, this.target.accountId, traceId);
+    } catch (error) {
+      throw MeshRefusal.unavailable('task events cannot be read right now; retry', error);
+    }
+  }
+
   private viewFor(record: TaskStatusRecord): A2aTaskView {
     return new A2aTaskView(record.trace_id, record.thread_id ?? '', DoorTaskState.SUBMITTED, {
       workflow_id: agentOf(record),
@@ -359,24 +377,15 @@ export class MeshA2aHandler implements A2ARequestHandler {
   private async storedView(id: string): Promise<A2aTaskView> {
     const record = await this.ownedRecord(id);
     const view = this.viewFor(record);
-    const last = await readLastTaskEvent(this.deps.jsm, {
-      accountId: this.target.accountId,
-      traceId: record.trace_id,
-    }).catch((error: unknown) => {
-      throw MeshRefusal.unavailable('task events cannot be read right now; retry', error);
-    });
-    if (last !== undefined) {
-      const reading = new AbortController();
-      for await (const event of this.events(
-        record.trace_id,
-        0,
-        AbortSignal.any([reading.signal, this.target.signal]),
-      )) {
+    const stored = await this.storedEventCount(record.trace_id);
+    if (stored > 0) {
+      // Bounded: a log the follower cannot finish reading answers what it has read.
+      const reading = AbortSignal.any([AbortSignal.timeout(STORED_READ_MS), this.target.signal]);
+      let folded = 0;
+      for await (const event of this.events(record.trace_id, 0, reading)) {
         view.add(event);
-        if (event.seq >= last.seq) {
-          reading.abort();
-          break;
-        }
+        folded += 1;
+        if (folded >= stored || isTerminalEvent(event)) break;
       }
     } else {
       view.settle(doorStateOfStatus(record));
