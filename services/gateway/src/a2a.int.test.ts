@@ -352,4 +352,53 @@ describe('A2A door with the official SDK client', () => {
     expect(cursors).toEqual(['1:0', '2:0', '3:0', '4:0', '5:0', '6:0', '6:1']);
     expect([...before, ...after].map(shape)).toEqual(reference.map(shape));
   });
+  it('a 0.3 client streams with message/stream and resumes with tasks/resubscribe after the cursor it saw last', async () => {
+    const text = `legacy ${randomUUID()}`;
+    const rpc = (method: string, params: unknown, headers: Record<string, string> = {}) =>
+      fetch(`${gw.url}/a2a/helper`, {
+        method: 'POST',
+        headers: { ...bearer(ACME_KEY), 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }),
+      });
+    const frames = async (response: Response) =>
+      (await response.text())
+        .split('\n\n')
+        .filter((frame) => frame.includes('data: '))
+        .map((frame) => ({
+          id: /^id: (.*)$/m.exec(frame)?.[1],
+          result: (
+            JSON.parse(frame.slice(frame.indexOf('data: ') + 6)) as { result: Record<string, unknown> }
+          ).result,
+        }));
+    const streamed = rpc('message/stream', {
+      message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text }] },
+    });
+    const queued = await queuedTask(text);
+    const traceId = queued.task_meta.trace_id;
+    await write(await executorOf(traceId), [
+      ['message_chunk', { delta: 'a' }],
+      ['message_chunk', { delta: 'b' }],
+      ['done', done('ab')],
+    ]);
+    const seen = await frames(await streamed);
+    expect(seen.map((frame) => [frame.id, frame.result.kind])).toEqual([
+      [undefined, 'task'],
+      ['1:0', 'status-update'],
+      ['2:0', 'status-update'],
+      ['3:0', 'artifact-update'],
+      ['3:1', 'status-update'],
+    ]);
+    expect(seen.at(-1)?.result).toMatchObject({ taskId: traceId, status: { state: 'completed' } });
+
+    const resumed = await frames(await rpc('tasks/resubscribe', { id: traceId }, { 'last-event-id': '2:0' }));
+    expect(resumed.map((frame) => [frame.id, frame.result.kind])).toEqual([
+      [undefined, 'task'],
+      ['3:0', 'artifact-update'],
+      ['3:1', 'status-update'],
+    ]);
+    const got = (await (await rpc('tasks/get', { id: traceId })).json()) as {
+      result: Record<string, unknown>;
+    };
+    expect(got.result).toMatchObject({ id: traceId, kind: 'task', status: { state: 'completed' } });
+  });
 });
