@@ -207,6 +207,23 @@ describe('A2A door with the official SDK client', () => {
     expect(((await again) as Task).contextId).toBe(task.contextId);
   });
 
+  it('when a client sends the same message again, it is answered the same task in the same context', async () => {
+    const text = `retry ${randomUUID()}`;
+    const request = {
+      ...send(text),
+      configuration: {
+        acceptedOutputModes: [],
+        taskPushNotificationConfig: undefined,
+        returnImmediately: true,
+      },
+    };
+    const first = (await client.sendMessage(request)) as Task;
+    const again = (await client.sendMessage(request)) as Task;
+    expect([again.id, again.contextId]).toEqual([first.id, first.contextId]);
+    const queued = await queuedTask(text);
+    await write(await executorOf(queued.task_meta.trace_id), [['done', done('once')]]);
+  });
+
   it('a stream carries the task, then a status update per event (text, tool calls), the answer artifact and completed', async () => {
     const text = `stream ${randomUUID()}`;
     const collected: StreamResponse[] = [];

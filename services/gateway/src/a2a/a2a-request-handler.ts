@@ -10,6 +10,7 @@
  * - A task's other agent, or another account's task, is not found: ids never cross tenancy.
  * - Push-notification configs are refused (PushNotificationNotSupportedError); see the gateway README.
  */
+import { createHash } from 'node:crypto';
 import { Role, type AgentCard, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
 import {
   PushNotificationNotSupportedError,
@@ -34,6 +35,7 @@ import type {
 } from '@a2a-js/sdk';
 import { storedTaskEventCount, type TaskStatusStore } from '@agentmesh/bus';
 import {
+  ErrorCode,
   isFinalTaskStatus,
   isTerminalEvent,
   isThreadId,
@@ -256,7 +258,7 @@ export class MeshA2aHandler implements A2ARequestHandler {
     }
     if (params.configuration?.taskPushNotificationConfig !== undefined) throw pushNotSupported();
     const text = messageText(message);
-    const threadId = await this.threadFor(message.contextId);
+    const threadId = await this.threadFor(message.contextId, message.messageId);
     const metadata = params.metadata ?? {};
     const submission: Record<string, unknown> = {
       workflow_id: this.target.workflowId,
@@ -277,22 +279,34 @@ export class MeshA2aHandler implements A2ARequestHandler {
     };
   }
 
-  /** The thread a context is: the one named (created when it does not exist yet), or a new one. */
-  private async threadFor(contextId: string): Promise<string> {
+  /**
+   * The thread a context is: the one named (created when it does not exist yet), or a new one. A new
+   * one's id derives from the message id, so a client sending the same message again (the same
+   * idempotency key, the same task) is answered the same context, not a second empty thread.
+   */
+  private async threadFor(contextId: string, messageId: string): Promise<string> {
     if (contextId !== '' && !isThreadId(contextId)) {
       throw new RequestMalformedError(
         'message.contextId must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-" (it names a mesh thread)',
       );
     }
-    if (contextId !== '') {
-      const found = await this.deps.threads.get(this.target.accountId, contextId);
-      if (!(found instanceof Rejection)) return contextId;
-      if (found.code !== 'NOT_FOUND') throw new MeshRefusal(found);
+    const threadId =
+      contextId !== ''
+        ? contextId
+        : messageId !== ''
+          ? `ctx_${createHash('sha256').update(messageId).digest('hex').slice(0, 40)}`
+          : undefined;
+    if (threadId !== undefined) {
+      const found = await this.deps.threads.get(this.target.accountId, threadId);
+      if (!(found instanceof Rejection)) return threadId;
+      if (found.code !== ErrorCode.NOT_FOUND) throw new MeshRefusal(found);
     }
     const created = await this.deps.threads.create(
       this.target.accountId,
-      contextId === '' ? {} : { thread_id: contextId },
+      threadId === undefined ? {} : { thread_id: threadId },
     );
+    // Created by a request racing this one: the thread is there either way.
+    if (created instanceof Conflict && threadId !== undefined) return threadId;
     if (created instanceof Rejection) throw new MeshRefusal(created);
     return created.thread_id;
   }
@@ -345,7 +359,7 @@ export class MeshA2aHandler implements A2ARequestHandler {
       this.target.accountId,
     );
     if (record instanceof Rejection) {
-      if (record.code === 'NOT_FOUND')
+      if (record.code === ErrorCode.NOT_FOUND)
         throw new TaskNotFoundError(`no task ${parsed.data} of agent ${this.target.workflowId}`);
       throw new MeshRefusal(record);
     }
