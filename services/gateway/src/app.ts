@@ -28,6 +28,7 @@ import { installJsonBodyParser } from './json-body.js';
 import type { LiveEventFeed } from './live-event-feed.js';
 import type { RecallForwarder } from './recall-forwarding.js';
 import { installCors } from './cors.js';
+import { registerA2aRoutes } from './a2a/index.js';
 import { registerBrowserAccessRoutes } from './routes/browser-access.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerManagementRoutes } from './routes/management.js';
@@ -47,6 +48,8 @@ import type { ApprovalDesk } from './task-approvals.js';
 import type { TaskCanceller } from './task-cancellation.js';
 import type { TaskSubmitter } from './task-submission.js';
 import { registerScheduleRoutes, type ScheduleRouteDeps } from './schedules/schedule-routes.js';
+
+const DEFAULT_A2A_CANCEL_WAIT_MS = 5_000;
 
 export interface GatewayStores {
   agents: AgentStore;
@@ -77,6 +80,8 @@ export interface GatewayAppSettings {
   consoleEnabled: boolean;
   /** MCP sessions (`/mcp`): MCP_MAX_SESSIONS, MCP_MAX_SESSIONS_PER_CALLER, MCP_SESSION_IDLE_MS. */
   mcpSessions: { maxSessions: number; maxSessionsPerCaller: number; idleMs: number };
+  /** The A2A door: A2A_CANCEL_WAIT_MS, and PUBLIC_BASE_URL for the cards' endpoint URLs. */
+  a2a?: { cancelWaitMs: number; publicBaseUrl?: string };
 }
 
 export interface GatewayAppDeps {
@@ -249,6 +254,26 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
     allowedOrigins: settings.corsAllowedOrigins,
     log,
   });
+  if (deps.threads !== undefined) {
+    registerA2aRoutes(app, {
+      authenticate,
+      agents: stores.agents,
+      tools: stores.plugins,
+      submitter: deps.submitter,
+      canceller: deps.canceller,
+      threads: deps.threads.api,
+      statuses: stores.statuses,
+      js: deps.js,
+      jsm: deps.jsm,
+      liveEvents: deps.liveEvents,
+      slots,
+      heartbeatMs: settings.sseHeartbeatMs,
+      cancelWaitMs: settings.a2a?.cancelWaitMs ?? DEFAULT_A2A_CANCEL_WAIT_MS,
+      ...(settings.a2a?.publicBaseUrl === undefined ? {} : { publicBaseUrl: settings.a2a.publicBaseUrl }),
+      shutdown: shutdown.signal,
+      log,
+    });
+  }
   registerBrowserAccessRoutes(app, {
     authenticate,
     statuses: stores.statuses,

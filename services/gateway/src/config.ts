@@ -380,6 +380,16 @@ export const gatewayConfigSchema = baseConfigSchema.extend({
     .describe(
       'How long an MCP session with no request in flight is kept; after it the session is closed and its client must initialize again',
     ),
+  // The A2A door (a2a/).
+  A2A_CANCEL_WAIT_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(60_000)
+    .default(5_000)
+    .describe(
+      'How long an A2A CancelTask waits for the task to end before answering its state as it stands (the cancel goes on either way)',
+    ),
   WEBHOOKS_ENABLED: z
     .stringbool()
     .default(true)

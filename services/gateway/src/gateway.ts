@@ -327,6 +327,10 @@ export async function startGateway({
       trustAccountHeaders: config.TRUST_ACCOUNT_HEADERS,
       corsAllowedOrigins: config.CORS_ALLOWED_ORIGINS ?? new Set(),
       consoleEnabled: config.CONSOLE_ENABLED,
+      a2a: {
+        cancelWaitMs: config.A2A_CANCEL_WAIT_MS,
+        ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
+      },
       mcpSessions: {
         maxSessions: config.MCP_MAX_SESSIONS,
         maxSessionsPerCaller: config.MCP_MAX_SESSIONS_PER_CALLER,
