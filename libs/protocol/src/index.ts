@@ -129,6 +129,7 @@ export {
 } from './events.js';
 export {
   ToolThinkingEvent,
+  ToolCallDeltaEvent,
   ToolStartEvent,
   ToolResultEvent,
   ToolProgressEvent,
@@ -149,6 +150,7 @@ export {
   SubtaskFinishedData,
   StepFinishedData,
 } from './events.js';
+export { ToolCallDeltaData } from './events.js';
 export { ErrorEvent, ToolThinkingData, ToolStartData, ToolResultData, MessageChunkData } from './events.js';
 export { DoneData, ErrorData, ToolError, TokenUsage, ModelWaitingData, ModelWaitingEvent } from './events.js';
 export type { EventData, TerminalEvent, TerminalEventType } from './events.js';

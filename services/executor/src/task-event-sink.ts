@@ -4,7 +4,7 @@
  * attempt), so publishes are chained one after another here; the first publish that fails stops the chain
  * (later events would leave a gap) and is reported once.
  *
- * Text deltas (`message_chunk`, `tool_thinking`) are coalesced: a model streams hundreds of them per
+ * Text deltas (`message_chunk`, `tool_thinking`, and `tool_call_delta` per call) are coalesced: a model streams hundreds of them per
  * answer, and each would be one JetStream publish, ack and delivery. The first delta after a quiet spell
  * leaves at once (a follower sees the answer start without delay) and opens a window; what arrives while
  * the window is open leaves as one event when it closes, or as soon as it reaches the size limit. Any
@@ -15,7 +15,7 @@
  * Write-ahead: {@link TaskEventSink.emitDurably} queues an event like `emit` and resolves once it is
  * stored, so the loop runs a tool only after its `tool_start` is (the chain stores events in order).
  *
- * Scrubbing: the coalesced text of each delta type goes through a scrubbing stream, since a secret may be
+ * Scrubbing: the coalesced text of each delta type (of each tool call) goes through a scrubbing stream, since a secret may be
  * split across deltas: an end that could be the beginning of a secret is held back and published with the
  * next text, and whatever is held is published before any other event and before the terminal one. Every
  * other event's data is scrubbed whole: tool arguments, results and errors, the final message, errors.
@@ -27,6 +27,10 @@ import type { SubtaskEvent } from './tools/sub-agent/index.js';
 import { ScrubbingStream, type SecretScrubber } from './secrets/index.js';
 
 type DeltaType = 'message_chunk' | 'tool_thinking';
+/** The delta types gathered into windows: text, and tool call arguments (one call at a time). */
+type GatheredType = DeltaType | 'tool_call_delta';
+/** The call a `tool_call_delta`'s text belongs to. */
+type ToolCallRef = Omit<EventData<'tool_call_delta'>, 'delta'>;
 
 /**
  * What an attempt emits besides the loop's progress: `attempt_started`, first of a resumed attempt,
@@ -58,8 +62,10 @@ export class TaskEventSink {
   #failure: unknown;
   #failed = false;
   readonly #scrubbing: Record<DeltaType, ScrubbingStream>;
-  /** Raw (unscrubbed) text gathered in the open window, of one delta type. */
-  #pending: { type: DeltaType; text: string } | undefined;
+  /** One scrubbing stream per tool call whose argument text is streaming, by call id. */
+  readonly #callScrubbing = new Map<string, { call: ToolCallRef; stream: ScrubbingStream }>();
+  /** Raw (unscrubbed) text gathered in the open window, of one delta type (and one tool call). */
+  #pending: { type: GatheredType; text: string; call?: ToolCallRef } | undefined;
   #window: NodeJS.Timeout | undefined;
 
   constructor(
@@ -81,6 +87,11 @@ export class TaskEventSink {
     if (this.#failed) return;
     if (event.type === 'message_chunk' || event.type === 'tool_thinking') {
       this.#gather(event.type, event.data.delta);
+      return;
+    }
+    if (event.type === 'tool_call_delta') {
+      const { delta, ...call } = event.data;
+      this.#gather('tool_call_delta', delta, call);
       return;
     }
     this.#endDeltas();
@@ -142,15 +153,18 @@ export class TaskEventSink {
     this.#pending = undefined;
   }
 
-  #gather(type: DeltaType, delta: string): void {
+  #gather(type: GatheredType, delta: string, call?: ToolCallRef): void {
     if (delta === '') return;
     const pending = this.#pending;
     if (
       pending !== undefined &&
-      (pending.type !== type || pending.text.length + delta.length > this.coalescing.maxChars)
+      (pending.type !== type ||
+        pending.call?.call_id !== call?.call_id ||
+        pending.text.length + delta.length > this.coalescing.maxChars)
     )
       this.#flushPending();
-    if (this.#pending === undefined) this.#pending = { type, text: delta };
+    if (this.#pending === undefined)
+      this.#pending = { type, text: delta, ...(call === undefined ? {} : { call }) };
     else this.#pending.text += delta;
     if (this.#window === undefined) {
       this.#flushPending();
@@ -175,7 +189,18 @@ export class TaskEventSink {
     const pending = this.#pending;
     if (pending === undefined) return;
     this.#pending = undefined;
-    this.#queueDelta(pending.type, this.#scrubbing[pending.type].push(pending.text));
+    if (pending.call !== undefined) {
+      const { call } = pending;
+      let scrubbing = this.#callScrubbing.get(call.call_id);
+      if (scrubbing === undefined) {
+        scrubbing = { call, stream: new ScrubbingStream(this.secrets) };
+        this.#callScrubbing.set(call.call_id, scrubbing);
+      }
+      this.#queueCallDelta(call, scrubbing.stream.push(pending.text));
+      return;
+    }
+    const type = pending.type as DeltaType;
+    this.#queueDelta(type, this.#scrubbing[type].push(pending.text));
   }
 
   /** Publishes all pending and held text and closes the window: a later delta starts a fresh text. */
@@ -185,6 +210,13 @@ export class TaskEventSink {
     this.#window = undefined;
     for (const type of ['tool_thinking', 'message_chunk'] as const)
       this.#queueDelta(type, this.#scrubbing[type].end());
+    // A call's arguments are whole by its tool_start, the next other event: each stream ends here.
+    for (const { call, stream } of this.#callScrubbing.values()) this.#queueCallDelta(call, stream.end());
+    this.#callScrubbing.clear();
+  }
+
+  #queueCallDelta(call: ToolCallRef, delta: string): void {
+    if (delta !== '') this.#queue('tool_call_delta', { ...this.secrets.scrubDeep(call), delta });
   }
 
   #queueDelta(type: DeltaType, delta: string): void {

@@ -64,6 +64,12 @@ export class FallbackModel implements ChatModel {
         options.onReasoningDelta?.(delta);
       },
     };
+    const onToolCallDelta = options.onToolCallDelta;
+    if (onToolCallDelta !== undefined)
+      tracked.onToolCallDelta = (delta) => {
+        delivered = true;
+        onToolCallDelta(delta);
+      };
     for (;;) {
       const index = this.current;
       const choice = this.choices[index];

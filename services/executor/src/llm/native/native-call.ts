@@ -63,6 +63,8 @@ export interface NativeAttempt {
   /** Hands text on (and marks the call as having delivered, so it is not retried). */
   content(delta: string): void;
   reasoning(delta: string): void;
+  /** Hands a piece of a tool call's arguments on (see CompleteOptions.onToolCallDelta). */
+  toolCall(delta: Parameters<NonNullable<CompleteOptions['onToolCallDelta']>>[0]): void;
   readonly backpressure: CompleteOptions['backpressure'];
 }
 
@@ -216,6 +218,13 @@ export class NativeCallRunner {
         if (!delta || !live()) return;
         markDelivered();
         options.onReasoningDelta?.(delta);
+      },
+      toolCall: (delta) => {
+        // Only a caller that takes the pieces makes the call unretryable (a retry would repeat them).
+        if (options.onToolCallDelta === undefined || !live()) return;
+        if (delta.arguments === '' && delta.id === undefined && delta.name === undefined) return;
+        markDelivered();
+        options.onToolCallDelta(delta);
       },
       backpressure: options.backpressure,
     };
