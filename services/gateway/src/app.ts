@@ -46,6 +46,7 @@ import type { ApprovalDesk } from './task-approvals.js';
 import type { TaskCanceller } from './task-cancellation.js';
 import type { TaskSubmitter } from './task-submission.js';
 import { registerScheduleRoutes, type ScheduleRouteDeps } from './schedules/schedule-routes.js';
+import { registerAgUiRoutes } from './ag-ui/ag-ui-routes.js';
 
 export interface GatewayStores {
   agents: AgentStore;
@@ -213,6 +214,18 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
     liveEvents: deps.liveEvents,
     slots,
     heartbeatMs: settings.sseHeartbeatMs,
+    shutdown: shutdown.signal,
+    log,
+  });
+  registerAgUiRoutes(app, {
+    authenticate,
+    submitter: deps.submitter,
+    statuses: stores.statuses,
+    js: deps.js,
+    liveEvents: deps.liveEvents,
+    slots,
+    heartbeatMs: settings.sseHeartbeatMs,
+    ...(deps.threads === undefined ? {} : { threads: deps.threads }),
     shutdown: shutdown.signal,
     log,
   });
