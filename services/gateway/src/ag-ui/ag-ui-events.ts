@@ -10,7 +10,8 @@
  *   REASONING_MESSAGE_START/CONTENT/END, REASONING_END;
  * - a tool call: TOOL_CALL_START at its first `tool_call_delta` (or its `tool_start` when none streamed),
  *   TOOL_CALL_ARGS per delta (the whole arguments as one when none streamed), TOOL_CALL_END at
- *   `tool_start`, TOOL_CALL_RESULT (JSON text of the result or error) at `tool_result`;
+ *   `tool_start`, TOOL_CALL_RESULT (JSON text of the result or error) at `tool_result`; a call announced
+ *   again (a `tool_start` run again after a resume or an approval) adds nothing;
  * - an approval: the run finishes with an `interrupt` outcome listing every approval waiting (interrupt id
  *   `<trace_id>:<call_id>`, `toolCallId`, the reason, `expiresAt`); the next event after it (the decision,
  *   once the task resumes) opens a new run (`<trace_id>-<seq>`) on the same stream;
@@ -60,6 +61,8 @@ export class AgUiEventMapper {
   #reasoning: string | undefined;
   /** Tool calls started (TOOL_CALL_START sent) and not ended, by call id. */
   readonly #openCalls = new Set<string>();
+  /** Tool calls whose tool_start was mapped (TOOL_CALL_END sent). */
+  readonly #endedCalls = new Set<string>();
   readonly #approvals = new PendingApprovals();
   #seq = 0;
 
@@ -129,6 +132,9 @@ export class AgUiEventMapper {
         this.#endText(out);
         this.#endReasoning(out);
         const { call_id: callId, tool } = event.data;
+        // A call announced again (run again after a resume or an approval): the client has it already.
+        if (this.#endedCalls.has(callId)) return out;
+        this.#endedCalls.add(callId);
         if (!this.#openCalls.has(callId)) {
           // Nothing streamed (or a re-run of a call): its arguments whole, as one piece.
           this.#startCall(out, callId, tool);
