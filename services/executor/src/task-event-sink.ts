@@ -21,7 +21,7 @@
  * other event's data is scrubbed whole: tool arguments, results and errors, the final message, errors.
  */
 import type { TaskEventWriter } from '@agentmesh/bus';
-import type { EventData, TaskEvent, TerminalEvent } from '@agentmesh/protocol';
+import type { EventData, TerminalEvent } from '@agentmesh/protocol';
 import type { LoopOutcome, ProgressEvent } from './agent-loop.js';
 import type { SubtaskEvent } from './tools/sub-agent/index.js';
 import { ScrubbingStream, type SecretScrubber } from './secrets/index.js';
