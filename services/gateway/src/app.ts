@@ -220,6 +220,7 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
   registerAgUiRoutes(app, {
     authenticate,
     submitter: deps.submitter,
+    approvals: deps.approvals,
     statuses: stores.statuses,
     js: deps.js,
     liveEvents: deps.liveEvents,

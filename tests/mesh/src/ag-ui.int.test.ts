@@ -182,3 +182,44 @@ it('when HttpAgent runs an agent with two tool calls and an approval, approved t
   const tail = await frames(whole[cut]!.id);
   expect(tail).toEqual(whole.slice(cut + 1));
 }, 120_000);
+
+it('when the client asks the stream to stop at an interrupt, the run ends there, and a second run whose resume approves it continues the task to its answer', async () => {
+  const agent = new HttpAgent({
+    url: `${mesh.gatewayUrl}/v1/ag-ui/agents/ag_ui_agent`,
+    headers: { authorization: `Bearer ${mesh.apiKey}` },
+    threadId: 'ag-ui-thread-2',
+  });
+  agent.addMessage({ id: 'm1', role: 'user', content: 'pay 5000 in EUR' });
+  const forwardedProps = { agentmesh: { user_id: 'u1', stop_at_interrupt: true } };
+  const first: BaseEvent[] = [];
+  await agent.runAgent(
+    { runId: 'first', forwardedProps },
+    { onEvent: ({ event }) => void first.push(event) },
+  );
+  expect(first.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'interrupt' } });
+  expect(agent.pendingInterrupts.map((interrupt) => interrupt.toolCallId)).toEqual(['call_pay']);
+  const paidBefore = api.requests.filter((request) => request.path === '/pay').length;
+
+  const second: BaseEvent[] = [];
+  await agent.runAgent(
+    {
+      runId: 'second',
+      forwardedProps,
+      resume: [
+        { interruptId: agent.pendingInterrupts[0]!.id, status: 'resolved', payload: { comment: 'ok' } },
+      ],
+    },
+    { onEvent: ({ event }) => void second.push(event) },
+  );
+  expect(second[0]?.type).toBe('RUN_STARTED');
+  expect(second.at(-1)).toMatchObject({
+    type: 'RUN_FINISHED',
+    outcome: { type: 'success' },
+    result: { text: 'Paid 5000 at rate 1.1.' },
+  });
+  expect(
+    second.filter((event) => event.type === 'TOOL_CALL_RESULT').map((event) => field(event, 'toolCallId')),
+  ).toEqual(['call_pay']);
+  expect(api.requests.filter((request) => request.path === '/pay')).toHaveLength(paidBefore + 1);
+  expect(agent.pendingInterrupts).toEqual([]);
+}, 120_000);

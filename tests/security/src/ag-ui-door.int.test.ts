@@ -90,10 +90,17 @@ describe('the AG-UI door across accounts', () => {
     }
   });
 
-  it('when another account posts a run on the same threadId, it runs in a thread of its own account, not in the first one', async () => {
+  it("when another account posts a run on the same threadId or answers its interrupts, it is refused and the first account's thread keeps its one run", async () => {
     const other = await post('/v1/ag-ui/agents/greeter', runInput(), asOther());
     // globex has no agent `greeter`: refused before it could touch acme's thread.
     expect(other.status).toBe(404);
+    // Nor can it answer the run's interrupts: the task is not its own.
+    const resume = await post(
+      '/v1/ag-ui/agents/greeter',
+      runInput({ resume: [{ interruptId: `${traceId}:call_1`, status: 'resolved' }] }),
+      asOther(),
+    );
+    expect(resume.status).toBe(404);
     const thread = await fetch(`${mesh.gatewayUrl}/v1/threads/${THREAD}`, { headers: asAcme() });
     expect(thread.status).toBe(200);
     expect(((await thread.json()) as { runs: string[] }).runs).toEqual([traceId]);

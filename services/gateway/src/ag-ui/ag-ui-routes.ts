@@ -11,6 +11,11 @@
  * - `GET /v1/ag-ui/tasks/:trace_id/events` streams a task of the caller's account (replayed from its log,
  *   then live); `GET /v1/ag-ui/threads/:thread_id/events` streams a thread's active run (else its last).
  *
+ * Interrupts: by default the stream stays open through an approval (decide it with the task API; the next
+ * run follows on the same stream). With `forwardedProps.agentmesh.stop_at_interrupt` it ends at the
+ * interrupt, AG-UI's own flow: a later input with `resume` decides the approvals and streams the task on
+ * from the run after it.
+ *
  * Resuming: every frame's SSE `id:` is `<seq>.<n>` (the mesh event it came from and its place among that
  * event's AG-UI events). A client that lost the connection sends it back as `Last-Event-ID` (or
  * `?last_event_id=`) on the task's GET; the stream is rebuilt from the task's log and starts right after
@@ -29,15 +34,18 @@ import type { LiveEventFeed } from '../live-event-feed.js';
 import { writeSseStream } from '../sse-stream.js';
 import { followTaskEventObjects } from '../task-event-objects.js';
 import { ownedTaskStatus, taskRequestTarget } from '../task-lookup.js';
+import type { ApprovalDesk } from '../task-approvals.js';
 import type { TaskSubmitter } from '../task-submission.js';
 import type { ThreadApi } from '../thread-api.js';
 import type { AuthenticateRequest } from '../routes/request-caller.js';
-import { AgUiEventMapper, type AgUiRunIdentity } from './ag-ui-events.js';
-import { newTurnOf, parseAgUiRunInput } from './ag-ui-input.js';
+import { AgUiEventMapper, interruptId, type AgUiRunIdentity } from './ag-ui-events.js';
+import { newTurnOf, parseAgUiRunInput, type AgUiResume } from './ag-ui-input.js';
 
 export interface AgUiRouteDeps {
   authenticate: AuthenticateRequest;
   submitter: TaskSubmitter;
+  /** Decides the approvals a `resume` answers. */
+  approvals: ApprovalDesk;
   statuses: TaskStatusStore;
   js: JetStreamClient;
   liveEvents: LiveEventFeed | undefined;
@@ -58,6 +66,10 @@ interface StreamTarget {
   identity: AgUiRunIdentity;
   /** The frame the client has (`<seq>.<n>`): the stream starts after it. */
   after: FramePosition;
+  /** End the stream at an interrupt. */
+  stopAtInterrupt?: boolean;
+  /** Interrupt ids a resume answered: the stream starts after the run they ended. */
+  resumed?: ReadonlySet<string>;
 }
 
 interface FramePosition {
@@ -74,6 +86,27 @@ export function registerAgUiRoutes(app: FastifyInstance, deps: AgUiRouteDeps): v
     const { accountId } = account;
     const run = parseAgUiRunInput(request.params.workflow_id, request.body);
     if (run instanceof Rejection) return sendRejection(reply, run);
+    if (run.resume !== undefined) {
+      const { traceId, decisions } = run.resume;
+      const resumed = await resumeTask(deps, accountId, run.resume);
+      if (resumed instanceof Rejection) return sendRejection(reply, resumed);
+      const slot = deps.slots.take(eventStreamCaller(caller, accountId));
+      if (slot instanceof Rejection) return sendRejection(reply, slot);
+      try {
+        reply.raw.setHeader(TRACE_HEADER, traceId);
+        await stream(deps, request, reply, {
+          caller,
+          accountId,
+          identity: { traceId, threadId: run.threadId, runId: run.runId },
+          after: { seq: 0, index: -1 },
+          stopAtInterrupt: run.stopAtInterrupt,
+          resumed: new Set(decisions.map(({ callId }) => interruptId(traceId, callId))),
+        });
+      } finally {
+        slot.release();
+      }
+      return undefined;
+    }
     const thread = await meshThread(deps, accountId, run.threadId);
     if (thread instanceof Rejection) return sendRejection(reply, thread);
     const messages = thread === 'existing' ? newTurnOf(run.messages) : run.messages;
@@ -98,6 +131,7 @@ export function registerAgUiRoutes(app: FastifyInstance, deps: AgUiRouteDeps): v
         accountId,
         identity: { traceId, threadId: run.threadId, runId: run.runId },
         after: { seq: 0, index: -1 },
+        stopAtInterrupt: run.stopAtInterrupt,
       });
     } finally {
       slot.release();
@@ -224,6 +258,8 @@ async function* frames(
   signal: AbortSignal,
 ): AsyncGenerator<string> {
   const mapper = new AgUiEventMapper(target.identity);
+  // A resume's stream starts after the run its interrupts ended (the one listing every one of them).
+  let skipping = target.resumed !== undefined;
   // Rebuilt from the start: the mapper's state (open messages, runs, steps) is the log's up to the resume point.
   for await (const event of followTaskEventObjects({
     js: deps.js,
@@ -236,12 +272,43 @@ async function* frames(
   })) {
     const mapped = mapper.map(event);
     for (const [index, agUiEvent] of mapped.entries()) {
+      const interrupts = interruptIdsOf(agUiEvent);
+      if (skipping) {
+        if (interrupts !== undefined && [...(target.resumed ?? [])].every((id) => interrupts.includes(id)))
+          skipping = false;
+        continue;
+      }
       if (event.seq < target.after.seq || (event.seq === target.after.seq && index <= target.after.index))
         continue;
       yield `id: ${event.seq}.${index}\ndata: ${JSON.stringify(agUiEvent)}\n\n`;
+      if (interrupts !== undefined && target.stopAtInterrupt === true) return;
     }
     if (mapper.ended) return;
   }
+}
+
+/** The interrupt ids of a RUN_FINISHED with an interrupt outcome; undefined for any other event. */
+function interruptIdsOf(event: { type: string }): string[] | undefined {
+  const outcome = (event as { outcome?: { type?: string; interrupts?: { id: string }[] } }).outcome;
+  return outcome?.type === 'interrupt' ? (outcome.interrupts ?? []).map(({ id }) => id) : undefined;
+}
+
+/** Decides each approval a resume answers; the task must be the account's. */
+async function resumeTask(
+  deps: AgUiRouteDeps,
+  accountId: string,
+  resume: AgUiResume,
+): Promise<Rejection | undefined> {
+  const record = await ownedTaskStatus(deps.statuses, resume.traceId, accountId);
+  if (record instanceof Rejection) return record;
+  for (const { callId, approve, comment } of resume.decisions) {
+    const decided = await deps.approvals.decide(resume.traceId, accountId, callId, {
+      approve,
+      ...(comment === undefined ? {} : { comment }),
+    });
+    if (decided instanceof Rejection) return decided;
+  }
+  return undefined;
 }
 
 function lastFrame(
