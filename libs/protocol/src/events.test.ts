@@ -18,6 +18,7 @@ const envelope = {
 
 const examples = {
   tool_thinking: { delta: 'The user wants company data; ' },
+  tool_call_delta: { call_id: 'call_1', tool: 'search_company_basic', delta: '{"keyword": "字节' },
   tool_start: { call_id: 'call_1', tool: 'search_company_basic', arguments: { keyword: '字节跳动' } },
   tool_result: {
     call_id: 'call_1',

@@ -10,6 +10,11 @@ import { TraceId } from './trace-id.js';
 
 export const EventType = {
   TOOL_THINKING: 'tool_thinking',
+  /**
+   * A piece of a tool call's arguments (JSON text) while the model streams them, before the call's
+   * `tool_start` (which still carries the parsed arguments whole).
+   */
+  TOOL_CALL_DELTA: 'tool_call_delta',
   TOOL_START: 'tool_start',
   TOOL_RESULT: 'tool_result',
   /** A running tool's progress (MCP `notifications/progress`), between its tool_start and tool_result. */
@@ -47,6 +52,17 @@ const Count = z.int().nonnegative();
 
 export const ToolThinkingData = z.object({
   /** A piece of the model's reasoning (`reasoning_content`). */
+  delta: z.string(),
+});
+
+/**
+ * Appended in order, a call's deltas are the raw argument text the model sent (scrubbed of the task's
+ * secrets), which `tool_start` then carries parsed. Voided by `attempt_started` like `message_chunk`.
+ */
+export const ToolCallDeltaData = z.object({
+  /** The model's tool call id (the same as the call's `tool_start`). */
+  call_id: z.string().min(1),
+  tool: z.string().min(1),
   delta: z.string(),
 });
 
@@ -108,7 +124,7 @@ export const MessageChunkData = z.object({ delta: z.string() });
  * the task's events: model turns already answered are not asked again, and a tool call whose
  * `tool_result` was written is not run again.
  *
- * What a client does with it: drop the text (`message_chunk`, `tool_thinking`) of events whose `seq` is
+ * What a client does with it: drop the text (`message_chunk`, `tool_thinking`, `tool_call_delta`) of events whose `seq` is
  * above `drop_text_after_seq` and that an earlier attempt wrote; the new attempt streams that part of the
  * answer again. Then appended `message_chunk`s equal the final answer, as in a task that never failed.
  */
@@ -267,6 +283,11 @@ export const ToolThinkingEvent = z.object({
   type: z.literal(EventType.TOOL_THINKING),
   data: ToolThinkingData,
 });
+export const ToolCallDeltaEvent = z.object({
+  ...envelope,
+  type: z.literal(EventType.TOOL_CALL_DELTA),
+  data: ToolCallDeltaData,
+});
 export const ToolStartEvent = z.object({
   ...envelope,
   type: z.literal(EventType.TOOL_START),
@@ -327,6 +348,7 @@ export const ErrorEvent = z.object({ ...envelope, type: z.literal(EventType.ERRO
 
 export const TaskEvent = z.discriminatedUnion('type', [
   ToolThinkingEvent,
+  ToolCallDeltaEvent,
   ToolStartEvent,
   ToolResultEvent,
   ToolProgressEvent,
@@ -343,6 +365,7 @@ export const TaskEvent = z.discriminatedUnion('type', [
 ]);
 export type TaskEvent = z.infer<typeof TaskEvent>;
 export type ToolThinkingEvent = z.infer<typeof ToolThinkingEvent>;
+export type ToolCallDeltaEvent = z.infer<typeof ToolCallDeltaEvent>;
 export type ToolStartEvent = z.infer<typeof ToolStartEvent>;
 export type ToolResultEvent = z.infer<typeof ToolResultEvent>;
 export type ToolProgressEvent = z.infer<typeof ToolProgressEvent>;

@@ -130,6 +130,7 @@ export {
 } from './events.js';
 export {
   ToolThinkingEvent,
+  ToolCallDeltaEvent,
   ToolStartEvent,
   ToolResultEvent,
   ToolProgressEvent,
@@ -150,6 +151,7 @@ export {
   SubtaskFinishedData,
   StepFinishedData,
 } from './events.js';
+export { ToolCallDeltaData } from './events.js';
 export { ErrorEvent, ToolThinkingData, ToolStartData, ToolResultData, MessageChunkData } from './events.js';
 export { DoneData, ErrorData, ToolError, TokenUsage, ModelWaitingData, ModelWaitingEvent } from './events.js';
 export type { EventData, TerminalEvent, TerminalEventType } from './events.js';

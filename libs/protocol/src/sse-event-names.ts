@@ -7,6 +7,7 @@ import { EventType } from './events.js';
 
 export const SseEventName = {
   [EventType.TOOL_THINKING]: 'tool_thinking',
+  [EventType.TOOL_CALL_DELTA]: 'tool_call_delta',
   [EventType.TOOL_START]: 'tool_start',
   [EventType.TOOL_RESULT]: 'tool_result',
   [EventType.TOOL_PROGRESS]: 'tool_progress',

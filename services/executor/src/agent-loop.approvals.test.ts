@@ -59,7 +59,9 @@ async function run(options: { parking: boolean; resume?: ResumePoint }) {
       { http, dynamic: new DynamicToolRunner({ client: http.client }), native: new NativeToolRegistry() },
       { vault: { SEARCH_KEY: 'k' }, account: { id: 'acme' } },
     ),
-    emit: (event: ProgressEvent) => events.push(event),
+    emit: (event: ProgressEvent) => {
+      if (event.type !== 'tool_call_delta') events.push(event);
+    },
   };
   const task = {
     model: { name: 'scripted-model' },

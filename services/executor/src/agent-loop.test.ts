@@ -32,10 +32,12 @@ afterEach(async () => {
 interface Harness {
   model: ScriptedModel;
   api: RecordingApi;
-  /** Every event but `step_finished`. */
+  /** Every event but `step_finished` and `tool_call_delta`. */
   events: ProgressEvent[];
   /** The `step_finished` events. */
   steps: EventData<'step_finished'>[];
+  /** Every event, in order. */
+  all: ProgressEvent[];
   run(options?: {
     tools?: ToolDefinition[];
     maxSteps?: number;
@@ -57,6 +59,7 @@ async function harness(modelOptions: ScriptedModelOptions, routes: RouteSpec[] =
   });
   const events: ProgressEvent[] = [];
   const steps: EventData<'step_finished'>[] = [];
+  const all: ProgressEvent[] = [];
   const runner = httpTools;
   const origin = api.url;
   return {
@@ -64,6 +67,7 @@ async function harness(modelOptions: ScriptedModelOptions, routes: RouteSpec[] =
     api,
     events,
     steps,
+    all,
     run: ({ tools = [searchTool(origin)], maxSteps = 5, abort = new TaskAbort(), spend, budget } = {}) => {
       const task: AgentTask = {
         model: { name: 'scripted-model' },
@@ -89,8 +93,9 @@ async function harness(modelOptions: ScriptedModelOptions, routes: RouteSpec[] =
             { vault: { SEARCH_KEY }, account: { id: 'acme' } },
           ),
           emit: (event) => {
+            all.push(event);
             if (event.type === 'step_finished') steps.push(event.data);
-            else events.push(event);
+            else if (event.type !== 'tool_call_delta') events.push(event);
           },
         },
         abort.signal,
@@ -187,6 +192,37 @@ describe('the agent loop', () => {
         usage: { prompt_tokens: 40, completion_tokens: 9, total_tokens: 49 },
       },
     });
+  });
+
+  it('when the model streams two tool calls, tool_call_delta events name each call and add up to its arguments, before the tool_starts', async () => {
+    const h = await harness({
+      script: [
+        {
+          toolCalls: [
+            { id: 'call_one', name: 'search', arguments: { q: 'agentmesh streaming' } },
+            { id: 'call_two', name: 'search', arguments: { q: 'tool call deltas' } },
+          ],
+          chunkSize: 3,
+        },
+        { content: 'Found.' },
+      ],
+    });
+    await h.run();
+    const deltasOf = (callId: string) =>
+      h.all.flatMap((event) =>
+        event.type === 'tool_call_delta' && event.data.call_id === callId ? [event.data] : [],
+      );
+    for (const [callId, q] of [
+      ['call_one', 'agentmesh streaming'],
+      ['call_two', 'tool call deltas'],
+    ] as const) {
+      const deltas = deltasOf(callId);
+      expect(deltas.length).toBeGreaterThan(3);
+      expect(deltas.every((data) => data.tool === 'search')).toBe(true);
+      expect(deltas.map((data) => data.delta).join('')).toBe(JSON.stringify({ q }));
+    }
+    const firstStart = h.all.findIndex((event) => event.type === 'tool_start');
+    expect(h.all.findLastIndex((event) => event.type === 'tool_call_delta')).toBeLessThan(firstStart);
   });
 
   it('when the model calls two tools at once, both requests are in flight together and the answers come back in call order', async () => {

@@ -58,6 +58,7 @@ import { chatSpanOptions, inSpan, markFailed, recordChatOutcome, toolSpanOptions
 import type { ChatRequest, ChatResult, CompleteOptions } from './llm/index.js';
 import { LlmError } from './llm/index.js';
 import { abortError } from './task-abort.js';
+import { toolCallDeltaRelay } from './tool-call-delta-relay.js';
 import { shownToolResult, TaskToolSet, type DynamicToolsChange } from './tools/task-tools.js';
 import { prepareToolCall, toolMessage, withCallIds, type PreparedToolCall } from './tools/tool-call.js';
 import { toolFailure, type ToolOutcome } from './tools/index.js';
@@ -101,6 +102,7 @@ export type ToolExecutor = (
 
 type ProgressType =
   | 'tool_thinking'
+  | 'tool_call_delta'
   | 'tool_start'
   | 'tool_progress'
   | 'tool_result'
@@ -406,6 +408,7 @@ function callModel(
         signal,
         onContentDelta: (delta) => deps.emit({ type: 'message_chunk', data: { delta } }),
         onReasoningDelta: (delta) => deps.emit({ type: 'tool_thinking', data: { delta } }),
+        onToolCallDelta: toolCallDeltaRelay((data) => deps.emit({ type: 'tool_call_delta', data })),
         ...(deps.backpressure === undefined ? {} : { backpressure: deps.backpressure }),
       });
       recordChatOutcome(span, result);

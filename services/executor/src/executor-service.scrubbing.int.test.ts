@@ -271,6 +271,38 @@ describe('scrubbing secrets from what leaves the executor', () => {
     expect(api.requests.some((request) => request.query['q'] === `find ${SEARCH_KEY}`)).toBe(true);
   });
 
+  it('when the model streams two tool calls, one with a key split across pieces, the tool_call_delta events of each call add up to its arguments with [REDACTED] for the key, before its tool_start', async () => {
+    const user = 'stream two calls with the key';
+    const plain = { q: 'weather in Paris' };
+    behaviours.set(user, (request) =>
+      toolTurns(request) === 0
+        ? {
+            toolCalls: [
+              { id: 'call_secret', name: 'search', arguments: { q: `look up ${SEARCH_KEY} now` } },
+              { id: 'call_plain', name: 'search', arguments: plain },
+            ],
+            chunkSize: 2,
+          }
+        : { content: 'Both searched.' },
+    );
+    const events = await run(newTask(user, [searchTool(api.url)]));
+
+    expect(leaks(JSON.stringify(events))).toEqual([]);
+    const deltas = ofType(events, 'tool_call_delta');
+    const argumentsOf = (callId: string) =>
+      deltas
+        .filter((event) => event.data.call_id === callId)
+        .map((event) => event.data.delta)
+        .join('');
+    expect(deltas.every((event) => event.data.tool === 'search')).toBe(true);
+    expect(argumentsOf('call_secret')).toBe(JSON.stringify({ q: 'look up [REDACTED] now' }));
+    expect(argumentsOf('call_plain')).toBe(JSON.stringify(plain));
+    const starts = ofType(events, 'tool_start');
+    expect(starts.map((event) => event.data.arguments)).toEqual([{ q: 'look up [REDACTED] now' }, plain]);
+    expect(Math.max(...deltas.map((event) => event.seq))).toBeLessThan(starts[0]!.seq);
+    expect(events.at(-1)).toMatchObject({ type: 'done', data: { message: 'Both searched.' } });
+  });
+
   it('when an API echoes the key JSON-escaped, URL-encoded, base64d and upper-cased in its answer and its error body, neither the events nor the model see any of it', async () => {
     const user = 'call the echoing tools';
     behaviours.set(user, (request) =>

@@ -127,6 +127,44 @@ describe('coalescing streamed deltas', () => {
     for (const text of texts) expect(text).not.toMatch(/sk-can|0123|6789/);
   });
 
+  it('when two tool calls stream their arguments interleaved with a secret split across windows, each call gets its own deltas, coalesced and scrubbed, before the tool_start', async () => {
+    const appender = new MemoryAppender();
+    const secret = 'sk-canary-0123456789';
+    const sink = new TaskEventSink(appender, () => {}, new SecretScrubber([secret]), {
+      windowMs: 50,
+      maxChars: 4096,
+    });
+    const piece = (call_id: string, text: string) => ({
+      type: 'tool_call_delta' as const,
+      data: { call_id, tool: call_id === 'c1' ? 'search' : 'fetch', delta: text },
+    });
+    sink.emit(piece('c1', '{"q":"sk-can'));
+    sink.emit(piece('c2', '{"u":"'));
+    await vi.advanceTimersByTimeAsync(60);
+    sink.emit(piece('c1', 'ary-0123'));
+    await vi.advanceTimersByTimeAsync(60);
+    sink.emit(piece('c2', 'x"}'));
+    sink.emit(piece('c1', '456789"}'));
+    sink.emit(piece('c1', ''));
+    sink.emit({
+      type: 'tool_start',
+      data: { call_id: 'c1', tool: 'search', arguments: { q: '[REDACTED]' } },
+    });
+    await sink.finish(done);
+    const deltas = appender.events.filter((event) => event.type === 'tool_call_delta');
+    const textOf = (callId: string) =>
+      deltas
+        .map((event) => event.data as { call_id: string; tool: string; delta: string })
+        .filter((data) => data.call_id === callId)
+        .map((data) => data.delta);
+    expect(textOf('c1').join('')).toBe('{"q":"[REDACTED]"}');
+    expect(textOf('c2').join('')).toBe('{"u":"x"}');
+    for (const text of textOf('c1')) expect(text).not.toMatch(/sk-can|0123|6789/);
+    expect(deltas.every((event) => (event.data as { tool: string }).tool !== '')).toBe(true);
+    const startAt = appender.events.findIndex((event) => event.type === 'tool_start');
+    expect(appender.events.findLastIndex((event) => event.type === 'tool_call_delta')).toBeLessThan(startAt);
+  });
+
   it('when publishes are not acknowledged, text keeps gathering and the model stream is told to wait until they drain', async () => {
     const appender = new MemoryAppender(false);
     const sink = new TaskEventSink(appender, () => {}, new SecretScrubber(), { windowMs: 50, maxChars: 8 });

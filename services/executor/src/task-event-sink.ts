@@ -4,7 +4,7 @@
  * attempt), so publishes are chained one after another here; the first publish that fails stops the chain
  * (later events would leave a gap) and is reported once.
  *
- * Text deltas (`message_chunk`, `tool_thinking`) are coalesced, by size and adaptively: a model streams
+ * Text deltas (`message_chunk`, `tool_thinking`, and `tool_call_delta` per call) are coalesced, by size and adaptively: a model streams
  * hundreds of them per answer, and each would be one JetStream publish, ack and delivery (most of a task's
  * bus cost). The first delta of each stream in a turn (the answer's text, the reasoning) leaves at once, so
  * a follower sees it start without delay, and opens a window; later deltas gather until the text reaches
@@ -42,6 +42,8 @@ import { ScrubbingStream, type SecretScrubber } from './secrets/index.js';
 const DELTA_STREAMS = {
   message_chunk: (_data: EventData<'message_chunk'>) => 'message_chunk',
   tool_thinking: (_data: EventData<'tool_thinking'>) => 'tool_thinking',
+  // A tool call's arguments, per call: two calls streamed in one turn never join into one event.
+  tool_call_delta: (data: EventData<'tool_call_delta'>) => `tool_call_delta:${data.call_id}`,
 } satisfies { [T in SinkEvent['type']]?: (data: Extract<SinkEvent, { type: T }>['data']) => string };
 
 type DeltaType = keyof typeof DELTA_STREAMS;

@@ -13,6 +13,7 @@ import { formatUsage, formatDuration, renderWaterfall, waterfallRows } from './t
 /** SSE names of the gateway's events (services/gateway/README.md, "Event names"). */
 export const EVENT_NAMES = [
   'tool_thinking',
+  'tool_call_delta',
   'tool_start',
   'tool_result',
   'tool_progress',
@@ -169,7 +170,8 @@ export class TaskView {
     this.timeline(event, at - this.started);
     this.events.push(event);
     // Text deltas move no bar (but for the last event's time): the waterfall is drawn on other events.
-    if (event.type !== 'message_chunk' && event.type !== 'tool_thinking') this.drawWaterfall();
+    if (event.type !== 'message_chunk' && event.type !== 'tool_thinking' && event.type !== 'tool_call_delta')
+      this.drawWaterfall();
     switch (event.type) {
       case 'message_chunk':
         this.answerText.add(event);
@@ -178,6 +180,9 @@ export class TaskView {
       case 'attempt_started':
         // The dead attempt's text after drop_text_after_seq is on screen; the new attempt sends it again.
         if (this.answerText.add(event)) this.byId('answer').textContent = this.answerText.text;
+        break;
+      case 'tool_call_delta':
+        this.toolArguments(event.data);
         break;
       case 'tool_start':
         this.toolStart(event.data);
@@ -262,7 +267,7 @@ export class TaskView {
     const detail =
       event.type === 'tool_start' || event.type === 'tool_result' || event.type === 'tool_progress'
         ? ` ${event.data.tool}`
-        : event.type === 'message_chunk' || event.type === 'tool_thinking'
+        : event.type === 'message_chunk' || event.type === 'tool_thinking' || event.type === 'tool_call_delta'
           ? ` (${event.data.delta.length} chars)`
           : event.type === 'error'
             ? ` ${event.data.code}`
@@ -272,7 +277,29 @@ export class TaskView {
     return detail;
   }
 
+  /** A call's arguments as the model streams them, before its tool_start shows them parsed. */
+  toolArguments({ call_id, tool, delta }) {
+    const streaming = this.calls.get(call_id);
+    if (streaming === undefined) {
+      const item = element('li');
+      item.dataset.callId = call_id;
+      item.append(element('strong', tool), element('span', ' writing arguments…', 'state'));
+      item.append(element('div', 'Arguments'), element('pre', delta));
+      this.calls.set(call_id, item);
+      this.byId('tool-calls').append(item);
+      return;
+    }
+    streaming.querySelector('pre')?.append(delta);
+  }
+
   toolStart({ call_id, tool, arguments: args }) {
+    const streamed = this.calls.get(call_id);
+    if (streamed !== undefined) {
+      // Shown while streaming: now the parsed arguments, and the call runs.
+      streamed.querySelector('.state').textContent = ' running…';
+      streamed.querySelector('pre').textContent = pretty(args);
+      return;
+    }
     const item = element('li');
     item.dataset.callId = call_id;
     item.append(element('strong', tool), element('span', ' running…', 'state'));

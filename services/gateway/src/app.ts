@@ -48,6 +48,7 @@ import type { ApprovalDesk } from './task-approvals.js';
 import type { TaskCanceller } from './task-cancellation.js';
 import type { TaskSubmitter } from './task-submission.js';
 import { registerScheduleRoutes, type ScheduleRouteDeps } from './schedules/schedule-routes.js';
+import { registerAgUiRoutes } from './ag-ui/ag-ui-routes.js';
 
 const DEFAULT_A2A_CANCEL_WAIT_MS = 5_000;
 
@@ -240,6 +241,19 @@ export function buildGatewayApp(deps: GatewayAppDeps): FastifyInstance {
       log,
     });
   }
+  registerAgUiRoutes(app, {
+    authenticate,
+    submitter: deps.submitter,
+    approvals: deps.approvals,
+    statuses: stores.statuses,
+    js: deps.js,
+    liveEvents: deps.liveEvents,
+    slots,
+    heartbeatMs: settings.sseHeartbeatMs,
+    ...(deps.threads === undefined ? {} : { threads: deps.threads }),
+    shutdown: shutdown.signal,
+    log,
+  });
   registerMcpRoutes(app, {
     authenticate,
     agents: stores.agents,

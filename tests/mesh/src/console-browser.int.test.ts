@@ -216,7 +216,9 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
     expect(callText).toContain('2012');
     const timeline = (await page.locator('#timeline > li').allTextContents()).join('\n');
     expect(timeline).toMatch(/#\d+ tool_start search_company_basic/);
-    expect(timeline).toMatch(/#1 step_finished step 1: \d+ tokens/);
+    // The call's arguments streamed first (shown live in its row), then the model turn ended.
+    expect(timeline).toMatch(/^\+0 ms {2}#1 tool_call_delta \(\d+ chars\)/);
+    expect(timeline).toMatch(/#\d+ step_finished step 1: \d+ tokens/);
     expect(timeline).toMatch(/tool_result search_company_basic/);
     expect(timeline).toMatch(/message_chunk/);
     expect(timeline).toMatch(/done$/);

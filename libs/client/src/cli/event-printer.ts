@@ -84,6 +84,9 @@ export class EventPrinter {
         return;
       case 'tool_thinking':
         return;
+      case 'tool_call_delta':
+        // The call's tool_start shows its arguments whole.
+        return;
       case 'approval_requested':
         this.approvalRequested(event);
         return;

@@ -20,6 +20,8 @@ function summary(event: TaskEvent): string {
       return clip(JSON.stringify(event.data.delta));
     case 'tool_thinking':
       return '';
+    case 'tool_call_delta':
+      return clip(`${event.data.tool} ${event.data.call_id} ${JSON.stringify(event.data.delta)}`);
     case 'tool_start':
       return clip(`${event.data.tool} ${JSON.stringify(event.data.arguments)}`);
     case 'tool_result':

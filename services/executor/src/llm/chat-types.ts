@@ -29,7 +29,11 @@ export interface CompleteOptions {
   onContentDelta?: (delta: string) => void;
   /** Each piece of the model's reasoning (`reasoning_content` / `reasoning`), in order. */
   onReasoningDelta?: (delta: string) => void;
-  /** Each piece of a tool call's arguments as it streams; `index` is the call's position in the turn. */
+  /**
+   * Each piece of a tool call's arguments (JSON text), in order, as the model streams them. `index` is the
+   * call's position in the turn; `id` and `name` come on the first delta of a call when the API gives them
+   * then (else on the first that has them). An API that gives a call's arguments whole sends them as one delta.
+   */
   onToolCallDelta?: (delta: { index: number; id?: string; name?: string; arguments: string }) => void;
   /**
    * Asked after each piece of the stream is handed on: a promise means the receiver of the deltas is

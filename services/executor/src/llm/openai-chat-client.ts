@@ -136,6 +136,11 @@ export class OpenAiChatClient {
         delivered = true;
         options.onContentDelta?.(deltas.content);
       }
+      // Only a caller that takes the pieces makes a broken stream unretryable (a retry would repeat them).
+      if (deltas.toolCalls && options.onToolCallDelta) {
+        delivered = true;
+        for (const piece of deltas.toolCalls) options.onToolCallDelta(piece);
+      }
     };
 
     for (let attempts = 1; ; attempts++) {

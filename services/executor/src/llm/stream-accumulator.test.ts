@@ -36,8 +36,9 @@ describe('stream accumulator', () => {
     });
   });
 
-  it('when parallel tool calls arrive interleaved in pieces, each is assembled and they keep index order', () => {
+  it('when parallel tool calls arrive interleaved in pieces, each is assembled, they keep index order, and each piece is handed on once with id and name on its first', () => {
     const accumulator = new StreamAccumulator();
+    const handed: unknown[] = [];
     for (const c of [
       toolDelta({ index: 1, id: 'call_b', type: 'function', function: { name: 'get_time', arguments: '' } }),
       toolDelta({
@@ -51,8 +52,17 @@ describe('stream accumulator', () => {
       toolDelta({ index: 0, function: { arguments: '"Paris"}' } }),
       chunk({}, 'tool_calls'),
     ]) {
-      expect(accumulator.applyChunk(c)).toEqual({});
+      const { toolCalls, ...text } = accumulator.applyChunk(c);
+      expect(text).toEqual({});
+      handed.push(...(toolCalls ?? []));
     }
+    expect(handed).toEqual([
+      { index: 1, id: 'call_b', name: 'get_time', arguments: '' },
+      { index: 0, id: 'call_a', name: 'get_weather', arguments: '' },
+      { index: 0, arguments: '{"city":' },
+      { index: 1, arguments: '{"tz":"UTC"}' },
+      { index: 0, arguments: '"Paris"}' },
+    ]);
     const { message, finishReason } = accumulator.result();
     expect(finishReason).toBe('tool_calls');
     expect(message).toEqual({
@@ -105,7 +115,10 @@ describe('stream accumulator', () => {
         },
       ],
     });
-    expect(handed).toEqual({ content: 'Sunny.' });
+    expect(handed).toEqual({
+      content: 'Sunny.',
+      toolCalls: [{ index: 0, id: 'call_1', name: 'log', arguments: '{}' }],
+    });
     expect(accumulator.result()).toEqual({
       message: {
         role: 'assistant',

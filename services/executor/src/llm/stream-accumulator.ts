@@ -26,10 +26,20 @@ export class UpstreamReportedError extends Error {
   override readonly name = 'UpstreamReportedError';
 }
 
+/** A piece of one tool call to pass on: `id` and `name` on the piece where they first arrive. */
+export interface ToolCallDelta {
+  index: number;
+  id?: string;
+  name?: string;
+  arguments: string;
+}
+
 /** Text to pass on from one chunk. */
 export interface ChunkDeltas {
   content?: string;
   reasoning?: string;
+  /** Tool call pieces, in the order the chunk had them. */
+  toolCalls?: ToolCallDelta[];
 }
 
 export interface AssembledCompletion {
@@ -148,12 +158,16 @@ export class StreamAccumulator {
     const toolCalls = delta['tool_calls'];
     if (toolCalls !== undefined && toolCalls !== null) {
       if (!Array.isArray(toolCalls)) throw new MalformedChunkError('`tool_calls` is not an array');
-      for (const call of toolCalls) this.applyToolCallDelta(call);
+      for (const call of toolCalls) {
+        const piece = this.applyToolCallDelta(call);
+        if (piece !== undefined) (deltas.toolCalls ??= []).push(piece);
+      }
     }
     return deltas;
   }
 
-  private applyToolCallDelta(call: unknown): void {
+  /** Folds one tool call piece in; answers what of it is new (undefined: nothing). */
+  private applyToolCallDelta(call: unknown): ToolCallDelta | undefined {
     if (!isJsonObject(call)) throw new MalformedChunkError('a tool call delta is not an object');
     const id = optionalString(call, 'id');
     const fn = call['function'];
@@ -164,16 +178,19 @@ export class StreamAccumulator {
     const parts = this.toolCalls.get(index) ?? { arguments: '' };
     this.toolCalls.set(index, parts);
     this.lastToolCallIndex = index;
+    const piece: ToolCallDelta = { index, arguments: '' };
     // Some servers repeat id and name on every piece; the first one counts.
-    if (id && !parts.id) parts.id = id;
+    if (id && !parts.id) parts.id = piece.id = id;
     if (fn) {
       const name = optionalString(fn, 'name');
-      if (name && !parts.name) parts.name = name;
+      if (name && !parts.name) parts.name = piece.name = name;
       const args = fn['arguments'];
-      if (typeof args === 'string') parts.arguments += args;
+      if (typeof args === 'string') piece.arguments = args;
       // A few servers send the arguments of a non-streamed call as an object.
-      else if (isJsonObject(args)) parts.arguments += JSON.stringify(args);
+      else if (isJsonObject(args)) piece.arguments = JSON.stringify(args);
+      parts.arguments += piece.arguments;
     }
+    return piece.arguments === '' && piece.id === undefined && piece.name === undefined ? undefined : piece;
   }
 
   /** The delta's `index`; servers that leave it out get one from the call id or the call before. */

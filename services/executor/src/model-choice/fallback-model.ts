@@ -75,6 +75,12 @@ export class FallbackModel implements ChatModel {
             },
           }),
     };
+    const onToolCallDelta = options.onToolCallDelta;
+    if (onToolCallDelta !== undefined)
+      tracked.onToolCallDelta = (delta) => {
+        delivered = true;
+        onToolCallDelta(delta);
+      };
     for (;;) {
       const index = this.current;
       const choice = this.choices[index];

@@ -108,6 +108,31 @@ describe('resuming from a task event log', () => {
     expect(JSON.stringify(point.conversation)).not.toContain('The answer i');
   });
 
+  it("when tool_call_delta events stream between a turn's text and its tool_starts, the turn keeps its text, and deltas of a cut-off call are dropped like text", () => {
+    const delta = (id: string, text: string): [EventType, unknown] => [
+      'tool_call_delta',
+      { call_id: id, tool: 'search', delta: text },
+    ];
+    const point = resumePointOf(
+      log(
+        chunk('Searching.'),
+        delta('c1', '{"q":'),
+        delta('c1', '"c1"}'),
+        start('c1'),
+        result('c1', 1),
+        chunk('Again.'),
+        delta('c2', '{"q"'),
+      ),
+    );
+    expect(point.conversation[0]).toMatchObject({
+      role: 'assistant',
+      content: 'Searching.',
+      tool_calls: [{ id: 'c1', function: { arguments: '{"q":"c1"}' } }],
+    });
+    expect(point.steps).toBe(1);
+    expect(point.dropTextAfterSeq).toBe(5);
+  });
+
   it('steps count every answered turn, and a re-run of a pending call by a later attempt is no new turn', () => {
     const point = resumePointOf(
       log(

@@ -10,7 +10,7 @@
  * result is pending: the new attempt runs it again, with the same call_id. Text after the last non-text
  * event belongs to a model call that was cut off: it is dropped and the model asked again. So is text an
  * earlier `attempt_started` voided (all of it sits before that marker, a non-text event), and the
- * reasoning of such a cut-off call.
+ * reasoning of such a cut-off call. `tool_call_delta` counts as text: a turn's calls come from its `tool_start`s.
  *
  * `step_finished` events say what the model calls cost, not what the model said: they leave the
  * conversation alone, and their sum is what the earlier attempts spent (`spent`).
@@ -96,6 +96,10 @@ export function resumePointOf(events: readonly TaskEvent[]): ResumePoint {
         continue;
       case 'tool_thinking':
         thinking += event.data.delta;
+        continue;
+      case 'tool_call_delta':
+        // Streamed argument text: the turn's tool_starts carry the calls whole; like text, it is void when
+        // its model call was cut off (it lies after the last non-text event).
         continue;
       case 'step_finished':
         continue;

@@ -100,8 +100,9 @@ async function runTask(script: ModelStep[], protocol: 'native' | 'xml'): Promise
           ? http.run(tool, args, { vault: { SEARCH_KEY }, signal })
           : Promise.resolve(toolFailure(ErrorCode.TOOL_ERROR, 'not an HTTP tool')),
       // What the model calls used is not what this test is about (agent-loop.test.ts, budget).
+      // Nor tool_call_delta: calls parsed from ACTION text have none, natively streamed ones do.
       emit: (event) => {
-        if (event.type !== 'step_finished') events.push(event);
+        if (event.type !== 'step_finished' && event.type !== 'tool_call_delta') events.push(event);
       },
     },
     new AbortController().signal,

@@ -11,7 +11,7 @@ import {
 } from '../../__fixtures__/native/recordings.js';
 import { LlmResponseError, LlmUnavailableError } from '../errors.js';
 import { ModelEndpointGuard } from '../model-endpoint-guard.js';
-import type { ChatRequest } from '../chat-types.js';
+import type { ChatRequest, CompleteOptions } from '../chat-types.js';
 import { AnthropicMessagesModel } from './anthropic-messages-model.js';
 
 const KEY = 'sk-ant-canary-3c9e';
@@ -73,12 +73,30 @@ const ask: ChatRequest = {
 async function run(request: ChatRequest = ask) {
   const content: string[] = [];
   const reasoning: string[] = [];
+  const toolCallDeltas: ToolCallPiece[] = [];
   const before = server.requests.length;
   const result = await model().complete(request, {
     onContentDelta: (d) => content.push(d),
     onReasoningDelta: (d) => reasoning.push(d),
+    onToolCallDelta: (d) => toolCallDeltas.push(d),
   });
-  return { result, content, reasoning, sent: server.requests.slice(before) };
+  return { result, content, reasoning, toolCallDeltas, sent: server.requests.slice(before) };
+}
+
+type ToolCallPiece = Parameters<NonNullable<CompleteOptions['onToolCallDelta']>>[0];
+
+/** The calls the pieces add up to: id and name from the first piece of each, the arguments joined. */
+function callsOfPieces(pieces: readonly ToolCallPiece[]) {
+  const calls: { id?: string; name?: string; arguments: string }[] = [];
+  for (const piece of pieces) {
+    const call = (calls[piece.index] ??= { arguments: '' });
+    if (call.arguments === '' && call.id === undefined) {
+      if (piece.id !== undefined) call.id = piece.id;
+      if (piece.name !== undefined) call.name = piece.name;
+    }
+    call.arguments += piece.arguments;
+  }
+  return calls;
 }
 
 describe('Anthropic Messages adapter (recorded streams)', () => {
@@ -199,7 +217,7 @@ describe('Anthropic Messages adapter (recorded streams)', () => {
 
   it('when Claude calls two tools in one turn after some text, both become tool calls in block order, arguments whole, finish tool_calls', async () => {
     server.enqueue(recordedStream('anthropic-two-tool-calls.chunks.txt'));
-    const { result, content } = await run();
+    const { result, content, toolCallDeltas } = await run();
     expect(content.join('')).toBe("I'll update the issue list for you.");
     expect(result.finishReason).toBe('tool_calls');
     expect(result.message.tool_calls).toEqual([
@@ -214,6 +232,14 @@ describe('Anthropic Messages adapter (recorded streams)', () => {
         function: { name: 'get_weather', arguments: '{"city": "San Francisco"}' },
       },
     ]);
+    // Streamed pieces add up to each call, id and name on its first piece.
+    expect(callsOfPieces(toolCallDeltas)).toEqual(
+      (result.message.tool_calls ?? []).map((call) => ({
+        id: call.id,
+        name: call.function.name,
+        arguments: call.function.arguments,
+      })),
+    );
   });
 
   it('when the prompt cache is read and written, usage counts both inside the prompt and names them; server tools are not tool calls', async () => {

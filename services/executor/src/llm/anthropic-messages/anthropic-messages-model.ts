@@ -97,6 +97,8 @@ interface BlockParts {
   name?: string;
   json: string;
   input?: unknown;
+  /** A tool_use block's position among the turn's tool calls. */
+  callIndex?: number;
 }
 
 /** The stream's events put together into one assistant turn. */
@@ -110,6 +112,7 @@ class TurnAssembly {
   private id: string | undefined;
   private model: string | undefined;
   private started = false;
+  private toolUses = 0;
 
   apply(event: Anthropic.RawMessageStreamEvent, attempt: NativeAttempt): void {
     switch (event.type) {
@@ -132,6 +135,22 @@ class TurnAssembly {
         this.blocks.set(event.index, parts);
         if (parts.type === 'text') attempt.content(parts.text);
         if (parts.type === 'thinking') attempt.reasoning(parts.text);
+        if (parts.type === 'tool_use') {
+          parts.callIndex = this.toolUses++;
+          attempt.toolCallDelta({
+            index: parts.callIndex,
+            ...(parts.id === undefined ? {} : { id: parts.id }),
+            ...(parts.name === undefined ? {} : { name: parts.name }),
+            arguments: '',
+          });
+        }
+        return;
+      }
+      case 'content_block_stop': {
+        // A call streamed without input_json_delta (no arguments): its arguments are the start's input.
+        const parts = this.blocks.get(event.index);
+        if (parts?.callIndex !== undefined && parts.json === '')
+          attempt.toolCallDelta({ index: parts.callIndex, arguments: JSON.stringify(parts.input ?? {}) });
         return;
       }
       case 'content_block_delta': {
@@ -148,6 +167,8 @@ class TurnAssembly {
           parts.signature = (parts.signature ?? '') + delta.signature;
         } else if (delta.type === 'input_json_delta') {
           parts.json += delta.partial_json;
+          if (parts.callIndex !== undefined)
+            attempt.toolCallDelta({ index: parts.callIndex, arguments: delta.partial_json });
         }
         return;
       }

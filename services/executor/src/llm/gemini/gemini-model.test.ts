@@ -4,7 +4,7 @@ import type { ChatMessage } from '@agentmesh/protocol';
 import { startScriptedModel, type ScriptedModel } from '@agentmesh/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { errorReply, recordedStream } from '../../__fixtures__/native/recordings.js';
-import type { ChatRequest } from '../chat-types.js';
+import type { ChatRequest, CompleteOptions } from '../chat-types.js';
 import { LlmResponseError, LlmUnavailableError } from '../errors.js';
 import { ModelEndpointGuard } from '../model-endpoint-guard.js';
 import { GeminiModel } from './gemini-model.js';
@@ -57,12 +57,30 @@ const ask: ChatRequest = {
 async function run(request: ChatRequest = ask) {
   const content: string[] = [];
   const reasoning: string[] = [];
+  const toolCallDeltas: ToolCallPiece[] = [];
   const before = server.requests.length;
   const result = await model().complete(request, {
     onContentDelta: (d) => content.push(d),
     onReasoningDelta: (d) => reasoning.push(d),
+    onToolCallDelta: (d) => toolCallDeltas.push(d),
   });
-  return { result, content, reasoning, sent: server.requests.slice(before) };
+  return { result, content, reasoning, toolCallDeltas, sent: server.requests.slice(before) };
+}
+
+type ToolCallPiece = Parameters<NonNullable<CompleteOptions['onToolCallDelta']>>[0];
+
+/** The calls the pieces add up to: id and name from the first piece of each, the arguments joined. */
+function callsOfPieces(pieces: readonly ToolCallPiece[]) {
+  const calls: { id?: string; name?: string; arguments: string }[] = [];
+  for (const piece of pieces) {
+    const call = (calls[piece.index] ??= { arguments: '' });
+    if (call.arguments === '' && call.id === undefined) {
+      if (piece.id !== undefined) call.id = piece.id;
+      if (piece.name !== undefined) call.name = piece.name;
+    }
+    call.arguments += piece.arguments;
+  }
+  return calls;
 }
 
 describe('Gemini adapter (recorded streams)', () => {
@@ -124,7 +142,7 @@ describe('Gemini adapter (recorded streams)', () => {
 
   it('when Gemini thinks and then calls two functions in one turn, the thought is reasoning, both calls keep their ids in order, and cached tokens are the cache reads', async () => {
     server.enqueue(recordedStream('gemini-thoughts-two-calls.chunks.txt'));
-    const { result, reasoning, content } = await run();
+    const { result, reasoning, content, toolCallDeltas } = await run();
     expect(reasoning.join('')).toMatch(/^\*\*Checking two cities\*\*/);
     expect(content).toEqual([]);
     expect(result.message.tool_calls?.map((c) => [c.id, c.function.arguments])).toEqual([
@@ -141,6 +159,14 @@ describe('Gemini adapter (recorded streams)', () => {
       api: 'gemini',
       signatures: { calls: ['AY89a19YsnFp7FOSIejJDV9XuMU996D+ZaDJiD6L9EEi+Lh+VGTEGqM3Lip3DPI7QzY=', null] },
     });
+    // Streamed pieces add up to each call, id and name on its first piece.
+    expect(callsOfPieces(toolCallDeltas)).toEqual(
+      (result.message.tool_calls ?? []).map((call) => ({
+        id: call.id,
+        name: call.function.name,
+        arguments: call.function.arguments,
+      })),
+    );
   });
 
   it('when a Gemini 3 turn with tool calls has no kept signature (a resumed task), its first call goes back with the documented validator-skip value', async () => {

@@ -109,14 +109,22 @@ class CandidateAssembly {
     if (candidate.finishReason) this.finish = candidate.finishReason;
     for (const part of candidate.content?.parts ?? []) {
       if (part.functionCall) {
-        this.calls.push({
+        const call: ChatToolCall = {
           id: part.functionCall.id || `call_${randomUUID().replaceAll('-', '')}`,
           type: 'function',
           function: {
             name: part.functionCall.name ?? '',
             arguments: JSON.stringify(part.functionCall.args ?? {}),
           },
+        };
+        // Gemini gives a call whole: its arguments go on as one piece.
+        attempt.toolCallDelta({
+          index: this.calls.length,
+          id: call.id,
+          name: call.function.name,
+          arguments: call.function.arguments,
         });
+        this.calls.push(call);
         this.signatures.calls.push(part.thoughtSignature ?? null);
       } else if (part.thought && typeof part.text === 'string') {
         this.reasoning += part.text;

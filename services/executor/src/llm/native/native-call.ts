@@ -63,8 +63,8 @@ export interface NativeAttempt {
   /** Hands text on (and marks the call as having delivered, so it is not retried). */
   content(delta: string): void;
   reasoning(delta: string): void;
-  /** Hands a piece of a tool call's arguments on (CompleteOptions.onToolCallDelta), marking the call delivered. */
-  toolCallDelta(delta: { index: number; id?: string; name?: string; arguments: string }): void;
+  /** Hands a piece of a tool call's arguments on (see CompleteOptions.onToolCallDelta). */
+  toolCallDelta(delta: Parameters<NonNullable<CompleteOptions['onToolCallDelta']>>[0]): void;
   readonly backpressure: CompleteOptions['backpressure'];
 }
 
@@ -217,7 +217,9 @@ export class NativeCallRunner {
         options.onReasoningDelta?.(delta);
       },
       toolCallDelta: (delta) => {
+        // Only a caller that takes the pieces makes the call unretryable (a retry would repeat them).
         if (options.onToolCallDelta === undefined || !live()) return;
+        if (delta.arguments === '' && delta.id === undefined && delta.name === undefined) return;
         markDelivered();
         options.onToolCallDelta(delta);
       },

@@ -4,7 +4,7 @@ import type { ChatMessage } from '@agentmesh/protocol';
 import { startScriptedModel, type ScriptedModel } from '@agentmesh/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { errorReply, recordedStream } from '../../__fixtures__/native/recordings.js';
-import type { ChatRequest } from '../chat-types.js';
+import type { ChatRequest, CompleteOptions } from '../chat-types.js';
 import { LlmResponseError, LlmUnavailableError } from '../errors.js';
 import { ModelEndpointGuard } from '../model-endpoint-guard.js';
 import { OpenAiResponsesModel } from './openai-responses-model.js';
@@ -58,12 +58,30 @@ const ask: ChatRequest = {
 async function run(request: ChatRequest = ask) {
   const content: string[] = [];
   const reasoning: string[] = [];
+  const toolCallDeltas: ToolCallPiece[] = [];
   const before = server.requests.length;
   const result = await model().complete(request, {
     onContentDelta: (d) => content.push(d),
     onReasoningDelta: (d) => reasoning.push(d),
+    onToolCallDelta: (d) => toolCallDeltas.push(d),
   });
-  return { result, content, reasoning, sent: server.requests.slice(before) };
+  return { result, content, reasoning, toolCallDeltas, sent: server.requests.slice(before) };
+}
+
+type ToolCallPiece = Parameters<NonNullable<CompleteOptions['onToolCallDelta']>>[0];
+
+/** The calls the pieces add up to: id and name from the first piece of each, the arguments joined. */
+function callsOfPieces(pieces: readonly ToolCallPiece[]) {
+  const calls: { id?: string; name?: string; arguments: string }[] = [];
+  for (const piece of pieces) {
+    const call = (calls[piece.index] ??= { arguments: '' });
+    if (call.arguments === '' && call.id === undefined) {
+      if (piece.id !== undefined) call.id = piece.id;
+      if (piece.name !== undefined) call.name = piece.name;
+    }
+    call.arguments += piece.arguments;
+  }
+  return calls;
 }
 
 describe('OpenAI Responses adapter (recorded streams)', () => {
@@ -141,7 +159,7 @@ describe('OpenAI Responses adapter (recorded streams)', () => {
 
   it('when two calls come in one turn, both are tool calls in output order, and cached input tokens are the cache reads', async () => {
     server.enqueue(recordedStream('openai-responses-two-calls.chunks.txt'));
-    const { result } = await run();
+    const { result, toolCallDeltas } = await run();
     expect(result.message.tool_calls?.map((c) => [c.id, c.function.arguments])).toEqual([
       ['call_Q6pW65MUgW9vF59BmItYGos3', '{"a":19,"b":3,"op":"multiply"}'],
       ['call_Zl5vIMnD7dVAjgU6FkhmiCZh', '{"a":57,"b":10,"op":"multiply"}'],
@@ -152,6 +170,14 @@ describe('OpenAI Responses adapter (recorded streams)', () => {
       total_tokens: 2058,
       cache_read_tokens: 1920,
     });
+    // Streamed pieces add up to each call, id and name on its first piece.
+    expect(callsOfPieces(toolCallDeltas)).toEqual(
+      (result.message.tool_calls ?? []).map((call) => ({
+        id: call.id,
+        name: call.function.name,
+        arguments: call.function.arguments,
+      })),
+    );
   });
 
   it('when OpenAI answers 429 with retry-after-ms and then 500 without a hint, the call waits as asked, backs off, then succeeds', async () => {

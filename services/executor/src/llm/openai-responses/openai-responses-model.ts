@@ -74,6 +74,8 @@ class ResponseAssembly {
   private content = '';
   private reasoning = '';
   private readonly calls = new Map<number, ChatToolCall>();
+  /** Function calls by output_index as they stream: their position in the turn, and whether arguments came. */
+  private readonly streamingCalls = new Map<number, { index: number; streamed: boolean }>();
   private readonly reasoningItems: Record<string, unknown>[] = [];
   private final: OpenAI.Responses.Response | undefined;
   private id: string | undefined;
@@ -96,9 +98,33 @@ class ResponseAssembly {
         this.reasoning += event.delta;
         attempt.reasoning(event.delta);
         return;
+      case 'response.output_item.added':
+        if (event.item.type === 'function_call') {
+          const index = this.streamingCalls.size;
+          this.streamingCalls.set(event.output_index, { index, streamed: false });
+          attempt.toolCallDelta({ index, id: event.item.call_id, name: event.item.name, arguments: '' });
+        }
+        return;
+      case 'response.function_call_arguments.delta': {
+        const call = this.streamingCalls.get(event.output_index);
+        if (call === undefined || event.delta === '') return;
+        call.streamed = true;
+        attempt.toolCallDelta({ index: call.index, arguments: event.delta });
+        return;
+      }
       case 'response.output_item.done': {
         const item = event.item;
         if (item.type === 'function_call') {
+          // A server that sent the arguments only whole: they go on as one piece.
+          const call = this.streamingCalls.get(event.output_index);
+          if (call === undefined) {
+            const index = this.streamingCalls.size;
+            this.streamingCalls.set(event.output_index, { index, streamed: true });
+            attempt.toolCallDelta({ index, id: item.call_id, name: item.name, arguments: item.arguments });
+          } else if (!call.streamed) {
+            call.streamed = true;
+            attempt.toolCallDelta({ index: call.index, arguments: item.arguments });
+          }
           this.calls.set(event.output_index, {
             id: item.call_id,
             type: 'function',
