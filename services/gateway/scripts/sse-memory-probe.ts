@@ -2,7 +2,8 @@
  * What one open SSE stream holds in the gateway: starts NATS (testkit) and a gateway in this process,
  * submits a few tasks, opens N raw `GET /v1/tasks/{id}/events` connections from a child process (so the
  * clients' memory is not counted), and prints the gateway process's heap and RSS per stream after a full
- * GC, before and with the streams open. Writes heap snapshots `<prefix>-before.heapsnapshot` and
+ * GC, before and with the streams open; with `SSE_PROBE_EVENTS=<n>`, also after each task streamed n chunks to
+ * its followers, before and after a full GC (what is garbage, what is held). Writes heap snapshots `<prefix>-before.heapsnapshot` and
  * `<prefix>-open.heapsnapshot` when `SSE_PROBE_SNAPSHOT` names a prefix. Run: `node --expose-gc --import tsx scripts/sse-memory-probe.ts [N]`.
  */
 import { fork } from 'node:child_process';
@@ -11,6 +12,8 @@ import { writeHeapSnapshot } from 'node:v8';
 import { createLogger, loadConfig } from '@agentmesh/runtime';
 import { startNats, waitFor } from '@agentmesh/testkit';
 import { generateVaultKeyPair } from '@agentmesh/vault';
+import { TaskEventWriter } from '@agentmesh/bus';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { gatewayConfigSchema } from '../src/config.js';
 import { startGateway } from '../src/gateway.js';
@@ -89,6 +92,30 @@ if (process.argv[2] === 'client') {
     `${streams} streams: heap ${kib(open.heap - before.heap)} KiB/stream, external ${kib(open.external - before.external)} KiB/stream, rss ${kib(open.rss - before.rss)} KiB/stream`,
   );
   if (snapshots) writeHeapSnapshot(`${snapshots}-open.heapsnapshot`);
+  // Then each task streams `SSE_PROBE_EVENTS` chunks (default 0) to its followers: RSS and heap with
+  // the garbage they leave, and after a full GC.
+  const chunks = Number(process.env.SSE_PROBE_EVENTS ?? 0);
+  if (chunks > 0) {
+    const js = jetstream(nc);
+    const jsm = await jetstreamManager(nc);
+    const writers = await Promise.all(
+      ids.map((traceId) => TaskEventWriter.open(js, jsm, { accountId: 'acme', traceId, attempt: 1 })),
+    );
+    for (let i = 0; i < chunks; i++) {
+      await Promise.all(
+        writers.map((w) => w.emit('message_chunk', { delta: `token ${i} of a longer answer ` })),
+      );
+    }
+    await waitFor(() => (feed?.stats().received ?? 0) >= chunks * TASKS, {
+      description: 'every chunk in the feed',
+      timeoutMs: 60_000,
+    });
+    const m = process.memoryUsage();
+    const loaded = measure();
+    console.log(
+      `after ${chunks} chunks per task: before GC heap ${kib(m.heapUsed - before.heap)} rss ${kib(m.rss - before.rss)} KiB/stream; after GC heap ${kib(loaded.heap - before.heap)} rss ${kib(loaded.rss - before.rss)} KiB/stream`,
+    );
+  }
   child.send('stop');
   await gateway.stop();
   await nc.close();
