@@ -37,7 +37,7 @@ describe('assembler configuration', () => {
       previous: [{ kid: 'master-2025', key: previous }],
     });
     expect(config.TOOLS_DIR).toBeUndefined();
-    expect(config.MAX_CONCURRENT_ASSEMBLIES).toBe(16);
+    expect(config.MAX_CONCURRENT_ASSEMBLIES).toBe(64);
     // Short, so a task whose assembler died is assembled again within seconds; heartbeats keep live ones.
     expect(config.ACK_WAIT_MS).toBe(5_000);
     expect(config.ACK_PROGRESS_MS).toBe(1_000);

@@ -65,8 +65,10 @@ const assemblerVariables = baseConfigSchema.extend({
     .int()
     .min(1)
     .max(1024)
-    .default(16)
-    .describe('Received tasks assembled at once by one instance'),
+    .default(64)
+    .describe(
+      'Received tasks assembled at once by one instance. An assembly mostly waits on NATS (a publish ack, a read the caches miss), so a burst of submissions is assembled side by side rather than in rows: at 16, 100 tasks submitted at once reached the executors in seven rows, the last 250 ms after the first',
+    ),
   ACK_WAIT_MS: z.coerce
     .number()
     .int()

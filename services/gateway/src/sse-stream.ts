@@ -1,13 +1,14 @@
 /**
  * Writing a task's events to an HTTP response as Server-Sent Events: `id:` = seq, `event:` = the
  * type's SSE name (the type, but `task_error` for `error`, which EventSource keeps for itself:
- * {@link sseEventName}), `data:` = the event JSON; a `: ping` comment after every idle heartbeat interval; the response
- * ends after the terminal event. Writes respect backpressure, so a slow client holds at most one
- * event in memory.
+ * {@link sseEventName}), `data:` = the event JSON; a `: ping` comment after an idle heartbeat interval
+ * (one shared timer for all streams: sse-heartbeats.ts); the response ends after the terminal event.
+ * Writes respect backpressure, so a slow client holds at most one event in memory.
  */
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { sseEventName, type TaskEvent } from '@agentmesh/protocol';
+import { joinHeartbeats } from './sse-heartbeats.js';
 
 export const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -40,17 +41,19 @@ export async function writeSseStream(
 ): Promise<void> {
   response.writeHead(200, SSE_HEADERS);
   response.flushHeaders();
-  const heartbeat = setInterval(() => {
-    if (!response.writableEnded) response.write(SSE_HEARTBEAT);
-  }, heartbeatMs);
+  const heartbeat = joinHeartbeats(heartbeatMs, {
+    ping: () => {
+      if (!response.writableEnded) response.write(SSE_HEARTBEAT);
+    },
+  });
   try {
     for await (const frame of frames) {
       if (signal.aborted) break;
-      heartbeat.refresh();
+      heartbeat.wrote();
       if (!response.write(frame)) await once(response, 'drain', { signal });
     }
   } finally {
-    clearInterval(heartbeat);
+    heartbeat.remove();
     if (!response.writableEnded) response.end();
   }
 }

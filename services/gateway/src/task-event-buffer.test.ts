@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { TaskEventBuffer, type BufferedEvent } from './task-event-buffer.js';
 
@@ -103,5 +104,24 @@ describe('a task event buffer', () => {
     expect(buffer).toMatchObject({ dropped: true, held: 0, bytes: 0 });
     expect(buffer.covers(5)).toBe(false);
     await buffer.changed(never);
+  });
+
+  it('when a follower waits on many changes with one signal, the signal holds one abort listener, and aborting it ends every wait still pending', async () => {
+    const stop = new AbortController();
+    const first = filled(1);
+    const second = filled(1);
+    let ended = 0;
+    const waits = [first, second, first, second, first].map((buffer) =>
+      buffer.changed(stop.signal).then(() => ended++),
+    );
+    expect(getEventListeners(stop.signal, 'abort')).toHaveLength(1);
+    // Woken waits leave the pending set: only those of `second` are left for the abort.
+    first.append(event(2));
+    first.wake();
+    await Promise.all([waits[0], waits[2], waits[4]]);
+    expect(ended).toBe(3);
+    stop.abort();
+    await Promise.all(waits);
+    expect(ended).toBe(5);
   });
 });

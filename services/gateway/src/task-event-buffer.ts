@@ -16,6 +16,30 @@ export interface BufferedEvent {
 /** Trimmed events leave a hole at the front of the array; it is compacted once the hole is this big. */
 const COMPACT_AFTER = 64;
 
+/**
+ * The waits pending on each signal, ended by one abort listener per signal: a follower waits once per
+ * event on the same signal, and an EventTarget listener added and removed per wait was the largest
+ * allocation per delivered event after the write itself.
+ */
+const pendingWaits = new WeakMap<AbortSignal, Set<() => void>>();
+
+function waitsOn(signal: AbortSignal): Set<() => void> {
+  let waits = pendingWaits.get(signal);
+  if (waits === undefined) {
+    const created = new Set<() => void>();
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const done of [...created]) done();
+      },
+      { once: true },
+    );
+    pendingWaits.set(signal, created);
+    waits = created;
+  }
+  return waits;
+}
+
 export class TaskEventBuffer {
   private events: BufferedEvent[] = [];
   /** Index in `events` of the oldest event held. */
@@ -137,12 +161,13 @@ export class TaskEventBuffer {
     return new Promise((resolve) => {
       if (signal.aborted || this.isDropped) return resolve();
       const done = (): void => {
-        signal.removeEventListener('abort', done);
+        aborting.delete(done);
         this.wakers.delete(done);
         resolve();
       };
       this.wakers.add(done);
-      signal.addEventListener('abort', done, { once: true });
+      const aborting = waitsOn(signal);
+      aborting.add(done);
     });
   }
 
