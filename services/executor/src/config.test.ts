@@ -27,7 +27,7 @@ describe('executor configuration', () => {
       ['k1', previous.privateKey],
     ]);
     expect(config).toMatchObject({
-      MAX_CONCURRENT_TASKS: 8,
+      MAX_CONCURRENT_TASKS: 512,
       MAX_DELIVER: 3,
       // Short, so a task whose executor died runs again within seconds; heartbeats keep live ones.
       ACK_WAIT_MS: 3_000,

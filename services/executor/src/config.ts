@@ -76,9 +76,9 @@ export const executorConfigSchema = baseConfigSchema
         'How long a task sealed for a vault key this executor lacks waits before it is delivered again (to an executor holding the key); after MAX_DELIVER deliveries it ends with an error naming the key',
       ),
     MAX_CONCURRENT_TASKS: positiveInt()
-      .default(8)
+      .default(512)
       .describe(
-        'Tasks one executor instance runs at the same time; it pulls a task only when one of these slots is free',
+        'Tasks one executor instance runs at the same time; it pulls a task only when one of these slots is free. A task holds its slot for its whole life, model waits included, and costs about 200 KB while it runs: slots are cheap, and scripts have their own bound (SCRIPT_MAX_CONCURRENT_RUNS)',
       ),
     MAX_DELIVER: positiveInt()
       .default(3)
@@ -141,7 +141,7 @@ export const executorConfigSchema = baseConfigSchema
         'The longest text event: gathered text of this many characters is published at once, even while the previous event is not stored yet; below EVENT_DELTA_MIN_CHARS it is the size limit for both (1: an event per delta)',
       ),
     CONSUMER_MAX_ACK_PENDING: positiveInt()
-      .default(1_000)
+      .default(10_000)
       .describe(
         "Tasks in flight across all executor instances per shared consumer (each native class set's consumer's max_ack_pending); at least instances x MAX_CONCURRENT_TASKS",
       ),
@@ -280,6 +280,11 @@ export const executorConfigSchema = baseConfigSchema
       .default(1024 * 1024)
       .describe('Most stdout a script may write; past it the script is killed and the call fails'),
     SCRIPT_CPU_SECONDS: positiveInt().default(30).describe('CPU seconds of one script run (RLIMIT_CPU)'),
+    SCRIPT_MAX_CONCURRENT_RUNS: positiveInt()
+      .default(8)
+      .describe(
+        'Script runs (sandboxed processes) at once on this executor; a script call past it waits for a run to end. Task slots (MAX_CONCURRENT_TASKS) are many because a task mostly waits for its model; scripts use CPU and memory',
+      ),
     SCRIPT_MEMORY_MB: positiveInt()
       .default(1024)
       .describe('Memory of one script run in MiB (address space for Python, data segment for Node and Bun)'),

@@ -154,9 +154,15 @@ export class TaskConsumer {
   /** Slots promised to pulls that are open: a loop pulls only what is neither running nor promised. */
   #reserved = 0;
   /** Loops waiting for slots, served in turn so one busy consumer never starves the others. */
-  readonly #slotQueue: Array<(promised: number) => void> = [];
+  readonly #slotQueue: Array<{ grant: (promised: number) => void; most: number }> = [];
   /** A fair share of the slots per pull, so one idle pull never holds them all while another has tasks. */
   readonly #share: number;
+  /**
+   * What a pull asks for after one that was not filled. An open pull cannot be cut short (see #pullLoop), so
+   * with several consumers an idle one would hold its share of the slots until it expires while a burst
+   * waits on another: an idle pull holds one slot, and a pull that was filled asks for its share again.
+   */
+  readonly #idleBatch: number;
   readonly #wakeOnStop = new AbortController();
   #loop: Promise<void> = Promise.resolve();
   #stopped: Promise<void> = Promise.resolve();
@@ -168,6 +174,7 @@ export class TaskConsumer {
     private readonly log: Logger,
   ) {
     this.#share = Math.max(1, Math.ceil(options.maxConcurrent / options.durableNames.length));
+    this.#idleBatch = options.durableNames.length > 1 ? 1 : this.#share;
   }
 
   /** Starts pulling tasks from the (already ensured) executor consumers. */
@@ -223,8 +230,9 @@ export class TaskConsumer {
   async #pullLoop(durableName: string): Promise<void> {
     const stream = executorConsumer().stream;
     let consumer: Consumer | undefined;
+    let batch = this.#idleBatch;
     while (!this.#stopping) {
-      const promised = await this.#reserveSlots();
+      const promised = await this.#reserveSlots(batch);
       if (this.#stopping || promised === 0) {
         this.#reserved -= promised;
         break;
@@ -235,8 +243,11 @@ export class TaskConsumer {
         if (this.#stopping) break;
         // Never closed early: the server keeps an abandoned pull open until it expires and would hand it
         // tasks nobody reads (they would wait out ack_wait). A stopping loop reads on and naks them instead.
-        const batch = await consumer.fetch({ max_messages: promised, expires: this.options.pullExpiresMs });
-        for await (const msg of batch) {
+        const messages = await consumer.fetch({
+          max_messages: promised,
+          expires: this.options.pullExpiresMs,
+        });
+        for await (const msg of messages) {
           if (unused > 0) {
             unused--;
             this.#reserved--;
@@ -254,16 +265,17 @@ export class TaskConsumer {
           () => {},
         );
       } finally {
+        batch = unused === 0 ? this.#share : this.#idleBatch;
         this.#reserved -= unused;
         if (unused > 0) this.#grantSlots();
       }
     }
   }
 
-  /** Waits its turn for a free slot, then promises up to a share of the free slots to a pull; 0 once stopping. */
-  #reserveSlots(): Promise<number> {
+  /** Waits its turn for a free slot, then promises up to `most` of the free slots to a pull; 0 once stopping. */
+  #reserveSlots(most: number): Promise<number> {
     return new Promise((resolve) => {
-      this.#slotQueue.push(resolve);
+      this.#slotQueue.push({ grant: resolve, most });
       this.#grantSlots();
     });
   }
@@ -272,14 +284,16 @@ export class TaskConsumer {
   #grantSlots(): void {
     while (this.#slotQueue.length > 0) {
       if (this.#stopping) {
-        this.#slotQueue.shift()?.(0);
+        this.#slotQueue.shift()?.grant(0);
         continue;
       }
       const free = this.options.maxConcurrent - this.#inFlight.size - this.#reserved;
       if (free <= 0) return;
-      const promised = Math.min(free, this.#share);
+      const waiting = this.#slotQueue.shift();
+      if (waiting === undefined) return;
+      const promised = Math.min(free, waiting.most);
       this.#reserved += promised;
-      this.#slotQueue.shift()?.(promised);
+      waiting.grant(promised);
     }
   }
 

@@ -111,6 +111,7 @@ function scriptTools(config: ExecutorConfig, baseDir: string): ScriptTools {
     defaultTimeoutMs: config.SCRIPT_TIMEOUT_MS,
     maxTimeoutMs: config.SCRIPT_MAX_TIMEOUT_MS,
     capabilities: config.SCRIPT_CAPABILITIES,
+    maxConcurrentRuns: config.SCRIPT_MAX_CONCURRENT_RUNS,
   });
 }
 

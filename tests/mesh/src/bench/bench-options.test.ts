@@ -10,15 +10,16 @@ describe('bench options from the environment', () => {
       warmUpTasks: 300,
       only: undefined,
       pacedInFlight: [100, 500],
-      pacedSlots: 500,
+      pacedSlots: undefined,
     });
   });
 
-  it('the paced counts in flight are listed, the paced slots follow the largest unless set or `default`', () => {
+  it('the paced counts in flight are listed, the paced slots are the default unless set or `max`', () => {
     expect(benchOptions({ BENCH_PACED_IN_FLIGHT: '20, 40' })).toMatchObject({
       pacedInFlight: [20, 40],
-      pacedSlots: 40,
+      pacedSlots: undefined,
     });
+    expect(benchOptions({ BENCH_PACED_IN_FLIGHT: '20, 40', BENCH_PACED_SLOTS: 'max' }).pacedSlots).toBe(40);
     expect(benchOptions({ BENCH_PACED_SLOTS: 'default' }).pacedSlots).toBeUndefined();
     expect(benchOptions({ BENCH_PACED_SLOTS: '64' }).pacedSlots).toBe(64);
     expect(() => benchOptions({ BENCH_PACED_IN_FLIGHT: '100,x' })).toThrow(/BENCH_PACED_IN_FLIGHT/);

@@ -9,9 +9,9 @@
  * - BENCH_ONLY: comma-separated workloads and sections to run (e.g. `one-tool`, `paced`, `fan-out`);
  *   default all;
  * - BENCH_PACED_IN_FLIGHT: comma-separated counts of paced tasks in flight (default `100,500`);
- * - BENCH_PACED_SLOTS: the paced executor's MAX_CONCURRENT_TASKS: a number, or `default` for the
- *   executor's own default; unset: the largest paced count in flight (a slot is held for a whole task,
- *   model waits included, so the default 8 slots would queue all but 8 of them);
+ * - BENCH_PACED_SLOTS: the paced executor's MAX_CONCURRENT_TASKS: a number, `max` for the largest paced
+ *   count in flight, or `default` (also when unset) for the executor's own default (512: a slot is held
+ *   for a whole task, model waits included);
  * - BENCH_CPU_PROF: a directory; when set, gateway, assembler, executor and recall run with
  *   `--cpu-prof` and write their profiles under `<dir>/<service>/` when they stop, and the bench
  *   process profiles itself into `<dir>/bench/`. A relative path is taken from where `npm run` was
@@ -57,12 +57,15 @@ export function benchOptions(env: Record<string, string | undefined> = process.e
     return count;
   });
   const slotsRaw = env['BENCH_PACED_SLOTS']?.trim();
-  let pacedSlots: number | undefined = Math.max(...pacedInFlight);
-  if (slotsRaw === 'default') pacedSlots = undefined;
-  else if (slotsRaw !== undefined && slotsRaw !== '') {
+  // The executor's default (512 slots) runs every paced count in flight as the issue asks: with defaults.
+  let pacedSlots: number | undefined;
+  if (slotsRaw === 'max') pacedSlots = Math.max(...pacedInFlight);
+  else if (slotsRaw !== undefined && slotsRaw !== '' && slotsRaw !== 'default') {
     pacedSlots = Number(slotsRaw);
     if (!Number.isInteger(pacedSlots) || pacedSlots < 1) {
-      throw new Error(`BENCH_PACED_SLOTS must be a whole number above 0 or \`default\`, got ${slotsRaw}`);
+      throw new Error(
+        `BENCH_PACED_SLOTS must be a whole number above 0, \`max\` or \`default\`, got ${slotsRaw}`,
+      );
     }
   }
   const profile = env['BENCH_CPU_PROF']?.trim();

@@ -710,7 +710,7 @@ const pacedSection =
         '',
         `Mesh with default settings${
           options.pacedSlots !== undefined
-            ? `, except the executor's MAX_CONCURRENT_TASKS=${options.pacedSlots} (default 8: a slot is held for a whole task, model waits included, so 8 slots would queue all but 8 tasks)`
+            ? `, except the executor's MAX_CONCURRENT_TASKS=${options.pacedSlots} (set by BENCH_PACED_SLOTS; the default is 512)`
             : ' (MAX_CONCURRENT_TASKS at its default)'
         }; SSE callers spread over ${apiKeys.length} API keys (SSE_MAX_STREAMS_PER_CALLER 100).`,
         '',

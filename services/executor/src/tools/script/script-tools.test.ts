@@ -124,6 +124,54 @@ describe('execute_script (seed 003 generic script tool)', () => {
   );
 });
 
+describe('how many scripts run at once', () => {
+  it(
+    'with one run allowed, a second call waits while the first runs, and cancelling the waiting call ends it CANCELLED without ever starting it',
+    { timeout: 30_000 },
+    async () => {
+      const runner = new ScriptRunner({
+        baseDir: workspace.scriptsDir,
+        cacheDir: workspace.cacheDir,
+        hostEnv: process.env,
+        requireIsolation: false,
+      });
+      const bounded = new ScriptTools({
+        runner,
+        defaultTimeoutMs: 20_000,
+        maxTimeoutMs: 30_000,
+        maxConcurrentRuns: 1,
+      });
+      const first = new AbortController();
+      const second = new AbortController();
+      const running = executeScriptTool(bounded).run(
+        { scriptPath: 'python/sleepy.py', timeoutMs: 30_000 },
+        { ...ctx(), signal: first.signal },
+      );
+      await waitFor(() => sleepyProcesses().length > 0, {
+        description: 'the first script to start',
+        timeoutMs: 10_000,
+      });
+      const waiting = executeScriptTool(bounded).run(
+        { scriptPath: 'python/sleepy.py', timeoutMs: 30_000 },
+        { ...ctx(), signal: second.signal },
+      );
+      // The second call waits for the only run, which the first holds.
+      await waitFor(() => bounded.waitingRuns === 1, { description: 'the second call to wait for a run' });
+      second.abort();
+      expect(await waiting).toMatchObject({ ok: false, error: { code: 'CANCELLED' } });
+      expect(bounded.waitingRuns).toBe(0);
+      first.abort();
+      expect(await running).toMatchObject({ ok: false, error: { code: 'CANCELLED' } });
+      // The slot came back: a third call runs.
+      const third = await executeScriptTool(bounded).run(
+        { scriptPath: 'python/word_count.py', inputData: { text: 'one two' } },
+        ctx(),
+      );
+      expect(third).toMatchObject({ ok: true, result: { outputData: { words: 2 } } });
+    },
+  );
+});
+
 describe('SCRIPT tools from *.tool.json', () => {
   it("when a tool names an entryPoint, that function of the script gets the model's arguments and answers the output", async () => {
     await expect(scripts.runTool(entryPointTool(), { text: 'one two' }, ctx())).resolves.toEqual({

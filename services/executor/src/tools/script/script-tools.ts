@@ -62,6 +62,12 @@ export interface ScriptToolsOptions {
   readonly maxTimeoutMs: number;
   /** What this executor provides to tools' `requiredCapabilities`; none when absent. */
   readonly capabilities?: readonly string[];
+  /**
+   * Script runs at once on this executor; a call past it waits (its task's cancel still ends the wait).
+   * Unbounded when absent. Task slots are many (a task mostly waits for its model), sandboxed processes
+   * are not cheap: this keeps a burst of script calls from forking hundreds of them.
+   */
+  readonly maxConcurrentRuns?: number;
 }
 
 type ExternalScript = Extract<ScriptTool['handler'], { type: 'external-script' }>;
@@ -73,9 +79,16 @@ export interface ScriptCallContext {
 
 export class ScriptTools {
   readonly #capabilities: ReadonlySet<string>;
+  #runs = 0;
+  readonly #waitingForRun: Array<() => void> = [];
 
   constructor(private readonly options: ScriptToolsOptions) {
     this.#capabilities = new Set(options.capabilities ?? []);
+  }
+
+  /** Script calls waiting for a run slot (SCRIPT_MAX_CONCURRENT_RUNS). */
+  get waitingRuns(): number {
+    return this.#waitingForRun.length;
   }
 
   /** The sandbox these tools run in; stdio MCP servers are started in it too. */
@@ -182,7 +195,48 @@ export class ScriptTools {
     return this.executeScript(tool.tool_id, input.data, ctx);
   }
 
-  async #run(params: ScriptExecutionParams, { signal }: ScriptCallContext): Promise<ScriptExecutionResult> {
+  async #run(params: ScriptExecutionParams, context: ScriptCallContext): Promise<ScriptExecutionResult> {
+    if (!(await this.#takeRunSlot(context.signal))) return cancelled();
+    try {
+      return await this.#runNow(params, context);
+    } finally {
+      this.#runs -= 1;
+      this.#waitingForRun.shift()?.();
+    }
+  }
+
+  /** Waits for a free run slot; false when the call was aborted first (no slot taken). */
+  async #takeRunSlot(signal: AbortSignal): Promise<boolean> {
+    const most = this.options.maxConcurrentRuns ?? Number.POSITIVE_INFINITY;
+    while (this.#runs >= most) {
+      if (signal.aborted) return false;
+      await new Promise<void>((resolve) => {
+        const onAbort = () => {
+          const index = this.#waitingForRun.indexOf(wake);
+          if (index >= 0) this.#waitingForRun.splice(index, 1);
+          resolve();
+        };
+        const wake = () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        };
+        this.#waitingForRun.push(wake);
+        signal.addEventListener('abort', onAbort, { once: true });
+      });
+    }
+    if (signal.aborted) {
+      // Woken for a slot it no longer wants: pass the turn on.
+      this.#waitingForRun.shift()?.();
+      return false;
+    }
+    this.#runs += 1;
+    return true;
+  }
+
+  async #runNow(
+    params: ScriptExecutionParams,
+    { signal }: ScriptCallContext,
+  ): Promise<ScriptExecutionResult> {
     if (signal.aborted) return cancelled();
     let pid: number | undefined;
     const kill = () => {

@@ -1,0 +1,79 @@
+import { ensureMeshStreams } from '@agentmesh/bus';
+import { newTraceId, taskAssembledSubject } from '@agentmesh/protocol';
+import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
+import { generateVaultKeyPair } from '@agentmesh/vault';
+import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AttemptDisposition } from './task-runner.js';
+import { ensureExecutorConsumer, TaskConsumer } from './task-consumer.js';
+import { assembledTask } from './__fixtures__/tasks.js';
+
+const ACCOUNT = 'acme';
+const vaultKeys = generateVaultKeyPair('consumer-1');
+
+let nats: NatsServer;
+let nc: NatsConnection;
+let js: JetStreamClient;
+
+beforeAll(async () => {
+  nats = await startNats();
+  nc = await connect({ servers: nats.url });
+  js = jetstream(nc);
+  const jsm = await jetstreamManager(nc);
+  await ensureMeshStreams(jsm);
+  const settings = { ackWaitMs: 30_000, maxDeliver: 3, maxAckPending: 100 };
+  await ensureExecutorConsumer(jsm, settings);
+  await ensureExecutorConsumer(jsm, settings, ['RecallActionsTool']);
+});
+afterAll(async () => {
+  await nc?.close();
+  await nats?.stop();
+});
+
+describe('pulling from several consumers', () => {
+  it('when one consumer is idle, a burst on another starts at once on all but one slot instead of waiting for the idle pull to expire', async () => {
+    const started: string[] = [];
+    const release: Array<() => void> = [];
+    const consumer = TaskConsumer.start(
+      js,
+      async (task) => {
+        started.push(task.task_meta.trace_id);
+        await new Promise<void>((resolve) => release.push(resolve));
+        return AttemptDisposition.ACK;
+      },
+      {
+        durableNames: ['executor', 'executor-RecallActionsTool'],
+        maxConcurrent: 4,
+        ackProgressMs: 1_000,
+        stopGraceMs: 1_000,
+        handBackAll: () => release.splice(0).forEach((resolve) => resolve()),
+        // Longer than the test may wait: a slot held by the idle pull is held for the whole test.
+        pullExpiresMs: 12_000,
+        handBackLaterMs: 1_000,
+      },
+      pino({ level: 'silent' }),
+    );
+    try {
+      for (let index = 0; index < 3; index++) {
+        const task = assembledTask({
+          traceId: newTraceId(),
+          accountId: ACCOUNT,
+          modelBaseUrl: 'http://127.0.0.1:9/v1',
+          secrets: {},
+          sealFor: vaultKeys,
+          userMessage: `task ${index}`,
+        });
+        await js.publish(taskAssembledSubject(ACCOUNT), JSON.stringify(task));
+      }
+      // With a fair share of 2 slots per pull, the idle consumer's open pull held 2 of the 4 and only 2 of
+      // the 3 tasks ran until it expired.
+      await waitFor(() => started.length === 3, { timeoutMs: 8_000, description: 'three tasks running' });
+      expect(new Set(started).size).toBe(3);
+    } finally {
+      release.splice(0).forEach((resolve) => resolve());
+      await consumer.stop();
+    }
+  });
+});
