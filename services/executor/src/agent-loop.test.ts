@@ -97,6 +97,8 @@ async function harness(modelOptions: ScriptedModelOptions, routes: RouteSpec[] =
             if (event.type === 'step_finished') steps.push(event.data);
             else if (event.type !== 'tool_call_delta') events.push(event);
           },
+          // Every call streams its arguments here, however short (the default holds back short ones).
+          toolArgsStreamMinChars: 0,
         },
         abort.signal,
       );

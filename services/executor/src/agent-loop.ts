@@ -142,6 +142,8 @@ export interface AgentLoopDependencies {
    * and tools run at once.
    */
   emitDurably?: (event: ProgressEvent) => Promise<void>;
+  /** Argument text a tool call must reach before it streams as `tool_call_delta` (tool-call-delta-relay.ts). */
+  toolArgsStreamMinChars?: number;
   /** A promise while the receiver of `emit` is backed up: the model's stream is read on once it resolves. */
   backpressure?: () => Promise<void> | undefined;
   /** Told about a tool executor that threw (a bug); the model gets an INTERNAL tool error instead. */
@@ -408,7 +410,10 @@ function callModel(
         signal,
         onContentDelta: (delta) => deps.emit({ type: 'message_chunk', data: { delta } }),
         onReasoningDelta: (delta) => deps.emit({ type: 'tool_thinking', data: { delta } }),
-        onToolCallDelta: toolCallDeltaRelay((data) => deps.emit({ type: 'tool_call_delta', data })),
+        onToolCallDelta: toolCallDeltaRelay(
+          (data) => deps.emit({ type: 'tool_call_delta', data }),
+          deps.toolArgsStreamMinChars,
+        ),
         ...(deps.backpressure === undefined ? {} : { backpressure: deps.backpressure }),
       });
       recordChatOutcome(span, result);

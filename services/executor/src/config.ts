@@ -115,6 +115,14 @@ export const executorConfigSchema = baseConfigSchema
       .describe(
         "Interval of in-progress acks (heartbeats) while a task runs: one message per task in flight each period, the keep-alive's whole cost. At most half of ACK_WAIT_MS, so one late heartbeat never hands a live task over (the default is a third). Takeover after a kill does not depend on it (it is ACK_WAIT_MS after the dead executor's last heartbeat); a frozen owner's silence is waited for this long (see README, Attempts)",
       ),
+    TOOL_ARGS_STREAM_MIN_CHARS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .default(256)
+      .describe(
+        "Argument text a tool call must reach before it streams as tool_call_delta events; shorter arguments come whole in the call's tool_start only (0: every call streams)",
+      ),
     EVENT_DELTA_WINDOW_MS: positiveInt()
       .default(250)
       .describe(

@@ -187,7 +187,7 @@ beforeAll(async () => {
     logLines,
     // Every delta its own event: a secret split across deltas is then split across events too, which is
     // what the scrubbing streams' hold-back must handle (coalescing would mostly hide it).
-    env: { LLM_MAX_RETRIES: '0', EVENT_DELTA_MAX_CHARS: '1' },
+    env: { LLM_MAX_RETRIES: '0', EVENT_DELTA_MAX_CHARS: '1', TOOL_ARGS_STREAM_MIN_CHARS: '0' },
   });
 });
 

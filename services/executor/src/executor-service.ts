@@ -173,6 +173,7 @@ export async function startExecutor({
       maxChars: config.EVENT_DELTA_MAX_CHARS,
       load: () => running.size,
     },
+    toolArgsStreamMinChars: config.TOOL_ARGS_STREAM_MIN_CHARS,
     llmTimeoutMs: config.LLM_TIMEOUT_MS,
     firstByteTimeoutMs: config.LLM_FIRST_BYTE_TIMEOUT_MS,
     idleTimeoutMs: config.LLM_IDLE_TIMEOUT_MS,

@@ -48,7 +48,8 @@ beforeAll(async () => {
       return { content: 'Paid 5000 at rate 1.1.', chunkSize: 5 };
     },
   });
-  mesh = await startMesh({ executors: 1 });
+  // Every call streams its arguments, however short (the default holds back short ones).
+  mesh = await startMesh({ executors: 1, env: { executor: { TOOL_ARGS_STREAM_MIN_CHARS: '0' } } });
   await storeModelKey(mesh);
   await registerQueryTool(mesh, {
     name: 'pay',

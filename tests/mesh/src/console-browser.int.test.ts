@@ -111,7 +111,8 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
       apiKey: ACCOUNT_MODEL_KEY,
       respond: () => ({ content: KEYED_ANSWER }),
     });
-    mesh = await startMesh();
+    // Every call streams its arguments, however short (the default holds back short ones).
+    mesh = await startMesh({ env: { executor: { TOOL_ARGS_STREAM_MIN_CHARS: '0' } } });
     // The model key exists for the two accounts as a whole; no user of either has one of their own.
     for (const account of [MESH_ACCOUNT, OTHER_ACCOUNT]) {
       await admin(mesh, 'PUT', `/accounts/${account}/credentials/MODEL_KEY`, { value: ACCOUNT_MODEL_KEY });

@@ -55,6 +55,8 @@ export interface TaskRunnerDependencies {
   deadLetters?: DeadLetterRecorder;
   /** How text deltas gather into events (TaskEventSink); 50 ms / 4096 characters by default. */
   deltaCoalescing?: DeltaCoalescing;
+  /** Argument text a tool call must reach before it streams as `tool_call_delta`; 256 by default. */
+  toolArgsStreamMinChars?: number;
   /** Per model call, unless the task's model config sets `timeout_ms`. */
   llmTimeoutMs: number;
   /** Per model attempt, unless the model config sets `first_byte_timeout_ms`; none: only llmTimeoutMs. */

@@ -171,6 +171,9 @@ export class TaskLoop {
                   onConversation(() => [...agentTask.messages, ...live.slice(openingLength)]),
               }),
           backpressure: sink.backpressure,
+          ...(this.deps.toolArgsStreamMinChars === undefined
+            ? {}
+            : { toolArgsStreamMinChars: this.deps.toolArgsStreamMinChars }),
           onToolCrash: (error, tool) =>
             this.deps.log.error({ err: error, tool: tool.name }, 'tool runner threw'),
           onDynamicTools: (change, tool) => {
