@@ -253,7 +253,15 @@ export async function startGateway({
     current: { kid: config.CREDENTIALS_MASTER_KEY_ID, key: config.CREDENTIALS_MASTER_KEY },
     ...(config.CREDENTIALS_PREVIOUS_KEYS ? { previous: config.CREDENTIALS_PREVIOUS_KEYS } : {}),
   };
-  const webhooks = startWebhooks({ js, jsm, buckets, keys: credentialKeys, config, log });
+  const webhooks = await startWebhooks({
+    js,
+    jsm,
+    buckets,
+    keys: credentialKeys,
+    config,
+    log,
+    connection: nc,
+  });
   const submitter = new TaskSubmitter({
     js,
     statuses,

@@ -103,6 +103,20 @@ describe('KV mirror', () => {
     await waitFor(() => (mirror.lookup('late') as { value?: string }).value === 'changed');
   });
 
+  it('keys() lists the keys holding a value while the mirror holds the whole bucket, and says nothing once it dropped one for room', async () => {
+    const kv = await freshBucket();
+    await kv.put('acme.e1', 'x');
+    await kv.put('acme.e2', 'y');
+    await kv.put('gone', 'z');
+    await kv.delete('gone');
+    const { mirror } = await startMirror({ kv, maxEntries: 3 });
+    expect(mirror.keys()?.sort()).toEqual(['acme.e1', 'acme.e2']);
+    await kv.put('beta.e1', 'w');
+    await waitFor(() => mirror.keys()?.includes('beta.e1') === true || mirror.keys() === undefined);
+    await kv.put('beta.e2', 'v');
+    await waitFor(() => mirror.keys() === undefined, { description: 'the mirror to drop an entry for room' });
+  });
+
   it('when full, the least recently used entries are dropped, and a dropped key is read again once', async () => {
     const kv = await freshBucket();
     for (const key of ['a', 'b', 'c']) await kv.put(key, key.toUpperCase());

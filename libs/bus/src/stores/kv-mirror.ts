@@ -150,6 +150,17 @@ export class KvMirror<T> {
     return data === undefined ? undefined : this.decoded(key, slot, data);
   }
 
+  /**
+   * The keys that hold a value, when the mirror holds the whole bucket (live, nothing dropped for room);
+   * undefined when it cannot say (the caller reads the bucket instead).
+   */
+  keys(): string[] | undefined {
+    if (!this.live || !this.complete) return undefined;
+    const keys: string[] = [];
+    for (const [key, slot] of this.slots) if (slot.data !== undefined) keys.push(key);
+    return keys;
+  }
+
   /** True while the mirror answers from memory. */
   isLive(): boolean {
     return this.live;

@@ -4,9 +4,11 @@
  * gateway that runs them, WEBHOOKS_ENABLED), and the management routes. README "Webhooks" tells the contract.
  */
 import {
+  KvMirror,
   TaskWebhookStore,
   WebhookDeadLetterStore,
   WebhookStore,
+  type ConnectionEvents,
   type CredentialKeys,
   type MeshBuckets,
 } from '@agentmesh/bus';
@@ -47,9 +49,14 @@ export interface WebhookOptions {
     | 'PUBLIC_BASE_URL'
   >;
   log: Logger;
+  /** The connection the buckets are used through, so the keys mirror follows its reconnects. */
+  connection?: ConnectionEvents;
 }
 
-export function startWebhooks(options: WebhookOptions): Webhooks {
+/** Webhook keys held in memory at most; past it the fan-out reads the bucket as before. */
+const WEBHOOK_KEYS_MIRRORED = 100_000;
+
+export async function startWebhooks(options: WebhookOptions): Promise<Webhooks> {
   const { js, jsm, config, log } = options;
   const endpoints = new WebhookStore(options.buckets.webhooks, options.keys);
   const deadLetters = new WebhookDeadLetterStore(options.buckets.webhookDeadLetters);
@@ -61,6 +68,16 @@ export function startWebhooks(options: WebhookOptions): Webhooks {
   });
   const stops: Array<() => Promise<void>> = [];
   if (config.WEBHOOKS_ENABLED) {
+    // Only the keys are used (never a value: endpoints' secrets stay in the bucket).
+    const webhookKeys = await KvMirror.start<true>({
+      kv: options.buckets.webhooks,
+      decode: () => true,
+      maxEntries: WEBHOOK_KEYS_MIRRORED,
+      ...(options.connection === undefined ? {} : { connection: options.connection }),
+      onEvent: (event) => {
+        if (event.type === 'stale') log.debug({ reason: event.reason }, 'webhook keys mirror stale');
+      },
+    });
     const fanout = startStatusFanout({
       js,
       jsm,
@@ -68,7 +85,9 @@ export function startWebhooks(options: WebhookOptions): Webhooks {
       taskWebhooks: taskWebhookStore,
       publicBaseUrl: config.PUBLIC_BASE_URL,
       log,
+      webhookKeys,
     });
+    stops.push(async () => webhookKeys.stop());
     const worker = new DeliveryWorker({
       js,
       jsm,

@@ -6,7 +6,7 @@
  * MESH_WEBHOOKS, `Nats-Msg-Id` = `<webhook id>.1`: reading the same write twice queues nothing twice. The
  * status message is acknowledged only once its deliveries are stored, so a crash in between reads it again.
  */
-import type { TaskWebhookStore, WebhookStore } from '@agentmesh/bus';
+import type { KvMirror, TaskWebhookStore, WebhookStore } from '@agentmesh/bus';
 import {
   isFinalTaskStatus,
   TaskStatusRecord,
@@ -32,6 +32,12 @@ export interface StatusFanoutOptions {
   taskWebhooks: TaskWebhookStore;
   publicBaseUrl: string | undefined;
   log: Logger;
+  /**
+   * A live copy of the `mesh_webhooks` keys (endpoints `<account>.<id>`, tasks' own webhooks
+   * `<account>.task.<trace_id>`): a finished task of an account with neither costs no read of the bucket.
+   * Without it (or while it cannot say), the bucket is read as before.
+   */
+  webhookKeys?: Pick<KvMirror<unknown>, 'keys'>;
 }
 
 export function startStatusFanout(options: StatusFanoutOptions): RunningConsumer {
@@ -78,12 +84,14 @@ async function fanOut(options: StatusFanoutOptions, message: JsMsg): Promise<num
   const record = parsed.data;
   const event = webhookEventOf(record.status);
   if (event === undefined) return 0;
-  const targets: Array<{ endpointId: string; url?: string }> = (
-    await options.endpoints.list(record.account_id)
-  )
+  const known = webhookKeysOf(options.webhookKeys?.keys(), record.account_id, record.trace_id);
+  // Listing an account's endpoints reads the bucket through a consumer of its own: only when it has any.
+  const endpoints = known?.endpoints === false ? [] : await options.endpoints.list(record.account_id);
+  const targets: Array<{ endpointId: string; url?: string }> = endpoints
     .filter((endpoint) => endpoint.events.includes(event))
     .map((endpoint) => ({ endpointId: endpoint.id }));
-  const own = await options.taskWebhooks.get(record.account_id, record.trace_id);
+  const own =
+    known?.own === false ? undefined : await options.taskWebhooks.get(record.account_id, record.trace_id);
   if (own !== undefined && own.events.includes(event))
     targets.push({ endpointId: own.endpoint_id, url: own.url });
   const occurrence = eventOccurrence(event, message.seq);
@@ -110,4 +118,24 @@ async function fanOut(options: StatusFanoutOptions, message: JsMsg): Promise<num
     await options.taskWebhooks.delete(record.account_id, record.trace_id);
   }
   return targets.length;
+}
+
+/** What the mirrored keys say of an account's endpoints and a task's own webhook; undefined: unknown. */
+export function webhookKeysOf(
+  keys: readonly string[] | undefined,
+  accountId: string,
+  traceId: string,
+): { endpoints: boolean; own: boolean } | undefined {
+  if (keys === undefined) return undefined;
+  const prefix = `${accountId}.`;
+  const ownKey = `${accountId}.task.${traceId}`;
+  let endpoints = false;
+  let own = false;
+  for (const key of keys) {
+    if (!key.startsWith(prefix)) continue;
+    if (key === ownKey) own = true;
+    // An endpoint's key is `<account>.<id>`: one token after the account.
+    else if (!key.includes('.', prefix.length)) endpoints = true;
+  }
+  return { endpoints, own };
 }
