@@ -125,9 +125,9 @@ describe('the mesh end to end', () => {
     qccEvents = events;
     expect(reply.events_subject).toBe(`mesh.events.${MESH_ACCOUNT}.${reply.trace_id}`);
 
-    // The call's arguments stream as tool_call_delta before the turn ends.
-    expect(events[0]?.type).toBe('tool_call_delta');
-    const types = eventTypes(events).filter((type) => type !== 'tool_call_delta');
+    // The call's short arguments come whole in its tool_start: no tool_call_delta (TOOL_ARGS_STREAM_MIN_CHARS).
+    const types = eventTypes(events);
+    expect(types).not.toContain('tool_call_delta');
     expect(types.slice(0, 3)).toEqual(['step_finished', 'tool_start', 'tool_result']);
     expect(types.slice(3, -2).every((type) => type === 'message_chunk')).toBe(true);
     expect(types.filter((type) => type === 'message_chunk').length).toBeGreaterThan(1);
