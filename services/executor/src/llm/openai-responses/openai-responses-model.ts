@@ -88,7 +88,8 @@ function eventsOf(response: OpenAI.Responses.Response): OpenAI.Responses.Respons
   response.output.forEach((item, output_index) => {
     if (item.type === 'message') {
       for (const part of item.content)
-        if (part.type === 'output_text') events.push({ type: 'response.output_text.delta', delta: part.text });
+        if (part.type === 'output_text')
+          events.push({ type: 'response.output_text.delta', delta: part.text });
     } else if (item.type === 'reasoning') {
       const texts = [...item.summary, ...(item.content ?? [])].map((part) => part.text);
       for (const delta of texts) events.push({ type: 'response.reasoning_summary_text.delta', delta });

@@ -50,7 +50,11 @@ export function requestHeaders(
 }
 
 /** `stream: false` (the model config's) asks for one whole `chat.completion`, which carries its usage. */
-export function requestBody(chat: ChatRequest, profile: ProviderProfile, stream = true): Record<string, unknown> {
+export function requestBody(
+  chat: ChatRequest,
+  profile: ProviderProfile,
+  stream = true,
+): Record<string, unknown> {
   const body: Record<string, unknown> = {
     model: chat.model,
     messages: messagesFor(chat.messages, profile.reasoningPassBack),
