@@ -448,10 +448,13 @@ describe('Bedrock Converse in the executor', () => {
   });
 });
 
+type Json = Record<string, unknown>;
+const list = (value: unknown): Json[] => value as Json[];
+
 /** A recorded whole answer with its tool calls left out (`edit` drops them), so the task ends in one turn. */
-function wholeWithoutCalls(file: string, edit: (body: Record<string, any>) => void) {
+function wholeWithoutCalls(file: string, edit: (body: Json) => void) {
   const reply = recordedWhole(file);
-  const body = JSON.parse(String(reply.raw.body)) as Record<string, any>;
+  const body = JSON.parse(String(reply.raw.body)) as Json;
   edit(body);
   return { raw: { ...reply.raw, body: JSON.stringify(body) } };
 }
@@ -463,7 +466,7 @@ describe('native model APIs in the executor, stream: false', () => {
     const before = model.requests.length;
     model.enqueue(
       wholeWithoutCalls('anthropic-whole.json', (body) => {
-        body['content'] = body['content'].filter((b: { type: string }) => b.type !== 'tool_use');
+        body['content'] = list(body['content']).filter((b) => b['type'] !== 'tool_use');
         body['stop_reason'] = 'end_turn';
       }),
     );
@@ -486,8 +489,8 @@ describe('native model APIs in the executor, stream: false', () => {
     const before = model.requests.length;
     model.enqueue(
       wholeWithoutCalls('gemini-whole.json', (body) => {
-        const content = body['candidates'][0]['content'];
-        content['parts'] = content['parts'].filter((p: Record<string, unknown>) => !p['functionCall']);
+        const content = list(body['candidates'])[0]?.['content'] as Json;
+        content['parts'] = list(content['parts']).filter((p) => !p['functionCall']);
       }),
     );
     const events = await run(newTask('gemini', 'gemini-3-pro-preview', notStreamed));
@@ -505,7 +508,7 @@ describe('native model APIs in the executor, stream: false', () => {
     const before = model.requests.length;
     model.enqueue(
       wholeWithoutCalls('openai-responses-whole.json', (body) => {
-        body['output'] = body['output'].filter((i: { type: string }) => i.type !== 'function_call');
+        body['output'] = list(body['output']).filter((i) => i['type'] !== 'function_call');
       }),
     );
     const events = await run(newTask('openai-responses', 'gpt-5.1-codex-max', notStreamed));
@@ -523,8 +526,8 @@ describe('native model APIs in the executor, stream: false', () => {
     const before = model.requests.length;
     model.enqueue(
       wholeWithoutCalls('bedrock-whole.json', (body) => {
-        const message = body['output']['message'];
-        message['content'] = message['content'].filter((b: Record<string, unknown>) => !b['toolUse']);
+        const message = (body['output'] as Json)['message'] as Json;
+        message['content'] = list(message['content']).filter((b) => !b['toolUse']);
         body['stopReason'] = 'end_turn';
       }),
     );

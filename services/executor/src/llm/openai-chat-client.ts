@@ -96,8 +96,11 @@ export class OpenAiChatClient {
     this.apiKey = options.apiKey || undefined;
     this.timeoutMs = positive('timeoutMs', options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     this.stream = options.stream ?? true;
+    // A whole answer has no pieces to be idle between: only the attempt and first-byte clocks hold it.
     this.idleTimeoutMs =
-      options.idleTimeoutMs === undefined ? undefined : positive('idleTimeoutMs', options.idleTimeoutMs);
+      options.idleTimeoutMs === undefined || !this.stream
+        ? undefined
+        : positive('idleTimeoutMs', options.idleTimeoutMs);
     this.firstByteTimeoutMs =
       options.firstByteTimeoutMs === undefined
         ? undefined
