@@ -31,6 +31,8 @@ export const AgentModel = z.strictObject({
   max_tokens: z.int().positive().optional(),
   /** Extended thinking's budget (Anthropic Messages, Claude on Bedrock); absent: no extended thinking. */
   thinking_budget_tokens: ThinkingBudgetTokens.optional(),
+  /** `false`: ask for the whole answer at once (for proxies and gateways that do not stream); absent: streamed. */
+  stream: z.boolean().optional(),
   tool_protocol: ToolProtocol.optional(),
   timeout_ms: z.int().positive().optional(),
   first_byte_timeout_ms: z.int().positive().optional(),

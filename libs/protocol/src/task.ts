@@ -182,6 +182,11 @@ const modelFields = {
   max_tokens: z.int().positive().optional(),
   /** Extended thinking's token budget (see THINKING_BUDGET_TOKENS); absent: the model does not think. */
   thinking_budget_tokens: ThinkingBudgetTokens.optional(),
+  /**
+   * `false`: the executor asks for the whole answer at once (for proxies and gateways in front of a provider
+   * that do not stream); text and reasoning are then handed on as one delta each. Absent: streamed.
+   */
+  stream: z.boolean().optional(),
   tool_protocol: ToolProtocol.default('native'),
   /** Per model call. */
   timeout_ms: z.int().positive().optional(),

@@ -160,6 +160,16 @@ describe('assembling a task from the registry', () => {
     expect(() => openTaskVault(tampered, keyring)).toThrow(VaultTamperedError);
   });
 
+  it("when the agent's model says stream: false, the task's model carries it; absent, the task's model has none (streamed)", async () => {
+    const agent = qichachaAgent();
+    const world = { ...fullWorld, agents: [{ ...agent, model: { ...agent.model, stream: false } }] };
+    const result = assembled(await assembleTask(receivedTask('company_research'), sources(world)));
+    expect(result.runtime_config.model.stream).toBe(false);
+
+    const streamed = assembled(await assembleTask(receivedTask('company_research'), sources(fullWorld)));
+    expect(streamed.runtime_config.model.stream).toBeUndefined();
+  });
+
   it("when the agent's model names a provider, the task carries it, and a task re-targeted to another provider does not open", async () => {
     const agent = qichachaAgent();
     const world = {

@@ -8,7 +8,8 @@
  * Bedrock Converse agent (recorded Converse streams in their binary eventstream framing, SigV4 from the
  * vault) streams text and reasoning, runs two interleaved tool uses, reports and prices cache tokens, rides
  * out throttling and a model stream error; an `api` this executor does not know ends the task before
- * anything is sent.
+ * anything is sent. With the model config's `stream: false`, each API (and OpenAI-compatible chat) is
+ * asked for a whole answer (recorded `*-whole.json`, their tool calls left out) and the task is done.
  */
 import { followTaskEvents } from '@agentmesh/bus';
 import {
@@ -43,6 +44,7 @@ import {
   recordedBedrockStream,
   recordedEvents,
   recordedStream,
+  recordedWhole,
 } from './__fixtures__/native/recordings.js';
 import { assembledTask } from './__fixtures__/tasks.js';
 
@@ -443,5 +445,129 @@ describe('Bedrock Converse in the executor', () => {
       data: { code: 'LLM_UNAVAILABLE', message: expect.stringContaining('ModelStreamErrorException') },
     });
     expectNoAwsSecret(broken);
+  });
+});
+
+type Json = Record<string, unknown>;
+const list = (value: unknown): Json[] => value as Json[];
+
+/** A recorded whole answer with its tool calls left out (`edit` drops them), so the task ends in one turn. */
+function wholeWithoutCalls(file: string, edit: (body: Json) => void) {
+  const reply = recordedWhole(file);
+  const body = JSON.parse(String(reply.raw.body)) as Json;
+  edit(body);
+  return { raw: { ...reply.raw, body: JSON.stringify(body) } };
+}
+
+const notStreamed = { model: { stream: false } };
+
+describe('native model APIs in the executor, stream: false', () => {
+  it('when an anthropic-messages agent says stream: false, the whole Message answers: reasoning as tool_thinking, the text as one chunk, cache usage in done', async () => {
+    const before = model.requests.length;
+    model.enqueue(
+      wholeWithoutCalls('anthropic-whole.json', (body) => {
+        body['content'] = list(body['content']).filter((b) => b['type'] !== 'tool_use');
+        body['stop_reason'] = 'end_turn';
+      }),
+    );
+    const events = await run(newTask('anthropic-messages', 'claude-sonnet-5', notStreamed));
+    expect((model.requests[before]?.body as Record<string, unknown>)['stream']).toBe(false);
+    expect(events.filter((e) => e.type === 'tool_thinking').map((e) => e.data.delta)).toEqual([
+      'The user wants me to call checkSandboxErrors immediately.',
+    ]);
+    expect(events.at(-1)).toMatchObject({
+      type: 'done',
+      data: {
+        message: 'Checking the sandbox and the weather.',
+        finish_reason: 'stop',
+        usage: { prompt_tokens: 599 + 1024 + 3068, cache_read_tokens: 1024, cache_write_tokens: 3068 },
+      },
+    });
+  });
+
+  it('when a gemini agent says stream: false, generateContent answers and the task is done with its usage', async () => {
+    const before = model.requests.length;
+    model.enqueue(
+      wholeWithoutCalls('gemini-whole.json', (body) => {
+        const content = list(body['candidates'])[0]?.['content'] as Json;
+        content['parts'] = list(content['parts']).filter((p) => !p['functionCall']);
+      }),
+    );
+    const events = await run(newTask('gemini', 'gemini-3-pro-preview', notStreamed));
+    expect(model.requests[before]?.path).toBe('/v1beta/models/gemini-3-pro-preview:generateContent');
+    expect(events.at(-1)).toMatchObject({
+      type: 'done',
+      data: {
+        message: 'Looking up both cities.',
+        usage: { prompt_tokens: 1210, completion_tokens: 139, cache_read_tokens: 1024 },
+      },
+    });
+  });
+
+  it('when an openai-responses agent says stream: false, the whole Response answers and the task is done with its usage', async () => {
+    const before = model.requests.length;
+    model.enqueue(
+      wholeWithoutCalls('openai-responses-whole.json', (body) => {
+        body['output'] = list(body['output']).filter((i) => i['type'] !== 'function_call');
+      }),
+    );
+    const events = await run(newTask('openai-responses', 'gpt-5.1-codex-max', notStreamed));
+    expect((model.requests[before]?.body as Record<string, unknown>)['stream']).toBe(false);
+    expect(events.at(-1)).toMatchObject({
+      type: 'done',
+      data: {
+        message: expect.stringMatching(/Final result: 570$/),
+        usage: { prompt_tokens: 2006, completion_tokens: 163, cache_read_tokens: 1920 },
+      },
+    });
+  });
+
+  it('when a bedrock-converse agent says stream: false, Converse answers and the task is done with its usage', async () => {
+    const before = model.requests.length;
+    model.enqueue(
+      wholeWithoutCalls('bedrock-whole.json', (body) => {
+        const message = (body['output'] as Json)['message'] as Json;
+        message['content'] = list(message['content']).filter((b) => !b['toolUse']);
+        body['stopReason'] = 'end_turn';
+      }),
+    );
+    const events = await run(
+      newTask('bedrock-converse', BEDROCK_MODEL, { key: AWS_CREDENTIALS, ...notStreamed }),
+    );
+    expect(model.requests[before]?.path).toBe(`/model/${encodeURIComponent(BEDROCK_MODEL)}/converse`);
+    expect(events.at(-1)).toMatchObject({
+      type: 'done',
+      data: {
+        message: "Sure! I'll look up both values simultaneously right away!",
+        finish_reason: 'stop',
+        usage: { prompt_tokens: 694 + 1024 + 512, cache_read_tokens: 1024, cache_write_tokens: 512 },
+      },
+    });
+    expectNoAwsSecret(events);
+  });
+
+  it('when an openai-chat agent says stream: false, the request asks for no stream and the whole completion answers', async () => {
+    const before = model.requests.length;
+    model.enqueue({
+      raw: {
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          id: 'chatcmpl-abc123',
+          object: 'chat.completion',
+          model: 'gpt-4o-mini',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'Sunny.' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 20, completion_tokens: 2, total_tokens: 22 },
+        }),
+      },
+    });
+    const events = await run(newTask('openai-chat', 'gpt-4o-mini', notStreamed));
+    const sent = model.requests[before]?.body as Record<string, unknown>;
+    expect(sent['stream']).toBe(false);
+    expect(sent['stream_options']).toBeUndefined();
+    expect(events.at(-1)).toMatchObject({
+      type: 'done',
+      data: { message: 'Sunny.', usage: { prompt_tokens: 20, completion_tokens: 2 } },
+    });
   });
 });

@@ -220,6 +220,7 @@ export class TaskLoop {
         timeoutMs: model.timeout_ms ?? this.deps.llmTimeoutMs,
         ...(firstByte === undefined ? {} : { firstByteTimeoutMs: firstByte }),
         ...(idle === undefined ? {} : { idleTimeoutMs: idle }),
+        ...(model.stream === undefined ? {} : { stream: model.stream }),
         ...(apiKey ? { apiKey } : {}),
       });
       // Models without native function calling speak seed 003's <ACTION>/<OBSERVATION>; the adapter

@@ -32,6 +32,8 @@ export interface ModelAdapterOptions {
   /** Longest silence inside a streamed answer. */
   idleTimeoutMs?: number;
   maxRetries?: number;
+  /** The model config's `stream`; `false` asks for the whole answer at once. Default: streamed. */
+  stream?: boolean;
   endpointGuard?: ModelEndpointGuard;
 }
 
@@ -47,6 +49,7 @@ export function createModelAdapter({ api, provider, ...options }: ModelAdapterOp
     ...(options.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: options.idleTimeoutMs }),
     ...(options.apiKey ? { apiKey: options.apiKey } : {}),
     ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }),
+    ...(options.stream === undefined ? {} : { stream: options.stream }),
     ...(options.endpointGuard === undefined ? {} : { endpointGuard: options.endpointGuard }),
   };
   switch (api ?? 'openai-chat') {

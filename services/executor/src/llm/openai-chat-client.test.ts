@@ -499,6 +499,91 @@ describe('OpenAI chat client against other servers', () => {
     }
   });
 
+  it('when the model config says stream: false, the request asks for no stream and one whole chat.completion gives the turn: reasoning, text, two tool calls in order, cached usage; one delta each', async () => {
+    // OpenAI's API reference (chat/create, function calling example) with DeepSeek's `reasoning_content`
+    // (api-docs.deepseek.com, reasoning model) and `prompt_tokens_details.cached_tokens` (prompt caching guide).
+    const api = await startRecordingApi({
+      routes: [
+        {
+          method: 'POST',
+          path: '/v1/chat/completions',
+          reply: {
+            body: {
+              id: 'chatcmpl-abc123',
+              object: 'chat.completion',
+              created: 1699896916,
+              model: 'gpt-4o-mini',
+              choices: [
+                {
+                  index: 0,
+                  message: {
+                    role: 'assistant',
+                    reasoning_content: 'Two cities: ask for both.',
+                    content: 'Checking both.',
+                    tool_calls: [
+                      {
+                        id: 'call_abc123',
+                        type: 'function',
+                        function: { name: 'get_current_weather', arguments: '{"location":"Boston, MA"}' },
+                      },
+                      {
+                        id: 'call_def456',
+                        type: 'function',
+                        function: { name: 'get_current_weather', arguments: '{"location":"Paris"}' },
+                      },
+                    ],
+                  },
+                  logprobs: null,
+                  finish_reason: 'tool_calls',
+                },
+              ],
+              usage: {
+                prompt_tokens: 2006,
+                completion_tokens: 300,
+                total_tokens: 2306,
+                prompt_tokens_details: { cached_tokens: 1920 },
+              },
+            },
+          },
+        },
+      ],
+    });
+    try {
+      const { client } = clientFor({ baseUrl: `${api.url}/v1/`, stream: false });
+      const content: string[] = [];
+      const reasoning: string[] = [];
+      const calls: string[] = [];
+
+      const result = await client.complete(ask, {
+        onContentDelta: (delta) => content.push(delta),
+        onReasoningDelta: (delta) => reasoning.push(delta),
+        onToolCallDelta: (delta) => calls.push(`${delta.index}:${delta.id}:${delta.arguments}`),
+      });
+
+      const sent = api.requests[0]?.body as Record<string, unknown>;
+      expect(sent['stream']).toBe(false);
+      expect(sent['stream_options']).toBeUndefined();
+      expect(api.requests[0]?.headers['accept']).toBe('application/json');
+      expect(reasoning).toEqual(['Two cities: ask for both.']);
+      expect(content).toEqual(['Checking both.']);
+      expect(calls).toEqual([
+        '0:call_abc123:{"location":"Boston, MA"}',
+        '1:call_def456:{"location":"Paris"}',
+      ]);
+      expect(result.message.tool_calls?.map((call) => call.id)).toEqual(['call_abc123', 'call_def456']);
+      expect(result.message.reasoning_content).toBe('Two cities: ask for both.');
+      expect(result.finishReason).toBe('tool_calls');
+      expect(result.usage).toEqual({
+        prompt_tokens: 2006,
+        completion_tokens: 300,
+        total_tokens: 2306,
+        cache_read_tokens: 1920,
+      });
+    } finally {
+      await api.stop();
+    }
+  });
+
   it('when a stream uses CRLF, keep-alive comments and `reasoning` deltas, it reads like any other', async () => {
     const events = [
       { choices: [{ index: 0, delta: { role: 'assistant', reasoning: 'Hmm.' }, finish_reason: null }] },

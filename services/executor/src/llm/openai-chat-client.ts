@@ -1,6 +1,6 @@
 /**
- * A client for OpenAI-compatible chat completions over undici. It always asks for a stream (with
- * usage, where the provider's profile allows), hands text and reasoning on as they arrive, assembles
+ * A client for OpenAI-compatible chat completions over undici. It asks for a stream (with usage, where
+ * the provider's profile allows) unless told `stream: false` (then one whole `chat.completion`), hands text and reasoning on as they arrive, assembles
  * tool calls, and retries load and connection failures with jittered backoff — but only while nothing
  * has been handed on yet, since a retry after that would repeat text the caller has already passed
  * downstream. The provider's profile (openai-compatible/profiles/) shapes the URL, headers and body;
@@ -39,6 +39,8 @@ export interface OpenAiChatClientOptions {
   firstByteTimeoutMs?: number;
   /** Attempts after the first. Default 3. */
   maxRetries?: number;
+  /** `false`: ask for one whole `chat.completion` (the model config's `stream`). Default: streamed. */
+  stream?: boolean;
   /** Default `{initialMs: 500, maxMs: 8000, multiplier: 2}`. */
   backoff?: Partial<BackoffOptions>;
   /** A `Retry-After` longer than this is cut to it. Default 60 s. */
@@ -77,6 +79,7 @@ export class OpenAiChatClient {
   private readonly endpointGuard: ModelEndpointGuard | undefined;
   private readonly apiKey: string | undefined;
   private readonly timeoutMs: number;
+  private readonly stream: boolean;
   private readonly idleTimeoutMs: number | undefined;
   private readonly firstByteTimeoutMs: number | undefined;
   private readonly maxRetries: number;
@@ -92,8 +95,12 @@ export class OpenAiChatClient {
     this.url = completionsUrl(options.baseUrl, this.profile);
     this.apiKey = options.apiKey || undefined;
     this.timeoutMs = positive('timeoutMs', options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    this.stream = options.stream ?? true;
+    // A whole answer has no pieces to be idle between: only the attempt and first-byte clocks hold it.
     this.idleTimeoutMs =
-      options.idleTimeoutMs === undefined ? undefined : positive('idleTimeoutMs', options.idleTimeoutMs);
+      options.idleTimeoutMs === undefined || !this.stream
+        ? undefined
+        : positive('idleTimeoutMs', options.idleTimeoutMs);
     this.firstByteTimeoutMs =
       options.firstByteTimeoutMs === undefined
         ? undefined
@@ -123,7 +130,7 @@ export class OpenAiChatClient {
    */
   async complete(chatRequest: ChatRequest, options: CompleteOptions = {}): Promise<ChatResult> {
     const { signal } = options;
-    const body = JSON.stringify(requestBody(chatRequest, this.profile));
+    const body = JSON.stringify(requestBody(chatRequest, this.profile, this.stream));
     let delivered = false;
     const emit = (deltas: ChunkDeltas): void => {
       // Text already parsed when the caller aborted is not handed on: after abort, silence.
@@ -201,7 +208,7 @@ export class OpenAiChatClient {
         response = await request(this.url, {
           method: 'POST',
           dispatcher: this.dispatcher,
-          headers: requestHeaders(this.profile, this.apiKey),
+          headers: requestHeaders(this.profile, this.apiKey, this.stream),
           body,
           signal: deadline.signal,
           // Our own clock governs; undici's defaults (300 s) must not cut in before it.

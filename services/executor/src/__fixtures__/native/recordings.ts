@@ -123,3 +123,9 @@ export function bedrockError(
     },
   };
 }
+
+/** A recorded non-streamed answer (`*-whole.json` beside this file): one JSON body, status 200. */
+export function recordedWhole(file: string): RawReply {
+  const body = readFileSync(new URL(file, import.meta.url), 'utf8');
+  return { raw: { status: 200, headers: { 'content-type': 'application/json' }, body } };
+}

@@ -8,6 +8,7 @@ import {
   anthropicOverloadedMidStream,
   errorReply,
   recordedStream,
+  recordedWhole,
 } from '../../__fixtures__/native/recordings.js';
 import { LlmResponseError, LlmUnavailableError } from '../errors.js';
 import { ModelEndpointGuard } from '../model-endpoint-guard.js';
@@ -354,5 +355,61 @@ describe('Anthropic Messages adapter (recorded streams)', () => {
       .complete(ask, { signal: controller.signal, onContentDelta: () => controller.abort() })
       .catch((e: unknown) => e);
     expect((error as { code?: string }).code).toBe('CANCELLED');
+  });
+});
+
+describe('Anthropic Messages adapter, stream: false (a recorded whole Message)', () => {
+  it('when the model config says stream: false, messages.create is sent without streaming and the whole Message becomes the same turn: thinking kept signed, text, two tool calls in order, cache usage; text and reasoning go on as one delta each', async () => {
+    server.enqueue(recordedWhole('anthropic-whole.json'));
+    const before = server.requests.length;
+    const content: string[] = [];
+    const reasoning: string[] = [];
+    const pieces: ToolCallPiece[] = [];
+    const result = await new AnthropicMessagesModel({
+      baseUrl: server.baseUrl,
+      apiKey: KEY,
+      endpointGuard: guard,
+      stream: false,
+    }).complete(ask, {
+      onContentDelta: (d) => content.push(d),
+      onReasoningDelta: (d) => reasoning.push(d),
+      onToolCallDelta: (d) => pieces.push(d),
+    });
+    const sent = server.requests.slice(before);
+    expect((sent[0]?.body as Record<string, unknown>)['stream']).toBe(false);
+    expect(sent[0]?.headers['authorization']).toBe(`Bearer ${KEY}`);
+    expect(reasoning).toEqual(['The user wants me to call checkSandboxErrors immediately.']);
+    expect(content).toEqual(['Checking the sandbox and the weather.']);
+    expect(result.message.content).toBe('Checking the sandbox and the weather.');
+    expect(result.message.reasoning_content).toBe(reasoning[0]);
+    expect(result.message.tool_calls).toEqual([
+      {
+        id: 'toolu_017R7ACrx7NF7sLDDtvdQ1u9',
+        type: 'function',
+        function: { name: 'checkSandboxErrors', arguments: '{}' },
+      },
+      {
+        id: 'toolu_01Ni1uw4HXYxUhc4iFMqx7yY',
+        type: 'function',
+        function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+      },
+    ]);
+    expect(callsOfPieces(pieces)).toEqual([
+      { id: 'toolu_017R7ACrx7NF7sLDDtvdQ1u9', name: 'checkSandboxErrors', arguments: '{}' },
+      { id: 'toolu_01Ni1uw4HXYxUhc4iFMqx7yY', name: 'get_weather', arguments: '{"city":"Paris"}' },
+    ]);
+    const state = result.message.provider_state as { api: string; thinking: Record<string, string>[] };
+    expect(state.thinking).toHaveLength(1);
+    expect(state.thinking[0]?.['type']).toBe('thinking');
+    expect(state.thinking[0]?.['signature']).toMatch(/^Eq4CCpIB/);
+    expect(result.finishReason).toBe('tool_calls');
+    expect(result.usage).toEqual({
+      prompt_tokens: 599 + 1024 + 3068,
+      completion_tokens: 59,
+      total_tokens: 599 + 1024 + 3068 + 59,
+      cache_read_tokens: 1024,
+      cache_write_tokens: 3068,
+    });
+    expect(result.responseId).toBe('msg_011CfWBu94HWxZXjXK6ZhEXM');
   });
 });

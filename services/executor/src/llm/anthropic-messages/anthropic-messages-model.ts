@@ -5,8 +5,8 @@
  * `tool_use` blocks into tool calls (in block order), signed thinking blocks kept on the turn
  * (`provider_state`) for the next request, `stop_reason` mapped to the loop's finish reasons, and usage
  * with cache reads and writes. `overloaded_error` (529, also sent inside a stream) and 429 are retried
- * like any load failure, `retry-after` honoured. Streamed only: a non-streamed call would give the same
- * turn later, and the loop always streams.
+ * like any load failure, `retry-after` honoured. With the model config's `stream: false` (a proxy that does
+ * not stream) the whole `Message` is asked for and fed through the same assembly as one stream's events.
  *
  * `base_url` is the API's origin (`https://api.anthropic.com`); a trailing `/v1` is accepted and dropped.
  */
@@ -24,6 +24,7 @@ import { estimateUsage } from '../usage-estimate.js';
 import {
   NativeCallRunner,
   statusOf,
+  wholeAnswer,
   type AttemptResult,
   type NativeAttempt,
   type NativeModelOptions,
@@ -76,6 +77,16 @@ export class AnthropicMessagesModel {
       timeout: this.runner.timeoutMs * 2,
       logLevel: 'off',
     });
+    if (!this.runner.stream) {
+      const request: Anthropic.MessageCreateParamsNonStreaming = { ...body, stream: false };
+      const whole = await client.messages.create(request, { signal: attempt.signal });
+      const turn = new TurnAssembly();
+      const { sink, flush } = wholeAnswer(attempt);
+      for (const event of eventsOf(whole)) turn.apply(event, sink);
+      const result = turn.result(body);
+      flush();
+      return result;
+    }
     const stream = await client.messages.create(body, { signal: attempt.signal });
     const turn = new TurnAssembly();
     for await (const event of stream) {
@@ -86,6 +97,24 @@ export class AnthropicMessagesModel {
     }
     return turn.result(body);
   }
+}
+
+/** A whole `Message` as the events a stream of it would carry, each block given whole at its start. */
+function eventsOf(message: Anthropic.Message): Anthropic.RawMessageStreamEvent[] {
+  const { content, stop_reason, stop_sequence, usage } = message;
+  const events: Anthropic.RawMessageStreamEvent[] = [
+    { type: 'message_start', message: { ...message, content: [] } },
+  ];
+  content.forEach((block, index) => {
+    events.push({ type: 'content_block_start', index, content_block: block });
+    events.push({ type: 'content_block_stop', index });
+  });
+  events.push({
+    type: 'message_delta',
+    delta: { stop_reason, stop_sequence } as Anthropic.RawMessageDeltaEvent['delta'],
+    usage: usage as unknown as Anthropic.MessageDeltaUsage,
+  });
+  return events;
 }
 
 interface BlockParts {

@@ -9,6 +9,7 @@ import {
   bedrockStream,
   recordedBedrockStream,
   recordedEvents,
+  recordedWhole,
 } from '../../__fixtures__/native/recordings.js';
 import type { ChatRequest } from '../chat-types.js';
 import { LlmResponseError, LlmUnavailableError } from '../errors.js';
@@ -178,7 +179,7 @@ describe('Bedrock Converse adapter (recorded streams)', () => {
     expect(reasoning.join('')).toMatch(/^Let me count the r's in "strawberry":.*So there are 3 r's\.$/s);
     expect(content.join('')).toMatch(/^There are \*\*3\*\* r's/);
     expect(result.message.reasoning_content).toBe(reasoning.join(''));
-    const state = result.message.provider_state as {
+    const state = result.message.provider_state as unknown as {
       api: string;
       reasoning: { text: string; signature: string }[];
     };
@@ -404,5 +405,48 @@ describe('Bedrock Converse adapter (recorded streams)', () => {
       .complete(ask, { signal: controller.signal, onContentDelta: () => controller.abort() })
       .catch((e: unknown) => e);
     expect((error as { code?: string }).code).toBe('CANCELLED');
+  });
+});
+
+describe('Bedrock Converse adapter, stream: false (a recorded whole Converse answer)', () => {
+  it('when the model config says stream: false, Converse (not converse-stream) is called and its message becomes the same turn: signed reasoning kept, text, two tool uses in order, cache reads and writes; one delta each', async () => {
+    server.enqueue(recordedWhole('bedrock-whole.json'));
+    const bedrock = new BedrockConverseModel({
+      baseUrl: origin(),
+      apiKey: CREDENTIALS,
+      endpointGuard: guard,
+      stream: false,
+    });
+    const { result, content, reasoning, toolDeltas, sent } = await run(ask, bedrock);
+    expect(sent[0]?.path).toMatch(/\/converse$/);
+    expect(sent[0]?.headers['authorization']).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIACANARY7Q3Z\//);
+    expect(reasoning).toEqual(['Two lookups, independent of each other: ask for both at once.']);
+    expect(content).toEqual(["Sure! I'll look up both values simultaneously right away!"]);
+    expect(result.message.tool_calls).toEqual([
+      {
+        id: 'tooluse_hr5juciYZJwUHpRczsw13R',
+        type: 'function',
+        function: { name: 'get_resistor_value', arguments: '{"ref":"R1"}' },
+      },
+      {
+        id: 'tooluse_AZHw3Ym0S07qOv5NlXj9iJ',
+        type: 'function',
+        function: { name: 'get_capacitor_value', arguments: '{"ref":"C1"}' },
+      },
+    ]);
+    expect(toolDeltas.map((d) => [d.index, d.id, d.arguments])).toEqual([
+      [0, 'tooluse_hr5juciYZJwUHpRczsw13R', '{"ref":"R1"}'],
+      [1, 'tooluse_AZHw3Ym0S07qOv5NlXj9iJ', '{"ref":"C1"}'],
+    ]);
+    const state = result.message.provider_state as unknown as { reasoning: Record<string, unknown>[] };
+    expect(state.reasoning[0]?.['signature']).toMatch(/^Ep0CCkgI/);
+    expect(result.finishReason).toBe('tool_calls');
+    expect(result.usage).toEqual({
+      prompt_tokens: 694 + 1024 + 512,
+      completion_tokens: 110,
+      total_tokens: 694 + 1024 + 512 + 110,
+      cache_read_tokens: 1024,
+      cache_write_tokens: 512,
+    });
   });
 });

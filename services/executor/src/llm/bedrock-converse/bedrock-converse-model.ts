@@ -11,16 +11,20 @@
  * guard's undici dispatcher, the attempt's deadline), never its own HTTP/2 client; its retries are off
  * (`maxAttempts: 1`) and its credentials are the vault's only, so nothing is read from the executor's
  * environment or `~/.aws` (no bearer token from `AWS_BEARER_TOKEN_BEDROCK` either: SigV4 is the only
- * scheme offered). Streamed only, like the other native adapters.
+ * scheme offered). With the model config's `stream: false` (`POST .../converse`, `ConverseCommand`) the
+ * whole message is fed through the same assembly as the events a stream of it would carry.
  *
  * `base_url` is the runtime endpoint (`https://bedrock-runtime.us-east-1.amazonaws.com`).
  */
 import { Readable } from 'node:stream';
 import {
   BedrockRuntimeClient,
+  ConverseCommand,
   ConverseStreamCommand,
+  type ConverseCommandOutput,
   type ConverseStreamCommandInput,
   type ConverseStreamOutput,
+  type ReasoningContentBlockDelta,
 } from '@aws-sdk/client-bedrock-runtime';
 import type { ChatToolCall, TokenUsage } from '@agentmesh/protocol';
 import { AttemptFailure, excerpt } from '../attempt-failure.js';
@@ -34,6 +38,7 @@ import type {
 import { LlmResponseError } from '../errors.js';
 import {
   NativeCallRunner,
+  wholeAnswer,
   type AttemptResult,
   type NativeAttempt,
   type NativeModelOptions,
@@ -109,6 +114,15 @@ export class BedrockConverseModel {
     const client = this.clientOf();
     this.attempts.set(attempt.signal, attempt);
     try {
+      if (!this.runner.stream) {
+        const whole = await client.send(new ConverseCommand(body), { abortSignal: attempt.signal });
+        const turn = new TurnAssembly();
+        const { sink, flush } = wholeAnswer(attempt);
+        for (const event of eventsOf(whole)) turn.apply(event, sink);
+        const result = turn.result(body);
+        flush();
+        return result;
+      }
       const response = await client.send(new ConverseStreamCommand(body), { abortSignal: attempt.signal });
       const turn = new TurnAssembly();
       for await (const event of response.stream ?? []) {
@@ -231,6 +245,32 @@ interface BlockParts {
   toolUseId?: string;
   name?: string;
   input: string;
+}
+
+/** A whole Converse answer as the events a stream of it would carry, each block in one delta. */
+function eventsOf(output: ConverseCommandOutput): ConverseStreamOutput[] {
+  const events: ConverseStreamOutput[] = [{ messageStart: { role: 'assistant' } }];
+  (output.output?.message?.content ?? []).forEach((block, contentBlockIndex) => {
+    if (block.toolUse !== undefined) {
+      const { toolUseId, name, input } = block.toolUse;
+      events.push({ contentBlockStart: { contentBlockIndex, start: { toolUse: { toolUseId, name } } } });
+      const args = JSON.stringify(input ?? {});
+      events.push({ contentBlockDelta: { contentBlockIndex, delta: { toolUse: { input: args } } } });
+    } else if (block.text !== undefined) {
+      events.push({ contentBlockDelta: { contentBlockIndex, delta: { text: block.text } } });
+    } else if (block.reasoningContent !== undefined) {
+      const { reasoningText, redactedContent } = block.reasoningContent;
+      const deltas: ReasoningContentBlockDelta[] = [];
+      if (redactedContent !== undefined) deltas.push({ redactedContent });
+      if (reasoningText?.text !== undefined) deltas.push({ text: reasoningText.text });
+      if (reasoningText?.signature !== undefined) deltas.push({ signature: reasoningText.signature });
+      for (const reasoningContent of deltas)
+        events.push({ contentBlockDelta: { contentBlockIndex, delta: { reasoningContent } } });
+    }
+  });
+  events.push({ messageStop: { stopReason: output.stopReason } });
+  if (output.usage !== undefined) events.push({ metadata: { usage: output.usage, metrics: undefined } });
+  return events;
 }
 
 /** The stream's events put together into one assistant turn. */

@@ -3,7 +3,7 @@
 import type { ChatMessage } from '@agentmesh/protocol';
 import { startScriptedModel, type ScriptedModel } from '@agentmesh/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { errorReply, recordedStream } from '../../__fixtures__/native/recordings.js';
+import { errorReply, recordedStream, recordedWhole } from '../../__fixtures__/native/recordings.js';
 import type { ChatRequest, CompleteOptions } from '../chat-types.js';
 import { LlmResponseError, LlmUnavailableError } from '../errors.js';
 import { ModelEndpointGuard } from '../model-endpoint-guard.js';
@@ -239,5 +239,45 @@ describe('Gemini adapter (recorded streams)', () => {
     expect(
       JSON.stringify({ m: (error as Error).message, d: (error as LlmResponseError).detail }),
     ).not.toContain(KEY);
+  });
+});
+
+describe('Gemini adapter, stream: false (a recorded whole response)', () => {
+  it('when the model config says stream: false, generateContent is called and its response becomes the same turn: thought as reasoning, text, two calls with the first with its signature, cached tokens; one delta each', async () => {
+    server.enqueue(recordedWhole('gemini-whole.json'));
+    const before = server.requests.length;
+    const content: string[] = [];
+    const reasoning: string[] = [];
+    const pieces: ToolCallPiece[] = [];
+    const result = await new GeminiModel({
+      baseUrl: server.baseUrl.replace(/\/v1$/, '/v1beta'),
+      apiKey: KEY,
+      endpointGuard: guard,
+      stream: false,
+    }).complete(ask, {
+      onContentDelta: (d) => content.push(d),
+      onReasoningDelta: (d) => reasoning.push(d),
+      onToolCallDelta: (d) => pieces.push(d),
+    });
+    const sent = server.requests.slice(before);
+    expect(sent[0]?.path).toMatch(/:generateContent$/);
+    expect(sent[0]?.path).not.toContain('stream');
+    expect(reasoning).toHaveLength(1);
+    expect(reasoning[0]).toMatch(/^\*\*Checking two cities\*\*/);
+    expect(content).toEqual(['Looking up both cities.']);
+    expect(result.message.tool_calls?.map((c) => [c.id, c.function.arguments])).toEqual([
+      ['lpndqlku', '{"city":"Paris"}'],
+      ['m6rogicj', '{"city":"Tokyo"}'],
+    ]);
+    expect(callsOfPieces(pieces).map((c) => c.id)).toEqual(['lpndqlku', 'm6rogicj']);
+    const state = result.message.provider_state as unknown as { signatures: { calls: (string | null)[] } };
+    expect(state.signatures.calls).toEqual([expect.stringMatching(/^AY89a19/), null]);
+    expect(result.finishReason).toBe('tool_calls');
+    expect(result.usage).toEqual({
+      prompt_tokens: 1210,
+      completion_tokens: 31 + 108,
+      total_tokens: 1349,
+      cache_read_tokens: 1024,
+    });
   });
 });

@@ -5,7 +5,8 @@
  * as reasoning, `functionCall` parts into tool calls (in order; an id made when Gemini gives none), thought
  * signatures kept on the turn (`provider_state`), `finishReason` mapped to the loop's words, and
  * `usageMetadata` (thoughts count as completion, `cachedContentTokenCount` as cache reads). A 429's wait
- * comes from `Retry-After` or the body's `google.rpc.RetryInfo`. Streamed only.
+ * comes from `Retry-After` or the body's `google.rpc.RetryInfo`. With the model config's `stream: false`,
+ * `generateContent` answers whole, and that one response goes through the same assembly as one chunk.
  *
  * `base_url` is the API's origin (`https://generativelanguage.googleapis.com`); a trailing version segment
  * (`/v1beta`, `/v1`) is taken as the API version, else `v1beta`.
@@ -30,6 +31,7 @@ import { isRetryableStatus } from '../retry-policy.js';
 import { estimateUsage } from '../usage-estimate.js';
 import {
   NativeCallRunner,
+  wholeAnswer,
   type AttemptResult,
   type NativeAttempt,
   type NativeModelOptions,
@@ -73,10 +75,17 @@ export class GeminiModel {
         retryOptions: { attempts: 1 },
       },
     });
-    const stream = await client.models.generateContentStream({
-      ...params,
-      config: { ...params.config, abortSignal: attempt.signal },
-    });
+    const request = { ...params, config: { ...params.config, abortSignal: attempt.signal } };
+    if (!this.runner.stream) {
+      const response = await client.models.generateContent(request);
+      const turn = new CandidateAssembly();
+      const { sink, flush } = wholeAnswer(attempt);
+      turn.apply(response, sink);
+      const result = turn.result(params);
+      flush();
+      return result;
+    }
+    const stream = await client.models.generateContentStream(request);
     const turn = new CandidateAssembly();
     for await (const chunk of stream) {
       attempt.touch();

@@ -35,6 +35,8 @@ export interface NativeModelOptions {
   firstByteTimeoutMs?: number;
   /** Attempts after the first. Default 3. */
   maxRetries?: number;
+  /** `false`: ask for the whole answer at once (the model config's `stream`). Default: streamed. */
+  stream?: boolean;
   backoff?: Partial<BackoffOptions>;
   /** A `Retry-After` longer than this is cut to it. Default 60 s. */
   maxRetryAfterMs?: number;
@@ -68,6 +70,45 @@ export interface NativeAttempt {
   readonly backpressure: CompleteOptions['backpressure'];
 }
 
+/**
+ * For a non-streamed answer fed through an adapter's stream accumulator: an attempt whose deltas are held,
+ * then handed on by `flush` as one per kind (reasoning, text, each tool call whole), as a streamed answer
+ * of one piece each would have been.
+ */
+export function wholeAnswer(attempt: NativeAttempt): { sink: NativeAttempt; flush(): void } {
+  let content = '';
+  let reasoning = '';
+  const calls = new Map<number, { id?: string; name?: string; arguments: string }>();
+  const sink: NativeAttempt = {
+    signal: attempt.signal,
+    fetch: attempt.fetch,
+    touch: () => attempt.touch(),
+    content: (delta) => (content += delta),
+    reasoning: (delta) => (reasoning += delta),
+    toolCallDelta: ({ index, id, name, arguments: args }) => {
+      const call = calls.get(index) ?? { arguments: '' };
+      if (id !== undefined) call.id = id;
+      if (name !== undefined) call.name = name;
+      call.arguments += args;
+      calls.set(index, call);
+    },
+    backpressure: undefined,
+  };
+  const flush = (): void => {
+    if (reasoning !== '') attempt.reasoning(reasoning);
+    if (content !== '') attempt.content(content);
+    for (const [index, call] of [...calls.entries()].sort(([a], [b]) => a - b)) {
+      attempt.toolCallDelta({
+        index,
+        ...(call.id === undefined ? {} : { id: call.id }),
+        ...(call.name === undefined ? {} : { name: call.name }),
+        arguments: call.arguments,
+      });
+    }
+  };
+  return { sink, flush };
+}
+
 /** What an adapter's attempt returns; `attempts` is added by the runner. */
 export type AttemptResult = Omit<ChatResult, 'attempts'>;
 
@@ -82,6 +123,8 @@ export class NativeCallRunner {
   readonly baseUrl: string;
   readonly apiKey: string | undefined;
   readonly timeoutMs: number;
+  /** Whether the adapter asks for a streamed answer (`false`: the whole answer at once). */
+  readonly stream: boolean;
   private readonly idleTimeoutMs: number | undefined;
   private readonly firstByteTimeoutMs: number | undefined;
   private readonly maxRetries: number;
@@ -101,8 +144,12 @@ export class NativeCallRunner {
     this.baseUrl = options.baseUrl;
     this.apiKey = options.apiKey || undefined;
     this.timeoutMs = positive('timeoutMs', options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    this.stream = options.stream ?? true;
+    // A whole answer has no pieces to be idle between: only the attempt and first-byte clocks hold it.
     this.idleTimeoutMs =
-      options.idleTimeoutMs === undefined ? undefined : positive('idleTimeoutMs', options.idleTimeoutMs);
+      options.idleTimeoutMs === undefined || !this.stream
+        ? undefined
+        : positive('idleTimeoutMs', options.idleTimeoutMs);
     this.firstByteTimeoutMs =
       options.firstByteTimeoutMs === undefined
         ? undefined

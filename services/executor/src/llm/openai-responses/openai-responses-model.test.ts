@@ -3,7 +3,7 @@
 import type { ChatMessage } from '@agentmesh/protocol';
 import { startScriptedModel, type ScriptedModel } from '@agentmesh/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { errorReply, recordedStream } from '../../__fixtures__/native/recordings.js';
+import { errorReply, recordedStream, recordedWhole } from '../../__fixtures__/native/recordings.js';
 import type { ChatRequest, CompleteOptions } from '../chat-types.js';
 import { LlmResponseError, LlmUnavailableError } from '../errors.js';
 import { ModelEndpointGuard } from '../model-endpoint-guard.js';
@@ -234,5 +234,55 @@ describe('OpenAI Responses adapter (recorded streams)', () => {
     expect(
       JSON.stringify({ m: (error as Error).message, d: (error as LlmResponseError).detail }),
     ).not.toContain(KEY);
+  });
+});
+
+describe('OpenAI Responses adapter, stream: false (a recorded whole Response)', () => {
+  it('when the model config says stream: false, responses.create is sent with stream false and the whole Response becomes the same turn: reasoning item kept, text, two calls in order, cached tokens; one delta each', async () => {
+    server.enqueue(recordedWhole('openai-responses-whole.json'));
+    const before = server.requests.length;
+    const content: string[] = [];
+    const reasoning: string[] = [];
+    const pieces: ToolCallPiece[] = [];
+    const result = await new OpenAiResponsesModel({
+      baseUrl: server.baseUrl,
+      apiKey: KEY,
+      endpointGuard: guard,
+      stream: false,
+    }).complete(ask, {
+      onContentDelta: (d) => content.push(d),
+      onReasoningDelta: (d) => reasoning.push(d),
+      onToolCallDelta: (d) => pieces.push(d),
+    });
+    const sent = server.requests.slice(before);
+    expect((sent[0]?.body as Record<string, unknown>)['stream']).toBe(false);
+    expect(reasoning).toHaveLength(1);
+    expect(reasoning[0]).toMatch(/^\*\*Reporting final result\*\*/);
+    expect(content).toEqual(['12 + 7 = 19\n19 × 3 = 57\n57 × 10 = 570\n\nFinal result: 570']);
+    expect(result.message.tool_calls).toEqual([
+      {
+        id: 'call_Q6pW65MUgW9vF59BmItYGos3',
+        type: 'function',
+        function: { name: 'calculator', arguments: '{"a":19,"b":3,"op":"multiply"}' },
+      },
+      {
+        id: 'call_Zl5vIMnD7dVAjgU6FkhmiCZh',
+        type: 'function',
+        function: { name: 'calculator', arguments: '{"a":57,"b":10,"op":"multiply"}' },
+      },
+    ]);
+    expect(callsOfPieces(pieces).map((c) => c.id)).toEqual([
+      'call_Q6pW65MUgW9vF59BmItYGos3',
+      'call_Zl5vIMnD7dVAjgU6FkhmiCZh',
+    ]);
+    const state = result.message.provider_state as unknown as { reasoning: Record<string, unknown>[] };
+    expect(state.reasoning[0]?.['encrypted_content']).toMatch(/^gAAAAABp/);
+    expect(result.finishReason).toBe('tool_calls');
+    expect(result.usage).toEqual({
+      prompt_tokens: 2006,
+      completion_tokens: 163,
+      total_tokens: 2169,
+      cache_read_tokens: 1920,
+    });
   });
 });

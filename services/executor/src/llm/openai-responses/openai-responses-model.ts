@@ -4,7 +4,8 @@
  * the assistant turn: output text and reasoning (summary or text) handed on as they come, completed
  * `function_call` items into tool calls (in output order), completed reasoning items (with their
  * encrypted content) kept on the turn (`provider_state`) for the next request, the response's status into
- * the loop's finish reasons, and usage with cached input tokens. Streamed only.
+ * the loop's finish reasons, and usage with cached input tokens. With the model config's `stream: false` the
+ * whole `Response` is asked for and fed through the same assembly as the events a stream of it would carry.
  *
  * `base_url` is the API base as for chat completions (`https://api.openai.com/v1`).
  */
@@ -22,6 +23,7 @@ import { estimateUsage } from '../usage-estimate.js';
 import {
   NativeCallRunner,
   statusOf,
+  wholeAnswer,
   type AttemptResult,
   type NativeAttempt,
   type NativeModelOptions,
@@ -58,6 +60,16 @@ export class OpenAiResponsesModel {
       timeout: this.runner.timeoutMs * 2,
       logLevel: 'off',
     });
+    if (!this.runner.stream) {
+      const request: OpenAI.Responses.ResponseCreateParamsNonStreaming = { ...body, stream: false };
+      const whole = await client.responses.create(request, { signal: attempt.signal });
+      const turn = new ResponseAssembly(this.runner);
+      const { sink, flush } = wholeAnswer(attempt);
+      for (const event of eventsOf(whole)) turn.apply(event, sink);
+      const result = turn.result(body);
+      flush();
+      return result;
+    }
     const stream = await client.responses.create(body, { signal: attempt.signal });
     const turn = new ResponseAssembly(this.runner);
     for await (const event of stream) {
@@ -68,6 +80,30 @@ export class OpenAiResponsesModel {
     }
     return turn.result(body);
   }
+}
+
+/** A whole `Response` as the events the assembly reads from a stream of it (text and reasoning whole). */
+function eventsOf(response: OpenAI.Responses.Response): OpenAI.Responses.ResponseStreamEvent[] {
+  const events: Record<string, unknown>[] = [{ type: 'response.created', response }];
+  response.output.forEach((item, output_index) => {
+    if (item.type === 'message') {
+      for (const part of item.content)
+        if (part.type === 'output_text')
+          events.push({ type: 'response.output_text.delta', delta: part.text });
+    } else if (item.type === 'reasoning') {
+      const texts = [...item.summary, ...(item.content ?? [])].map((part) => part.text);
+      for (const delta of texts) events.push({ type: 'response.reasoning_summary_text.delta', delta });
+    }
+    events.push({ type: 'response.output_item.done', output_index, item });
+  });
+  const end =
+    response.status === 'failed'
+      ? 'response.failed'
+      : response.status === 'incomplete'
+        ? 'response.incomplete'
+        : 'response.completed';
+  events.push({ type: end, response });
+  return events as unknown as OpenAI.Responses.ResponseStreamEvent[];
 }
 
 class ResponseAssembly {

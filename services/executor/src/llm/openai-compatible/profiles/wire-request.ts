@@ -33,10 +33,14 @@ export function completionsUrl(baseUrl: string, profile: ProviderProfile): strin
   return completions.toString();
 }
 
-export function requestHeaders(profile: ProviderProfile, apiKey: string | undefined): Record<string, string> {
+export function requestHeaders(
+  profile: ProviderProfile,
+  apiKey: string | undefined,
+  stream = true,
+): Record<string, string> {
   const headers: Record<string, string> = {
     'content-type': 'application/json',
-    accept: 'text/event-stream, application/json',
+    accept: stream ? 'text/event-stream, application/json' : 'application/json',
   };
   if (apiKey) {
     if (profile.auth === 'api-key') headers['api-key'] = apiKey;
@@ -45,13 +49,18 @@ export function requestHeaders(profile: ProviderProfile, apiKey: string | undefi
   return headers;
 }
 
-export function requestBody(chat: ChatRequest, profile: ProviderProfile): Record<string, unknown> {
+/** `stream: false` (the model config's) asks for one whole `chat.completion`, which carries its usage. */
+export function requestBody(
+  chat: ChatRequest,
+  profile: ProviderProfile,
+  stream = true,
+): Record<string, unknown> {
   const body: Record<string, unknown> = {
     model: chat.model,
     messages: messagesFor(chat.messages, profile.reasoningPassBack),
-    stream: true,
+    stream,
   };
-  if (profile.streamUsage) body['stream_options'] = { include_usage: true };
+  if (stream && profile.streamUsage) body['stream_options'] = { include_usage: true };
   if (chat.tools && chat.tools.length > 0) {
     body['tools'] = chat.tools.map(({ function: fn }) => ({
       type: 'function',
