@@ -74,6 +74,18 @@ async function meshKeys(state) {
   return keys;
 }
 
+/** Passes a service's output on, and resolves once it logs that it is ready. */
+function serviceReady(child) {
+  return new Promise((resolve) => {
+    let tail = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk) => {
+      process.stdout.write(chunk);
+      tail = (tail + chunk).slice(-4096);
+      if (tail.includes('service ready')) resolve();
+    });
+  });
+}
+
 async function waitForGateway(url, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -201,13 +213,26 @@ export async function runMesh({ root, natsSource, dataDir }) {
   // Each service its own Prometheus port: one shared port would let only the first bind.
   const metrics = {};
   for (const name of started) metrics[name] = await freePort();
+  const ready = [];
   for (const name of started) {
-    spawnNode(name, process.execPath, [join(root, 'services', name, 'dist', 'index.js')], {
-      env: { ...env, ...natsLogin(nats, name), METRICS_PORT: String(metrics[name]) },
-    });
+    const child = spawnNode(
+      name,
+      process.execPath,
+      [join(root, 'services', name, 'dist', 'index.js')],
+      { env: { ...env, ...natsLogin(nats, name), METRICS_PORT: String(metrics[name]) } },
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    ready.push(serviceReady(child));
   }
   say(`NATS at ${nats.url}; services: ${started.join(', ')}, each logged in as its own NATS user`);
   await waitForGateway(gatewayUrl, 30_000);
+  // The doors are printed once every service is ready: an executor announces its native tools (recall's)
+  // before it says so, and a task sent before that would find no executor for them.
+  const allReady = await Promise.race([
+    Promise.all(ready).then(() => true),
+    new Promise((resolve) => setTimeout(() => resolve(false), 60_000).unref()),
+  ]);
+  if (!allReady) say('not every service said it was ready within 60 s; going on (see their logs above)');
   if (process.env.TRUST_ACCOUNT_HEADERS === 'true') {
     say('TRUST_ACCOUNT_HEADERS=true: any local process may act as any account without a key');
   }

@@ -79,7 +79,7 @@ it('when npm start runs the demo, a task to demo_recall_agent recalls a dynamic 
   );
 
   const starts = events.filter((event) => event.type === 'tool_start').map((event) => event.data.tool);
-  expect(starts).toEqual(['recall_actions', 'demo_generate_treatment_plan']);
+  expect(starts, stream).toEqual(['recall_actions', 'demo_generate_treatment_plan']);
   const results = events.filter((event) => event.type === 'tool_result');
   expect(results.map((event) => event.data.ok)).toEqual([true, true]);
   expect(results[0]!.data.result).toMatchObject({
