@@ -14,6 +14,7 @@ import { readBufferedAnswer, readEventStream, type AnswerReading } from './answe
 import type { ChatRequest, ChatResult, CompleteOptions } from './chat-types.js';
 import { errorAnswerFailure } from './error-answer.js';
 import { LlmAbortedError, LlmResponseError, LlmUnavailableError } from './errors.js';
+import type { ModelCallOptions } from './model-call-options.js';
 import type { ModelEndpointGuard } from './model-endpoint-guard.js';
 import { DEFAULT_BACKOFF, waitBeforeRetry, type BackoffOptions } from './retry-policy.js';
 import { MalformedChunkError, StreamAccumulator, type ChunkDeltas } from './stream-accumulator.js';
@@ -21,44 +22,13 @@ import { PROVIDER_PROFILES, type ProviderProfile } from './openai-compatible/pro
 import { completionsUrl, requestBody, requestHeaders } from './openai-compatible/profiles/wire-request.js';
 import { estimateUsage } from './usage-estimate.js';
 
-export interface OpenAiChatClientOptions {
+export interface OpenAiChatClientOptions extends ModelCallOptions {
   /** Up to and including the API version, e.g. `http://127.0.0.1:1234/v1`. */
   baseUrl: string;
   /** Sent only as `Authorization: Bearer <apiKey>` (Azure: `api-key: <apiKey>`). */
   apiKey?: string;
   /** The server's quirks (provider-profiles.ts); default the generic profile. */
   profile?: ProviderProfile;
-  /** Per attempt: connecting plus receiving the whole answer. Default 60 s. */
-  timeoutMs?: number;
-  /** Longest silence allowed between two pieces of a streamed answer. Default: only `timeoutMs` applies. */
-  idleTimeoutMs?: number;
-  /**
-   * Longest wait for the response headers: a server that accepts the connection and sends nothing fails
-   * the attempt (retryable) after this. Default: only `timeoutMs` applies.
-   */
-  firstByteTimeoutMs?: number;
-  /** Attempts after the first. Default 3. */
-  maxRetries?: number;
-  /** `false`: ask for one whole `chat.completion` (the model config's `stream`). Default: streamed. */
-  stream?: boolean;
-  /** Default `{initialMs: 500, maxMs: 8000, multiplier: 2}`. */
-  backoff?: Partial<BackoffOptions>;
-  /** A `Retry-After` longer than this is cut to it. Default 60 s. */
-  maxRetryAfterMs?: number;
-  /**
-   * Checks the endpoint before each attempt and connects through its DNS-pinning agent, so a denied address
-   * (private, loopback, link-local, metadata; not allow-listed) fails with LlmEndpointDeniedError before
-   * anything, the key included, is sent. The executor always passes one; without it nothing is checked.
-   */
-  endpointGuard?: ModelEndpointGuard;
-  /** Default: the endpoint guard's agent, else one keep-alive agent shared by every client in the process. */
-  dispatcher?: Dispatcher;
-  /** Wall clock, for `Retry-After` dates. */
-  now?: () => number;
-  /** The wait between attempts; must reject when `signal` aborts. */
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
-  /** In [0, 1), for the backoff jitter. */
-  random?: () => number;
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;

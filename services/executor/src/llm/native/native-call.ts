@@ -13,6 +13,7 @@ import { AttemptDeadline } from '../attempt-deadline.js';
 import { AttemptFailure, excerpt } from '../attempt-failure.js';
 import type { ChatResult, CompleteOptions } from '../chat-types.js';
 import { LlmAbortedError, LlmResponseError, LlmUnavailableError } from '../errors.js';
+import type { ModelCallOptions } from '../model-call-options.js';
 import type { ModelEndpointGuard } from '../model-endpoint-guard.js';
 import {
   DEFAULT_BACKOFF,
@@ -22,31 +23,11 @@ import {
   type BackoffOptions,
 } from '../retry-policy.js';
 
-export interface NativeModelOptions {
+export interface NativeModelOptions extends ModelCallOptions {
   /** The API's base URL as the agent gives it (each adapter says what it appends). */
   baseUrl: string;
   /** From the task's vault only (`api_key_credential`). */
   apiKey?: string;
-  /** Per attempt: connecting plus receiving the whole answer. Default 60 s. */
-  timeoutMs?: number;
-  /** Longest silence allowed between two pieces of a streamed answer. Default: only `timeoutMs`. */
-  idleTimeoutMs?: number;
-  /** Longest wait for the answer's first byte (response headers). Default: only `timeoutMs`. */
-  firstByteTimeoutMs?: number;
-  /** Attempts after the first. Default 3. */
-  maxRetries?: number;
-  /** `false`: ask for the whole answer at once (the model config's `stream`). Default: streamed. */
-  stream?: boolean;
-  backoff?: Partial<BackoffOptions>;
-  /** A `Retry-After` longer than this is cut to it. Default 60 s. */
-  maxRetryAfterMs?: number;
-  /** Checks the endpoint before each attempt; its agent connects (DNS pinned). The executor always passes one. */
-  endpointGuard?: ModelEndpointGuard;
-  /** Default: the endpoint guard's agent, else undici's global dispatcher. */
-  dispatcher?: Dispatcher;
-  now?: () => number;
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
-  random?: () => number;
 }
 
 /** The last HTTP answer an attempt's fetch saw: where Retry-After is read from whatever the SDK throws. */
