@@ -11,6 +11,7 @@ import {
   recordedEvents,
   recordedWhole,
 } from '../../__fixtures__/native/recordings.js';
+import { callCollecting } from '../../__fixtures__/native/adapter-call.js';
 import type { ChatRequest } from '../chat-types.js';
 import { LlmResponseError, LlmUnavailableError } from '../errors.js';
 import { ModelEndpointGuard } from '../model-endpoint-guard.js';
@@ -84,18 +85,7 @@ const ask: ChatRequest = {
   tools,
 };
 
-async function run(request: ChatRequest = ask, bedrock = model()) {
-  const content: string[] = [];
-  const reasoning: string[] = [];
-  const toolDeltas: { index: number; id?: string; name?: string; arguments: string }[] = [];
-  const before = server.requests.length;
-  const result = await bedrock.complete(request, {
-    onContentDelta: (d) => content.push(d),
-    onReasoningDelta: (d) => reasoning.push(d),
-    onToolCallDelta: (d) => toolDeltas.push(d),
-  });
-  return { result, content, reasoning, toolDeltas, sent: server.requests.slice(before) };
-}
+const run = (request: ChatRequest = ask, bedrock = model()) => callCollecting(bedrock, request, server);
 
 describe('Bedrock Converse adapter (recorded streams)', () => {
   it('when Bedrock streams text, each delta is handed on, the turn ends stop, usage is read, and the request is SigV4-signed with the vault keys only', async () => {
@@ -146,7 +136,7 @@ describe('Bedrock Converse adapter (recorded streams)', () => {
 
   it('when two tool uses stream interleaved, each keeps its own arguments, their deltas are handed on by call index, finish tool_calls', async () => {
     server.enqueue(recordedBedrockStream('bedrock-two-tool-uses.chunks.txt'));
-    const { result, toolDeltas } = await run();
+    const { result, toolCallDeltas } = await run();
     expect(result.finishReason).toBe('tool_calls');
     expect(result.message.tool_calls).toEqual([
       {
@@ -160,7 +150,7 @@ describe('Bedrock Converse adapter (recorded streams)', () => {
         function: { name: 'glob_search', arguments: '{"pattern": "**/*cursor*"}' },
       },
     ]);
-    expect(toolDeltas).toEqual([
+    expect(toolCallDeltas).toEqual([
       { index: 0, id: 'tool-use-id', name: 'test-tool', arguments: '' },
       { index: 1, id: 'functions.glob_search:0', name: 'glob_search', arguments: '' },
       { index: 0, arguments: '{"value":' },
@@ -233,7 +223,7 @@ describe('Bedrock Converse adapter (recorded streams)', () => {
 
   it('when the reasoning is redacted, its encrypted bytes are kept on the turn and go back unchanged before the tool use', async () => {
     server.enqueue(recordedBedrockStream('bedrock-redacted-reasoning.chunks.txt'));
-    const { result, reasoning, toolDeltas } = await run();
+    const { result, reasoning, toolCallDeltas } = await run();
     const recorded = (
       recordedEvents('bedrock-redacted-reasoning.chunks.txt')[1] as {
         contentBlockDelta: { delta: { reasoningContent: { redactedContent: string } } };
@@ -245,7 +235,7 @@ describe('Bedrock Converse adapter (recorded streams)', () => {
       arguments:
         '{"groups":[{"name":"Sales","parentGroupName":""},{"name":"Team1","parentGroupName":"Sales"}]}',
     });
-    expect(toolDeltas).toHaveLength(1 + 26);
+    expect(toolCallDeltas).toHaveLength(1 + 26);
     expect(result.message.provider_state).toEqual({
       api: 'bedrock-converse',
       reasoning: [{ redacted: recorded }],
@@ -417,7 +407,7 @@ describe('Bedrock Converse adapter, stream: false (a recorded whole Converse ans
       endpointGuard: guard,
       stream: false,
     });
-    const { result, content, reasoning, toolDeltas, sent } = await run(ask, bedrock);
+    const { result, content, reasoning, toolCallDeltas, sent } = await run(ask, bedrock);
     expect(sent[0]?.path).toMatch(/\/converse$/);
     expect(sent[0]?.headers['authorization']).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIACANARY7Q3Z\//);
     expect(reasoning).toEqual(['Two lookups, independent of each other: ask for both at once.']);
@@ -434,7 +424,7 @@ describe('Bedrock Converse adapter, stream: false (a recorded whole Converse ans
         function: { name: 'get_capacitor_value', arguments: '{"ref":"C1"}' },
       },
     ]);
-    expect(toolDeltas.map((d) => [d.index, d.id, d.arguments])).toEqual([
+    expect(toolCallDeltas.map((d) => [d.index, d.id, d.arguments])).toEqual([
       [0, 'tooluse_hr5juciYZJwUHpRczsw13R', '{"ref":"R1"}'],
       [1, 'tooluse_AZHw3Ym0S07qOv5NlXj9iJ', '{"ref":"C1"}'],
     ]);

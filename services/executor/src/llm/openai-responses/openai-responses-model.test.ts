@@ -4,7 +4,8 @@ import type { ChatMessage } from '@agentmesh/protocol';
 import { startScriptedModel, type ScriptedModel } from '@agentmesh/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { errorReply, recordedStream, recordedWhole } from '../../__fixtures__/native/recordings.js';
-import type { ChatRequest, CompleteOptions } from '../chat-types.js';
+import { callCollecting, callsOfPieces, type ToolCallPiece } from '../../__fixtures__/native/adapter-call.js';
+import type { ChatRequest } from '../chat-types.js';
 import { LlmResponseError, LlmUnavailableError } from '../errors.js';
 import { ModelEndpointGuard } from '../model-endpoint-guard.js';
 import { OpenAiResponsesModel } from './openai-responses-model.js';
@@ -55,34 +56,7 @@ const ask: ChatRequest = {
   max_tokens: 500,
 };
 
-async function run(request: ChatRequest = ask) {
-  const content: string[] = [];
-  const reasoning: string[] = [];
-  const toolCallDeltas: ToolCallPiece[] = [];
-  const before = server.requests.length;
-  const result = await model().complete(request, {
-    onContentDelta: (d) => content.push(d),
-    onReasoningDelta: (d) => reasoning.push(d),
-    onToolCallDelta: (d) => toolCallDeltas.push(d),
-  });
-  return { result, content, reasoning, toolCallDeltas, sent: server.requests.slice(before) };
-}
-
-type ToolCallPiece = Parameters<NonNullable<CompleteOptions['onToolCallDelta']>>[0];
-
-/** The calls the pieces add up to: id and name from the first piece of each, the arguments joined. */
-function callsOfPieces(pieces: readonly ToolCallPiece[]) {
-  const calls: { id?: string; name?: string; arguments: string }[] = [];
-  for (const piece of pieces) {
-    const call = (calls[piece.index] ??= { arguments: '' });
-    if (call.arguments === '' && call.id === undefined) {
-      if (piece.id !== undefined) call.id = piece.id;
-      if (piece.name !== undefined) call.name = piece.name;
-    }
-    call.arguments += piece.arguments;
-  }
-  return calls;
-}
+const run = (request: ChatRequest = ask) => callCollecting(model(), request, server);
 
 describe('OpenAI Responses adapter (recorded streams)', () => {
   it('when the model streams text, each delta is handed on and usage is read; the request is stateless and asks for encrypted reasoning', async () => {
