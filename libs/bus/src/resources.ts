@@ -284,19 +284,27 @@ function threadStreamConfig(options: MeshResourceOptions): Partial<StreamConfig>
   };
 }
 
-/** Makes sure MESH_THREADS exists: created when missing and allowed, else waited for. */
-export async function ensureThreadStream(
+/** Makes sure the stream `config` names exists: created when missing and allowed, else waited for. */
+async function ensureStream(
   jsm: JetStreamManager,
-  options: MeshResourceOptions = {},
-  wait: ResourceWaitOptions = {},
+  config: Partial<StreamConfig> & { name: string },
+  wait: ResourceWaitOptions,
 ): Promise<void> {
-  const config = threadStreamConfig(options);
   await existOrWait(
     jsm,
     { kind: 'stream', name: config.name, stream: config.name },
     () => jsm.streams.add(config),
     wait,
   );
+}
+
+/** Makes sure MESH_THREADS exists: created when missing and allowed, else waited for. */
+export async function ensureThreadStream(
+  jsm: JetStreamManager,
+  options: MeshResourceOptions = {},
+  wait: ResourceWaitOptions = {},
+): Promise<void> {
+  await ensureStream(jsm, threadStreamConfig(options), wait);
 }
 
 /** How long an undelivered webhook delivery is kept in MESH_WEBHOOKS (longer than its whole retry schedule). */
@@ -322,13 +330,7 @@ export async function ensureWebhookStream(
   options: MeshResourceOptions = {},
   wait: ResourceWaitOptions = {},
 ): Promise<void> {
-  const config = webhookStreamConfig(options);
-  await existOrWait(
-    jsm,
-    { kind: 'stream', name: config.name, stream: config.name },
-    () => jsm.streams.add(config),
-    wait,
-  );
+  await ensureStream(jsm, webhookStreamConfig(options), wait);
 }
 
 /** Makes sure MESH_DEAD_LETTERS exists: created when missing and allowed, else waited for. */
@@ -337,13 +339,7 @@ export async function ensureDeadLetterStream(
   options: MeshResourceOptions = {},
   wait: ResourceWaitOptions = {},
 ): Promise<void> {
-  const config = deadLetterStreamConfig(options);
-  await existOrWait(
-    jsm,
-    { kind: 'stream', name: config.name, stream: config.name },
-    () => jsm.streams.add(config),
-    wait,
-  );
+  await ensureStream(jsm, deadLetterStreamConfig(options), wait);
 }
 
 /**
