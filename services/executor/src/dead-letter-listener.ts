@@ -35,6 +35,7 @@ import {
   TaskStatus,
   taskMaxDeliveriesAdvisories,
   type DeadLetterReason,
+  type TaskStatusRecord,
 } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
 import { JetStreamApiCodes, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
@@ -217,8 +218,7 @@ class SparedTasks {
     const { account_id: accountId, trace_id: traceId } = task.task_meta;
     const status = await statuses.get(accountId, traceId);
     if (status === undefined || isFinalTaskStatus(status.status)) return true;
-    const owner = runningInstance(status);
-    if (owner !== undefined && owners !== undefined && (await owners.runs(owner, accountId, traceId))) {
+    if (await attemptLives(status, owners, accountId, traceId)) {
       return false;
     }
     const taskLog = log.child({ trace_id: traceId, account_id: accountId });
@@ -226,6 +226,17 @@ class SparedTasks {
     await endOutOfDeliveries({ ...this.options, log: taskLog }, task, advisory, reason);
     return true;
   }
+}
+
+/** Whether the instance a `running` record names says its attempt of the task still lives. */
+async function attemptLives(
+  record: TaskStatusRecord | undefined,
+  owners: DeadLetterListenerOptions['owners'],
+  accountId: string,
+  traceId: string,
+): Promise<boolean> {
+  const owner = runningInstance(record);
+  return owner !== undefined && owners !== undefined && (await owners.runs(owner, accountId, traceId));
 }
 
 /** Dead-letters the message an advisory names, ends its task and deletes the message. */
@@ -259,8 +270,7 @@ async function deadLetterFromAdvisory(
   // (attempt-owners.ts): server stalls alone can run it out under a healthy attempt, which ends the task
   // itself. Its ack no longer removes the message (the server dropped it from the pending ones), so it is
   // deleted below all the same.
-  const owner = runningInstance(await statuses.get(accountId, traceId));
-  if (owner !== undefined && owners !== undefined && (await owners.runs(owner, accountId, traceId))) {
+  if (await attemptLives(await statuses.get(accountId, traceId), owners, accountId, traceId)) {
     taskLog.warn(
       { deliveries: advisory.deliveries },
       'a task ran out of deliveries while an attempt of it lives; leaving the task to that attempt',
