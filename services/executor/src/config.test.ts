@@ -31,8 +31,8 @@ describe('executor configuration', () => {
       MAX_DELIVER: 3,
       // Short, so a task whose executor died runs again within seconds; heartbeats keep live ones.
       ACK_WAIT_MS: 3_000,
-      // A third of ack_wait: the keep-alive is one message per task a second.
-      ACK_PROGRESS_MS: 1_000,
+      // A sixth of ack_wait: two heartbeats a second per task, so NATS faults rarely cost a delivery.
+      ACK_PROGRESS_MS: 500,
       PULL_EXPIRES_MS: 2_000,
       OUTBOUND_ALLOW_HOSTS: ['127.0.0.1', '10.0.0.0/8'],
       // The model endpoint has its own allow-list: loopback for tools does not open it for models.
