@@ -35,6 +35,8 @@ export {
   DEFAULT_TASK_RETENTION_MS,
   SCHEDULE_FIRING_TTL_MS,
   ensureDeadLetterStream,
+  ensureTaskAdvisoryStream,
+  TASK_ADVISORY_MAX_AGE_MS,
   ensureThreadStream,
   DEFAULT_THREAD_RETENTION_MS,
   DEFAULT_THREAD_MAX_ENTRIES,
@@ -54,6 +56,8 @@ export type {
   ProvisionReport,
   ResourceWaitOptions,
 } from './resources.js';
+export { runDurableConsumer } from './durable-consumer.js';
+export type { DurableConsumerSpec, RunningConsumer } from './durable-consumer.js';
 export { TaskEventWriter } from './task-event-writer.js';
 export type { TaskEventWriterOptions } from './task-event-writer.js';
 export { expiredTaskEvents, followTaskEvents, storedTaskEventCount } from './task-event-reader.js';

@@ -10,6 +10,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ensureDeadLetterStream,
+  ensureTaskAdvisoryStream,
   ensureThreadStream,
   ensureWebhookStream,
   ensureMeshStreams,
@@ -24,6 +25,7 @@ const MESH_STREAMS = [
   Streams.TASKS.name,
   Streams.EVENTS.name,
   Streams.DEAD_LETTERS.name,
+  Streams.TASK_ADVISORIES.name,
   Streams.THREADS.name,
   Streams.WEBHOOKS.name,
   ...Object.values(Buckets).map((bucket) => `KV_${bucket}`),
@@ -71,7 +73,7 @@ async function deleteEveryStream(): Promise<void> {
 }
 
 describe('the mesh on a 3-node cluster with replicas 3', () => {
-  it('the provisioning creates MESH_TASKS, MESH_EVENTS, MESH_DEAD_LETTERS, MESH_WEBHOOKS and every KV bucket with three replicas, one on each member', async () => {
+  it('the provisioning creates MESH_TASKS, MESH_EVENTS, MESH_DEAD_LETTERS, MESH_TASK_ADVISORIES, MESH_WEBHOOKS and every KV bucket with three replicas, one on each member', async () => {
     const report = await provisionMeshResources(jetstream(nc), { replicas: 3 });
 
     expect(report.created).toHaveLength(MESH_STREAMS.length);
@@ -83,6 +85,7 @@ describe('the mesh on a 3-node cluster with replicas 3', () => {
     const js = jetstream(nc);
     await ensureMeshStreams(jsm, { replicas: 3 });
     await ensureDeadLetterStream(jsm, { replicas: 3 });
+    await ensureTaskAdvisoryStream(jsm, { replicas: 3 });
     await ensureThreadStream(jsm, { replicas: 3 });
     await ensureWebhookStream(jsm, { replicas: 3 });
     await openMeshBuckets(js, { replicas: 3 });

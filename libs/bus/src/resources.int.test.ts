@@ -87,6 +87,7 @@ describe('provisioning the mesh resources', () => {
         `stream ${Streams.TASKS.name}`,
         `stream ${Streams.EVENTS.name}`,
         `stream ${Streams.DEAD_LETTERS.name}`,
+        `stream ${Streams.TASK_ADVISORIES.name}`,
         `stream ${Streams.THREADS.name}`,
         `stream ${Streams.WEBHOOKS.name}`,
         ...Object.values(Buckets).map((bucket) => `bucket ${bucket}`),
@@ -116,7 +117,7 @@ describe('provisioning the mesh resources', () => {
     const again = await provisionMeshResources(jetstream(await connectAs('provisioner')));
     expect(again.created).toEqual([]);
     expect(again.updated).toEqual([]);
-    expect(again.existing).toHaveLength(5 + Object.values(Buckets).length);
+    expect(again.existing).toHaveLength(6 + Object.values(Buckets).length);
   });
 
   it("when MESH_EVENTS has an earlier release's subjects, a service that may not update it waits and says so; the provisioning updates it, or where the server cannot change a republish names the fix; recreated, the service goes on", async () => {

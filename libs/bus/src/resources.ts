@@ -7,7 +7,8 @@
  * `provisionMeshResources`), since followers would otherwise see nothing at all.
  *
  * The dead-letter stream (limits retention, one message per task, long max age) is opened only by the
- * services that use it (executor, gateway): `ensureDeadLetterStream`.
+ * services that use it (executor, gateway): `ensureDeadLetterStream`; so is the stream that keeps
+ * MESH_TASKS' MAX_DELIVERIES advisories until an executor has handled them (`ensureTaskAdvisoryStream`).
  *
  * Who creates them: `provisionMeshResources` (run at deploy by the `provisioner` NATS user, see
  * provision.ts) creates every one. A service opens only what it uses; when something is missing it
@@ -333,6 +334,33 @@ export async function ensureWebhookStream(
   await ensureStream(jsm, webhookStreamConfig(options), wait);
 }
 
+/**
+ * How long a MAX_DELIVERIES advisory waits in MESH_TASK_ADVISORIES for an executor: longer than any outage
+ * the mesh is expected to ride out, since the task it names is lost to its followers until it is handled.
+ */
+export const TASK_ADVISORY_MAX_AGE_MS = 7 * DAY_MS;
+
+function taskAdvisoryStreamConfig(options: MeshResourceOptions): Partial<StreamConfig> & { name: string } {
+  return {
+    name: Streams.TASK_ADVISORIES.name,
+    subjects: [...Streams.TASK_ADVISORIES.subjects],
+    // nats-server publishes the advisories into it; each is gone once an executor has handled it.
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    num_replicas: options.replicas ?? 1,
+    max_age: nanos(TASK_ADVISORY_MAX_AGE_MS),
+  };
+}
+
+/** Makes sure MESH_TASK_ADVISORIES exists: created when missing and allowed, else waited for. */
+export async function ensureTaskAdvisoryStream(
+  jsm: JetStreamManager,
+  options: MeshResourceOptions = {},
+  wait: ResourceWaitOptions = {},
+): Promise<void> {
+  await ensureStream(jsm, taskAdvisoryStreamConfig(options), wait);
+}
+
 /** Makes sure MESH_DEAD_LETTERS exists: created when missing and allowed, else waited for. */
 export async function ensureDeadLetterStream(
   jsm: JetStreamManager,
@@ -546,6 +574,7 @@ export async function provisionMeshResources(
   for (const config of [
     ...meshStreamConfigs(options),
     deadLetterStreamConfig(options),
+    taskAdvisoryStreamConfig(options),
     threadStreamConfig(options),
     webhookStreamConfig(options),
   ]) {

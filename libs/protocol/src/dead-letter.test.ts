@@ -45,6 +45,8 @@ describe('dead letters', () => {
     expect(deadLettersWildcard()).toBe('mesh.dead.*.*');
     expect(Streams.DEAD_LETTERS.subjects).toEqual(['mesh.dead.>']);
     expect(taskMaxDeliveriesAdvisories()).toBe('$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.MESH_TASKS.*');
+    // The advisories the executors handle are the ones MESH_TASK_ADVISORIES stores.
+    expect(Streams.TASK_ADVISORIES.subjects).toEqual([taskMaxDeliveriesAdvisories()]);
     expect(() => deadLetterSubject('a.b', TRACE)).toThrow();
   });
 });

@@ -24,7 +24,16 @@ export {
 export { WorkflowId, UserId, UserIdInput, IdempotencyKey, IsoDateTime } from './ids.js';
 
 export { AccountId, isAccountId, InvalidSubjectTokenError } from './names.js';
-export { Subjects, Streams, Consumers, Services, Buckets, LegacyBuckets, Wildcards } from './names.js';
+export {
+  Subjects,
+  Streams,
+  Consumers,
+  AdvisoryConsumers,
+  Services,
+  Buckets,
+  LegacyBuckets,
+  Wildcards,
+} from './names.js';
 export {
   taskReceivedSubject,
   taskAssembledSubject,

@@ -88,6 +88,20 @@ export const Streams = {
   THREADS: { name: 'MESH_THREADS', subjects: ['mesh.threads.>'] },
   /** Webhook deliveries to make (work queue; `Nats-Msg-Id` = `<webhook id>.<attempt>`). */
   WEBHOOKS: { name: 'MESH_WEBHOOKS', subjects: ['mesh.webhooks.>'] },
+  /**
+   * JetStream's MAX_DELIVERIES advisories of MESH_TASKS' consumers, stored as nats-server sends them (work
+   * queue): a task whose last delivery died is dead-lettered even when no executor was connected to hear
+   * the advisory, and a task left to a live attempt stays watched when the executor watching it dies.
+   */
+  TASK_ADVISORIES: {
+    name: 'MESH_TASK_ADVISORIES',
+    subjects: ['$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.MESH_TASKS.*'],
+  },
+} as const;
+
+/** The executors' durable consumer of MESH_TASK_ADVISORIES, shared by every instance (one handles each advisory). */
+export const AdvisoryConsumers = {
+  DEAD_LETTERS: { durable_name: 'dead-letters', stream: 'MESH_TASK_ADVISORIES' },
 } as const;
 
 /** Durable consumers; each one reads one stage of MESH_TASKS and is shared by all instances of its service. */

@@ -8,7 +8,7 @@ import { cpSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Streams } from '@agentmesh/protocol';
-import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy } from '@nats-io/jetstream';
 import { Kvm, KvWatchInclude } from '@nats-io/kv';
 import {
   AuthorizationError,
@@ -409,26 +409,59 @@ describe('infra/nats/accounts.conf', () => {
     }
   });
 
-  it('dead letters: the executor copies a task to MESH_DEAD_LETTERS, deletes it from MESH_TASKS and hears the MAX_DELIVERIES advisories; the gateway reads and drops letters; the assembler may not read them', async () => {
+  it('dead letters: the executor copies a task to MESH_DEAD_LETTERS, deletes it from MESH_TASKS and reads the MAX_DELIVERIES advisories MESH_TASK_ADVISORIES stores; the gateway reads and drops letters; the assembler may not read them', async () => {
     const provisioner = await connectAs('provisioner');
     const provisioning = await jetstreamManager(provisioner.nc);
     await provisioning.streams.add({ name: 'MESH_DEAD_LETTERS', subjects: ['mesh.dead.>'] });
+    await provisioning.streams.add({
+      name: 'MESH_TASK_ADVISORIES',
+      subjects: ['$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.MESH_TASKS.*'],
+      retention: RetentionPolicy.Workqueue,
+    });
     await provisioning.streams
       .info('MESH_TASKS')
       .catch(() => provisioning.streams.add({ name: 'MESH_TASKS', subjects: ['mesh.tasks.>'] }));
     const assembler = await connectAs('assembler');
     const { seq } = await jetstream(assembler.nc).publish('mesh.tasks.assembled.acme', '{"task":"dead"}');
 
+    // The task's one delivery dies unacknowledged; on the next pull the server gives up and its advisory
+    // is stored, then read through the executors' shared durable.
     const executor = await connectAs('executor');
-    const advisories = executor.nc.subscribe('$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.MESH_TASKS.*', {
-      queue: 'executor-dead-letters',
-    });
     const executorJsm = await jetstreamManager(executor.nc);
+    const executorJs = jetstream(executor.nc);
+    await executorJsm.consumers.add('MESH_TASKS', {
+      durable_name: 'executor',
+      filter_subject: 'mesh.tasks.assembled.*',
+      ack_policy: AckPolicy.Explicit,
+      max_deliver: 1,
+      ack_wait: nanos(300),
+    });
+    const tasks = await executorJs.consumers.get('MESH_TASKS', 'executor');
+    await executorJsm.consumers.add('MESH_TASK_ADVISORIES', {
+      durable_name: 'dead-letters',
+      ack_policy: AckPolicy.Explicit,
+    });
+    const advisories = await executorJs.consumers.get('MESH_TASK_ADVISORIES', 'dead-letters');
+    // Tasks earlier tests left in MESH_TASKS go the same way first.
+    let advised: unknown;
+    await waitFor(
+      async () => {
+        await tasks.next({ expires: 1_000 });
+        const advisory = await advisories.next({ expires: 1_000 });
+        if (advisory === null) return false;
+        expect(await advisory.ackAck()).toBe(true);
+        const body = advisory.json<{ stream_seq: number }>();
+        if (body.stream_seq === seq) advised = body;
+        return advised !== undefined;
+      },
+      { description: "the task's MAX_DELIVERIES advisory stored and read", timeoutMs: 30_000 },
+    );
+    expect(advised).toMatchObject({ stream: 'MESH_TASKS', consumer: 'executor', stream_seq: seq });
+
     expect((await executorJsm.streams.getMessage('MESH_TASKS', { seq }))?.string()).toBe('{"task":"dead"}');
-    await jetstream(executor.nc).publish(`mesh.dead.acme.${TRACE_ID}`, '{"letter":1}');
+    await executorJs.publish(`mesh.dead.acme.${TRACE_ID}`, '{"letter":1}');
     expect(await executorJsm.streams.deleteMessage('MESH_TASKS', seq, false)).toBe(true);
     await executor.nc.flush();
-    expect(advisories.isClosed()).toBe(false);
     expect(executor.violations).toEqual([]);
 
     const gateway = await connectAs('gateway');

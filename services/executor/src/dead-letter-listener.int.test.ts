@@ -2,18 +2,30 @@ import {
   DeadLetterStore,
   ensureDeadLetterStream,
   ensureMeshStreams,
+  ensureTaskAdvisoryStream,
   openMeshBuckets,
   readLastTaskEvent,
   TaskStatusStore,
 } from '@agentmesh/bus';
-import { newTraceId, taskAssembledSubject, type AssembledTask } from '@agentmesh/protocol';
+import {
+  executorConsumer,
+  newTraceId,
+  Streams,
+  taskAssembledSubject,
+  type AssembledTask,
+} from '@agentmesh/protocol';
 import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
 import { generateVaultKeyPair } from '@agentmesh/vault';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeadLetterListener, DeadLetterRecorder } from './dead-letter-listener.js';
+import {
+  DeadLetterListener,
+  DeadLetterRecorder,
+  type DeadLetterListenerOptions,
+} from './dead-letter-listener.js';
+import { ensureExecutorConsumer } from './task-consumer.js';
 import { assembledTask } from './__fixtures__/tasks.js';
 
 const ACCOUNT = 'acme';
@@ -35,6 +47,7 @@ beforeAll(async () => {
   jsm = await jetstreamManager(nc);
   await ensureMeshStreams(jsm);
   await ensureDeadLetterStream(jsm);
+  await ensureTaskAdvisoryStream(jsm);
   statuses = new TaskStatusStore((await openMeshBuckets(js)).tasks);
   letters = new DeadLetterStore(js, jsm);
 });
@@ -66,44 +79,65 @@ async function runningTask(): Promise<{ task: AssembledTask; streamSeq: number }
   return { task, streamSeq: ack.seq };
 }
 
-/** What nats-server sends when the executors' consumer gave up on a message. */
-function advise(streamSeq: number): void {
-  nc.publish(
+/** What nats-server sends when the executors' consumer gave up on a message (stored by MESH_TASK_ADVISORIES). */
+async function advise(streamSeq: number): Promise<void> {
+  await js.publish(
     '$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.MESH_TASKS.executor',
     JSON.stringify({ stream: 'MESH_TASKS', consumer: 'executor', stream_seq: streamSeq, deliveries: 2 }),
   );
+}
+
+function startListener(owners: DeadLetterListenerOptions['owners']): DeadLetterListener {
+  return DeadLetterListener.start({
+    js,
+    jsm,
+    statuses,
+    recorder: new DeadLetterRecorder(letters, log),
+    log,
+    owners,
+    sparedCheckMs: 50,
+    retryMs: 50,
+  });
+}
+
+async function taskMessageKept(streamSeq: number): Promise<boolean> {
+  return jsm.streams.getMessage(Streams.TASKS.name, { seq: streamSeq }).then(
+    (message) => message !== null,
+    () => false,
+  );
+}
+
+async function advisoriesWaiting(): Promise<number> {
+  return (await jsm.streams.info(Streams.TASK_ADVISORIES.name)).state.messages;
+}
+
+async function endedOutOfDeliveries(traceId: string): Promise<boolean> {
+  const last = await readLastTaskEvent(jsm, { accountId: ACCOUNT, traceId });
+  return last?.type === 'error';
 }
 
 describe('a task whose deliveries ran out while an attempt of it lived', () => {
   it('when that attempt dies before ending the task, the task is ended MAX_DELIVER_EXCEEDED and dead-lettered', async () => {
     let attemptLives = true;
     const asked: string[] = [];
-    const listener = DeadLetterListener.start({
-      nc,
-      js,
-      jsm,
-      statuses,
-      recorder: new DeadLetterRecorder(letters, log),
-      log,
-      owners: {
-        runs: async (instance) => {
-          asked.push(instance);
-          return attemptLives;
-        },
+    const listener = startListener({
+      runs: async (instance) => {
+        asked.push(instance);
+        return attemptLives;
       },
-      sparedCheckMs: 50,
     });
     const { task, streamSeq } = await runningTask();
     const traceId = task.task_meta.trace_id;
-    await nc.flush();
-    advise(streamSeq);
+    await advise(streamSeq);
 
-    await waitFor(() => listener.watching === 1 && asked.length >= 3, { description: 'the task watched' });
+    // Looked at again and again while the attempt lives, and left alone.
+    await waitFor(() => asked.length >= 3, { description: 'the task looked at three times' });
     expect(await readLastTaskEvent(jsm, { accountId: ACCOUNT, traceId })).toBeUndefined();
     expect(await letters.get(ACCOUNT, traceId)).toBeUndefined();
+    expect(await taskMessageKept(streamSeq)).toBe(true);
 
     attemptLives = false;
-    await waitFor(() => listener.watching === 0, { description: 'the watch to end' });
+    await waitFor(() => endedOutOfDeliveries(traceId), { description: 'the task ended' });
     expect(await readLastTaskEvent(jsm, { accountId: ACCOUNT, traceId })).toMatchObject({
       type: 'error',
       data: { code: 'MAX_DELIVER_EXCEEDED' },
@@ -111,30 +145,100 @@ describe('a task whose deliveries ran out while an attempt of it lived', () => {
     expect((await statuses.get(ACCOUNT, traceId))?.status).toBe('error');
     expect(await letters.get(ACCOUNT, traceId)).toBeDefined();
     expect(asked.every((instance) => instance === INSTANCE)).toBe(true);
+    await waitFor(async () => (await advisoriesWaiting()) === 0 && !(await taskMessageKept(streamSeq)), {
+      description: 'the advisory handled and the task message deleted',
+    });
     await listener.stop();
   });
 
   it('when that attempt ends the task itself, the watch stops and nothing is dead-lettered', async () => {
-    const listener = DeadLetterListener.start({
-      nc,
-      js,
-      jsm,
-      statuses,
-      recorder: new DeadLetterRecorder(letters, log),
-      log,
-      owners: { runs: async () => true },
-      sparedCheckMs: 50,
+    const asked: string[] = [];
+    const listener = startListener({
+      runs: async (instance) => {
+        asked.push(instance);
+        return true;
+      },
     });
     const { task, streamSeq } = await runningTask();
     const traceId = task.task_meta.trace_id;
-    await nc.flush();
-    advise(streamSeq);
-    await waitFor(() => listener.watching === 1, { description: 'the task watched' });
+    await advise(streamSeq);
+    await waitFor(() => asked.length >= 1, { description: 'the task looked at' });
 
     await statuses.update(ACCOUNT, traceId, (current) => ({ ...current!, status: 'done' }));
-    await waitFor(() => listener.watching === 0, { description: 'the watch to end' });
+    await waitFor(async () => (await advisoriesWaiting()) === 0 && !(await taskMessageKept(streamSeq)), {
+      description: 'the advisory handled and the task message deleted',
+    });
     expect(await letters.get(ACCOUNT, traceId)).toBeUndefined();
     expect(await readLastTaskEvent(jsm, { accountId: ACCOUNT, traceId })).toBeUndefined();
+    await listener.stop();
+  });
+
+  it('when the executor watching the task stops, another executor keeps watching and ends the task once the attempt dies', async () => {
+    let attemptLives = true;
+    const askedFirst: string[] = [];
+    const first = startListener({
+      runs: async (instance) => {
+        askedFirst.push(instance);
+        return attemptLives;
+      },
+    });
+    const { task, streamSeq } = await runningTask();
+    const traceId = task.task_meta.trace_id;
+    await advise(streamSeq);
+    await waitFor(() => askedFirst.length >= 1, { description: 'the first executor to look at the task' });
+    await first.stop();
+
+    attemptLives = false;
+    const second = startListener({ runs: async () => attemptLives });
+    await waitFor(() => endedOutOfDeliveries(traceId), {
+      description: 'the task ended by the second executor',
+    });
+    expect(await letters.get(ACCOUNT, traceId)).toBeDefined();
+    await waitFor(async () => !(await taskMessageKept(streamSeq)), {
+      description: 'the task message deleted',
+    });
+    await second.stop();
+  });
+});
+
+describe('an advisory sent while no executor listened', () => {
+  it('when the last delivery of a task died and nats-server gave up on it with no executor connected, an executor started later ends the task and dead-letters it', async () => {
+    // The executors' consumer, with one delivery and a short ack wait so the server gives up at once.
+    await ensureExecutorConsumer(jsm, {
+      maxDeliver: 1,
+      maxDeliveries: 1,
+      ackWaitMs: 300,
+      maxAckPending: 100,
+    });
+    const { stream, durable_name: durable } = executorConsumer();
+    const consumer = await js.consumers.get(stream, durable);
+    const { task, streamSeq } = await runningTask();
+    const traceId = task.task_meta.trace_id;
+    await statuses.update(ACCOUNT, traceId, (current) => ({
+      ...current!,
+      executor_instance: 'gone00000001',
+    }));
+
+    // The one delivery dies unacknowledged; the next pull makes the server give up and send the advisory.
+    const delivery = await consumer.next({ expires: 5_000 });
+    expect(delivery?.seq).toBe(streamSeq);
+    await waitFor(
+      async () => {
+        await consumer.next({ expires: 1_000 });
+        return (await advisoriesWaiting()) === 1;
+      },
+      { description: "the server's advisory stored" },
+    );
+
+    const listener = startListener({ runs: async () => false });
+    await waitFor(() => endedOutOfDeliveries(traceId), { description: 'the task ended' });
+    expect(await readLastTaskEvent(jsm, { accountId: ACCOUNT, traceId })).toMatchObject({
+      data: { code: 'MAX_DELIVER_EXCEEDED' },
+    });
+    expect(await letters.get(ACCOUNT, traceId)).toMatchObject({ letter: { source: 'advisory' } });
+    await waitFor(async () => !(await taskMessageKept(streamSeq)), {
+      description: 'the task message deleted',
+    });
     await listener.stop();
   });
 });

@@ -3,28 +3,35 @@
  * MESH_DEAD_LETTERS (called by the task runner where it writes MAX_DELIVER_EXCEEDED). `DeadLetterListener`
  * covers the case the runner never sees: the last delivery itself died (the executor was killed on it, or it
  * was handed back), so JetStream gives up on the message and sends its MAX_DELIVERIES advisory. The
- * listener (one per executor, in a queue group: one instance handles each advisory) reads the message by
- * its stream sequence, dead-letters it, writes the task's MAX_DELIVER_EXCEEDED `error` event and status if
- * the task has no terminal event yet, and deletes the message, which a work queue would otherwise keep
- * (nats-server 2.9 leaves a message that exhausted its deliveries in the stream).
+ * listener reads the message by its stream sequence, dead-letters it, writes the task's MAX_DELIVER_EXCEEDED
+ * `error` event and status if the task has no terminal event yet, and deletes the message, which a work
+ * queue would otherwise keep (nats-server 2.9 leaves a message that exhausted its deliveries in the stream).
+ *
+ * The advisories are read from MESH_TASK_ADVISORIES, which stores them as the server sends them, through one
+ * durable consumer shared by every executor (each advisory is handled by one instance). A core
+ * subscription would miss every advisory sent while no executor was connected (a NATS restart, a
+ * partition, every executor down), and the task it names would then say `running` for ever.
  *
  * Every step is idempotent (the letter is added once per task, the event writer's sequence check refuses a
  * second terminal event, a deleted message is not found), so a repeat of the work is harmless.
  *
- * A task whose deliveries ran out while an attempt of it still lives is left to that attempt, but its message
- * is gone and JetStream will not deliver it again: the listener keeps asking whether that attempt lives
- * until the task ends, and ends it as out of deliveries (dead-lettered, re-drivable) if the attempt dies
- * first. Otherwise a task spared this way and then killed would say `running` for ever.
+ * A task whose deliveries ran out while an attempt of it still lives is left to that attempt: its advisory
+ * is put off (a delayed nak) and looked at again until the task ends; if the attempt dies first, the task is
+ * ended as out of deliveries (dead-lettered, re-drivable). Its message stays in MESH_TASKS until then, to be
+ * read again. Being a message of a durable consumer, that watch survives the executor that kept it.
  */
 import {
   deadLetterOf,
   type DeadLetterStore,
   EventStreamConflictError,
   isJetStreamApiError,
+  runDurableConsumer,
+  type RunningConsumer,
   TaskEventWriter,
   type TaskStatusStore,
 } from '@agentmesh/bus';
 import {
+  AdvisoryConsumers,
   AssembledTask,
   ErrorCode,
   EventType,
@@ -33,19 +40,19 @@ import {
   parseTaskSubject,
   Streams,
   TaskStatus,
-  taskMaxDeliveriesAdvisories,
   type DeadLetterReason,
   type TaskStatusRecord,
 } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
-import { JetStreamApiCodes, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import {
+  JetStreamApiCodes,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+} from '@nats-io/jetstream';
 import { z } from 'zod';
 import type { AttemptOwners } from './attempt-owners.js';
 import { runningInstance } from './attempt-status.js';
-
-/** The queue group of the listeners: each advisory is handled by one executor. */
-const LISTENER_QUEUE = 'executor-dead-letters';
 
 /** `io.nats.jetstream.advisory.v1.max_deliver` (nats-server JSConsumerDeliveryExceededAdvisory). */
 const MaxDeliveriesAdvisory = z.object({
@@ -98,7 +105,6 @@ function isNotFound(error: unknown): boolean {
 }
 
 export interface DeadLetterListenerOptions {
-  nc: NatsConnection;
   js: JetStreamClient;
   jsm: JetStreamManager;
   statuses: TaskStatusStore;
@@ -106,125 +112,68 @@ export interface DeadLetterListenerOptions {
   log: Logger;
   /** Asks whether an attempt of the task still lives (attempt-owners.ts); none: never asked. */
   owners?: Pick<AttemptOwners, 'runs'>;
-  /** How often a task left to a live attempt is checked again; 5 s by default. */
+  /** How long the advisory of a task left to a live attempt is put off before it is looked at again; 5 s by default. */
   sparedCheckMs?: number;
-}
-
-/** A task that ran out of deliveries while an attempt of it lived: watched until it ends. */
-interface SparedTask {
-  task: AssembledTask;
-  advisory: MaxDeliveriesAdvisory;
-  reason: DeadLetterReason;
+  /** How long an advisory that could not be handled (NATS trouble) is put off; 5 s by default. */
+  retryMs?: number;
 }
 
 const SPARED_CHECK_MS = 5_000;
+const RETRY_MS = 5_000;
+
+/** What became of an advisory: handled for good, or to be looked at again later. */
+type AdvisoryOutcome = 'handled' | 'spared';
 
 export class DeadLetterListener {
-  private constructor(
-    private readonly subscription: Subscription,
-    private readonly done: Promise<void>,
-    private readonly spared: SparedTasks,
-  ) {}
+  private constructor(private readonly consumer: RunningConsumer) {}
 
   static start(options: DeadLetterListenerOptions): DeadLetterListener {
-    const spared = new SparedTasks(options);
-    const subscription = options.nc.subscribe(taskMaxDeliveriesAdvisories(), { queue: LISTENER_QUEUE });
-    const done = (async () => {
-      for await (const message of subscription) {
-        let advisory: MaxDeliveriesAdvisory;
-        try {
-          advisory = MaxDeliveriesAdvisory.parse(message.json());
-        } catch (error) {
-          options.log.warn({ err: error }, 'ignoring a MAX_DELIVERIES advisory that does not parse');
-          continue;
-        }
-        if (advisory.stream !== Streams.TASKS.name || !isExecutorConsumer(advisory.consumer)) continue;
-        try {
-          await deadLetterFromAdvisory(options, advisory, spared);
-        } catch (error) {
-          options.log.error(
-            { err: error, stream_seq: advisory.stream_seq },
-            'a task that ran out of deliveries could not be dead-lettered; it stays in MESH_TASKS',
-          );
-        }
-      }
-    })();
-    return new DeadLetterListener(subscription, done, spared);
-  }
-
-  /** Tasks left to a live attempt and still watched. */
-  get watching(): number {
-    return this.spared.size;
-  }
-
-  async stop(): Promise<void> {
-    this.subscription.unsubscribe();
-    await this.done;
-    await this.spared.stop();
-  }
-}
-
-/**
- * The tasks left to a live attempt after their deliveries ran out, checked on one timer: a task that ended
- * is forgotten; one whose attempt no longer lives (and that no other live attempt took over) is ended as
- * out of deliveries.
- */
-class SparedTasks {
-  readonly #tasks = new Map<string, SparedTask>();
-  #timer: NodeJS.Timeout | undefined;
-  #checking: Promise<void> | undefined;
-
-  constructor(private readonly options: DeadLetterListenerOptions) {}
-
-  get size(): number {
-    return this.#tasks.size;
-  }
-
-  add(spared: SparedTask): void {
-    const { account_id: accountId, trace_id: traceId } = spared.task.task_meta;
-    this.#tasks.set(`${accountId}.${traceId}`, spared);
-    this.#timer ??= setInterval(() => {
-      this.#checking ??= this.#checkAll().finally(() => (this.#checking = undefined));
-    }, this.options.sparedCheckMs ?? SPARED_CHECK_MS);
-    this.#timer.unref();
-  }
-
-  async stop(): Promise<void> {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
-    await this.#checking;
-  }
-
-  async #checkAll(): Promise<void> {
-    for (const [key, spared] of this.#tasks) {
+    const { log } = options;
+    const handle = async (message: JsMsg): Promise<void> => {
+      let advisory: MaxDeliveriesAdvisory;
       try {
-        if (await this.#settled(spared)) this.#tasks.delete(key);
+        advisory = MaxDeliveriesAdvisory.parse(message.json());
       } catch (error) {
-        this.options.log.warn(
-          { err: error },
-          'a task left to a live attempt could not be checked; trying again',
-        );
+        log.warn({ err: error }, 'dropping a MAX_DELIVERIES advisory that does not parse');
+        message.term('malformed');
+        return;
       }
-    }
-    if (this.#tasks.size === 0) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
-    }
+      if (advisory.stream !== Streams.TASKS.name || !isExecutorConsumer(advisory.consumer)) {
+        message.ack();
+        return;
+      }
+      try {
+        const outcome = await handleAdvisory(options, advisory, message.info.deliveryCount === 1);
+        if (outcome === 'handled') message.ack();
+        else message.nak(options.sparedCheckMs ?? SPARED_CHECK_MS);
+      } catch (error) {
+        log.error(
+          { err: error, stream_seq: advisory.stream_seq },
+          'a task that ran out of deliveries could not be dead-lettered yet; trying again',
+        );
+        message.nak(options.retryMs ?? RETRY_MS);
+      }
+    };
+    const consumer = runDurableConsumer(
+      options.js,
+      options.jsm,
+      {
+        ...AdvisoryConsumers.DEAD_LETTERS,
+        // Longer than handling one takes (a question to another instance, a few reads and writes).
+        ackWaitMs: 30_000,
+        batch: 16,
+        // Advisories put off while their task's attempt lives are pending too.
+        maxAckPending: 10_000,
+      },
+      handle,
+      (error) =>
+        log.warn({ err: error }, 'the consumer of MAX_DELIVERIES advisories failed; starting it again'),
+    );
+    return new DeadLetterListener(consumer);
   }
 
-  /** True when the task needs no more watching: it ended, or it is ended now. */
-  async #settled({ task, advisory, reason }: SparedTask): Promise<boolean> {
-    const { statuses, owners, log } = this.options;
-    const { account_id: accountId, trace_id: traceId } = task.task_meta;
-    const status = await statuses.get(accountId, traceId);
-    if (status === undefined || isFinalTaskStatus(status.status)) return true;
-    if (await attemptLives(status, owners, accountId, traceId)) {
-      return false;
-    }
-    const taskLog = log.child({ trace_id: traceId, account_id: accountId });
-    taskLog.warn('the attempt a task out of deliveries was left to is gone; ending the task');
-    await endOutOfDeliveries({ ...this.options, log: taskLog }, task, advisory, reason);
-    return true;
+  async stop(): Promise<void> {
+    await this.consumer.stop();
   }
 }
 
@@ -239,12 +188,16 @@ async function attemptLives(
   return owner !== undefined && owners !== undefined && (await owners.runs(owner, accountId, traceId));
 }
 
-/** Dead-letters the message an advisory names, ends its task and deletes the message. */
-async function deadLetterFromAdvisory(
-  { js, jsm, statuses, recorder, log, owners }: DeadLetterListenerOptions,
+/**
+ * Dead-letters the message an advisory names, ends its task and deletes the message; or, while an attempt
+ * of the task lives and the task has not ended, leaves both to be looked at again.
+ */
+async function handleAdvisory(
+  options: DeadLetterListenerOptions,
   advisory: MaxDeliveriesAdvisory,
-  spared: SparedTasks,
-): Promise<void> {
+  firstLook: boolean,
+): Promise<AdvisoryOutcome> {
+  const { jsm, statuses, log, owners } = options;
   const message = await jsm.streams
     .getMessage(Streams.TASKS.name, { seq: advisory.stream_seq })
     .catch((error: unknown) => {
@@ -252,41 +205,45 @@ async function deadLetterFromAdvisory(
       throw error;
     });
   // Acknowledged (and so removed) in the meantime, or handled by another listener already.
-  if (message === null) return;
-  if (parseTaskSubject(message.subject)?.stage !== 'assembled') return;
+  if (message === null) return 'handled';
+  if (parseTaskSubject(message.subject)?.stage !== 'assembled') return 'handled';
   const parsed = AssembledTask.safeParse(message.json());
   if (!parsed.success) {
     log.warn({ stream_seq: advisory.stream_seq }, 'a malformed task ran out of deliveries; left in place');
-    return;
+    return 'handled';
   }
   const task = parsed.data;
   const { account_id: accountId, trace_id: traceId } = task.task_meta;
   const taskLog = log.child({ trace_id: traceId, account_id: accountId });
-  const reason = {
-    code: ErrorCode.MAX_DELIVER_EXCEEDED,
-    message: `the task was delivered ${advisory.deliveries} times and its last delivery was never acknowledged`,
-  };
+  const status = await statuses.get(accountId, traceId);
   // Deliveries left alone while an attempt of the task lived count toward JetStream's limit as well
   // (attempt-owners.ts): server stalls alone can run it out under a healthy attempt, which ends the task
-  // itself. Its ack no longer removes the message (the server dropped it from the pending ones), so it is
-  // deleted below all the same.
-  if (await attemptLives(await statuses.get(accountId, traceId), owners, accountId, traceId)) {
-    taskLog.warn(
-      { deliveries: advisory.deliveries },
-      'a task ran out of deliveries while an attempt of it lives; leaving the task to that attempt',
-    );
-    spared.add({ task, advisory, reason });
-  } else {
-    await endOutOfDeliveries({ js, jsm, statuses, recorder, log: taskLog }, task, advisory, reason);
+  // itself. Its ack no longer removes the message (the server dropped it from the pending ones), so the
+  // message is deleted here once the task has ended.
+  if (status === undefined || !isFinalTaskStatus(status.status)) {
+    if (await attemptLives(status, owners, accountId, traceId)) {
+      if (firstLook) {
+        taskLog.warn(
+          { deliveries: advisory.deliveries },
+          'a task ran out of deliveries while an attempt of it lives; leaving the task to that attempt',
+        );
+      }
+      return 'spared';
+    }
+    await endOutOfDeliveries({ ...options, log: taskLog }, task, advisory, {
+      code: ErrorCode.MAX_DELIVER_EXCEEDED,
+      message: `the task was delivered ${advisory.deliveries} times and its last delivery was never acknowledged`,
+    });
   }
   await jsm.streams.deleteMessage(Streams.TASKS.name, advisory.stream_seq, false).catch((error: unknown) => {
     if (!isNotFound(error)) throw error;
   });
+  return 'handled';
 }
 
 /** Dead-letters the task and writes its MAX_DELIVER_EXCEEDED error event and status, unless it has ended. */
 async function endOutOfDeliveries(
-  { js, jsm, statuses, recorder, log: taskLog }: Omit<DeadLetterListenerOptions, 'nc' | 'owners'>,
+  { js, jsm, statuses, recorder, log: taskLog }: DeadLetterListenerOptions,
   task: AssembledTask,
   advisory: MaxDeliveriesAdvisory,
   reason: DeadLetterReason,

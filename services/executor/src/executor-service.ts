@@ -13,6 +13,7 @@ import {
   AccountUsageStore,
   DeadLetterStore,
   ensureDeadLetterStream,
+  ensureTaskAdvisoryStream,
   ensureThreadStream,
   ThreadStore,
   ensureMeshStreams,
@@ -69,6 +70,7 @@ export async function startExecutor({
     { replicas: config.NATS_REPLICAS, deadLetterRetentionMs: config.DEAD_LETTER_RETENTION_MS },
     wait,
   );
+  await ensureTaskAdvisoryStream(jsm, { replicas: config.NATS_REPLICAS }, wait);
   const buckets = await openMeshBuckets(
     js,
     {
@@ -116,7 +118,6 @@ export async function startExecutor({
   const metrics = new ExecutorMetrics();
   const deadLetters = new DeadLetterRecorder(new DeadLetterStore(js, jsm), log);
   const deadLetterListener = DeadLetterListener.start({
-    nc,
     js,
     jsm,
     statuses,

@@ -12,7 +12,12 @@
  * hangs holds its own slots only and other accounts' deliveries go on. Deliveries run beside the read
  * loop, never in it.
  */
-import type { WebhookDeadLetterStore, WebhookStore } from '@agentmesh/bus';
+import {
+  runDurableConsumer,
+  type RunningConsumer,
+  type WebhookDeadLetterStore,
+  type WebhookStore,
+} from '@agentmesh/bus';
 import {
   WebhookConsumers,
   WebhookDelivery,
@@ -21,7 +26,6 @@ import {
 } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
 import type { JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
-import { runDurableConsumer, type RunningConsumer } from './durable-consumer.js';
 import type { RetrySchedule } from './retry-schedule.js';
 import { deliveryMessageId } from './webhook-events.js';
 import type { WebhookSender } from './webhook-sender.js';
@@ -73,7 +77,7 @@ export class DeliveryWorker {
         maxAckPending: MAX_WAITING_DELIVERIES,
       },
       (message) => this.#take(message),
-      log,
+      (error) => log.warn({ err: error }, 'webhook delivery consumer failed; starting it again'),
     );
   }
 

@@ -6,7 +6,13 @@
  * MESH_WEBHOOKS, `Nats-Msg-Id` = `<webhook id>.1`: reading the same write twice queues nothing twice. The
  * status message is acknowledged only once its deliveries are stored, so a crash in between reads it again.
  */
-import type { KvMirror, TaskWebhookStore, WebhookStore } from '@agentmesh/bus';
+import {
+  runDurableConsumer,
+  type KvMirror,
+  type RunningConsumer,
+  type TaskWebhookStore,
+  type WebhookStore,
+} from '@agentmesh/bus';
 import {
   isFinalTaskStatus,
   TaskStatusRecord,
@@ -16,7 +22,6 @@ import {
 } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
 import { DeliverPolicy, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
-import { runDurableConsumer, type RunningConsumer } from './durable-consumer.js';
 import {
   deliveryMessageId,
   eventOccurrence,
@@ -63,7 +68,7 @@ export function startStatusFanout(options: StatusFanoutOptions): RunningConsumer
       deliverPolicy: DeliverPolicy.New,
     },
     handle,
-    log,
+    (error) => log.warn({ err: error }, 'webhook status consumer failed; starting it again'),
   );
 }
 

@@ -1,9 +1,9 @@
 /**
  * A durable pull consumer read in a loop that outlives NATS outages: the consumer is created when missing
  * (an existing one keeps its own settings), its messages handed to `handle`, and a failed `consume` (the
- * server restarted, the consumer was deleted) started again after a pause until `stop`.
+ * server restarted, the consumer was deleted) started again after a pause until `stop`. Used by the
+ * gateways' webhook consumers and the executors' consumer of MAX_DELIVERIES advisories.
  */
-import type { Logger } from '@agentmesh/runtime';
 import {
   AckPolicy,
   DeliverPolicy,
@@ -18,7 +18,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 export interface DurableConsumerSpec {
   stream: string;
   durable_name: string;
-  filter_subject: string;
+  /** None: every subject of the stream. */
+  filter_subject?: string;
   ackWaitMs: number;
   /** Messages held client-side ahead of `handle`. */
   batch: number;
@@ -40,14 +41,15 @@ export function runDurableConsumer(
   jsm: JetStreamManager,
   spec: DurableConsumerSpec,
   handle: (message: JsMsg) => void | Promise<void>,
-  log: Logger,
+  /** Told why `consume` failed, before it is started again (libraries do not log). */
+  onRestart: (error: unknown) => void,
 ): RunningConsumer {
   let stopped = false;
   let current: ConsumerMessages | undefined;
   const wake = new AbortController();
   const config: Partial<ConsumerConfig> = {
     durable_name: spec.durable_name,
-    filter_subject: spec.filter_subject,
+    ...(spec.filter_subject === undefined ? {} : { filter_subject: spec.filter_subject }),
     ack_policy: AckPolicy.Explicit,
     deliver_policy: spec.deliverPolicy ?? DeliverPolicy.All,
     ack_wait: spec.ackWaitMs * 1_000_000,
@@ -69,7 +71,7 @@ export function runDurableConsumer(
         for await (const message of current) await handle(message);
       } catch (error) {
         if (stopped) break;
-        log.warn({ err: error, consumer: spec.durable_name }, 'webhook consumer failed; starting it again');
+        onRestart(error);
       }
       if (!stopped) await sleep(1_000, undefined, { signal: wake.signal }).catch(() => undefined);
     }
