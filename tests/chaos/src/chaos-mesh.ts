@@ -73,6 +73,11 @@ export class ServiceSlot {
     return this.#starting;
   }
 
+  /** Every log line of every run of this slot's process, oldest run first. */
+  logLines(): Array<ServiceProcess['logs'][number]> {
+    return this.#logsOfEachRun.flat();
+  }
+
   /** Each task attempt this slot's executors started, from their `task attempt started` log lines. */
   attemptStarts(): AttemptStart[] {
     return this.#logsOfEachRun.flat().flatMap((line) => {

@@ -290,6 +290,11 @@ try {
     `${out}events-${options.profile}-latest.json`,
     JSON.stringify({ tasks, events: Object.fromEntries(stored.eventsByTrace) }),
   );
+  // Every service's log lines, by slot, for the same purpose.
+  writeFileSync(
+    `${out}logs-${options.profile}-latest.json`,
+    JSON.stringify(Object.fromEntries(mesh.slots.map((slot) => [slot.name, slot.logLines()]))),
+  );
   console.log(`\nwritten to ${file}`);
   process.exitCode = passed ? 0 : 1;
 } finally {
