@@ -5,6 +5,7 @@ import {
   ensureTaskAdvisoryStream,
   openMeshBuckets,
   readLastTaskEvent,
+  TaskEventWriter,
   TaskStatusStore,
 } from '@agentmesh/bus';
 import {
@@ -198,6 +199,41 @@ describe('a task whose deliveries ran out while an attempt of it lived', () => {
       description: 'the task message deleted',
     });
     await second.stop();
+  });
+});
+
+describe('a task whose terminal event is stored but whose status write failed on its last delivery', () => {
+  it('when the advisory of that delivery is handled, the status record is made to say what the terminal event says, and the task is dead-lettered', async () => {
+    const { task, streamSeq } = await runningTask();
+    const traceId = task.task_meta.trace_id;
+    // The last delivery stored MAX_DELIVER_EXCEEDED, then its status write failed (a NATS node down).
+    const writer = await TaskEventWriter.open(js, jsm, { accountId: ACCOUNT, traceId, attempt: 3 });
+    const terminal = await writer.emit('error', {
+      code: 'MAX_DELIVER_EXCEEDED',
+      message: 'the task was delivered 3 times without finishing',
+      retryable: false,
+    });
+    expect((await statuses.get(ACCOUNT, traceId))?.status).toBe('running');
+
+    const listener = startListener({ runs: async () => false });
+    await advise(streamSeq);
+    await waitFor(async () => (await statuses.get(ACCOUNT, traceId))?.status === 'error', {
+      description: 'the status repaired',
+    });
+    expect(await statuses.get(ACCOUNT, traceId)).toMatchObject({
+      status: 'error',
+      last_seq: terminal.seq,
+      error: { code: 'MAX_DELIVER_EXCEEDED' },
+    });
+    // Still one terminal event: the stored one.
+    expect(await readLastTaskEvent(jsm, { accountId: ACCOUNT, traceId })).toMatchObject({
+      seq: terminal.seq,
+    });
+    expect(await letters.get(ACCOUNT, traceId)).toBeDefined();
+    await waitFor(async () => !(await taskMessageKept(streamSeq)), {
+      description: 'the task message deleted',
+    });
+    await listener.stop();
   });
 });
 

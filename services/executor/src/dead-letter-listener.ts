@@ -29,6 +29,7 @@ import {
   type RunningConsumer,
   TaskEventWriter,
   type TaskStatusStore,
+  type ThreadStore,
 } from '@agentmesh/bus';
 import {
   AdvisoryConsumers,
@@ -39,7 +40,6 @@ import {
   isFinalTaskStatus,
   parseTaskSubject,
   Streams,
-  TaskStatus,
   type DeadLetterReason,
   type TaskStatusRecord,
 } from '@agentmesh/protocol';
@@ -53,6 +53,7 @@ import {
 import { z } from 'zod';
 import type { AttemptOwners } from './attempt-owners.js';
 import { runningInstance } from './attempt-status.js';
+import { AttemptStatusWrites } from './attempt/status-writes.js';
 
 /** `io.nats.jetstream.advisory.v1.max_deliver` (nats-server JSConsumerDeliveryExceededAdvisory). */
 const MaxDeliveriesAdvisory = z.object({
@@ -112,6 +113,8 @@ export interface DeadLetterListenerOptions {
   log: Logger;
   /** Asks whether an attempt of the task still lives (attempt-owners.ts); none: never asked. */
   owners?: Pick<AttemptOwners, 'runs'>;
+  /** The threads a task that ends here frees; none: tasks without threads only. */
+  threads?: ThreadStore;
   /** How long the advisory of a task left to a live attempt is put off before it is looked at again; 5 s by default. */
   sparedCheckMs?: number;
   /** How long an advisory that could not be handled (NATS trouble) is put off; 5 s by default. */
@@ -241,41 +244,41 @@ async function handleAdvisory(
   return 'handled';
 }
 
-/** Dead-letters the task and writes its MAX_DELIVER_EXCEEDED error event and status, unless it has ended. */
+/**
+ * Dead-letters the task and writes its MAX_DELIVER_EXCEEDED error event, unless it has ended; either way the
+ * status record is made to say what the terminal event says (the attempt that stored it may have died, or
+ * failed, before its final status write: on the last delivery nothing else would repair it).
+ */
 async function endOutOfDeliveries(
-  { js, jsm, statuses, recorder, log: taskLog }: DeadLetterListenerOptions,
+  options: DeadLetterListenerOptions,
   task: AssembledTask,
   advisory: MaxDeliveriesAdvisory,
   reason: DeadLetterReason,
 ): Promise<void> {
+  const { js, jsm, recorder, log: taskLog } = options;
   const { account_id: accountId, trace_id: traceId } = task.task_meta;
-  await recorder.add(task, reason, advisory.deliveries, 'advisory', advisory.consumer);
-
+  const statusWrites = new AttemptStatusWrites(options, Date.now);
   const writer = await TaskEventWriter.open(js, jsm, {
     accountId,
     traceId,
     attempt: advisory.deliveries + 1,
   });
-  if (writer.terminal === undefined) {
-    const error = { ...reason, retryable: false };
-    try {
-      const terminal = await writer.emit(EventType.ERROR, error);
-      await statuses.update(accountId, traceId, (current) =>
-        current === undefined
-          ? undefined
-          : {
-              ...current,
-              status: TaskStatus.ERROR,
-              attempt: advisory.deliveries,
-              updated_at: new Date().toISOString(),
-              last_seq: terminal.seq,
-              error,
-            },
-      );
-      taskLog.warn({ deliveries: advisory.deliveries }, 'task ended: its last delivery was never settled');
-    } catch (error) {
-      // Someone else wrote the task's events in between: their terminal event stands.
-      if (!(error instanceof EventStreamConflictError)) throw error;
+  const { terminal } = writer;
+  if (terminal !== undefined) {
+    // An attempt ended it out of deliveries and may have died before its letter (adding one is idempotent).
+    if (terminal.type === EventType.ERROR && terminal.data.code === ErrorCode.MAX_DELIVER_EXCEEDED) {
+      await recorder.add(task, reason, advisory.deliveries, 'advisory', advisory.consumer);
     }
+    await statusWrites.recordFinal(task, terminal.attempt, terminal);
+    return;
+  }
+  await recorder.add(task, reason, advisory.deliveries, 'advisory', advisory.consumer);
+  try {
+    const ended = await writer.emit(EventType.ERROR, { ...reason, retryable: false });
+    await statusWrites.recordFinal(task, advisory.deliveries, ended);
+    taskLog.warn({ deliveries: advisory.deliveries }, 'task ended: its last delivery was never settled');
+  } catch (error) {
+    // Someone else wrote the task's events in between: their terminal event stands.
+    if (!(error instanceof EventStreamConflictError)) throw error;
   }
 }

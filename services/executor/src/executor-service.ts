@@ -117,7 +117,9 @@ export async function startExecutor({
   const clock = new HeartbeatClock(config.ACK_WAIT_MS - config.ACK_PROGRESS_MS);
   const metrics = new ExecutorMetrics();
   const deadLetters = new DeadLetterRecorder(new DeadLetterStore(js, jsm), log);
+  const threads = new ThreadStore(js, jsm, buckets.threads);
   const deadLetterListener = DeadLetterListener.start({
+    threads,
     js,
     jsm,
     statuses,
@@ -145,7 +147,7 @@ export async function startExecutor({
     js,
     jsm,
     statuses,
-    threads: new ThreadStore(js, jsm, buckets.threads),
+    threads,
     metrics,
     keyring: config.VAULT_PRIVATE_KEYS,
     running,
