@@ -327,6 +327,15 @@ describe('an executor that wakes after losing its task', () => {
       await frozen.stop('SIGKILL');
     });
     await frozen.waitForLog((line) => line.msg === 'service ready');
+    // A tenant's follower on core NATS, subscribed before the submission (the recipe tenants are given).
+    const followed: TaskEvent[] = [];
+    const follower = client.subscribe(`mesh.events.${ACCOUNT}.${traceId}`, {
+      callback: (_error, message) => {
+        followed.push(message.json<TaskEvent>());
+      },
+    });
+    cleanups.push(async () => follower.unsubscribe());
+    await client.flush();
     await submit(task);
     // Its first model call answered, it calls the tool, and stands still while the call is out.
     await waitFor(() => heldSearches.get(user)?.length === 1, { timeoutMs: 20_000 });
@@ -355,6 +364,12 @@ describe('an executor that wakes after losing its task', () => {
 
     expect(asked()).toBe(2);
     expect(await statuses.get(ACCOUNT, traceId)).toMatchObject({ status: 'done', attempt: 2 });
-    expect((await eventsOf(task)).filter(isTerminalEvent)).toHaveLength(1);
+    const stored = await eventsOf(task);
+    expect(stored.filter(isTerminalEvent)).toHaveLength(1);
+    // The follower saw exactly the stored events, in order, once: nothing the woken executor tried to write.
+    await client.flush();
+    expect(followed.map((event) => [event.seq, event.attempt, event.type])).toEqual(
+      stored.map((event) => [event.seq, event.attempt, event.type]),
+    );
   });
 });
