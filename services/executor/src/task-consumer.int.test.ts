@@ -77,3 +77,47 @@ describe('pulling from several consumers', () => {
     }
   });
 });
+
+describe('an attempt that fails', () => {
+  it('when attempts of a task keep failing, each redelivery waits twice as long as the one before', async () => {
+    const deliveredAt: number[] = [];
+    const consumer = TaskConsumer.start(
+      js,
+      async () => {
+        deliveredAt.push(Date.now());
+        if (deliveredAt.length < 4) throw new Error('JetStream system temporarily unavailable');
+        return AttemptDisposition.ACK;
+      },
+      {
+        durableNames: ['executor'],
+        maxConcurrent: 4,
+        ackProgressMs: 1_000,
+        stopGraceMs: 1_000,
+        handBackAll: () => undefined,
+        pullExpiresMs: 1_000,
+        handBackLaterMs: 1_000,
+        retryDelayMs: 200,
+      },
+      pino({ level: 'silent' }),
+    );
+    try {
+      const task = assembledTask({
+        traceId: newTraceId(),
+        accountId: ACCOUNT,
+        modelBaseUrl: 'http://127.0.0.1:9/v1',
+        secrets: {},
+        sealFor: vaultKeys,
+        userMessage: 'failing task',
+      });
+      await js.publish(taskAssembledSubject(ACCOUNT), JSON.stringify(task));
+      await waitFor(() => deliveredAt.length === 4, { timeoutMs: 15_000, description: 'four deliveries' });
+      // The server never redelivers before a nak's delay: 200, then 400, then 800 ms at least.
+      const gaps = deliveredAt.slice(1).map((at, index) => at - deliveredAt[index]!);
+      expect(gaps[0]).toBeGreaterThanOrEqual(200);
+      expect(gaps[1]).toBeGreaterThanOrEqual(400);
+      expect(gaps[2]).toBeGreaterThanOrEqual(800);
+    } finally {
+      await consumer.stop();
+    }
+  });
+});

@@ -1,6 +1,11 @@
 import { executorConsumer } from '@agentmesh/protocol';
 import { describe, expect, it } from 'vitest';
-import { MAX_ROUTED_NATIVE_CLASSES, servableClassSets } from './task-consumer.js';
+import {
+  FAILED_ATTEMPT_RETRY_CAP_MS,
+  failedAttemptRetryDelayMs,
+  MAX_ROUTED_NATIVE_CLASSES,
+  servableClassSets,
+} from './task-consumer.js';
 
 describe('servableClassSets', () => {
   it('an executor with recall and scripts serves the tasks of all four class sets, one consumer each', () => {
@@ -32,5 +37,23 @@ describe('servableClassSets', () => {
     const classes = Array.from({ length: MAX_ROUTED_NATIVE_CLASSES + 1 }, (_, index) => `Tool${index}`);
 
     expect(() => servableClassSets(classes)).toThrow(/at most 6 native classes, not 7/);
+  });
+});
+
+describe('failedAttemptRetryDelayMs', () => {
+  it('a task whose attempts keep failing waits twice as long before each delivery, up to the cap', () => {
+    const delays = [1, 2, 3, 4, 5, 6, 7].map((delivery) => failedAttemptRetryDelayMs(delivery, 1_000));
+
+    expect(delays).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000]);
+    expect(failedAttemptRetryDelayMs(1_000, 1_000)).toBe(FAILED_ATTEMPT_RETRY_CAP_MS);
+  });
+
+  it("with the consumer's default seven deliveries, a task rides out more than a minute of failures", () => {
+    const waited = [1, 2, 3, 4, 5, 6].reduce(
+      (total, delivery) => total + failedAttemptRetryDelayMs(delivery, 1_000),
+      0,
+    );
+
+    expect(waited).toBeGreaterThan(60_000);
   });
 });

@@ -135,7 +135,10 @@ export interface TaskConsumerOptions {
   handBackAll: () => void;
   /** How long one pull waits for tasks before asking again; a stopping consumer waits this long at most. */
   pullExpiresMs: number;
-  /** Pause after a failed pull (NATS away, consumer missing). Default 1 s. */
+  /**
+   * Pause after a failed pull (NATS away, consumer missing), and the first wait before a failed attempt's
+   * task is delivered again (doubling with each delivery, failedAttemptRetryDelayMs). Default 1 s.
+   */
   retryDelayMs?: number;
   /** Told of every heartbeat tick (heartbeat-clock.ts). */
   clock?: HeartbeatClock;
@@ -335,15 +338,30 @@ export class TaskConsumer {
       const disposition = await this.handle(task, { attempt: msg.info.deliveryCount, headers: msg.headers });
       settle(msg, disposition, this.options.handBackLaterMs);
     } catch (error) {
+      const delayMs = failedAttemptRetryDelayMs(msg.info.deliveryCount, this.options.retryDelayMs ?? 1_000);
       this.log.error(
-        { err: error, trace_id: task.task_meta.trace_id },
+        { err: error, trace_id: task.task_meta.trace_id, retry_in_ms: delayMs },
         'task attempt failed; it will be redelivered',
       );
-      msg.nak(this.options.retryDelayMs ?? 1_000);
+      msg.nak(delayMs);
     } finally {
       this.#working.delete(msg);
     }
   }
+}
+
+/** The longest wait before a failed attempt's task is delivered again. */
+export const FAILED_ATTEMPT_RETRY_CAP_MS = 30_000;
+
+/**
+ * How long the task of an attempt that failed (threw: JetStream unavailable during a leader election, a
+ * status write timing out) waits before its next delivery: doubling from `baseMs` with each delivery, up
+ * to {@link FAILED_ATTEMPT_RETRY_CAP_MS}. A fixed 1 s spent the consumer's whole delivery backstop in a few
+ * seconds of a NATS node's fault and dead-lettered healthy tasks; doubling rides out a minute of it.
+ */
+export function failedAttemptRetryDelayMs(deliveryCount: number, baseMs: number): number {
+  const doublings = Math.max(0, Math.min(deliveryCount - 1, 16));
+  return Math.min(baseMs * 2 ** doublings, FAILED_ATTEMPT_RETRY_CAP_MS);
 }
 
 function settle(msg: JsMsg, disposition: AttemptDisposition, handBackLaterMs: number): void {
