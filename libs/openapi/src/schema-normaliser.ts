@@ -82,6 +82,7 @@ export class SchemaNormaliser {
   private readonly recursion: RecursiveRefs;
   /** The `$ref` target each converted schema stands for (by identity), to name it if it is shared. */
   private readonly origins = new WeakMap<JsonSchema, string>();
+  private readonly displayNames = new Map<string, string>();
   /** Recursive refs met in this `normalise` call whose `$defs` entries are still to be converted. */
   private pendingDefs: string[] = [];
   private readonly stack: Frame[] = [];
@@ -391,7 +392,10 @@ export class SchemaNormaliser {
    */
   componentName(schema: JsonSchema): string | undefined {
     const key = this.origins.get(schema);
-    return key === undefined ? undefined : displayName(key);
+    if (key === undefined) return undefined;
+    let name = this.displayNames.get(key);
+    if (name === undefined) this.displayNames.set(key, (name = displayName(key)));
+    return name;
   }
 
   /** Lets a copy of a converted schema (finalised, ...) keep its origin. */
