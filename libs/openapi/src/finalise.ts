@@ -18,26 +18,25 @@ export function finaliseSchema(
   const known = memo?.get(schema);
   if (known !== undefined) return known;
   const finalise = (child: JsonSchema): JsonSchema => finaliseSchema(child, carry, memo);
-  const { readOnly: _readOnly, writeOnly: _writeOnly, ...rest } = schema;
-  const out: JsonSchema = { ...rest };
-  if (rest.properties) {
-    out.properties = Object.fromEntries(
-      Object.entries(rest.properties).map(([name, child]) => [name, finalise(child)]),
-    );
+  const { readOnly: _readOnly, writeOnly: _writeOnly, ...out } = schema;
+  if (schema.properties) {
+    const properties: Record<string, JsonSchema> = {};
+    for (const name in schema.properties) properties[name] = finalise(schema.properties[name]!);
+    out.properties = properties;
   }
-  if (rest.required) {
-    const present = rest.properties;
-    const required = present ? rest.required.filter((name) => Object.hasOwn(present, name)) : rest.required;
+  if (schema.required) {
+    const present = schema.properties;
+    const required = present ? schema.required.filter((name) => Object.hasOwn(present, name)) : schema.required;
     if (required.length > 0) out.required = required;
     else delete out.required;
   }
-  if (rest.items) out.items = finalise(rest.items);
-  if (typeof rest.additionalProperties === 'object') {
-    out.additionalProperties = finalise(rest.additionalProperties);
+  if (schema.items) out.items = finalise(schema.items);
+  if (typeof schema.additionalProperties === 'object') {
+    out.additionalProperties = finalise(schema.additionalProperties);
   }
-  if (rest.anyOf) out.anyOf = rest.anyOf.map(finalise);
-  if (rest.enum) out.enum = [...rest.enum];
-  if (rest.examples) out.examples = [...rest.examples];
+  if (schema.anyOf) out.anyOf = schema.anyOf.map(finalise);
+  if (schema.enum) out.enum = [...schema.enum];
+  if (schema.examples) out.examples = [...schema.examples];
   carry?.(schema, out);
   memo?.set(schema, out);
   return out;

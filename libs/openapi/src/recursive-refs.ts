@@ -90,8 +90,8 @@ export class RecursiveRefs {
         const target = this.resolver.resolve(node.$ref);
         if (target.ok) found.add(target.pointer);
       }
-      for (const [name, value] of Object.entries(node)) {
-        if (name !== '$ref' && !DATA_KEYS.has(name) && !name.startsWith('x-')) pending.push(value);
+      for (const name in node) {
+        if (name !== '$ref' && !DATA_KEYS.has(name) && !name.startsWith('x-')) pending.push(node[name]);
       }
     }
     const edges = [...found];

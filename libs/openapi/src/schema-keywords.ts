@@ -62,7 +62,8 @@ export function convertKeywords(schema: JsonObject, depth: number, host: Keyword
     types = ['string', ...types.filter((type) => type === 'null')];
     host.note(NoteCode.BINARY_AS_BASE64, 'binary content is asked for as base64 text');
   }
-  if (types.length > 0) out = withTypes(out, types);
+  // `types` has no repeats (see readTypes): `withTypes` without its copies.
+  if (types.length > 0) out = { type: types.length === 1 ? types[0]! : types };
 
   const description = describe(schema, host, binary);
   if (description !== undefined) out.description = description;
@@ -148,6 +149,10 @@ export function convertKeywords(schema: JsonObject, depth: number, host: Keyword
 }
 
 function readTypes(schema: JsonObject, host: KeywordHost): JsonSchemaType[] {
+  if (schema.type === undefined) return [];
+  if (typeof schema.type === 'string' && JSON_SCHEMA_TYPES.includes(schema.type as JsonSchemaType)) {
+    return [schema.type as JsonSchemaType];
+  }
   const raw = Array.isArray(schema.type) ? schema.type : schema.type === undefined ? [] : [schema.type];
   const types: JsonSchemaType[] = [];
   for (const type of raw) {

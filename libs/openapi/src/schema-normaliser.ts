@@ -257,8 +257,7 @@ export class SchemaNormaliser {
   }
 
   private reference(schema: JsonObject, depth: number, recursive = false): JsonSchema {
-    const siblings = Object.keys(schema).filter((key) => !REF_ANNOTATIONS.has(key) && !key.startsWith('x-'));
-    if (siblings.length > 0) {
+    if (hasRefSiblings(schema)) {
       // OpenAPI 3.1 lets a `$ref` carry real keywords: read it as `allOf: [ref, rest]`.
       const { $ref, ...rest } = schema;
       return convertKeywords(
@@ -278,12 +277,12 @@ export class SchemaNormaliser {
       );
     }
     const key = resolution.pointer;
-    const occurrences = this.stack.filter((frame) => frame.key === key);
     if (this.options.refs === RefMode.DEFS && (recursive || this.recursion.isRecursive(key))) {
       this.stack.at(-1)?.defKeys.add(key);
       this.requireDef(key);
       return this.annotate({ $ref: this.defRef(key) }, schema, depth);
     }
+    const occurrences = this.stack.filter((frame) => frame.key === key);
     if (occurrences.length >= this.options.recursionDepth) {
       const top = this.stack.at(-1);
       if (top) top.cutDependsOn = Math.min(top.cutDependsOn, occurrences[0]!.index);
@@ -449,6 +448,14 @@ export class SchemaNormaliser {
     const resolution = this.resolver.resolve(ref);
     return resolution.ok ? resolution.value : schema;
   }
+}
+
+/** True when a `$ref` holder carries a keyword beyond annotations and `x-` extensions. */
+function hasRefSiblings(schema: JsonObject): boolean {
+  for (const key in schema) {
+    if (!REF_ANNOTATIONS.has(key) && !key.startsWith('x-')) return true;
+  }
+  return false;
 }
 
 /** `#/components/schemas/Node` → `Node`; a bundled file `#/x-…/models~1pet.yml` → `pet.yml`. */

@@ -334,10 +334,11 @@ function mapChildren(schema: JsonSchema, map: (child: JsonSchema) => JsonSchema)
 export function withoutUnusedDefs(parameters: FunctionParameters): FunctionParameters {
   const defs = parameters.$defs;
   if (defs === undefined) return parameters;
-  const referenced = (value: unknown): string[] =>
-    [...JSON.stringify(value).matchAll(/"\$ref":"#\/\$defs\/((?:[^"\\]|\\.)*)"/g)].map(
-      (match) => JSON.parse(`"${match[1]!}"`) as string,
-    );
+  const referenced = (value: unknown): string[] => {
+    const names: string[] = [];
+    collectDefRefs(value, names);
+    return names;
+  };
   const reached = new Set<string>();
   const pending = referenced(parameters.properties);
   for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
@@ -349,6 +350,28 @@ export function withoutUnusedDefs(parameters: FunctionParameters): FunctionParam
   if (reached.size === 0) return rest;
   return { ...rest, $defs: Object.fromEntries(Object.entries(defs).filter(([name]) => reached.has(name))) };
 }
+
+const DEFS_PREFIX = '#/$defs/';
+
+/**
+ * Every `"$ref": "#/$defs/<name>"` in `value`, anywhere (as a text search of its JSON would find them),
+ * in document order, without serialising it.
+ */
+function collectDefRefs(value: unknown, names: string[]): void {
+  if (value === null || typeof value !== 'object') return;
+  if (Array.isArray(value)) {
+    for (const item of value) collectDefRefs(item, names);
+    return;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    const child = record[key];
+    if (key === '$ref' && typeof child === 'string' && child.startsWith(DEFS_PREFIX)) {
+      names.push(child.slice(DEFS_PREFIX.length));
+    } else collectDefRefs(child, names);
+  }
+}
+
 
 function freeName(wanted: string, taken: Record<string, unknown>): string {
   const base = wanted.replace(/[^A-Za-z0-9_.-]+/g, '_') || 'Schema';
