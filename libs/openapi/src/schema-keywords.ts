@@ -54,8 +54,45 @@ const DROPPED_KEYWORDS = [
   '$dynamicRef',
 ] as const;
 
+// Keywords most schemas lack, in groups: one pass over the keys a schema has tells which groups to read.
+// (Looking up absent keys one by one was most of the time spent here: parsed documents' objects have
+// many shapes, so each miss is a slow lookup.)
+const DROPPED = 1;
+const CONSTRAINTS = 2;
+const EXAMPLES = 4;
+const UNION = 8;
+const KEY_GROUPS = new Map<string, number>([
+  ...DROPPED_KEYWORDS.map((key): [string, number] => [key, DROPPED]),
+  ...[
+    'minimum',
+    'maximum',
+    'exclusiveMinimum',
+    'exclusiveMaximum',
+    'multipleOf',
+    'minLength',
+    'maxLength',
+    'minItems',
+    'maxItems',
+    'minProperties',
+    'maxProperties',
+    'uniqueItems',
+    'default',
+  ].map((key): [string, number] => [key, CONSTRAINTS]),
+  ['example', EXAMPLES],
+  ['examples', EXAMPLES],
+  ['oneOf', UNION],
+  ['anyOf', UNION],
+]);
+
+function keyGroups(schema: JsonObject): number {
+  let groups = 0;
+  for (const key in schema) groups |= KEY_GROUPS.get(key) ?? 0;
+  return groups;
+}
+
 export function convertKeywords(schema: JsonObject, depth: number, host: KeywordHost): JsonSchema {
   let out: JsonSchema = {};
+  const groups = keyGroups(schema);
   let types = readTypes(schema, host);
   const binary = isBinary(schema, types);
   if (binary) {
@@ -100,8 +137,8 @@ export function convertKeywords(schema: JsonObject, depth: number, host: Keyword
 
   copyFormat(schema, out, binary, host);
   copyEnum(schema, out, host);
-  copyConstraints(schema, out);
-  copyExamples(schema, out, host.options);
+  if (groups & CONSTRAINTS) copyConstraints(schema, out);
+  if (groups & EXAMPLES) copyExamples(schema, out, host.options);
   if (schema.readOnly === true) out.readOnly = true;
   if (schema.writeOnly === true) out.writeOnly = true;
   if (schema.deprecated === true) out.deprecated = true;
@@ -118,7 +155,7 @@ export function convertKeywords(schema: JsonObject, depth: number, host: Keyword
     out = mergeAllOf([out, ...branches], reportConflict);
   }
 
-  const union = [...asArray(schema.oneOf), ...asArray(schema.anyOf)];
+  const union = groups & UNION ? [...asArray(schema.oneOf), ...asArray(schema.anyOf)] : [];
   if (union.length > 0) {
     if (Array.isArray(schema.oneOf) && Array.isArray(schema.anyOf)) {
       host.note(NoteCode.UNION_SIMPLIFIED, 'oneOf and anyOf on one schema were read as one union');
@@ -138,7 +175,7 @@ export function convertKeywords(schema: JsonObject, depth: number, host: Keyword
     );
   }
 
-  for (const keyword of DROPPED_KEYWORDS) {
+  for (const keyword of groups & DROPPED ? DROPPED_KEYWORDS : []) {
     if (schema[keyword] !== undefined) {
       host.note(NoteCode.KEYWORD_DROPPED, `"${keyword}" has no model-facing equivalent and was dropped`);
     }
