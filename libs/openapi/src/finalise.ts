@@ -18,23 +18,48 @@ export function finaliseSchema(
   const known = memo?.get(schema);
   if (known !== undefined) return known;
   const finalise = (child: JsonSchema): JsonSchema => finaliseSchema(child, carry, memo);
-  const { readOnly: _readOnly, writeOnly: _writeOnly, ...out } = schema;
+  let same = !Object.hasOwn(schema, 'readOnly') && !Object.hasOwn(schema, 'writeOnly');
+  let properties: Record<string, JsonSchema> | undefined;
   if (schema.properties) {
-    const properties: Record<string, JsonSchema> = {};
-    for (const name in schema.properties) properties[name] = finalise(schema.properties[name]!);
-    out.properties = properties;
+    properties = {};
+    for (const name in schema.properties) {
+      const child = schema.properties[name]!;
+      const done = finalise(child);
+      if (done !== child) same = false;
+      properties[name] = done;
+    }
   }
+  const items = schema.items && finalise(schema.items);
+  const values =
+    typeof schema.additionalProperties === 'object' ? finalise(schema.additionalProperties) : undefined;
+  const anyOf = schema.anyOf?.map(finalise);
+  if (same) {
+    same =
+      items === schema.items &&
+      values === (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined) &&
+      (anyOf === undefined || anyOf.every((branch, i) => branch === schema.anyOf![i])) &&
+      (schema.required === undefined ||
+        (schema.required.length > 0 &&
+          (schema.properties === undefined ||
+            schema.required.every((name) => Object.hasOwn(schema.properties!, name)))));
+  }
+  if (same) {
+    // Nothing to drop or filter here or below: the converted schema is its own final form (it is never
+    // changed in place afterwards; sharing and the budget copy what they edit).
+    memo?.set(schema, schema);
+    return schema;
+  }
+  const { readOnly: _readOnly, writeOnly: _writeOnly, ...out } = schema;
+  if (properties) out.properties = properties;
   if (schema.required) {
     const present = schema.properties;
     const required = present ? schema.required.filter((name) => Object.hasOwn(present, name)) : schema.required;
     if (required.length > 0) out.required = required;
     else delete out.required;
   }
-  if (schema.items) out.items = finalise(schema.items);
-  if (typeof schema.additionalProperties === 'object') {
-    out.additionalProperties = finalise(schema.additionalProperties);
-  }
-  if (schema.anyOf) out.anyOf = schema.anyOf.map(finalise);
+  if (items) out.items = items;
+  if (values) out.additionalProperties = values;
+  if (anyOf) out.anyOf = anyOf;
   if (schema.enum) out.enum = [...schema.enum];
   if (schema.examples) out.examples = [...schema.examples];
   carry?.(schema, out);
