@@ -61,6 +61,11 @@ const DROPPED = 1;
 const CONSTRAINTS = 2;
 const EXAMPLES = 4;
 const UNION = 8;
+const FLAGS = 16;
+const ENUM = 32;
+const FORMAT = 64;
+const ALL_OF = 128;
+const STRUCTURE = 256;
 const KEY_GROUPS = new Map<string, number>([
   ...DROPPED_KEYWORDS.map((key): [string, number] => [key, DROPPED]),
   ...[
@@ -82,6 +87,22 @@ const KEY_GROUPS = new Map<string, number>([
   ['examples', EXAMPLES],
   ['oneOf', UNION],
   ['anyOf', UNION],
+  ['readOnly', FLAGS],
+  ['writeOnly', FLAGS],
+  ['deprecated', FLAGS],
+  ['nullable', FLAGS],
+  ['x-nullable', FLAGS],
+  ['const', ENUM],
+  ['enum', ENUM],
+  ['format', FORMAT],
+  ['pattern', FORMAT],
+  ['contentMediaType', FORMAT],
+  ['contentEncoding', FORMAT],
+  ['allOf', ALL_OF],
+  ['properties', STRUCTURE],
+  ['required', STRUCTURE],
+  ['additionalProperties', STRUCTURE],
+  ['items', STRUCTURE],
 ]);
 
 function keyGroups(schema: JsonObject): number {
@@ -94,7 +115,7 @@ export function convertKeywords(schema: JsonObject, depth: number, host: Keyword
   let out: JsonSchema = {};
   const groups = keyGroups(schema);
   let types = readTypes(schema, host);
-  const binary = isBinary(schema, types);
+  const binary = groups & FORMAT ? isBinary(schema, types) : schema.type === 'file';
   if (binary) {
     types = ['string', ...types.filter((type) => type === 'null')];
     host.note(NoteCode.BINARY_AS_BASE64, 'binary content is asked for as base64 text');
@@ -102,10 +123,10 @@ export function convertKeywords(schema: JsonObject, depth: number, host: Keyword
   // `types` has no repeats (see readTypes): `withTypes` without its copies.
   if (types.length > 0) out = { type: types.length === 1 ? types[0]! : types };
 
-  const description = describe(schema, host, binary);
+  const description = describe(schema, host, binary, groups);
   if (description !== undefined) out.description = description;
 
-  const declared = host.resolveMap(schema.properties);
+  const declared = groups & STRUCTURE ? host.resolveMap(schema.properties) : undefined;
   if (isJsonObject(declared)) {
     const properties: Record<string, JsonSchema> = {};
     for (const [name, child] of Object.entries(declared)) {
@@ -116,40 +137,26 @@ export function convertKeywords(schema: JsonObject, depth: number, host: Keyword
     }
     out.properties = properties;
   }
-  const required = asArray(schema.required).filter((name): name is string => typeof name === 'string');
-  if (required.length > 0) out.required = [...new Set(required)];
+  if (groups & STRUCTURE) convertStructure(schema, out, depth, host);
 
-  if (typeof schema.additionalProperties === 'boolean') {
-    out.additionalProperties = schema.additionalProperties;
-  } else if (isJsonObject(schema.additionalProperties)) {
-    out.additionalProperties = host.node(schema.additionalProperties, depth + 1);
-  }
-
-  if (isJsonObject(schema.items) || schema.items === true) {
-    out.items = host.node(schema.items, depth + 1);
-  } else if (Array.isArray(schema.items) && schema.items.length > 0) {
-    host.note(
-      NoteCode.KEYWORD_DROPPED,
-      'a tuple `items` list became one item schema accepting any of its entries',
-    );
-    out.items = host.node({ anyOf: schema.items }, depth + 1);
-  }
-
-  copyFormat(schema, out, binary, host);
-  copyEnum(schema, out, host);
+  if (binary || groups & FORMAT) copyFormat(schema, out, binary, host);
+  if (groups & ENUM) copyEnum(schema, out, host);
   if (groups & CONSTRAINTS) copyConstraints(schema, out);
   if (groups & EXAMPLES) copyExamples(schema, out, host.options);
-  if (schema.readOnly === true) out.readOnly = true;
-  if (schema.writeOnly === true) out.writeOnly = true;
-  if (schema.deprecated === true) out.deprecated = true;
+  if (groups & FLAGS) {
+    if (schema.readOnly === true) out.readOnly = true;
+    if (schema.writeOnly === true) out.writeOnly = true;
+    if (schema.deprecated === true) out.deprecated = true;
+  }
 
-  if (out.type === undefined && !schema.allOf && !schema.anyOf && !schema.oneOf) {
+  const composed = groups & (ALL_OF | UNION) && (schema.allOf || schema.anyOf || schema.oneOf);
+  if (out.type === undefined && !composed) {
     if (out.properties || out.additionalProperties !== undefined) out.type = 'object';
     else if (out.items) out.type = 'array';
   }
 
   const reportConflict = (message: string): void => host.note(NoteCode.ALLOF_CONFLICT, message);
-  if (Array.isArray(schema.allOf) && schema.allOf.length > 0) {
+  if (groups & ALL_OF && Array.isArray(schema.allOf) && schema.allOf.length > 0) {
     const branches = schema.allOf.map((branch) => host.node(branch, depth));
     // This schema's own keywords come first, so its description wins over inherited ones.
     out = mergeAllOf([out, ...branches], reportConflict);
@@ -181,8 +188,30 @@ export function convertKeywords(schema: JsonObject, depth: number, host: Keyword
     }
   }
 
-  if (schema.nullable === true || schema['x-nullable'] === true) out = makeNullable(out);
+  if (groups & FLAGS && (schema.nullable === true || schema['x-nullable'] === true)) out = makeNullable(out);
   return out;
+}
+
+/** `required`, `additionalProperties` and `items` (after `properties`, in this order). */
+function convertStructure(schema: JsonObject, out: JsonSchema, depth: number, host: KeywordHost): void {
+  const required = asArray(schema.required).filter((name): name is string => typeof name === 'string');
+  if (required.length > 0) out.required = [...new Set(required)];
+
+  if (typeof schema.additionalProperties === 'boolean') {
+    out.additionalProperties = schema.additionalProperties;
+  } else if (isJsonObject(schema.additionalProperties)) {
+    out.additionalProperties = host.node(schema.additionalProperties, depth + 1);
+  }
+
+  if (isJsonObject(schema.items) || schema.items === true) {
+    out.items = host.node(schema.items, depth + 1);
+  } else if (Array.isArray(schema.items) && schema.items.length > 0) {
+    host.note(
+      NoteCode.KEYWORD_DROPPED,
+      'a tuple `items` list became one item schema accepting any of its entries',
+    );
+    out.items = host.node({ anyOf: schema.items }, depth + 1);
+  }
 }
 
 function readTypes(schema: JsonObject, host: KeywordHost): JsonSchemaType[] {
@@ -213,12 +242,19 @@ function isBinary(schema: JsonObject, types: readonly JsonSchemaType[]): boolean
   );
 }
 
-function describe(schema: JsonObject, host: KeywordHost, binary: boolean): string | undefined {
+function describe(
+  schema: JsonObject,
+  host: KeywordHost,
+  binary: boolean,
+  groups: number,
+): string | undefined {
   // Titles are mostly internal type names (Stripe's `optional_fields_address`); for a constant,
   // though, the title is the value's name (Discord's `GUILD_TEXT`), which a model should see.
-  const isConstant = schema.const !== undefined || (Array.isArray(schema.enum) && schema.enum.length === 1);
+  const isConstant =
+    groups & ENUM &&
+    (schema.const !== undefined || (Array.isArray(schema.enum) && schema.enum.length === 1));
   const text = asString(schema.description) ?? (isConstant ? asString(schema.title) : undefined);
-  const deprecated = schema.deprecated === true ? 'Deprecated.' : undefined;
+  const deprecated = groups & FLAGS && schema.deprecated === true ? 'Deprecated.' : undefined;
   const full = joinSentences(deprecated, text, binary ? BINARY_DESCRIPTION : undefined);
   if (full === undefined) return undefined;
   const bounded = boundText(full, host.options.maxDescriptionLength);
