@@ -36,7 +36,8 @@ export function finaliseSchema(
   if (same) {
     same =
       items === schema.items &&
-      values === (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined) &&
+      values ===
+        (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined) &&
       (anyOf === undefined || anyOf.every((branch, i) => branch === schema.anyOf![i])) &&
       (schema.required === undefined ||
         (schema.required.length > 0 &&
@@ -53,7 +54,9 @@ export function finaliseSchema(
   if (properties) out.properties = properties;
   if (schema.required) {
     const present = schema.properties;
-    const required = present ? schema.required.filter((name) => Object.hasOwn(present, name)) : schema.required;
+    const required = present
+      ? schema.required.filter((name) => Object.hasOwn(present, name))
+      : schema.required;
     if (required.length > 0) out.required = required;
     else delete out.required;
   }

@@ -148,7 +148,10 @@ describe('per-function size budget', () => {
           tags: { type: 'array', items: shared, examples: [['a', 'ß']] },
           owner: {
             type: 'object',
-            properties: { id: { type: 'integer', minimum: 1 }, nick: { description: undefined, type: 'string' } },
+            properties: {
+              id: { type: 'integer', minimum: 1 },
+              nick: { description: undefined, type: 'string' },
+            },
             required: ['id'],
             additionalProperties: { anyOf: [shared, { type: 'null' }] },
           },
@@ -170,7 +173,11 @@ describe('per-function size budget', () => {
       },
     };
     expect(weigh(edited)).toBe(functionBytes(edited));
-    const huge = convertOperation(kubernetesLikeDocument(), { operationId: 'op' }, { maxFunctionBytes: Infinity });
+    const huge = convertOperation(
+      kubernetesLikeDocument(),
+      { operationId: 'op' },
+      { maxFunctionBytes: Infinity },
+    );
     expect(weigh(huge)).toBe(functionBytes(huge));
   });
 });

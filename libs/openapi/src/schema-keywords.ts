@@ -251,8 +251,7 @@ function describe(
   // Titles are mostly internal type names (Stripe's `optional_fields_address`); for a constant,
   // though, the title is the value's name (Discord's `GUILD_TEXT`), which a model should see.
   const isConstant =
-    groups & ENUM &&
-    (schema.const !== undefined || (Array.isArray(schema.enum) && schema.enum.length === 1));
+    groups & ENUM && (schema.const !== undefined || (Array.isArray(schema.enum) && schema.enum.length === 1));
   const text = asString(schema.description) ?? (isConstant ? asString(schema.title) : undefined);
   const deprecated = groups & FLAGS && schema.deprecated === true ? 'Deprecated.' : undefined;
   const full = joinSentences(deprecated, text, binary ? BINARY_DESCRIPTION : undefined);

@@ -43,7 +43,8 @@ export class SchemaMeasures {
           let inner = true;
           const properties = value as Record<string, JsonSchema>;
           for (const property in properties) {
-            length += JSON.stringify(property).length + 1 + this.length(properties[property]!) + (inner ? 0 : 1);
+            length +=
+              JSON.stringify(property).length + 1 + this.length(properties[property]!) + (inner ? 0 : 1);
             inner = false;
           }
         } else if (isSubSchemaKey(key, value)) {
@@ -371,7 +372,6 @@ function collectDefRefs(value: unknown, names: string[]): void {
     } else collectDefRefs(child, names);
   }
 }
-
 
 function freeName(wanted: string, taken: Record<string, unknown>): string {
   const base = wanted.replace(/[^A-Za-z0-9_.-]+/g, '_') || 'Schema';
