@@ -18,26 +18,53 @@ export function finaliseSchema(
   const known = memo?.get(schema);
   if (known !== undefined) return known;
   const finalise = (child: JsonSchema): JsonSchema => finaliseSchema(child, carry, memo);
-  const { readOnly: _readOnly, writeOnly: _writeOnly, ...rest } = schema;
-  const out: JsonSchema = { ...rest };
-  if (rest.properties) {
-    out.properties = Object.fromEntries(
-      Object.entries(rest.properties).map(([name, child]) => [name, finalise(child)]),
-    );
+  let same = !Object.hasOwn(schema, 'readOnly') && !Object.hasOwn(schema, 'writeOnly');
+  let properties: Record<string, JsonSchema> | undefined;
+  if (schema.properties) {
+    properties = {};
+    for (const name in schema.properties) {
+      const child = schema.properties[name]!;
+      const done = finalise(child);
+      if (done !== child) same = false;
+      properties[name] = done;
+    }
   }
-  if (rest.required) {
-    const present = rest.properties;
-    const required = present ? rest.required.filter((name) => Object.hasOwn(present, name)) : rest.required;
+  const items = schema.items && finalise(schema.items);
+  const values =
+    typeof schema.additionalProperties === 'object' ? finalise(schema.additionalProperties) : undefined;
+  const anyOf = schema.anyOf?.map(finalise);
+  if (same) {
+    same =
+      items === schema.items &&
+      values ===
+        (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined) &&
+      (anyOf === undefined || anyOf.every((branch, i) => branch === schema.anyOf![i])) &&
+      (schema.required === undefined ||
+        (schema.required.length > 0 &&
+          (schema.properties === undefined ||
+            schema.required.every((name) => Object.hasOwn(schema.properties!, name)))));
+  }
+  if (same) {
+    // Nothing to drop or filter here or below: the converted schema is its own final form (it is never
+    // changed in place afterwards; sharing and the budget copy what they edit).
+    memo?.set(schema, schema);
+    return schema;
+  }
+  const { readOnly: _readOnly, writeOnly: _writeOnly, ...out } = schema;
+  if (properties) out.properties = properties;
+  if (schema.required) {
+    const present = schema.properties;
+    const required = present
+      ? schema.required.filter((name) => Object.hasOwn(present, name))
+      : schema.required;
     if (required.length > 0) out.required = required;
     else delete out.required;
   }
-  if (rest.items) out.items = finalise(rest.items);
-  if (typeof rest.additionalProperties === 'object') {
-    out.additionalProperties = finalise(rest.additionalProperties);
-  }
-  if (rest.anyOf) out.anyOf = rest.anyOf.map(finalise);
-  if (rest.enum) out.enum = [...rest.enum];
-  if (rest.examples) out.examples = [...rest.examples];
+  if (items) out.items = items;
+  if (values) out.additionalProperties = values;
+  if (anyOf) out.anyOf = anyOf;
+  if (schema.enum) out.enum = [...schema.enum];
+  if (schema.examples) out.examples = [...schema.examples];
   carry?.(schema, out);
   memo?.set(schema, out);
   return out;

@@ -3,11 +3,12 @@
 
 import { describe, expect, it } from 'vitest';
 import { convertOperation } from './document-converter.js';
-import { functionBytes } from './function-budget.js';
+import { functionBytes, measuredFunctionBytes, type BudgetedFunction } from './function-budget.js';
 import type { JsonSchema } from './json-schema.js';
 import { NoteCode } from './notes.js';
 import { jsonBody, oneOperation } from './__fixtures__/documents.js';
 import { schemaProblems } from './__fixtures__/schema-check.js';
+import { SchemaMeasures } from './shared-schemas.js';
 
 const LONG = (what: string): string =>
   `${what}. ${'This field is described at length, as Kubernetes does for every field of every object it defines. '.repeat(6)}`;
@@ -133,5 +134,50 @@ describe('per-function size budget', () => {
       examples: ['p1'],
     });
     expect(budgeted.notes.some((n) => n.code === NoteCode.SIZE_BUDGET)).toBe(false);
+  });
+
+  it('when a function is weighed from cached measures, the size is exactly that of its JSON text, edits included', () => {
+    const shared: JsonSchema = { type: 'string', description: 'Ünïcödé — “quoted” \\ "escaped" \n 🐾' };
+    const fn: BudgetedFunction = {
+      name: 'pets_create',
+      description: 'Crée un animal. 动物',
+      parameters: {
+        type: 'object',
+        properties: {
+          name: shared,
+          tags: { type: 'array', items: shared, examples: [['a', 'ß']] },
+          owner: {
+            type: 'object',
+            properties: {
+              id: { type: 'integer', minimum: 1 },
+              nick: { description: undefined, type: 'string' },
+            },
+            required: ['id'],
+            additionalProperties: { anyOf: [shared, { type: 'null' }] },
+          },
+          pet: { $ref: '#/$defs/Pet' },
+        },
+        required: ['name'],
+        $defs: { Pet: { type: 'object', properties: { kind: { enum: ['cat', 'dög', null] } } } },
+      },
+    };
+    const measures = new SchemaMeasures(300);
+    const weigh = measuredFunctionBytes(measures);
+    expect(weigh(fn)).toBe(functionBytes(fn));
+    // An edit copies what it changes; the untouched parts are weighed from the cache.
+    const edited: BudgetedFunction = {
+      ...fn,
+      parameters: {
+        ...fn.parameters,
+        properties: { ...fn.parameters.properties, name: { type: 'string', description: 'Ñame' } },
+      },
+    };
+    expect(weigh(edited)).toBe(functionBytes(edited));
+    const huge = convertOperation(
+      kubernetesLikeDocument(),
+      { operationId: 'op' },
+      { maxFunctionBytes: Infinity },
+    );
+    expect(weigh(huge)).toBe(functionBytes(huge));
   });
 });

@@ -5,6 +5,7 @@
 // parameter, property, type, enum or constraint is removed, so a tool may stay over budget; the note says so.
 
 import type { FunctionParameters, JsonSchema } from './json-schema.js';
+import type { SchemaMeasures } from './shared-schemas.js';
 import { boundText } from './text.js';
 
 /** What a description is cut to in the first round. */
@@ -29,8 +30,34 @@ export function functionBytes(fn: BudgetedFunction): number {
   return Buffer.byteLength(JSON.stringify(fn));
 }
 
-export function fitFunctionBudget(fn: BudgetedFunction, budget: number): BudgetResult {
-  const before = functionBytes(fn);
+/**
+ * `functionBytes`, exactly, from measures cached by schema identity: an edit copies only the path to what
+ * it changed, so weighing the function again costs the copies, not the whole text.
+ */
+export function measuredFunctionBytes(measures: SchemaMeasures): (fn: BudgetedFunction) => number {
+  return (fn) => {
+    let bytes = 2;
+    let first = true;
+    for (const key in fn) {
+      const value = (fn as unknown as Record<string, unknown>)[key];
+      if (value === undefined) continue;
+      bytes += Buffer.byteLength(JSON.stringify(key)) + 1 + (first ? 0 : 1);
+      first = false;
+      bytes +=
+        key === 'parameters' && value !== null && typeof value === 'object'
+          ? measures.bytes(value as JsonSchema)
+          : Buffer.byteLength(JSON.stringify(value));
+    }
+    return bytes;
+  };
+}
+
+export function fitFunctionBudget(
+  fn: BudgetedFunction,
+  budget: number,
+  sizeOf: (fn: BudgetedFunction) => number = functionBytes,
+): BudgetResult {
+  const before = sizeOf(fn);
   if (before <= budget) return fn;
   const deepest = maxDepth(fn.parameters);
   let current: BudgetedFunction = fn;
@@ -46,7 +73,7 @@ export function fitFunctionBudget(fn: BudgetedFunction, budget: number): BudgetR
       const parameters = editAtDepth(current.parameters, depth, edit);
       if (parameters === current.parameters) continue;
       current = { ...current, parameters };
-      size = functionBytes(current);
+      size = sizeOf(current);
       if (edit === shorten) shortenedFrom = depth;
       else droppedFrom = depth;
     }
@@ -61,7 +88,7 @@ export function fitFunctionBudget(fn: BudgetedFunction, budget: number): BudgetR
     const cut = boundText(current.description, SHORT_FUNCTION_DESCRIPTION);
     if (cut.truncated) {
       current = { ...current, description: cut.text };
-      size = functionBytes(current);
+      size = sizeOf(current);
       steps.push(`the function description cut to ${SHORT_FUNCTION_DESCRIPTION} characters`);
     }
   }

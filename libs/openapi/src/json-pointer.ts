@@ -3,11 +3,14 @@
 
 import { isJsonObject } from './json.js';
 
+// Most tokens need no escaping: those are returned as they are, without scanning twice.
 export function escapePointerToken(token: string): string {
+  if (!token.includes('~') && !token.includes('/')) return token;
   return token.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
 export function unescapePointerToken(token: string): string {
+  if (!token.includes('~')) return token;
   return token.replaceAll('~1', '/').replaceAll('~0', '~');
 }
 
@@ -21,7 +24,7 @@ export function parseLocalPointer(ref: string): string[] | undefined {
   if (!ref.startsWith('#')) return undefined;
   let fragment: string;
   try {
-    fragment = decodeURIComponent(ref.slice(1));
+    fragment = ref.includes('%') ? decodeURIComponent(ref.slice(1)) : ref.slice(1);
   } catch {
     return undefined;
   }
@@ -30,12 +33,14 @@ export function parseLocalPointer(ref: string): string[] | undefined {
   return fragment.slice(1).split('/').map(unescapePointerToken);
 }
 
+const ARRAY_INDEX = /^(0|[1-9][0-9]*)$/;
+
 /** The value at `tokens` below `root`, or undefined when a step is missing. */
 export function valueAtPointer(root: unknown, tokens: readonly string[]): unknown {
   let node: unknown = root;
   for (const token of tokens) {
     if (Array.isArray(node)) {
-      if (!/^(0|[1-9][0-9]*)$/.test(token)) return undefined;
+      if (!ARRAY_INDEX.test(token)) return undefined;
       node = node[Number(token)];
     } else if (isJsonObject(node)) {
       if (!Object.hasOwn(node, token)) return undefined;

@@ -31,11 +31,14 @@ export function asNonNegativeInteger(value: unknown): number | undefined {
 }
 
 export function isPrimitive(value: unknown): value is string | number | boolean | null {
-  return value === null || ['string', 'number', 'boolean'].includes(typeof value);
+  const type = typeof value;
+  return value === null || type === 'string' || type === 'number' || type === 'boolean';
 }
 
 /** Order-independent equality of two JSON values (used to deduplicate enum values). */
 export function jsonKey(value: unknown): string {
+  // Enum values are mostly primitives, whose text needs no sorted copy.
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
   return JSON.stringify(value, (_key, v: unknown) =>
     isJsonObject(v)
       ? Object.fromEntries(

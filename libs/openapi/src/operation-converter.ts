@@ -11,7 +11,7 @@ import {
   type OperationConversion,
 } from './conversion.js';
 import { finaliseSchema } from './finalise.js';
-import { fitFunctionBudget } from './function-budget.js';
+import { fitFunctionBudget, measuredFunctionBytes } from './function-budget.js';
 import { asArray, asString, isJsonObject, isPrimitive, type JsonObject } from './json.js';
 import { isObjectSchema, type FunctionParameters, type JsonSchema } from './json-schema.js';
 import { isFileMediaType } from './media-types.js';
@@ -132,6 +132,7 @@ export function convertOperationSource(
       : fitFunctionBudget(
           { name, description, parameters: functionParameters },
           ctx.options.maxFunctionBytes,
+          measuredFunctionBytes(caches.measures),
         );
   if (budgeted.note !== undefined) {
     notes.add(NoteCode.SIZE_BUDGET, budgeted.note, source.pointer);

@@ -80,7 +80,7 @@ export class RecursiveRefs {
       if (node === null || typeof node !== 'object' || seen.has(node)) continue;
       seen.add(node);
       if (Array.isArray(node)) {
-        pending.push(...node);
+        for (const item of node) if (item !== null && typeof item === 'object') pending.push(item);
         continue;
       }
       if (!isJsonObject(node)) continue;
@@ -90,7 +90,10 @@ export class RecursiveRefs {
         const target = this.resolver.resolve(node.$ref);
         if (target.ok) found.add(target.pointer);
       }
-      for (const [name, value] of Object.entries(node)) {
+      for (const name in node) {
+        const value = node[name];
+        // Only objects and lists can hold refs; text, numbers and flags are not walked.
+        if (value === null || typeof value !== 'object') continue;
         if (name !== '$ref' && !DATA_KEYS.has(name) && !name.startsWith('x-')) pending.push(value);
       }
     }

@@ -13,6 +13,8 @@ export type DerefResult =
   | { readonly ok: true; readonly value: unknown; readonly pointer: string | undefined }
   | { readonly ok: false; readonly reason: string; readonly ref: string };
 
+const LONE_TILDE = /~(?![01])/;
+
 // Reference Objects pointing at Reference Objects: a longer chain than this is treated as a cycle.
 const MAX_REF_CHAIN = 32;
 
@@ -55,6 +57,8 @@ export class RefResolver {
     if (!tokens) return { ok: false, reason: `"${ref}" is not a JSON Pointer reference` };
     const value = valueAtPointer(this.root, tokens);
     if (value === undefined) return { ok: false, reason: `"${ref}" points at nothing in the document` };
-    return { ok: true, pointer: pointerFromTokens(tokens), value };
+    // A ref written canonically (no percent-encoding, every `~` an escape) is its own pointer.
+    const pointer = !ref.includes('%') && !LONE_TILDE.test(ref) ? ref : pointerFromTokens(tokens);
+    return { ok: true, pointer, value };
   }
 }

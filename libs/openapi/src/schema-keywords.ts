@@ -54,20 +54,79 @@ const DROPPED_KEYWORDS = [
   '$dynamicRef',
 ] as const;
 
+// Keywords most schemas lack, in groups: one pass over the keys a schema has tells which groups to read.
+// (Looking up absent keys one by one was most of the time spent here: parsed documents' objects have
+// many shapes, so each miss is a slow lookup.)
+const DROPPED = 1;
+const CONSTRAINTS = 2;
+const EXAMPLES = 4;
+const UNION = 8;
+const FLAGS = 16;
+const ENUM = 32;
+const FORMAT = 64;
+const ALL_OF = 128;
+const STRUCTURE = 256;
+const KEY_GROUPS = new Map<string, number>([
+  ...DROPPED_KEYWORDS.map((key): [string, number] => [key, DROPPED]),
+  ...[
+    'minimum',
+    'maximum',
+    'exclusiveMinimum',
+    'exclusiveMaximum',
+    'multipleOf',
+    'minLength',
+    'maxLength',
+    'minItems',
+    'maxItems',
+    'minProperties',
+    'maxProperties',
+    'uniqueItems',
+    'default',
+  ].map((key): [string, number] => [key, CONSTRAINTS]),
+  ['example', EXAMPLES],
+  ['examples', EXAMPLES],
+  ['oneOf', UNION],
+  ['anyOf', UNION],
+  ['readOnly', FLAGS],
+  ['writeOnly', FLAGS],
+  ['deprecated', FLAGS],
+  ['nullable', FLAGS],
+  ['x-nullable', FLAGS],
+  ['const', ENUM],
+  ['enum', ENUM],
+  ['format', FORMAT],
+  ['pattern', FORMAT],
+  ['contentMediaType', FORMAT],
+  ['contentEncoding', FORMAT],
+  ['allOf', ALL_OF],
+  ['properties', STRUCTURE],
+  ['required', STRUCTURE],
+  ['additionalProperties', STRUCTURE],
+  ['items', STRUCTURE],
+]);
+
+function keyGroups(schema: JsonObject): number {
+  let groups = 0;
+  for (const key in schema) groups |= KEY_GROUPS.get(key) ?? 0;
+  return groups;
+}
+
 export function convertKeywords(schema: JsonObject, depth: number, host: KeywordHost): JsonSchema {
   let out: JsonSchema = {};
+  const groups = keyGroups(schema);
   let types = readTypes(schema, host);
-  const binary = isBinary(schema, types);
+  const binary = groups & FORMAT ? isBinary(schema, types) : schema.type === 'file';
   if (binary) {
     types = ['string', ...types.filter((type) => type === 'null')];
     host.note(NoteCode.BINARY_AS_BASE64, 'binary content is asked for as base64 text');
   }
-  if (types.length > 0) out = withTypes(out, types);
+  // `types` has no repeats (see readTypes): `withTypes` without its copies.
+  if (types.length > 0) out = { type: types.length === 1 ? types[0]! : types };
 
-  const description = describe(schema, host, binary);
+  const description = describe(schema, host, binary, groups);
   if (description !== undefined) out.description = description;
 
-  const declared = host.resolveMap(schema.properties);
+  const declared = groups & STRUCTURE ? host.resolveMap(schema.properties) : undefined;
   if (isJsonObject(declared)) {
     const properties: Record<string, JsonSchema> = {};
     for (const [name, child] of Object.entries(declared)) {
@@ -78,46 +137,32 @@ export function convertKeywords(schema: JsonObject, depth: number, host: Keyword
     }
     out.properties = properties;
   }
-  const required = asArray(schema.required).filter((name): name is string => typeof name === 'string');
-  if (required.length > 0) out.required = [...new Set(required)];
+  if (groups & STRUCTURE) convertStructure(schema, out, depth, host);
 
-  if (typeof schema.additionalProperties === 'boolean') {
-    out.additionalProperties = schema.additionalProperties;
-  } else if (isJsonObject(schema.additionalProperties)) {
-    out.additionalProperties = host.node(schema.additionalProperties, depth + 1);
+  if (binary || groups & FORMAT) copyFormat(schema, out, binary, host);
+  if (groups & ENUM) copyEnum(schema, out, host);
+  if (groups & CONSTRAINTS) copyConstraints(schema, out);
+  if (groups & EXAMPLES) copyExamples(schema, out, host.options);
+  if (groups & FLAGS) {
+    if (schema.readOnly === true) out.readOnly = true;
+    if (schema.writeOnly === true) out.writeOnly = true;
+    if (schema.deprecated === true) out.deprecated = true;
   }
 
-  if (isJsonObject(schema.items) || schema.items === true) {
-    out.items = host.node(schema.items, depth + 1);
-  } else if (Array.isArray(schema.items) && schema.items.length > 0) {
-    host.note(
-      NoteCode.KEYWORD_DROPPED,
-      'a tuple `items` list became one item schema accepting any of its entries',
-    );
-    out.items = host.node({ anyOf: schema.items }, depth + 1);
-  }
-
-  copyFormat(schema, out, binary, host);
-  copyEnum(schema, out, host);
-  copyConstraints(schema, out);
-  copyExamples(schema, out, host.options);
-  if (schema.readOnly === true) out.readOnly = true;
-  if (schema.writeOnly === true) out.writeOnly = true;
-  if (schema.deprecated === true) out.deprecated = true;
-
-  if (out.type === undefined && !schema.allOf && !schema.anyOf && !schema.oneOf) {
+  const composed = groups & (ALL_OF | UNION) && (schema.allOf || schema.anyOf || schema.oneOf);
+  if (out.type === undefined && !composed) {
     if (out.properties || out.additionalProperties !== undefined) out.type = 'object';
     else if (out.items) out.type = 'array';
   }
 
   const reportConflict = (message: string): void => host.note(NoteCode.ALLOF_CONFLICT, message);
-  if (Array.isArray(schema.allOf) && schema.allOf.length > 0) {
+  if (groups & ALL_OF && Array.isArray(schema.allOf) && schema.allOf.length > 0) {
     const branches = schema.allOf.map((branch) => host.node(branch, depth));
     // This schema's own keywords come first, so its description wins over inherited ones.
     out = mergeAllOf([out, ...branches], reportConflict);
   }
 
-  const union = [...asArray(schema.oneOf), ...asArray(schema.anyOf)];
+  const union = groups & UNION ? [...asArray(schema.oneOf), ...asArray(schema.anyOf)] : [];
   if (union.length > 0) {
     if (Array.isArray(schema.oneOf) && Array.isArray(schema.anyOf)) {
       host.note(NoteCode.UNION_SIMPLIFIED, 'oneOf and anyOf on one schema were read as one union');
@@ -137,17 +182,43 @@ export function convertKeywords(schema: JsonObject, depth: number, host: Keyword
     );
   }
 
-  for (const keyword of DROPPED_KEYWORDS) {
+  for (const keyword of groups & DROPPED ? DROPPED_KEYWORDS : []) {
     if (schema[keyword] !== undefined) {
       host.note(NoteCode.KEYWORD_DROPPED, `"${keyword}" has no model-facing equivalent and was dropped`);
     }
   }
 
-  if (schema.nullable === true || schema['x-nullable'] === true) out = makeNullable(out);
+  if (groups & FLAGS && (schema.nullable === true || schema['x-nullable'] === true)) out = makeNullable(out);
   return out;
 }
 
+/** `required`, `additionalProperties` and `items` (after `properties`, in this order). */
+function convertStructure(schema: JsonObject, out: JsonSchema, depth: number, host: KeywordHost): void {
+  const required = asArray(schema.required).filter((name): name is string => typeof name === 'string');
+  if (required.length > 0) out.required = [...new Set(required)];
+
+  if (typeof schema.additionalProperties === 'boolean') {
+    out.additionalProperties = schema.additionalProperties;
+  } else if (isJsonObject(schema.additionalProperties)) {
+    out.additionalProperties = host.node(schema.additionalProperties, depth + 1);
+  }
+
+  if (isJsonObject(schema.items) || schema.items === true) {
+    out.items = host.node(schema.items, depth + 1);
+  } else if (Array.isArray(schema.items) && schema.items.length > 0) {
+    host.note(
+      NoteCode.KEYWORD_DROPPED,
+      'a tuple `items` list became one item schema accepting any of its entries',
+    );
+    out.items = host.node({ anyOf: schema.items }, depth + 1);
+  }
+}
+
 function readTypes(schema: JsonObject, host: KeywordHost): JsonSchemaType[] {
+  if (schema.type === undefined) return [];
+  if (typeof schema.type === 'string' && JSON_SCHEMA_TYPES.includes(schema.type as JsonSchemaType)) {
+    return [schema.type as JsonSchemaType];
+  }
   const raw = Array.isArray(schema.type) ? schema.type : schema.type === undefined ? [] : [schema.type];
   const types: JsonSchemaType[] = [];
   for (const type of raw) {
@@ -171,12 +242,18 @@ function isBinary(schema: JsonObject, types: readonly JsonSchemaType[]): boolean
   );
 }
 
-function describe(schema: JsonObject, host: KeywordHost, binary: boolean): string | undefined {
+function describe(
+  schema: JsonObject,
+  host: KeywordHost,
+  binary: boolean,
+  groups: number,
+): string | undefined {
   // Titles are mostly internal type names (Stripe's `optional_fields_address`); for a constant,
   // though, the title is the value's name (Discord's `GUILD_TEXT`), which a model should see.
-  const isConstant = schema.const !== undefined || (Array.isArray(schema.enum) && schema.enum.length === 1);
+  const isConstant =
+    groups & ENUM && (schema.const !== undefined || (Array.isArray(schema.enum) && schema.enum.length === 1));
   const text = asString(schema.description) ?? (isConstant ? asString(schema.title) : undefined);
-  const deprecated = schema.deprecated === true ? 'Deprecated.' : undefined;
+  const deprecated = groups & FLAGS && schema.deprecated === true ? 'Deprecated.' : undefined;
   const full = joinSentences(deprecated, text, binary ? BINARY_DESCRIPTION : undefined);
   if (full === undefined) return undefined;
   const bounded = boundText(full, host.options.maxDescriptionLength);

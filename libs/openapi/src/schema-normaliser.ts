@@ -72,6 +72,9 @@ const REF_ANNOTATIONS = new Set([
   'examples',
 ]);
 
+// The annotations beside a `$ref` that apply to the schema it names (converted like its own keywords).
+const REF_OVERLAYS = new Set(['description', 'readOnly', 'writeOnly', 'deprecated', 'default', 'example']);
+
 export class SchemaNormaliser {
   private readonly memo = new Map<string, MemoEntry>();
   // `$defs` names are per document, so memoised schemas pointing at them stay valid in every operation.
@@ -82,6 +85,7 @@ export class SchemaNormaliser {
   private readonly recursion: RecursiveRefs;
   /** The `$ref` target each converted schema stands for (by identity), to name it if it is shared. */
   private readonly origins = new WeakMap<JsonSchema, string>();
+  private readonly displayNames = new Map<string, string>();
   /** Recursive refs met in this `normalise` call whose `$defs` entries are still to be converted. */
   private pendingDefs: string[] = [];
   private readonly stack: Frame[] = [];
@@ -207,7 +211,7 @@ export class SchemaNormaliser {
       this.note(limit.code, limit.note);
       return stubFor(this.targetOf(schema), limit.stub);
     }
-    if (schema === true || (isJsonObject(schema) && Object.keys(schema).length === 0)) return {};
+    if (schema === true || (isJsonObject(schema) && isEmpty(schema))) return {};
     if (!isJsonObject(schema)) {
       const shown = Array.isArray(schema) ? 'a list' : JSON.stringify(schema)?.slice(0, 80);
       this.note(NoteCode.INVALID_INPUT, `a schema was ${shown}, not an object; any value is accepted`);
@@ -256,8 +260,7 @@ export class SchemaNormaliser {
   }
 
   private reference(schema: JsonObject, depth: number, recursive = false): JsonSchema {
-    const siblings = Object.keys(schema).filter((key) => !REF_ANNOTATIONS.has(key) && !key.startsWith('x-'));
-    if (siblings.length > 0) {
+    if (hasRefSiblings(schema)) {
       // OpenAPI 3.1 lets a `$ref` carry real keywords: read it as `allOf: [ref, rest]`.
       const { $ref, ...rest } = schema;
       return convertKeywords(
@@ -277,12 +280,12 @@ export class SchemaNormaliser {
       );
     }
     const key = resolution.pointer;
-    const occurrences = this.stack.filter((frame) => frame.key === key);
     if (this.options.refs === RefMode.DEFS && (recursive || this.recursion.isRecursive(key))) {
       this.stack.at(-1)?.defKeys.add(key);
       this.requireDef(key);
       return this.annotate({ $ref: this.defRef(key) }, schema, depth);
     }
+    const occurrences = this.stack.filter((frame) => frame.key === key);
     if (occurrences.length >= this.options.recursionDepth) {
       const top = this.stack.at(-1);
       if (top) top.cutDependsOn = Math.min(top.cutDependsOn, occurrences[0]!.index);
@@ -391,7 +394,10 @@ export class SchemaNormaliser {
    */
   componentName(schema: JsonSchema): string | undefined {
     const key = this.origins.get(schema);
-    return key === undefined ? undefined : displayName(key);
+    if (key === undefined) return undefined;
+    let name = this.displayNames.get(key);
+    if (name === undefined) this.displayNames.set(key, (name = displayName(key)));
+    return name;
   }
 
   /** Lets a copy of a converted schema (finalised, ...) keep its origin. */
@@ -418,10 +424,14 @@ export class SchemaNormaliser {
   /** Applies the annotations written beside a `$ref` (description, nullable, readOnly, ...). */
   private annotate(target: JsonSchema, refHolder: JsonObject, depth: number): JsonSchema {
     const annotations: JsonObject = {};
-    for (const key of ['description', 'readOnly', 'writeOnly', 'deprecated', 'default', 'example']) {
+    let annotated = target;
+    // Most holders are a bare `{$ref}`: one pass over their keys says so without six lookups.
+    let annotatedKeys = false;
+    for (const key in refHolder) if (REF_OVERLAYS.has(key)) annotatedKeys = true;
+    if (!annotatedKeys) return refHolder.nullable === true ? makeNullable(annotated) : annotated;
+    for (const key of REF_OVERLAYS) {
       if (refHolder[key] !== undefined) annotations[key] = refHolder[key];
     }
-    let annotated = target;
     if (Object.keys(annotations).length > 0) {
       const overlay = convertKeywords(annotations, depth, this);
       annotated = { ...target, ...overlay };
@@ -445,6 +455,19 @@ export class SchemaNormaliser {
     const resolution = this.resolver.resolve(ref);
     return resolution.ok ? resolution.value : schema;
   }
+}
+
+function isEmpty(object: JsonObject): boolean {
+  for (const key in object) if (Object.hasOwn(object, key)) return false;
+  return true;
+}
+
+/** True when a `$ref` holder carries a keyword beyond annotations and `x-` extensions. */
+function hasRefSiblings(schema: JsonObject): boolean {
+  for (const key in schema) {
+    if (!REF_ANNOTATIONS.has(key) && !key.startsWith('x-')) return true;
+  }
+  return false;
 }
 
 /** `#/components/schemas/Node` → `Node`; a bundled file `#/x-…/models~1pet.yml` → `pet.yml`. */

@@ -19,6 +19,7 @@ export class SchemaMeasures {
   private readonly ids = new Map<string, number>();
   private readonly idOf = new WeakMap<JsonSchema, number>();
   private readonly lengthOf = new WeakMap<JsonSchema, number>();
+  private readonly bytesOf = new WeakMap<JsonSchema, number>();
 
   constructor(readonly minLength: number) {}
 
@@ -26,30 +27,88 @@ export class SchemaMeasures {
   length(schema: JsonSchema): number {
     const known = this.lengthOf.get(schema);
     if (known !== undefined) return known;
-    let length = 2; // the braces
-    let first = true;
-    for (const [key, value] of Object.entries(schema)) {
-      length += JSON.stringify(key).length + 1 + (first ? 0 : 1);
-      first = false;
-      if (key === 'properties' && value !== null && typeof value === 'object') {
-        length += 2;
-        let inner = true;
-        for (const [property, child] of Object.entries(value as Record<string, JsonSchema>)) {
-          length += JSON.stringify(property).length + 1 + this.length(child) + (inner ? 0 : 1);
-          inner = false;
+    let length: number;
+    if (isLeaf(schema)) {
+      // Nothing below to measure apart: the text itself, in one native call.
+      length = JSON.stringify(schema).length;
+    } else {
+      length = 2; // the braces
+      let first = true;
+      for (const key in schema) {
+        const value = (schema as Record<string, unknown>)[key];
+        length += JSON.stringify(key).length + 1 + (first ? 0 : 1);
+        first = false;
+        if (key === 'properties' && value !== null && typeof value === 'object') {
+          length += 2;
+          let inner = true;
+          const properties = value as Record<string, JsonSchema>;
+          for (const property in properties) {
+            length +=
+              JSON.stringify(property).length + 1 + this.length(properties[property]!) + (inner ? 0 : 1);
+            inner = false;
+          }
+        } else if (isSubSchemaKey(key, value)) {
+          length += this.length(value as JsonSchema);
+        } else if (key === 'anyOf' && Array.isArray(value)) {
+          length += 2 + Math.max(0, value.length - 1);
+          for (const branch of value as JsonSchema[]) length += this.length(branch);
+        } else {
+          // As a template literal writes it (`undefined` too), so lengths match the texts they stand for.
+          length += `${JSON.stringify(value)}`.length;
         }
-      } else if (isSubSchemaKey(key, value)) {
-        length += this.length(value as JsonSchema);
-      } else if (key === 'anyOf' && Array.isArray(value)) {
-        length += 2 + Math.max(0, value.length - 1);
-        for (const branch of value as JsonSchema[]) length += this.length(branch);
-      } else {
-        // As a template literal writes it (`undefined` too), so lengths match the texts they stand for.
-        length += `${JSON.stringify(value)}`.length;
       }
     }
     this.lengthOf.set(schema, length);
     return length;
+  }
+
+  /**
+   * UTF-8 bytes of `JSON.stringify(schema)`, exactly (a key whose value is `undefined` is left out, as
+   * there), from the children's bytes: the size budget weighs a function without serialising it again
+   * after each edit.
+   */
+  bytes(schema: JsonSchema): number {
+    if (schema === null || typeof schema !== 'object') return Buffer.byteLength(JSON.stringify(schema));
+    const known = this.bytesOf.get(schema);
+    if (known !== undefined) return known;
+    let bytes: number;
+    if (isLeaf(schema)) {
+      bytes = Buffer.byteLength(JSON.stringify(schema));
+    } else {
+      bytes = 2;
+      let first = true;
+      for (const key in schema) {
+        const value = (schema as Record<string, unknown>)[key];
+        if (value === undefined) continue;
+        bytes += Buffer.byteLength(JSON.stringify(key)) + 1 + (first ? 0 : 1);
+        first = false;
+        if ((key === 'properties' || key === '$defs') && value !== null && typeof value === 'object') {
+          bytes += this.recordBytes(value as Record<string, JsonSchema>);
+        } else if (isSubSchemaKey(key, value)) {
+          bytes += this.bytes(value as JsonSchema);
+        } else if (key === 'anyOf' && Array.isArray(value)) {
+          bytes += 2 + Math.max(0, value.length - 1);
+          for (const branch of value as JsonSchema[]) bytes += this.bytes(branch);
+        } else {
+          bytes += Buffer.byteLength(JSON.stringify(value));
+        }
+      }
+    }
+    this.bytesOf.set(schema, bytes);
+    return bytes;
+  }
+
+  /** UTF-8 bytes of `JSON.stringify(record)` for a record of schemas (`properties`, `$defs`). */
+  recordBytes(record: Record<string, JsonSchema>): number {
+    let bytes = 2;
+    let first = true;
+    for (const name in record) {
+      const schema = record[name];
+      if (schema === undefined) continue;
+      bytes += Buffer.byteLength(JSON.stringify(name)) + 1 + this.bytes(schema) + (first ? 0 : 1);
+      first = false;
+    }
+    return bytes;
   }
 
   /** Equal ids for equal texts; meant for schemas of at least `minLength`. */
@@ -85,6 +144,21 @@ export class SchemaMeasures {
   }
 }
 
+/**
+ * True when no keyword of the schema holds sub-schemas (nor `$defs`) and none is `undefined`: its JSON text is
+ * measured whole.
+ */
+function isLeaf(schema: JsonSchema): boolean {
+  for (const key in schema) {
+    const value = (schema as Record<string, unknown>)[key];
+    if (value === undefined || key === 'items') return false;
+    if (value === null || typeof value !== 'object') continue;
+    if (key === 'properties' || key === 'additionalProperties' || key === '$defs') return false;
+    if (key === 'anyOf' && Array.isArray(value)) return false;
+  }
+  return true;
+}
+
 function isSubSchemaKey(key: string, value: unknown): boolean {
   return key === 'items' || (key === 'additionalProperties' && typeof value === 'object' && value !== null);
 }
@@ -105,10 +179,13 @@ export function shareRepeatedSchemas(
     const best = pickRepeated(visitNodes(current, measures), measures, minLength, componentName);
     if (best === undefined) break;
     const name = freeName(best.component ?? best.name, current.$defs ?? {});
-    const replace = (schema: JsonSchema): JsonSchema =>
-      measures.length(schema) === best.length && measures.id(schema) === best.id
-        ? { $ref: `#/$defs/${name}` }
-        : mapChildren(schema, replace);
+    // A copy sits only in a schema longer than it: shorter ones are left as they are, unvisited.
+    const replace = (schema: JsonSchema): JsonSchema => {
+      const length = measures.length(schema);
+      if (length < best.length) return schema;
+      if (length === best.length && measures.id(schema) === best.id) return { $ref: `#/$defs/${name}` };
+      return mapChildren(schema, replace);
+    };
     const properties = mapValues(current.properties, replace);
     const defs = mapValues(current.$defs ?? {}, (schema) => mapChildren(schema, replace));
     // The first copy, with its own repeated parts shared as well (the others are the same text).
@@ -153,7 +230,11 @@ function visitNodes(
   return nodes;
 }
 
-/** The repeated schema that saves the most characters, if any saves enough. */
+/**
+ * The repeated schema that saves the most characters, if any saves enough. Equal texts have equal
+ * lengths, so ids (which cost a signature each) are only computed for nodes whose length occurs twice,
+ * and the component name only for the winner: most functions repeat nothing and get neither.
+ */
 function pickRepeated(
   nodes: ReadonlyArray<{ schema: JsonSchema; name: string }>,
   measures: SchemaMeasures,
@@ -162,24 +243,32 @@ function pickRepeated(
 ):
   | { id: number; schema: JsonSchema; name: string; length: number; component: string | undefined }
   | undefined {
+  const lengths = new Map<number, number>();
+  let candidates = 0;
+  for (const { schema } of nodes) {
+    if (schema.$ref !== undefined) continue;
+    const length = measures.length(schema);
+    if (length < minLength) continue;
+    const count = (lengths.get(length) ?? 0) + 1;
+    lengths.set(length, count);
+    if (count === 2) candidates += 1;
+  }
+  if (candidates === 0) return undefined;
   interface Seen {
     count: number;
     schema: JsonSchema;
     name: string;
     length: number;
-    component: string | undefined;
   }
   const seen = new Map<number, Seen>();
   for (const { schema, name } of nodes) {
     if (schema.$ref !== undefined) continue;
     const length = measures.length(schema);
-    if (length < minLength) continue;
+    if (length < minLength || lengths.get(length)! < 2) continue;
     const id = measures.id(schema);
     const entry = seen.get(id);
-    if (entry) {
-      entry.count += 1;
-      entry.component ??= componentName(schema);
-    } else seen.set(id, { count: 1, schema, name, length, component: componentName(schema) });
+    if (entry) entry.count += 1;
+    else seen.set(id, { count: 1, schema, name, length });
   }
   let best: (Seen & { id: number; saving: number }) | undefined;
   for (const [id, entry] of seen) {
@@ -187,7 +276,15 @@ function pickRepeated(
     const saving = (entry.count - 1) * entry.length;
     if (best === undefined || saving > best.saving) best = { ...entry, id, saving };
   }
-  return best;
+  if (best === undefined) return undefined;
+  // Named after the first of its copies, in visiting order, that is a component.
+  let component: string | undefined;
+  for (const { schema } of nodes) {
+    if (component !== undefined) break;
+    if (schema.$ref !== undefined || measures.length(schema) !== best.length) continue;
+    if (measures.id(schema) === best.id) component = componentName(schema);
+  }
+  return { id: best.id, schema: best.schema, name: best.name, length: best.length, component };
 }
 
 function mapValues(
@@ -238,10 +335,11 @@ function mapChildren(schema: JsonSchema, map: (child: JsonSchema) => JsonSchema)
 export function withoutUnusedDefs(parameters: FunctionParameters): FunctionParameters {
   const defs = parameters.$defs;
   if (defs === undefined) return parameters;
-  const referenced = (value: unknown): string[] =>
-    [...JSON.stringify(value).matchAll(/"\$ref":"#\/\$defs\/((?:[^"\\]|\\.)*)"/g)].map(
-      (match) => JSON.parse(`"${match[1]!}"`) as string,
-    );
+  const referenced = (value: unknown): string[] => {
+    const names: string[] = [];
+    collectDefRefs(value, names);
+    return names;
+  };
   const reached = new Set<string>();
   const pending = referenced(parameters.properties);
   for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
@@ -252,6 +350,27 @@ export function withoutUnusedDefs(parameters: FunctionParameters): FunctionParam
   const { $defs: _all, ...rest } = parameters;
   if (reached.size === 0) return rest;
   return { ...rest, $defs: Object.fromEntries(Object.entries(defs).filter(([name]) => reached.has(name))) };
+}
+
+const DEFS_PREFIX = '#/$defs/';
+
+/**
+ * Every `"$ref": "#/$defs/<name>"` in `value`, anywhere (as a text search of its JSON would find them),
+ * in document order, without serialising it.
+ */
+function collectDefRefs(value: unknown, names: string[]): void {
+  if (value === null || typeof value !== 'object') return;
+  if (Array.isArray(value)) {
+    for (const item of value) collectDefRefs(item, names);
+    return;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    const child = record[key];
+    if (key === '$ref' && typeof child === 'string' && child.startsWith(DEFS_PREFIX)) {
+      names.push(child.slice(DEFS_PREFIX.length));
+    } else collectDefRefs(child, names);
+  }
 }
 
 function freeName(wanted: string, taken: Record<string, unknown>): string {
