@@ -69,16 +69,18 @@ export function startStatusFanout(options: StatusFanoutOptions): RunningConsumer
 }
 
 async function fanOut(options: StatusFanoutOptions, message: JsMsg): Promise<number> {
-  const operation = message.headers?.get('KV-Operation');
-  if (operation === 'DEL' || operation === 'PURGE' || message.data.length === 0) return 0;
+  if (message.data.length === 0) return 0;
   // The subject names the task: when the mirrored keys show neither an endpoint of its account nor a
-  // webhook of its own, the write queues nothing whatever it says, and is neither decoded nor checked
-  // (most status writes of most accounts: a parse per write was a measurable share of a gateway's CPU).
+  // webhook of its own, the write queues nothing whatever it says, and neither its headers nor its
+  // record are decoded (most status writes of most accounts: a parse per write was a measurable share
+  // of a gateway's CPU).
   const task = parseTaskStatusSubject(message.subject);
   if (task !== undefined) {
     const known = webhookKeysOf(options.webhookKeys?.keys(), task.accountId, task.traceId);
     if (known?.endpoints === false && !known.own) return 0;
   }
+  const operation = message.headers?.get('KV-Operation');
+  if (operation === 'DEL' || operation === 'PURGE') return 0;
   let raw: unknown;
   try {
     raw = message.json();
