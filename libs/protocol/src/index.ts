@@ -47,7 +47,7 @@ export {
   parseTaskSubject,
   parseEventsSubject,
 } from './names.js';
-export { parseEventLogSubject, parseCancelSubject } from './names.js';
+export { parseEventLogSubject, parseCancelSubject, parseTaskStatusSubject } from './names.js';
 export { accountSubmitSubject, parseSubmitSubject, taskKey } from './names.js';
 export { nativeClassesToken, executorConsumer } from './names.js';
 export { deadLetterSubject, deadLettersWildcard, taskMaxDeliveriesAdvisories } from './names.js';

@@ -16,6 +16,7 @@ import {
   nativeClassesToken,
   parseCancelSubject,
   parseEventLogSubject,
+  parseTaskStatusSubject,
   parseEventsSubject,
   parseSubmitSubject,
   taskKey,
@@ -148,6 +149,10 @@ describe('NATS names', () => {
       traceId: TRACE,
     });
     expect(parseCancelSubject(cancelSubject('acme', TRACE))).toEqual({ accountId: 'acme', traceId: TRACE });
+    expect(parseTaskStatusSubject(`$KV.mesh_tasks.${taskKey('acme', TRACE)}`)).toEqual({
+      accountId: 'acme',
+      traceId: TRACE,
+    });
     expect(parseSubmitSubject(accountSubmitSubject('acme'))).toEqual({ accountId: 'acme' });
   });
 
@@ -196,6 +201,8 @@ describe('NATS names', () => {
     expect(parseEventsSubject(taskEventLogSubject('acme', TRACE))).toBeUndefined();
     expect(parseEventLogSubject(taskEventsSubject('acme', TRACE))).toBeUndefined();
     expect(parseEventLogSubject(`mesh.eventlog.acme.${TRACE}.x`)).toBeUndefined();
+    expect(parseTaskStatusSubject(`$KV.mesh_tasks.acme`)).toBeUndefined();
+    expect(parseTaskStatusSubject(`$KV.mesh_agents.acme.${TRACE}`)).toBeUndefined();
     expect(parseSubmitSubject(Subjects.GATEWAY_SUBMIT)).toBeUndefined();
     expect(parseSubmitSubject('mesh.gateway.submit.acme.x')).toBeUndefined();
     expect(parseCancelSubject(`mesh.control.cancel.${TRACE}`)).toBeUndefined();

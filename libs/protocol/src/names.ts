@@ -370,6 +370,16 @@ export function parseEventsSubject(subject: string): { accountId: AccountId; tra
   return parseTaskSubjectUnder(Subjects.EVENTS_PREFIX, subject);
 }
 
+/**
+ * The account and trace id of a task status write as the KV stream of `mesh_tasks` stores it
+ * (`$KV.mesh_tasks.<account>.<trace_id>`), or undefined if it is not one.
+ */
+export function parseTaskStatusSubject(
+  subject: string,
+): { accountId: AccountId; traceId: TraceId } | undefined {
+  return parseTaskSubjectUnder(`$KV.${Buckets.TASKS}`, subject);
+}
+
 /** The account and trace id of a stored events subject (`mesh.eventlog.…`), or undefined if it is not one. */
 export function parseEventLogSubject(
   subject: string,

@@ -16,13 +16,13 @@
  * and every event to the account's followers ({@link followAccount}: `GET /v1/events`).
  */
 import { randomBytes } from 'node:crypto';
-import { decodeJson } from '@agentmesh/bus';
 import {
+  EventType,
   isTerminalEvent,
   parseEventLogSubject,
   Streams,
-  TaskEvent,
   taskEventLogSubject,
+  type TaskEvent,
   Wildcards,
 } from '@agentmesh/protocol';
 import type { Logger } from '@agentmesh/runtime';
@@ -34,7 +34,7 @@ import {
   type JetStreamManager,
   type JsMsg,
 } from '@nats-io/jetstream';
-import { formatSseEvent } from './sse-stream.js';
+import { formatSseFrame } from './sse-stream.js';
 import { TaskEventBuffer } from './task-event-buffer.js';
 
 export interface LiveEventFeedLimits {
@@ -296,17 +296,15 @@ export class LiveEventFeed {
     const subject = message.subject;
     const task = parseEventLogSubject(subject);
     if (task === undefined) return;
-    let event: TaskEvent;
-    try {
-      event = decodeJson(TaskEvent, message.data, `${subject}#${message.seq}`);
-    } catch {
+    const stored = storedEventOf(message.data, task.traceId);
+    if (stored === undefined) {
       // A corrupt event is the stream's to report: followers read it there and fail as they always did.
       const buffer = this.buffers.get(subject);
       if (buffer) this.evict(buffer);
       return;
     }
+    const { event, frame } = stored;
     if (isTerminalEvent(event)) this.deps.onTerminal?.(task.accountId, task.traceId);
-    const frame = formatSseEvent(event);
     for (const listener of this.accountListeners.get(task.accountId) ?? []) listener(frame);
     let buffer = this.buffers.get(subject);
     if (buffer === undefined) {
@@ -370,4 +368,47 @@ export class LiveEventFeed {
     const info = await this.deps.jsm.streams.info(Streams.EVENTS.name, { subjects_filter: subject });
     return info.state.subjects?.[subject] ?? 0;
   }
+}
+
+const EVENT_TYPES: ReadonlySet<string> = new Set(Object.values(EventType));
+const decoder = new TextDecoder();
+
+/**
+ * A stored event as the feed takes it in: its envelope checked (an object of this task, an integer
+ * `seq`, a known type, a `data` object) and its frame made from the stored JSON text as it is.
+ * Events are written from typed data by the executors and the assembler (the bus's TaskEventWriter, which
+ * does not parse them either); a schema parse and a second serialisation of every event of every task,
+ * followed or not, were a measurable share of a gateway's CPU. Followers reading the stream (a replay, a
+ * resume) still get each event through the schema. Undefined for anything else.
+ */
+export function storedEventOf(
+  data: Uint8Array,
+  traceId: string,
+): { event: TaskEvent; frame: string } | undefined {
+  let text: string;
+  let parsed: unknown;
+  try {
+    text = decoder.decode(data);
+    parsed = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
+  const envelope = parsed as Record<string, unknown>;
+  const { seq, type } = envelope;
+  if (
+    envelope['trace_id'] !== traceId ||
+    !Number.isSafeInteger(seq) ||
+    (seq as number) < 1 ||
+    typeof type !== 'string' ||
+    !EVENT_TYPES.has(type) ||
+    typeof envelope['data'] !== 'object' ||
+    envelope['data'] === null
+  ) {
+    return undefined;
+  }
+  const event = parsed as TaskEvent;
+  // One `data:` line: JSON text from JSON.stringify has no line break, but any other text is written again.
+  const json = /[\r\n]/.test(text) ? JSON.stringify(event) : text;
+  return { event, frame: formatSseFrame(event.seq, event.type, json) };
 }

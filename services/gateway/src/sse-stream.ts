@@ -7,7 +7,7 @@
  */
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
-import { sseEventName, type TaskEvent } from '@agentmesh/protocol';
+import { sseEventName, type EventType, type TaskEvent } from '@agentmesh/protocol';
 import { joinHeartbeats } from './sse-heartbeats.js';
 
 export const SSE_HEADERS = {
@@ -19,7 +19,12 @@ export const SSE_HEADERS = {
 } as const;
 
 export function formatSseEvent(event: TaskEvent): string {
-  return `id: ${event.seq}\nevent: ${sseEventName(event.type)}\ndata: ${JSON.stringify(event)}\n\n`;
+  return formatSseFrame(event.seq, event.type, JSON.stringify(event));
+}
+
+/** The frame of an event whose JSON text (one line) is `json`. */
+export function formatSseFrame(seq: number, type: EventType, json: string): string {
+  return `id: ${seq}\nevent: ${sseEventName(type)}\ndata: ${json}\n\n`;
 }
 
 export const SSE_HEARTBEAT = ': ping\n\n';

@@ -1,4 +1,8 @@
+import { once } from 'node:events';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
+import { Client } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readEventStream, type AnswerReading } from './answer-reader.js';
 import { AttemptDeadline } from './attempt-deadline.js';
@@ -44,5 +48,37 @@ describe('reading an event stream', () => {
 
     expect(failure).toBeInstanceOf(AttemptFailure);
     expect(failure).toMatchObject({ retryable: true, reason: expect.stringContaining('other side closed') });
+  });
+
+  it('when the answer ends with [DONE] before the response does, the body is left unharmed and its connection serves the next call', async () => {
+    const responses: ServerResponse[] = [];
+    let connections = 0;
+    const server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write(`${text}${finish}data: [DONE]\n\n`);
+      responses.push(response);
+    });
+    server.on('connection', () => connections++);
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const client = new Client(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    try {
+      for (const call of [1, 2]) {
+        const { body } = await client.request({ method: 'GET', path: '/' });
+        const accumulator = new StreamAccumulator();
+        await readEventStream(body, readingInto(accumulator));
+        expect(accumulator.result()).toMatchObject({ message: { content: 'Done.' }, finishReason: 'stop' });
+        // Not aborted: the rest of the response is read to its end once the server sends it.
+        expect(body.errored).toBeNull();
+        expect(responses).toHaveLength(call);
+        const closed = once(body, 'close');
+        responses[call - 1]?.end();
+        await closed;
+      }
+      expect(connections).toBe(1);
+    } finally {
+      await client.close();
+      server.close();
+    }
   });
 });

@@ -31,19 +31,31 @@ export interface AnswerReading {
 /** A buffered answer larger than this is not a chat completion. */
 const MAX_BUFFERED_BYTES = 32 * 1024 * 1024;
 
+/** What may still follow `[DONE]` before the connection is closed instead of read to its end. */
+const DRAIN_AFTER_DONE_BYTES = 64 * 1024;
+
 /** Reads an SSE answer up to `[DONE]` (or a clean end after the finish reason). */
 export async function readEventStream(body: ResponseBody, reading: AnswerReading): Promise<void> {
   const parser = new SseParser();
   const decoder = new TextDecoder();
-  const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  // Not destroyed when the loop leaves it: how the body ends depends on why (see `finally`).
+  const chunks = body.iterator({ destroyOnReturn: false }) as AsyncIterator<Buffer>;
+  let sawDone = false;
+  let received = 0;
   try {
     for (;;) {
       const chunk = await nextStreamChunk(chunks, reading);
+      received += chunk?.length ?? 0;
       const text = chunk === undefined ? decoder.decode() : decoder.decode(chunk, { stream: true });
       const events = parseEvents(() =>
         chunk === undefined ? [...parser.push(text), ...parser.end()] : parser.push(text),
       );
-      for (const event of events) if (takeEvent(event, reading) === 'done') return;
+      for (const event of events) {
+        if (takeEvent(event, reading) === 'done') {
+          sawDone = true;
+          return;
+        }
+      }
       if (chunk === undefined) break;
       const backedUp = reading.backpressure?.();
       if (backedUp !== undefined) {
@@ -53,8 +65,14 @@ export async function readEventStream(body: ResponseBody, reading: AnswerReading
       }
     }
   } finally {
-    // After `[DONE]` the rest (if any) is discarded; on failure this closes the connection.
     await chunks.return?.().catch(() => undefined);
+    // After `[DONE]` the rest of the response (mostly just its end) is read and dropped in the background,
+    // so the connection serves the next call; leaving it unread made an abort error (its stack trace
+    // mapped through the source maps: a measurable share of an executor's CPU per model call) and could
+    // close the connection. On failure, or at the stream's end, the body is destroyed as before.
+    // (dump's limit counts every byte of the body, those read here included.)
+    if (sawDone) void body.dump({ limit: received + DRAIN_AFTER_DONE_BYTES }).catch(() => undefined);
+    else body.destroy();
   }
   if (!reading.accumulator.isFinished) {
     throw new AttemptFailure({ retryable: true, reason: 'the stream ended before the answer was complete' });

@@ -66,4 +66,23 @@ describe('OpenSecrets as the log filter', () => {
     second();
     expect(open.scrub('second-task-secret')).toBe('second-task-secret');
   });
+
+  it('when tasks holding the same values start and end while others run, the combined matcher is kept; a new value rebuilds it', () => {
+    const open = new OpenSecrets();
+    const releases = [0, 1, 2].map(() => open.hold(new SecretScrubber(['shared-account-key'])));
+    expect(open.scrub('shared-account-key')).toBe('[REDACTED]');
+    const combined = open.current();
+    const matcher = combined.matcher;
+    releases[0]?.();
+    const another = open.hold(new SecretScrubber(['shared-account-key']));
+    expect(open.scrub('shared-account-key')).toBe('[REDACTED]');
+    expect(open.current()).toBe(combined);
+    expect(open.current().matcher).toBe(matcher);
+
+    const other = open.hold(new SecretScrubber(['another-account-key']));
+    expect(open.scrub('shared-account-key another-account-key')).toBe('[REDACTED] [REDACTED]');
+    expect(open.current().matcher).not.toBe(matcher);
+    other();
+    another();
+  });
 });
