@@ -5,7 +5,7 @@
  * Parsers never echo a value they reject: several variables hold secrets.
  */
 import { DEFAULT_DEAD_LETTER_RETENTION_MS } from '@agentmesh/bus';
-import { AccountId, AccountType } from '@agentmesh/protocol';
+import { AccountId, AccountType, THREAD_STREAM_MAX_AGE_SECONDS } from '@agentmesh/protocol';
 import {
   baseConfigSchema,
   keyIdSchema,
@@ -389,6 +389,24 @@ export const gatewayConfigSchema = baseConfigSchema.extend({
     .default(5_000)
     .describe(
       'How long an A2A CancelTask waits for the task to end before answering its state as it stands (the cancel goes on either way)',
+    ),
+  THREAD_DEFAULT_MAX_AGE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(THREAD_STREAM_MAX_AGE_SECONDS)
+    .default(0)
+    .describe(
+      "Retention given to a thread created without one: its entries older than this are not given to a run nor listed, and are purged (the thread's `retention.max_age_seconds`). At most the MESH_THREADS max age (30 days). 0: none (the stream's 30 days)",
+    ),
+  THREAD_DEFAULT_MAX_TURNS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(10_000)
+    .default(0)
+    .describe(
+      "Retention given to a thread created without one: only its last this many turns are given to a run and listed, the older are purged (the thread's `retention.max_turns`). 0: none (the stream's 10 000 entries per thread)",
     ),
   WEBHOOKS_ENABLED: z
     .stringbool()

@@ -293,7 +293,12 @@ export async function startGateway({
     claimLeaseMs: config.SCHEDULE_CLAIM_LEASE_MS,
     log,
   });
-  const threadApi = new ThreadApi(threads, statuses, log);
+  const threadApi = new ThreadApi(threads, statuses, log, {
+    ...(config.THREAD_DEFAULT_MAX_AGE_SECONDS > 0
+      ? { max_age_seconds: config.THREAD_DEFAULT_MAX_AGE_SECONDS }
+      : {}),
+    ...(config.THREAD_DEFAULT_MAX_TURNS > 0 ? { max_turns: config.THREAD_DEFAULT_MAX_TURNS } : {}),
+  });
   const app = buildGatewayApp({
     log,
     nc,
