@@ -46,19 +46,18 @@ export class ThreadApi {
     private readonly threads: ThreadStore,
     private readonly statuses: TaskStatusStore,
     private readonly log: Logger,
-    /** Given to a thread created without a retention (deployment default); none when empty. */
-    private readonly defaultRetention: Partial<ThreadRetention> = {},
+    /** Given to a thread of the account created without a retention (account or deployment default); none when empty. */
+    private readonly defaultRetention: (accountId: string) => Partial<ThreadRetention> = () => ({}),
   ) {}
 
   async create(accountId: string, body: unknown): Promise<ThreadSummary | Rejection> {
     const parsed = CreateThreadRequest.safeParse(body ?? {});
     if (!parsed.success) return InvalidRequest.fromZod(parsed.error);
     const threadId = parsed.data.thread_id ?? `th_${randomBytes(12).toString('hex')}`;
+    const fallback = this.defaultRetention(accountId);
     const retention =
       parsed.data.retention ??
-      (this.defaultRetention.max_age_seconds === undefined && this.defaultRetention.max_turns === undefined
-        ? undefined
-        : this.defaultRetention);
+      (fallback.max_age_seconds === undefined && fallback.max_turns === undefined ? undefined : fallback);
     const request = { ...parsed.data, ...(retention === undefined ? {} : { retention }) };
     const created = await this.bus(() => this.threads.create(accountId, threadId, request));
     if (created instanceof Rejection) return created;
