@@ -429,4 +429,7 @@ export {
   threadKey,
   estimateTokens,
   threadHistory,
+  retainedEntries,
+  ThreadRetention,
+  THREAD_STREAM_MAX_AGE_SECONDS,
 } from './threads.js';

@@ -6,7 +6,10 @@ import {
   threadApiSubject,
   threadEntriesSubject,
   threadHistory,
+  retainedEntries,
+  CreateThreadRequest,
   ThreadApiRequest,
+  ThreadRetention,
   type StoredThreadEntry,
 } from './threads.js';
 import { SubmitTaskRequest } from './gateway.js';
@@ -41,6 +44,42 @@ describe('threads', () => {
       entry: { type: 'compaction', keep_from_seq: 10, method: 'cut', at },
     });
     expect(threadHistory(cut)).toEqual([]);
+  });
+
+  it('when a retention is set, entries older than its age and turns before its last N are not kept', () => {
+    const turn = (seq: number, when: string, content: string): StoredThreadEntry => ({
+      seq,
+      entry: { type: 'turn', trace_id: T1, at: when, messages: [{ role: 'user', content }] },
+    });
+    const entries = [
+      turn(2, '2026-11-27T00:00:00Z', 'day old'),
+      turn(5, '2026-11-28T09:00:00Z', 'hour old'),
+      turn(6, '2026-11-28T09:59:00Z', 'minute old'),
+    ];
+    const now = new Date('2026-11-28T10:00:00Z');
+    expect(retainedEntries(entries, undefined, now)).toEqual(entries);
+    expect(retainedEntries(entries, { max_age_seconds: 2 * 3600 }, now).map((e) => e.seq)).toEqual([5, 6]);
+    expect(retainedEntries(entries, { max_turns: 1 }, now).map((e) => e.seq)).toEqual([6]);
+    expect(retainedEntries(entries, { max_turns: 5 }, now).map((e) => e.seq)).toEqual([2, 5, 6]);
+    // Both: whichever keeps less.
+    expect(
+      retainedEntries(entries, { max_age_seconds: 86_400 * 2, max_turns: 2 }, now).map((e) => e.seq),
+    ).toEqual([5, 6]);
+    expect(retainedEntries(entries, { max_age_seconds: 30 }, now)).toEqual([]);
+  });
+
+  it('when a retention is empty, negative, fractional or beyond the stream age, it is refused', () => {
+    for (const bad of [
+      {},
+      { max_turns: 0 },
+      { max_age_seconds: -1 },
+      { max_turns: 1.5 },
+      { max_age_seconds: 31 * 86_400 },
+      { max_days: 1 },
+    ]) {
+      expect(ThreadRetention.safeParse(bad).success, JSON.stringify(bad)).toBe(false);
+    }
+    expect(CreateThreadRequest.safeParse({ retention: { max_turns: 3 } }).success).toBe(true);
   });
 
   it('estimates tokens as characters / 4', () => {

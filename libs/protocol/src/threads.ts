@@ -28,6 +28,24 @@ export const ThreadCompaction = z.strictObject({
 });
 export type ThreadCompaction = z.infer<typeof ThreadCompaction>;
 
+/** How long the MESH_THREADS stream keeps an entry at most (its max age): no thread keeps one longer. */
+export const THREAD_STREAM_MAX_AGE_SECONDS = 30 * 24 * 60 * 60;
+
+/**
+ * How much of a thread's history is kept: entries older than `max_age_seconds` (by their `at`) and turns
+ * before the last `max_turns` are neither given to a run nor listed, and the gateway purges them from the
+ * stream. A thread without it keeps what MESH_THREADS keeps (30 days, 10 000 entries).
+ */
+export const ThreadRetention = z
+  .strictObject({
+    max_age_seconds: z.int().min(1).max(THREAD_STREAM_MAX_AGE_SECONDS).optional(),
+    max_turns: z.int().min(1).max(10_000).optional(),
+  })
+  .refine((value) => value.max_age_seconds !== undefined || value.max_turns !== undefined, {
+    message: 'retention needs max_age_seconds, max_turns or both',
+  });
+export type ThreadRetention = z.infer<typeof ThreadRetention>;
+
 /** One run's contribution: the user input, the assistant's tool calls and their results, the answer. */
 export const ThreadTurnEntry = z.strictObject({
   type: z.literal('turn'),
@@ -79,6 +97,7 @@ export const ThreadRecord = z.object({
   metadata: JsonObject.default({}),
   strategy: ThreadStrategy.default(DEFAULT_THREAD_STRATEGY),
   compaction: ThreadCompaction.optional(),
+  retention: ThreadRetention.optional(),
   active: ThreadRun.optional(),
   queue: z.array(ThreadRun).default([]),
   /** Every run's trace id, oldest first (the last 1000): what following the thread follows. */
@@ -95,6 +114,8 @@ export const CreateThreadRequest = z.strictObject({
   metadata: JsonObject.optional(),
   strategy: ThreadStrategy.optional(),
   compaction: ThreadCompaction.optional(),
+  /** The gateway's default (THREAD_DEFAULT_MAX_AGE_SECONDS, THREAD_DEFAULT_MAX_TURNS) when absent. */
+  retention: ThreadRetention.optional(),
 });
 export type CreateThreadRequest = z.infer<typeof CreateThreadRequest>;
 
@@ -106,6 +127,7 @@ export const ThreadSummary = z.object({
   metadata: JsonObject,
   strategy: ThreadStrategy,
   compaction: ThreadCompaction.optional(),
+  retention: ThreadRetention.optional(),
   status: z.enum(['idle', 'running']),
   active_trace_id: TraceId.optional(),
   queued_trace_ids: z.array(TraceId),
@@ -190,6 +212,31 @@ export function estimateTokens(messages: readonly ChatMessage[]): number {
   let chars = 0;
   for (const message of messages) chars += JSON.stringify(message).length;
   return Math.ceil(chars / 4);
+}
+
+/**
+ * The entries a thread's retention keeps (oldest first): from the first entry no older than
+ * `max_age_seconds` at `now`, and from the first of the last `max_turns` turns, whichever is later. Only
+ * the front goes, so the last kept entry is the thread's last.
+ */
+export function retainedEntries(
+  entries: readonly StoredThreadEntry[],
+  retention: ThreadRetention | undefined,
+  now: Date,
+): StoredThreadEntry[] {
+  if (retention === undefined) return [...entries];
+  let fromSeq = 0;
+  if (retention.max_age_seconds !== undefined) {
+    const cutoff = now.getTime() - retention.max_age_seconds * 1000;
+    const young = entries.find((stored) => Date.parse(stored.entry.at) >= cutoff);
+    fromSeq = young === undefined ? Number.POSITIVE_INFINITY : young.seq;
+  }
+  if (retention.max_turns !== undefined) {
+    const turns = entries.filter((stored) => stored.entry.type === 'turn');
+    const first = turns[turns.length - retention.max_turns];
+    if (first !== undefined) fromSeq = Math.max(fromSeq, first.seq);
+  }
+  return entries.filter((stored) => stored.seq >= fromSeq);
 }
 
 /** The history a new run sees: the last compaction's summary (if any) and every turn after its cut. */

@@ -10,6 +10,9 @@
  * and falls back to the cut when the summariser fails, times out or answers something that does not fit
  * either. Whole turns go, so a tool call is never parted from its result. The compaction is appended to
  * the thread (once per task, however often it is assembled), so every later run sees the same history.
+ *
+ * Retention: entries the thread's `retention` no longer keeps (older than its age, before its last turns)
+ * are not history, whether or not the gateway has purged them yet.
  */
 import {
   agentModels,
@@ -130,7 +133,8 @@ export class ThreadHistoryLoader implements ThreadHistorySource {
     const accountId = received.task_meta.account_id;
     const found = await this.threads.get(accountId, link.thread_id);
     if (found === undefined) return { ok: false, failure: new ThreadNotFoundError(link.thread_id) };
-    let entries = await this.threads.entries(accountId, link.thread_id);
+    // Only what the thread's retention keeps is history (the gateway purges the rest when it reads).
+    let entries = await this.threads.retained(accountId, link.thread_id, found.record);
     const compaction = await this.compaction(found.record, entries, received, agent, modelKey);
     if (compaction !== undefined) {
       const after = entries.at(-1)?.seq ?? (await this.threads.lastSeq(accountId, link.thread_id));
@@ -142,7 +146,7 @@ export class ThreadHistoryLoader implements ThreadHistorySource {
         after,
         (stored) => stored.type === 'compaction' && stored.trace_id === received.task_meta.trace_id,
       );
-      entries = await this.threads.entries(accountId, link.thread_id);
+      entries = await this.threads.retained(accountId, link.thread_id, found.record);
     }
     const history = threadHistory(entries);
     const baseSeq = entries.at(-1)?.seq ?? (await this.threads.lastSeq(accountId, link.thread_id));

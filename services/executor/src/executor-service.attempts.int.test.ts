@@ -8,6 +8,7 @@ import {
   MODEL_API_KEY_VAULT_ENTRY,
   newTraceId,
   taskAssembledSubject,
+  taskEventLogSubject,
   type AssembledTask,
   type TaskEvent,
 } from '@agentmesh/protocol';
@@ -186,11 +187,12 @@ describe('deliveries that overlap a live attempt', () => {
   const searchesFor = (q: string) => api.requests.filter((request) => request.query['q'] === q);
   /** Whether an executor logged `msg` (one task runs at a time in these tests). */
   const logged = (msg: string) => logLines.some((line) => line.includes(`"msg":"${msg}"`));
+  /** The type of the task's last stored event (MESH_EVENTS keeps them on `mesh.eventlog.…`), if any. */
   const lastEventType = async (traceId: string) => {
     const last = await (
       await jetstreamManager(client)
     ).streams
-      .getMessage('MESH_EVENTS', { last_by_subj: `mesh.events.${ACCOUNT}.${traceId}` })
+      .getMessage('MESH_EVENTS', { last_by_subj: taskEventLogSubject(ACCOUNT, traceId) })
       .catch(() => null);
     return last?.json<TaskEvent>().type;
   };

@@ -23,6 +23,24 @@ function problems(env: Record<string, string>): string {
 }
 
 describe('gateway configuration', () => {
+  it('when a thread retention default is beyond the stream age, not JSON, or an empty retention, the gateway refuses to start naming it', () => {
+    expect(problems({ ...required, THREAD_DEFAULT_MAX_AGE_SECONDS: String(31 * 86_400) })).toContain(
+      'THREAD_DEFAULT_MAX_AGE_SECONDS',
+    );
+    expect(problems({ ...required, THREAD_RETENTION_BY_ACCOUNT: '{acme' })).toContain(
+      'THREAD_RETENTION_BY_ACCOUNT',
+    );
+    expect(problems({ ...required, THREAD_RETENTION_BY_ACCOUNT: '{"acme": {}}' })).toContain(
+      'THREAD_RETENTION_BY_ACCOUNT',
+    );
+    const config = loadConfig(gatewayConfigSchema, {
+      ...required,
+      THREAD_RETENTION_BY_ACCOUNT: '{"acme": {"max_turns": 7}}',
+    });
+    expect(config.THREAD_RETENTION_BY_ACCOUNT?.get('acme')).toEqual({ max_turns: 7 });
+    expect(config.THREAD_DEFAULT_MAX_TURNS).toBe(0);
+  });
+
   it('with only the keys set, it listens on 127.0.0.1:8080, trusts no headers, limits bodies to 1 MiB (16 MiB for a plugin import), waits 30 s for recall and keeps at most 1000 event streams open, 100 per caller', () => {
     const config = loadConfig(gatewayConfigSchema, required);
     expect(config).toMatchObject({

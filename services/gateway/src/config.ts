@@ -5,7 +5,7 @@
  * Parsers never echo a value they reject: several variables hold secrets.
  */
 import { DEFAULT_DEAD_LETTER_RETENTION_MS } from '@agentmesh/bus';
-import { AccountId, AccountType } from '@agentmesh/protocol';
+import { AccountId, AccountType, THREAD_STREAM_MAX_AGE_SECONDS, ThreadRetention } from '@agentmesh/protocol';
 import {
   baseConfigSchema,
   keyIdSchema,
@@ -63,6 +63,20 @@ const DailyCaps = z.strictObject({
   tokens: z.int().nonnegative().optional(),
   cost_usd: z.number().nonnegative().optional(),
 });
+
+/** `{"<account>": {"max_age_seconds": n, "max_turns": n}}` → account → a new thread's default retention. */
+const accountThreadRetention = z
+  .string()
+  .transform((raw, ctx): unknown => {
+    try {
+      return JSON.parse(raw) as unknown;
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON object of thread retentions by account id' });
+      return z.NEVER;
+    }
+  })
+  .pipe(z.record(AccountId, ThreadRetention))
+  .transform((retentions) => new Map(Object.entries(retentions)));
 
 /** `{"<account>": {"tokens": n, "cost_usd": n}}` → account → caps. */
 const accountDailyCaps = z
@@ -389,6 +403,29 @@ export const gatewayConfigSchema = baseConfigSchema.extend({
     .default(5_000)
     .describe(
       'How long an A2A CancelTask waits for the task to end before answering its state as it stands (the cancel goes on either way)',
+    ),
+  THREAD_DEFAULT_MAX_AGE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(THREAD_STREAM_MAX_AGE_SECONDS)
+    .default(0)
+    .describe(
+      "Retention given to a thread created without one: its entries older than this are not given to a run nor listed, and are purged (the thread's `retention.max_age_seconds`). At most the MESH_THREADS max age (30 days). 0: none (the stream's 30 days)",
+    ),
+  THREAD_DEFAULT_MAX_TURNS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(10_000)
+    .default(0)
+    .describe(
+      "Retention given to a thread created without one: only its last this many turns are given to a run and listed, the older are purged (the thread's `retention.max_turns`). 0: none (the stream's 10 000 entries per thread)",
+    ),
+  THREAD_RETENTION_BY_ACCOUNT: accountThreadRetention
+    .optional()
+    .describe(
+      'Per-account retention given to a thread created without one, as JSON, replacing THREAD_DEFAULT_MAX_AGE_SECONDS / THREAD_DEFAULT_MAX_TURNS for that account: {"acme": {"max_turns": 50, "max_age_seconds": 604800}}',
     ),
   WEBHOOKS_ENABLED: z
     .stringbool()

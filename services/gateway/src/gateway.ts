@@ -293,7 +293,18 @@ export async function startGateway({
     claimLeaseMs: config.SCHEDULE_CLAIM_LEASE_MS,
     log,
   });
-  const threadApi = new ThreadApi(threads, statuses, log);
+  const deploymentRetention = {
+    ...(config.THREAD_DEFAULT_MAX_AGE_SECONDS > 0
+      ? { max_age_seconds: config.THREAD_DEFAULT_MAX_AGE_SECONDS }
+      : {}),
+    ...(config.THREAD_DEFAULT_MAX_TURNS > 0 ? { max_turns: config.THREAD_DEFAULT_MAX_TURNS } : {}),
+  };
+  const threadApi = new ThreadApi(
+    threads,
+    statuses,
+    log,
+    (accountId) => config.THREAD_RETENTION_BY_ACCOUNT?.get(accountId) ?? deploymentRetention,
+  );
   const app = buildGatewayApp({
     log,
     nc,

@@ -350,7 +350,15 @@ export class TaskSubmitter {
     const threadId = submission.threadId;
     const found = await this.bus('threads', () => threads.get(submission.accountId, threadId));
     if (found instanceof Rejection) return found;
-    return found === undefined ? new NotFound(`no thread ${threadId} in this account`) : undefined;
+    if (found === undefined) return new NotFound(`no thread ${threadId} in this account`);
+    // A thread with a retention sheds what it no longer keeps as it is written to (the assembler leaves
+    // those entries out of the history either way, so a failed purge only postpones it).
+    await threads
+      .purgeExpired(submission.accountId, threadId, found.record)
+      .catch((error: unknown) =>
+        this.options.log.warn({ err: error, account_id: submission.accountId }, 'thread purge failed'),
+      );
+    return undefined;
   }
 
   /**

@@ -3,7 +3,8 @@
  * queue group `gateway`, where the account is the subject's): create, list (newest first, paged), read
  * (record, entries and the history the next run sees) and delete a thread of the caller's account. A read
  * also repairs a stale claim: an active run whose task has ended is released (and the next queued run
- * promoted), so a lost release never wedges a thread.
+ * promoted), so a lost release never wedges a thread. A read gives only what the thread's retention keeps and
+ * purges the rest from the stream (the gateway may purge MESH_THREADS; assemblers only read it).
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -13,6 +14,7 @@ import {
   ThreadApiRequest,
   threadHistory,
   type ThreadListReply,
+  type ThreadRetention,
   type ThreadReply,
   type ThreadSummary,
 } from '@agentmesh/protocol';
@@ -44,13 +46,20 @@ export class ThreadApi {
     private readonly threads: ThreadStore,
     private readonly statuses: TaskStatusStore,
     private readonly log: Logger,
+    /** Given to a thread of the account created without a retention (account or deployment default); none when empty. */
+    private readonly defaultRetention: (accountId: string) => Partial<ThreadRetention> = () => ({}),
   ) {}
 
   async create(accountId: string, body: unknown): Promise<ThreadSummary | Rejection> {
     const parsed = CreateThreadRequest.safeParse(body ?? {});
     if (!parsed.success) return InvalidRequest.fromZod(parsed.error);
     const threadId = parsed.data.thread_id ?? `th_${randomBytes(12).toString('hex')}`;
-    const created = await this.bus(() => this.threads.create(accountId, threadId, parsed.data));
+    const fallback = this.defaultRetention(accountId);
+    const retention =
+      parsed.data.retention ??
+      (fallback.max_age_seconds === undefined && fallback.max_turns === undefined ? undefined : fallback);
+    const request = { ...parsed.data, ...(retention === undefined ? {} : { retention }) };
+    const created = await this.bus(() => this.threads.create(accountId, threadId, request));
     if (created instanceof Rejection) return created;
     if (created === undefined) return new Conflict(`thread ${threadId} exists already`);
     this.log.info({ account_id: accountId, thread_id: threadId }, 'thread created');
@@ -79,7 +88,14 @@ export class ThreadApi {
         await this.threads.release(accountId, threadId, active.trace_id);
         found = (await this.threads.get(accountId, threadId)) ?? found;
       }
-      const entries = await this.threads.entries(accountId, threadId);
+      const entries = await this.threads.retained(accountId, threadId, found.record);
+      const purged = await this.threads.purgeExpired(accountId, threadId, found.record);
+      if (purged > 0) {
+        this.log.debug(
+          { account_id: accountId, thread_id: threadId, purged },
+          'thread entries past retention purged',
+        );
+      }
       return {
         ...threadSummary(found.record),
         runs: found.record.runs,

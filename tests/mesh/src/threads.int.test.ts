@@ -7,9 +7,21 @@
  * - A three-turn conversation across both gateways, with NATS killed and restarted between turns and the
  *   executor of turn 2 SIGKILLed while the model writes its answer: the thread holds exactly the three
  *   turns, once each, and turn 3's model call sees the first two after the system prompt.
+ * - Retention: a thread keeping its last turn (or its last second) gives the next run no older turn, lists
+ *   none and purges them; a thread without retention beside it keeps everything; bad values are a 400.
+ * - Compaction of turns with tool calls never leaves a tool result without its call, or a call without its
+ *   result, in what the model receives.
+ * - Following a thread over SSE, broken off and resumed with Last-Event-ID across two runs: exactly the
+ *   events after that id, none missing, none twice.
  */
 import { MeshClient, type ThreadEvent } from '@agentmesh/client';
-import { estimateTokens, type ChatMessage, type ThreadReply } from '@agentmesh/protocol';
+import {
+  estimateTokens,
+  Streams,
+  threadEntriesSubject,
+  type ChatMessage,
+  type ThreadReply,
+} from '@agentmesh/protocol';
 import {
   startRecordingApi,
   startScriptedModel,
@@ -17,11 +29,12 @@ import {
   type RecordingApi,
   type ScriptedModel,
 } from '@agentmesh/testkit';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admin, registerQueryTool, scriptedModel, sseEvents, storeModelKey } from './mesh-client.js';
-import { startMesh, type Mesh } from './mesh-harness.js';
+import { MESH_ACCOUNT, startMesh, type Mesh } from './mesh-harness.js';
 
 interface Body {
   messages?: { role: string; content?: unknown }[];
@@ -76,6 +89,13 @@ beforeAll(async () => {
           return { content: 'A2 paid.', chunkSize: 2, hold: { afterChunks: 2, until: gate(text).opened } };
         }
         return { content: 'A2 paid.' };
+      }
+      // Compaction with tools: every `tc:<n>` turn calls the tool (an id of its own), then answers.
+      if (tag === 'tc') {
+        if (!afterTool) {
+          return { toolCalls: [{ id: `call_tc_${text.slice(3)}`, name: 'pay', arguments: { amount: '3' } }] };
+        }
+        return { content: `paid for ${text}` };
       }
       if (tag === 'conv') return { content: `A${text.slice(5)}` };
       // Strategies: `<strategy>:first` calls the tool, then holds its answer until its gate opens.
@@ -348,6 +368,187 @@ describe('compaction', () => {
     expect(JSON.stringify(last)).toContain('SUMMARY-OF-EARLIER');
   }, 180_000);
 });
+
+/** The model calls made for messages tagged `tag:` (the first of each turn and those after a tool). */
+const callsFor = (tag: string): Body[] =>
+  model.requests.map((r) => r.body as Body).filter((b) => lastUser(b).startsWith(`${tag}:`));
+
+/** The user messages a model call carried before its last one (the thread's history it was given). */
+const historyUsers = (body: Body): string[] =>
+  (body.messages ?? [])
+    .filter((m) => m.role === 'user')
+    .slice(0, -1)
+    .map((m) => String(m.content));
+
+describe('retention', () => {
+  async function turn(threadId: string, text: string): Promise<void> {
+    const reply = await say(0, threadId, text);
+    expect(reply.status, JSON.stringify(reply.body)).toBe(202);
+    expect(await finalStatus(reply.body.trace_id as string)).toBe('done');
+  }
+
+  it('max_turns 1: the next run is given only the last turn, the thread lists only it, and a thread without retention keeps all', async () => {
+    const short = await clients[0]!.createThread({ retention: { max_turns: 1 } });
+    expect(short.retention).toEqual({ max_turns: 1 });
+    const long = await clients[0]!.createThread({});
+    for (const i of [1, 2, 3]) {
+      await turn(short.thread_id, `ret:${i}`);
+      await turn(long.thread_id, `keep:${i}`);
+    }
+    expect(historyUsers(callsFor('ret').at(-1)!)).toEqual(['ret:2']);
+    expect(historyUsers(callsFor('keep').at(-1)!)).toEqual(['keep:1', 'keep:2']);
+    const stored = await clients[1]!.thread(short.thread_id);
+    expect(
+      stored.entries.map(({ entry }) => (entry.type === 'turn' ? entry.messages[0]?.content : entry.type)),
+    ).toEqual(['ret:3']);
+    expect(stored.messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['ret:3']);
+    // The read purged the older turns from the stream (a second read finds the same, nothing older).
+    const stream = await streamEntries(short.thread_id);
+    expect(stream).toBe(1);
+    expect((await clients[1]!.thread(long.thread_id)).entries).toHaveLength(3);
+  }, 180_000);
+
+  it('max_age_seconds 1: once its turn is older than a second, the next run is given no history', async () => {
+    const thread = await clients[0]!.createThread({ retention: { max_age_seconds: 1 } });
+    await turn(thread.thread_id, 'age:1');
+    // The thread's turn leaves the listing once it is a second old (polled, not slept on).
+    await waitFor(
+      async () => ((await clients[1]!.thread(thread.thread_id)).entries.length === 0 ? true : undefined),
+      { timeoutMs: 20_000, intervalMs: 200, description: 'the turn to age out' },
+    );
+    await turn(thread.thread_id, 'age:2');
+    expect(historyUsers(callsFor('age').at(-1)!)).toEqual([]);
+    expect(await streamEntries(thread.thread_id)).toBeLessThanOrEqual(1);
+  }, 120_000);
+
+  it('a bad retention is refused 400 naming the field', async () => {
+    for (const retention of [
+      {},
+      { max_turns: 0 },
+      { max_age_seconds: 31 * 86_400 },
+      { max_turns: 'x' },
+      { days: 1 },
+    ]) {
+      const response = await fetch(`${mesh.gatewayUrls[0]}/v1/threads`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${mesh.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ retention }),
+      });
+      const body = (await response.json()) as { code?: string; message?: string; detail?: unknown };
+      expect(response.status, JSON.stringify(retention)).toBe(400);
+      expect(body.code).toBe('INVALID_REQUEST');
+      expect(JSON.stringify(body)).toContain('retention');
+    }
+  });
+});
+
+/** How many messages MESH_THREADS holds for the thread (what purges left). */
+async function streamEntries(threadId: string): Promise<number> {
+  const nc = await connect({ servers: mesh.nats.url });
+  const subject = threadEntriesSubject(MESH_ACCOUNT, threadId);
+  try {
+    const jsm = await jetstreamManager(nc);
+    const info = await jsm.streams.info(Streams.THREADS.name, { subjects_filter: subject });
+    return info.state.subjects?.[subject] ?? 0;
+  } finally {
+    await nc.close();
+  }
+}
+
+describe('compaction of turns with tool calls', () => {
+  it('cut past a small window: no model call carries a tool result without its call, or a call without its result', async () => {
+    const thread = await clients[0]!.createThread({
+      compaction: { max_history_tokens: 260, policy: 'cut', keep_turns: 3 },
+    });
+    for (let i = 1; i <= 6; i++) {
+      const reply = await say(i % 2, thread.thread_id, `tc:${i}`);
+      expect(reply.status, JSON.stringify(reply.body)).toBe(202);
+      expect(await finalStatus(reply.body.trace_id as string)).toBe('done');
+    }
+    const stored = await clients[1]!.thread(thread.thread_id);
+    expect(stored.entries.some(({ entry }) => entry.type === 'compaction')).toBe(true);
+    const calls = callsFor('tc');
+    // Each turn: one call for the tool, one after its result.
+    expect(calls).toHaveLength(12);
+    let historiesWithTools = 0;
+    for (const body of calls) {
+      const messages = (body.messages ?? []) as ChatMessage[];
+      const called = new Set<string>();
+      const answered = new Set<string>();
+      for (const message of messages) {
+        if (message.role === 'assistant') for (const call of message.tool_calls ?? []) called.add(call.id);
+        if (message.role === 'tool') {
+          expect(called.has(message.tool_call_id), `result ${message.tool_call_id} without its call`).toBe(
+            true,
+          );
+          answered.add(message.tool_call_id);
+        }
+      }
+      for (const id of called) expect(answered.has(id), `call ${id} without its result`).toBe(true);
+      const ownCall = `call_tc_${lastUser(body).slice(3)}`;
+      const history = messages.filter((m) => m.role === 'tool' && m.tool_call_id !== ownCall);
+      if (history.length > 0) historiesWithTools += 1;
+    }
+    // The check means something: compacted histories did carry earlier turns' tool calls and results.
+    expect(historiesWithTools).toBeGreaterThan(0);
+  }, 180_000);
+});
+
+describe('following a thread over SSE, resumed', () => {
+  it('broken off during run 1 and resumed with Last-Event-ID after run 2: exactly the events after that id, across both runs', async () => {
+    const thread = await clients[0]!.createThread({});
+    const first: ThreadEvent[] = [];
+    const stop = new AbortController();
+    const reply1 = await say(0, thread.thread_id, 'follow:1');
+    expect(reply1.status).toBe(202);
+    const run1 = reply1.body.trace_id as string;
+    try {
+      for await (const item of clients[1]!.threadEvents(thread.thread_id, { signal: stop.signal })) {
+        first.push(item);
+        if (first.length === 2) break;
+      }
+    } finally {
+      stop.abort();
+    }
+    expect(first.every((item) => item.event.trace_id === run1)).toBe(true);
+    expect(await finalStatus(run1)).toBe('done');
+    const reply2 = await say(1, thread.thread_id, 'follow:2');
+    expect(reply2.status).toBe(202);
+    const run2 = reply2.body.trace_id as string;
+    expect(await finalStatus(run2)).toBe('done');
+
+    const resumed = await followUntil(thread.thread_id, [run1, run2], first.at(-1)!.id);
+    const whole = await followUntil(thread.thread_id, [run1, run2]);
+    expect([...first, ...resumed].map((item) => item.id)).toEqual(whole.map((item) => item.id));
+    expect(resumed.every((item) => item.id > first.at(-1)!.id)).toBe(true);
+    expect(new Set(resumed.map((item) => item.event.trace_id))).toEqual(new Set([run1, run2]));
+    expect(whole.filter((item) => item.event.type === 'done')).toHaveLength(2);
+  }, 120_000);
+});
+
+/** The thread's SSE events (after `afterId`, from gateway 0) until every run named has ended. */
+async function followUntil(
+  threadId: string,
+  runs: readonly string[],
+  afterId?: number,
+): Promise<ThreadEvent[]> {
+  const seen: ThreadEvent[] = [];
+  const ended = new Set<string>();
+  const stop = new AbortController();
+  try {
+    for await (const item of clients[0]!.threadEvents(threadId, {
+      signal: stop.signal,
+      ...(afterId === undefined ? {} : { afterId }),
+    })) {
+      seen.push(item);
+      if (item.event.type === 'done' || item.event.type === 'error') ended.add(item.event.trace_id);
+      if (runs.every((run) => ended.has(run))) break;
+    }
+  } finally {
+    stop.abort();
+  }
+  return seen;
+}
 
 describe('a conversation through kills and restarts', () => {
   it('three turns through two gateways, NATS restarted between turns and the executor of turn 2 SIGKILLed mid-answer: the thread holds the three turns once each', async () => {

@@ -72,6 +72,53 @@ describe('thread store', () => {
     expect(entries.map((e) => (e.entry.type === 'turn' ? e.entry.trace_id : 'x'))).toEqual([first, second]);
   });
 
+  it('when a thread keeps its last two turns, the older are not retained and one purge removes them; another thread keeps all', async () => {
+    const [a] = stores as [ThreadStore];
+    const record = await a.create('acme', 'short', { retention: { max_turns: 2 } });
+    await a.create('acme', 'whole', {});
+    let after = 0;
+    let whole = 0;
+    for (const text of ['1', '2', '3', '4']) {
+      after = (await a.appendTurn('acme', 'short', turn(newTraceId(), text), after))!.seq;
+      whole = (await a.appendTurn('acme', 'whole', turn(newTraceId(), text), whole))!.seq;
+    }
+    const kept = await a.retained('acme', 'short', record!);
+    expect(kept.map(({ entry }) => (entry.type === 'turn' ? entry.messages[0]?.content : 'x'))).toEqual([
+      '3',
+      '4',
+    ]);
+    // Still stored until purged: only reading leaves them out.
+    expect(await a.entries('acme', 'short')).toHaveLength(4);
+    expect(await a.purgeExpired('acme', 'short', record!)).toBe(2);
+    expect(await a.entries('acme', 'short')).toEqual(kept);
+    expect(await a.purgeExpired('acme', 'short', record!)).toBe(0);
+    expect(await a.entries('acme', 'whole')).toHaveLength(4);
+  });
+
+  it('when every turn of a thread is past its age and purged, the next turn is still appended once after it', async () => {
+    const [a] = stores as [ThreadStore];
+    let clock = new Date();
+    const js = jetstream(nc);
+    const { threads } = await openMeshBuckets(js, { only: ['threads'] });
+    const aging = new ThreadStore(js, await jetstreamManager(nc), threads, () => clock);
+    const record = (await aging.create('acme', 'aging', { retention: { max_age_seconds: 60 } }))!;
+    const base = (await aging.appendTurn('acme', 'aging', turn(newTraceId(), 'old'), 0))!.seq;
+    clock = new Date(clock.getTime() + 61_000);
+    expect(await aging.retained('acme', 'aging', record)).toEqual([]);
+    expect(await aging.purgeExpired('acme', 'aging', record)).toBe(1);
+    // A writer that read the thread before the purge still fences on the old last sequence.
+    const next = newTraceId();
+    const appended = await a.appendTurn(
+      'acme',
+      'aging',
+      { ...turn(next, 'new'), at: clock.toISOString() },
+      base,
+    );
+    expect(appended?.duplicate).toBe(false);
+    const left = await aging.retained('acme', 'aging', record);
+    expect(left.map(({ entry }) => (entry.type === 'turn' ? entry.trace_id : 'x'))).toEqual([next]);
+  });
+
   it('when two stores admit two runs on one idle thread at once, exactly one runs and the other is refused or queued', async () => {
     const [a, b] = stores as [ThreadStore, ThreadStore];
     const ended = async (): Promise<boolean> => false;

@@ -21,6 +21,7 @@ import type { StoredThreadEntry } from '@agentmesh/protocol';
 import {
   AccountId,
   isFinalTaskStatus,
+  retainedEntries,
   Streams,
   taskKey,
   taskReceivedSubject,
@@ -85,6 +86,7 @@ export function threadSummary(record: ThreadRecord): ThreadSummary {
     metadata: record.metadata,
     strategy: record.strategy,
     ...(record.compaction === undefined ? {} : { compaction: record.compaction }),
+    ...(record.retention === undefined ? {} : { retention: record.retention }),
     status: record.active === undefined ? 'idle' : 'running',
     ...(record.active === undefined ? {} : { active_trace_id: record.active.trace_id }),
     queued_trace_ids: record.queue.map((run) => run.trace_id),
@@ -121,6 +123,7 @@ export class ThreadStore {
       metadata: request.metadata ?? {},
       ...(request.strategy === undefined ? {} : { strategy: request.strategy }),
       ...(request.compaction === undefined ? {} : { compaction: request.compaction }),
+      ...(request.retention === undefined ? {} : { retention: request.retention }),
     });
     try {
       await this.kv.create(threadKey(accountId, threadId), encodeJson(record));
@@ -182,6 +185,32 @@ export class ThreadStore {
       });
       seq = message.seq + 1;
     }
+  }
+
+  /**
+   * The entries the thread's retention keeps (all of them without one): what a run is given and what is
+   * listed. Reading them purges nothing (assemblers may only read the stream); see `purgeExpired`.
+   */
+  async retained(accountId: string, threadId: string, record: ThreadRecord): Promise<StoredThreadEntry[]> {
+    return retainedEntries(await this.entries(accountId, threadId), record.retention, this.now());
+  }
+
+  /**
+   * Purges from the stream the thread's entries its retention no longer keeps (one purge of its subject
+   * below the first kept sequence); the number purged. Its last sequence only changes when every entry
+   * goes, and then an appender's fence fails once and is read again (see `append`).
+   */
+  async purgeExpired(accountId: string, threadId: string, record: ThreadRecord): Promise<number> {
+    if (record.retention === undefined) return 0;
+    const all = await this.entries(accountId, threadId);
+    const kept = retainedEntries(all, record.retention, this.now());
+    const last = all.at(-1);
+    if (last === undefined || kept.length === all.length) return 0;
+    const { purged } = await this.jsm.streams.purge(Streams.THREADS.name, {
+      filter: threadEntriesSubject(accountId, threadId),
+      seq: kept[0]?.seq ?? last.seq + 1,
+    });
+    return purged;
   }
 
   /** The stream sequence of the thread's last entry; 0 when it has none. */

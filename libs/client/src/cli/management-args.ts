@@ -115,6 +115,8 @@ export const MANAGEMENT_ACTIONS = {
       metadata: { type: 'string' },
       'max-history-tokens': { type: 'string' },
       compaction: { type: 'string' },
+      'max-age-seconds': { type: 'string' },
+      'max-turns': { type: 'string' },
     },
   },
   'threads delete': { positionals: ['thread_id'], options: JSON_OPTION },
@@ -182,6 +184,7 @@ Threads (an API key acts for its own account):
   agentmesh threads list [--limit <n>] [--before <cursor>] | show <thread_id> | delete <thread_id>
   agentmesh threads create [--id <id>] [--strategy reject|enqueue|interrupt|rollback]
                            [--metadata <json>] [--max-history-tokens <n> [--compaction cut|summarise]]
+                           [--max-age-seconds <n>] [--max-turns <n>]   (retention: older entries are dropped)
   agentmesh submit --thread <id> [--strategy <s>] ...   runs in the thread, with its history
   agentmesh --account <id> webhooks create <url> [--event <type>]... [--description <text>]
                          (prints the signing secret once; events: task.completed, task.failed,

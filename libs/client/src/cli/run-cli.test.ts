@@ -361,7 +361,7 @@ describe('agentmesh threads', () => {
     queued_trace_ids: [],
   };
 
-  it('when a thread is created with a strategy and compaction, the request carries them and its id is printed', async () => {
+  it('when a thread is created with a strategy, compaction and retention, the request carries them and its id is printed', async () => {
     gateway.handle((_request, response) => sendJson(response, 201, THREAD));
     const run = await cli([
       'threads',
@@ -376,6 +376,10 @@ describe('agentmesh threads', () => {
       '2000',
       '--compaction',
       'summarise',
+      '--max-turns',
+      '20',
+      '--max-age-seconds',
+      '86400',
     ]);
     expect(run).toMatchObject({ code: ExitCode.OK, stdout: 'support-42\n' });
     expect(gateway.requests[0]).toMatchObject({ method: 'POST', path: '/v1/threads' });
@@ -384,6 +388,7 @@ describe('agentmesh threads', () => {
       strategy: 'enqueue',
       metadata: { title: 'help' },
       compaction: { max_history_tokens: 2000, policy: 'summarise', keep_turns: 4 },
+      retention: { max_age_seconds: 86400, max_turns: 20 },
     });
   });
 

@@ -76,6 +76,21 @@ export async function runThreadAction(
           keep_turns: 4,
         };
       }
+      const maxAge = string('max-age-seconds');
+      const maxTurns = string('max-turns');
+      for (const [flag, value] of [
+        ['--max-age-seconds', maxAge],
+        ['--max-turns', maxTurns],
+      ] as const) {
+        if (value !== undefined && !/^\d+$/.test(value)) throw new UsageError(`${flag} must be a number`);
+      }
+      if (maxAge !== undefined || maxTurns !== undefined) {
+        // The gateway checks the bounds (400 naming the field).
+        request.retention = {
+          ...(maxAge === undefined ? {} : { max_age_seconds: Number(maxAge) }),
+          ...(maxTurns === undefined ? {} : { max_turns: Number(maxTurns) }),
+        };
+      }
       const created = await client.createThread(request, call);
       out(json ? JSON.stringify(created) : created.thread_id);
       return;
