@@ -193,6 +193,7 @@ try {
     deadLetters: {
       starts: mesh.slots.flatMap((slot) => slot.attemptStarts()),
       kills: record.kills,
+      freezes: record.executorPauses,
       maxDeliver: Number(executorEnv.MAX_DELIVER ?? DEFAULT_MAX_DELIVER),
     },
   });

@@ -344,7 +344,7 @@ describe('judgeLedger: status records, NATS followers, dead letters', () => {
     expect(acrossReconnect.followers).toMatchObject({ missed: 0, missedAcrossReconnect: 1 });
   });
 
-  it('when a task ended MAX_DELIVER_EXCEEDED with fewer than MAX_DELIVER of its attempts killed, the dead-letter check fails', () => {
+  it('when a task ended MAX_DELIVER_EXCEEDED with fewer than MAX_DELIVER of its attempts killed or frozen, the dead-letter check fails', () => {
     const events = new Map([[TRACE, log(TRACE, [toolStart(), toolStart(2), failed(3)])]]);
     const starts = [1, 2, 3].map((attempt) => ({
       slot: `executor-${attempt}`,
@@ -368,6 +368,23 @@ describe('judgeLedger: status records, NATS followers, dead letters', () => {
       maxDeliver: 3,
     };
     expect(failing(cleanInput({ eventsByTrace: events, deadLetters: allKilled }))).toEqual([]);
+
+    // An executor frozen past ack_wait on the first attempt, and two attempts killed: the task was rightly
+    // taken over each time. A freeze before the attempt started ended nothing of it.
+    const frozenThenKilled = {
+      starts,
+      kills: starts.slice(1).map((start) => kill(start.slot, start.at + 500)),
+      freezes: [{ at: T0 + 1_500, target: 'executor-1', resumedAt: T0 + 8_500 }],
+      maxDeliver: 3,
+    };
+    expect(failing(cleanInput({ eventsByTrace: events, deadLetters: frozenThenKilled }))).toEqual([]);
+    const frozenTooEarly = {
+      ...frozenThenKilled,
+      freezes: [{ at: T0 + 500, target: 'executor-1', resumedAt: T0 + 7_500 }],
+    };
+    expect(failing(cleanInput({ eventsByTrace: events, deadLetters: frozenTooEarly }))).toEqual([
+      CheckName.noDeadLetterByPause,
+    ]);
   });
 });
 

@@ -9,7 +9,7 @@
  * Pure: the runner gathers the inputs, tests craft them.
  */
 import type { TaskEvent, TaskStatusRecord } from '@agentmesh/protocol';
-import type { AttemptStart, ServiceKill } from './recovery.js';
+import type { AttemptStart, ServiceKill, ServicePause } from './recovery.js';
 import { appendedMessageText } from './message-text.js';
 
 /** `<trace_id>:<call_id>`: the idempotency key the executor sends with an HTTP tool call. */
@@ -47,8 +47,13 @@ export interface LedgerInput {
    * submit, received, in arrival order. When given, it must be exactly the stored events.
    */
   followed?: ReadonlyMap<string, FollowedTask>;
-  /** For the dead-letter check: executors' attempt starts, executor kills and the executors' MAX_DELIVER. */
-  deadLetters?: { starts: readonly AttemptStart[]; kills: readonly ServiceKill[]; maxDeliver: number };
+  /** For the dead-letter check: executors' attempt starts, kills and freezes, and the executors' MAX_DELIVER. */
+  deadLetters?: {
+    starts: readonly AttemptStart[];
+    kills: readonly ServiceKill[];
+    freezes?: readonly ServicePause[];
+    maxDeliver: number;
+  };
 }
 
 /** One task as its core-NATS follower saw it. */
@@ -74,7 +79,7 @@ export const CheckName = {
   statusAgrees: 'the status record agrees with the terminal event',
   followersSawStored: 'NATS followers saw only stored events, in order, once',
   followersMissedNothing: 'NATS followers missed no event (outside reconnects and NATS faults)',
-  noDeadLetterByPause: 'no task dead-lettered unless MAX_DELIVER of its attempts were killed',
+  noDeadLetterByPause: 'no task dead-lettered unless MAX_DELIVER of its attempts were killed or frozen',
 } as const;
 export type CheckName = (typeof CheckName)[keyof typeof CheckName];
 
@@ -100,7 +105,7 @@ export interface TaskTally {
   withAttemptStarted: number;
   /** Tasks whose status record disagrees with their terminal event (or is missing). */
   statusDisagreements: number;
-  /** Tasks ended MAX_DELIVER_EXCEEDED with fewer than MAX_DELIVER of their attempts killed. */
+  /** Tasks ended MAX_DELIVER_EXCEEDED with fewer than MAX_DELIVER of their attempts killed or frozen. */
   deadLetteredByPause: number;
 }
 
@@ -244,11 +249,12 @@ export function judgeLedger(input: LedgerInput): LedgerVerdict {
         terminal.type === 'error' &&
         terminal.data.code === 'MAX_DELIVER_EXCEEDED'
       ) {
-        const killed = killedAttempts(traceId, input.deadLetters.starts, input.deadLetters.kills);
+        const { starts, kills, freezes } = input.deadLetters;
+        const killed = killedAttempts(traceId, starts, kills, freezes);
         if (killed < input.deadLetters.maxDeliver) {
           tasks.deadLetteredByPause += 1;
           checks.noDeadLetterByPause.fail(
-            `${traceId}: MAX_DELIVER_EXCEEDED with ${killed} of its attempts killed (MAX_DELIVER ${input.deadLetters.maxDeliver})`,
+            `${traceId}: MAX_DELIVER_EXCEEDED with ${killed} of its attempts killed or frozen (MAX_DELIVER ${input.deadLetters.maxDeliver})`,
           );
         }
       }
@@ -410,18 +416,22 @@ function canonicalJson(value: unknown): string {
 }
 
 /**
- * How many attempts at a task an executor kill ended: an attempt started on an executor that was killed
- * after the start and before the task's next attempt started (or for good, for its last attempt).
+ * How many attempts at a task an executor fault ended: an attempt started on an executor that was killed,
+ * or frozen (SIGSTOP past ack_wait: its task is rightly taken over, and the frozen attempt did its work),
+ * after the start and before the task's next attempt started (or for good, for its last attempt). A NATS
+ * node's fault ends none: it must never cost a task its attempts.
  */
 export function killedAttempts(
   traceId: string,
   starts: readonly AttemptStart[],
   kills: readonly ServiceKill[],
+  freezes: readonly ServicePause[] = [],
 ): number {
   const ofTask = starts.filter((start) => start.traceId === traceId).sort((a, b) => a.at - b.at);
+  const faults = [...kills, ...freezes];
   return ofTask.filter((start, i) => {
     const until = ofTask[i + 1]?.at ?? Infinity;
-    return kills.some((kill) => kill.target === start.slot && kill.at > start.at && kill.at < until);
+    return faults.some((fault) => fault.target === start.slot && fault.at > start.at && fault.at < until);
   }).length;
 }
 

@@ -51,7 +51,7 @@ export function renderLedger(
     ['  redelivered / with attempt_started', `${tasks.redelivered} / ${tasks.withAttemptStarted}`],
     ['  status record ≠ terminal event', String(tasks.statusDisagreements)],
     [
-      '  dead-lettered with < MAX_DELIVER attempts killed (a pause or NATS fault)',
+      '  dead-lettered with < MAX_DELIVER attempts killed or frozen (a NATS fault)',
       String(tasks.deadLetteredByPause),
     ],
     ['submissions refused', String(run.refused)],
