@@ -179,7 +179,9 @@ describe.skipIf(!HAVE_CHROMIUM)('the console management panels in headless chrom
     const html = await page.content();
     const fieldValues = await page
       .locator('input, textarea')
-      .evaluateAll((fields) => fields.map((field) => (field as HTMLInputElement).value).join('\n'));
+      .evaluateAll((fields) =>
+        fields.map((field) => (field as unknown as { value: string }).value).join('\n'),
+      );
     for (const canary of [ACCOUNT_CANARY, USER_CANARY]) {
       expect(html).not.toContain(canary);
       expect(fieldValues).not.toContain(canary);
