@@ -2,8 +2,8 @@
 // The account's credentials, write-only: lists the names (never values) of the account-wide set and of the
 // user the console submits as, stores one (name + value, for the account or for that user) and deletes one,
 // through the management plane (`/v1/admin/accounts/{account}/credentials` and `.../users/{user}/credentials`).
-// The value typed is sent once and the box is cleared at once: no value is kept in a variable, in the DOM
-// or in storage, and none comes back (the API answers names only). The management plane takes admin keys
+// The value typed is sent once and the box is cleared before the request: no value outlives its request
+// (not in a variable, the DOM or storage), and none comes back (the API answers names only). The management plane takes admin keys
 // only (an account's key may not write credentials), so with an account's key the panel says so and asks
 // for nothing.
 
