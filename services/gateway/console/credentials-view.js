@@ -3,9 +3,9 @@
 // user the console submits as, stores one (name + value, for the account or for that user) and deletes one,
 // through the management plane (`/v1/admin/accounts/{account}/credentials` and `.../users/{user}/credentials`).
 // The value typed is sent once and the box is cleared before the request: no value outlives its request
-// (not in a variable, the DOM or storage), and none comes back (the API answers names only). The management plane takes admin keys
-// only (an account's key may not write credentials), so with an account's key the panel says so and asks
-// for nothing.
+// (not in a variable, the DOM or storage), and none comes back (the API answers names only). The
+// management plane takes admin keys only (an account's key may not write credentials), so with an
+// account's key the panel says so and asks for nothing.
 
 /** Whether a key of this kind may manage credentials (the management plane's rule). */
 export function mayManageCredentials(kind) {
@@ -41,6 +41,7 @@ export class CredentialsView {
 
   clear() {
     this.reads += 1;
+    this.$('credentials-body').hidden = true;
     this.$('account-credentials').replaceChildren();
     this.$('user-credentials').replaceChildren();
     this.$('credential-value').value = '';
@@ -72,17 +73,18 @@ export class CredentialsView {
       ]);
       if (read !== this.reads) return;
       this.$('account-credentials').replaceChildren(
-        ...this.items(accountSet.names, undefined, `account credential`),
+        ...this.items(accountSet.names, undefined, (name) => `Delete account credential ${name}`),
       );
       this.$('user-credentials').replaceChildren(
-        ...this.items(userSet.names, user, `credential of user ${user},`),
+        ...this.items(userSet.names, user, (name) => `Delete credential ${name} of user ${user}`),
       );
     } catch (error) {
       this.onNotice(`Credentials could not be loaded: ${error.message}`);
     }
   }
 
-  items(names, user, what) {
+  /** One list item per name with its Delete button; `deleteLabel(name)` names the button for screen readers. */
+  items(names, user, deleteLabel) {
     if (names.length === 0) {
       const none = document.createElement('li');
       none.className = 'hint';
@@ -98,7 +100,7 @@ export class CredentialsView {
       const remove = document.createElement('button');
       remove.type = 'button';
       remove.textContent = 'Delete';
-      remove.setAttribute('aria-label', `Delete ${what} ${name}`);
+      remove.setAttribute('aria-label', deleteLabel(name));
       remove.addEventListener('click', () => void this.remove(name, user));
       item.append(label, ' ', remove);
       return item;

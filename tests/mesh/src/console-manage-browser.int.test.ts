@@ -196,6 +196,9 @@ describe.skipIf(!HAVE_CHROMIUM)('the console management panels in headless chrom
       .toBe('Account credential SHARED_KEY deleted.');
     await expect.poll(() => listed('account-credentials'), POLL).toEqual(['none']);
     expect(await listed('user-credentials')).toEqual(['OWN_KEY Delete']);
+    expect(
+      await page.getByRole('button', { name: `Delete credential OWN_KEY of user ${USER}` }).count(),
+    ).toBe(1);
     expect(await names(`/v1/admin/accounts/${MESH_ACCOUNT}/credentials`)).toEqual([]);
     expect(await names(`/v1/admin/accounts/${MESH_ACCOUNT}/users/${USER}/credentials`)).toEqual(['OWN_KEY']);
     expect(pageProblems.slice(problemsBefore)).toEqual([]);
