@@ -8,6 +8,7 @@
 // may act for (GET /v1/admin/accounts) and sends the chosen one with every call. Tasks are submitted as
 // the user named on the page (remembered in localStorage; `console` by default), whose own credentials
 // come first and the account's after.
+import { CredentialsView, mayManageCredentials } from './credentials-view.js';
 import { SchedulesView } from './schedules-view.js';
 import { taskListQuery, taskRowCells } from './task-list.js';
 import { TaskView } from './task-view.js';
@@ -94,8 +95,21 @@ const schedules = new SchedulesView($('schedules'), {
   api,
   onNotice: notice,
   onOpenTask: (traceId) => openTask(traceId),
+  detail: $('schedule-detail'),
 });
 
+/** The account the key acts for: the one an admin key names, or an account key's own. */
+let actingAccount = '';
+
+// The credentials of the account acted for and of the user submitted as (credentials-view.js): names
+// listed, values written only; management calls, so admin keys only.
+const credentials = new CredentialsView($('credentials'), {
+  api,
+  account: () => actingAccount,
+  user: () => userId(),
+  canManage: () => mayManageCredentials(keyKind),
+  onNotice: notice,
+});
 // The chosen agent's versions (versions-view.js): list, diff, roll back; management calls, so admin keys only.
 new VersionsView($('versions'), {
   api,
@@ -307,6 +321,10 @@ function clearAccountViews() {
   listed.clear();
   chatTurn = undefined;
   threads.clear();
+  schedules.hideDetail();
+  $('schedules').replaceChildren();
+  actingAccount = '';
+  credentials.clear();
 }
 
 /** Asks what the key is; an admin key is offered the accounts, an account's key just works. */
@@ -322,9 +340,11 @@ async function identifyKey() {
   if (keyKind !== 'admin') {
     $('account-form').hidden = true;
     $('acting-as').textContent = caller.account_id ? `Acting for account ${caller.account_id}.` : '';
+    actingAccount = caller.account_id ?? '';
     void loadAgents();
     void loadTasks();
     void schedules.load();
+    void credentials.load();
     return;
   }
   $('account-form').hidden = false;
@@ -356,9 +376,11 @@ async function loadAccounts() {
 
 function actingFor(account) {
   $('acting-as').textContent = `Acting for account ${account} (admin key).`;
+  actingAccount = account;
   void loadAgents();
   void loadTasks();
   void schedules.load();
+  void credentials.load();
 }
 
 function useAccount(event) {
@@ -401,7 +423,10 @@ function forgetKey() {
 $('key-form').addEventListener('submit', useKey);
 $('account-form').addEventListener('submit', useAccount);
 $('user-id').value = localStorage.getItem(USER_STORAGE) ?? DEFAULT_USER;
-$('user-id').addEventListener('change', rememberUser);
+$('user-id').addEventListener('change', () => {
+  rememberUser();
+  if (keyKind) void credentials.load();
+});
 $('forget-key').addEventListener('click', forgetKey);
 $('run-form').addEventListener('submit', send);
 $('message').addEventListener('keydown', (event) => {

@@ -70,6 +70,7 @@ export class TaskView {
     this.streamToken = streamToken;
     this.renewals = 0;
     this.byId('task-id').textContent = traceId;
+    this.byId('task-version').textContent = '';
     this.byId('answer').textContent = '';
     this.byId('task-error').hidden = true;
     this.byId('task-error').textContent = '';
@@ -97,6 +98,7 @@ export class TaskView {
     this.finished = false;
     this.status = undefined;
     this.byId('task-id').textContent = 'none yet';
+    this.byId('task-version').textContent = '';
     this.byId('task-status').textContent = '–';
     this.byId('answer').textContent = '';
     this.byId('task-error').hidden = true;
@@ -169,6 +171,10 @@ export class TaskView {
     this.started ??= at;
     this.timeline(event, at - this.started);
     this.events.push(event);
+    // The first event names the agent version the task ran (a pinned one, or the current one at assembly).
+    if (event.agent) {
+      this.byId('task-version').textContent = ` · ${event.agent.workflow_id} version ${event.agent.version}`;
+    }
     // Text deltas move no bar (but for the last event's time): the waterfall is drawn on other events.
     if (event.type !== 'message_chunk' && event.type !== 'tool_thinking' && event.type !== 'tool_call_delta')
       this.drawWaterfall();

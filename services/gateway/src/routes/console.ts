@@ -20,6 +20,7 @@ const FILES = {
   'task-view.js': 'text/javascript; charset=utf-8',
   'answer-text.js': 'text/javascript; charset=utf-8',
   'approvals-view.js': 'text/javascript; charset=utf-8',
+  'credentials-view.js': 'text/javascript; charset=utf-8',
   'schedules-view.js': 'text/javascript; charset=utf-8',
   'versions-view.js': 'text/javascript; charset=utf-8',
   'task-list.js': 'text/javascript; charset=utf-8',
