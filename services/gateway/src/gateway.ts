@@ -323,6 +323,8 @@ export async function startGateway({
       scheduler,
       clock,
       agentExists,
+      pinnedVersions: pinnedVersionCheck(agents),
+      threads,
       ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
     },
     settings: {
