@@ -315,13 +315,15 @@ describe('agent versions across the mesh', () => {
         },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
-      return { status: response.status, body: (await response.json()) as Record<string, any> };
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
     };
     const thread = await call('POST', '/v1/threads', {});
     expect(thread.status).toBe(201);
     const threadId = thread.body.thread_id as string;
     const messagesOf = async () =>
       ((await call('GET', `/v1/threads/${threadId}`)).body.messages ?? []) as unknown[];
+    const scheduleId = (body: Record<string, unknown>) => body.schedule_id as string;
+    const traceOf = (body: Record<string, unknown>) => body.trace_id as string;
     expect(await messagesOf()).toEqual([]);
 
     const schedule = await call('POST', '/v1/schedules', {
@@ -333,11 +335,11 @@ describe('agent versions across the mesh', () => {
       input: { user_id: 'u1', messages: [{ role: 'user', content: 'the daily report' }] },
     });
     expect(schedule.status).toBe(201);
-    const ran = await call('POST', `/v1/schedules/${schedule.body.schedule_id}/run`, {});
+    const ran = await call('POST', `/v1/schedules/${scheduleId(schedule.body)}/run`, {});
     expect(ran.status).toBe(202);
-    const events = await eventsOf(MESH_ACCOUNT, ran.body.trace_id);
+    const events = await eventsOf(MESH_ACCOUNT, traceOf(ran.body));
     expect(answerOf(events)).toBe('ran with: prompt of v1');
-    expect(await taskStatus(mesh, ran.body.trace_id)).toMatchObject({ thread_id: threadId });
+    expect(await taskStatus(mesh, traceOf(ran.body))).toMatchObject({ thread_id: threadId });
     await waitFor(async () => (await messagesOf()).length === 2, {
       description: "the firing's turn in the thread",
     });
