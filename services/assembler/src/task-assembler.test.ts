@@ -103,7 +103,11 @@ describe('assembling a task from the registry', () => {
       tool_protocol: 'native',
     });
     expect(result.limits).toEqual({ max_steps: 7, deadline_ms: 120_000 });
-    expect(result.task_meta).toEqual(task.task_meta);
+    // The task as received, plus the digest of each tool it runs (what an unpinned task ran).
+    expect(result.task_meta).toEqual({
+      ...task.task_meta,
+      tool_digests: { search_company_basic: toolDigest(qichachaTool()) },
+    });
     expect(result.input.variables).toEqual({ lang: 'en' });
   });
 

@@ -120,7 +120,7 @@ export async function assembleTask(
   const { agent, version } = found;
   if (!agent) return { ok: false, failure: new AgentVersionNotFoundError(meta.workflow_id, pinned ?? 0) };
   // The version it runs goes into task_meta, so into the vault's binding, its status and first event.
-  const stamped: ReceivedTask = version
+  let stamped: ReceivedTask = version
     ? { ...received, task_meta: { ...meta, agent_version: version.version, agent_digest: version.digest } }
     : received;
 
@@ -136,6 +136,11 @@ export async function assembleTask(
         failure: new AgentVersionToolsChangedError(meta.workflow_id, pinned ?? 0, changed),
       };
     }
+  }
+  // What tools it runs is recorded beside the version (task_meta → its status record and the vault binding).
+  if (bound.raw.length > 0) {
+    const toolDigests = Object.fromEntries(bound.raw.map(({ name, tool }) => [name, toolDigest(tool)]));
+    stamped = { ...stamped, task_meta: { ...stamped.task_meta, tool_digests: toolDigests } };
   }
   const subAgents = await bindSubAgents(
     scope,

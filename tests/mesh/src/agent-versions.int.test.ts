@@ -300,9 +300,19 @@ describe('agent versions across the mesh', () => {
     ]);
     expect(model.requests.length).toBe(asked);
 
-    // Unpinned: the current version with the current tools, as before.
+    // Unpinned: the current version with the current tools, as before, and its status says which it ran.
     const current = await run('tooled');
     expect(answerOf(current.events)).toBe('ran with: tooled prompt');
+    const version = (await (await admin(mesh, 'GET', '/agents/tooled/versions/1')).json()) as {
+      tool_digests: Record<string, string>;
+    };
+    await waitFor(async () => (await taskStatus(mesh, current.traceId)).status === 'done', {
+      description: 'the unpinned task done',
+    });
+    const ran = (await taskStatus(mesh, current.traceId)).tool_digests;
+    expect(Object.keys(ran ?? {}).sort()).toEqual(['changing_tool', 'lookup_a']);
+    expect(ran?.lookup_a).toBe(version.tool_digests.lookup_a);
+    expect(ran?.changing_tool).not.toBe(version.tool_digests.changing_tool);
   });
 
   it("when a schedule names a thread, its firing runs in the thread and the thread's messages grow by the turn", async () => {
