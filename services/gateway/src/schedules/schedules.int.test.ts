@@ -347,7 +347,7 @@ describe('schedules posting into a thread', () => {
     return created.body.thread_id;
   };
 
-  it("when a schedule names a thread, its firing's task runs in that thread", async () => {
+  it("when a schedule names a thread, its firing's task runs in that thread, and a firing while that run is active follows the thread's strategy", async () => {
     const threadId = await newThread('acme');
     const schedule = await create('acme', everyMinute({ thread_id: threadId, paused: true }));
     expect(schedule.thread_id).toBe(threadId);
@@ -359,6 +359,13 @@ describe('schedules posting into a thread', () => {
     const thread = await api('acme', 'GET', `/v1/threads/${threadId}`);
     expect(thread.status).toBe(200);
     expect(JSON.stringify(thread.body)).toContain(ran.body.trace_id);
+    // That run is still active (no executor here): under the thread's default strategy, reject, the next
+    // firing is refused CONFLICT and recorded so.
+    const busy = await api('acme', 'POST', `/v1/schedules/${schedule.schedule_id}/run`);
+    expect(busy.status, busy.text).toBe(409);
+    expect(busy.body.code).toBe('CONFLICT');
+    const shown = await api('acme', 'GET', `/v1/schedules/${schedule.schedule_id}`);
+    expect(shown.body.last_runs.map((run: Json) => run.state).sort()).toEqual(['refused', 'submitted']);
     await api('acme', 'DELETE', `/v1/schedules/${schedule.schedule_id}`);
   });
 
