@@ -50,6 +50,11 @@ export const ErrorCode = {
   MALFORMED_RECORD: 'MALFORMED_RECORD',
   /** The model's final answer did not validate against the task's output schema, after the retries allowed. */
   OUTPUT_INVALID: 'OUTPUT_INVALID',
+  /**
+   * A task pinned to an agent version would run a tool whose definition is no longer the one that version
+   * recorded (its `tool_digests`): the run would not be the version's, so it is refused at assembly.
+   */
+  AGENT_VERSION_TOOLS_CHANGED: 'AGENT_VERSION_TOOLS_CHANGED',
   INTERNAL: 'INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -100,6 +105,8 @@ export const ERROR_CODE_INFO: { readonly [C in ErrorCode]: ErrorCodeInfo } = {
   MALFORMED_RECORD: { httpStatus: 422, retryable: false },
   // 502 like LLM_ERROR: the upstream model answered, with something unusable.
   OUTPUT_INVALID: { httpStatus: 502, retryable: false },
+  // The pinned version can only run again once its tools are as it recorded them (or a new version is written).
+  AGENT_VERSION_TOOLS_CHANGED: { httpStatus: 409, retryable: false },
   INTERNAL: { httpStatus: 500, retryable: false },
 };
 

@@ -198,7 +198,7 @@ export {
 export type { ActionRecallResponseInput } from './recall.js';
 
 export { AgentDefinition, AgentModel, AgentModels, agentModels } from './agent.js';
-export { AgentVersionNumber, AgentDigest } from './agent-version-number.js';
+export { AgentVersionNumber, AgentDigest, RunToolDigests } from './agent-version-number.js';
 export {
   parseAgentVersion,
   WorkflowRef,

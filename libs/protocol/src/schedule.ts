@@ -5,11 +5,13 @@
 // The API is `/v1/schedules` on the gateway (see its README, "Schedules"). Cron syntax is checked by the
 // gateway's cron library; here only its shape.
 import { z } from 'zod';
+import { WorkflowRefText } from './agent-version.js';
 import { ChatMessage } from './chat.js';
 import { ErrorCodeSchema } from './errors.js';
 import { IdempotencyKey, IsoDateTime, UserIdInput, UserId } from './ids.js';
 import { AccountId } from './names.js';
 import { AccountType } from './task.js';
+import { ThreadId } from './thread-id.js';
 import { TraceId } from './trace-id.js';
 import { JsonObject } from './tools/json-schema.js';
 import { TaskStatusSchema } from './task-status.js';
@@ -37,16 +39,10 @@ export const TimeZone = z
   .refine(isTimeZone, { message: 'unknown time zone: give an IANA name such as Europe/Berlin' });
 
 /**
- * The agent a firing runs: a workflow id, optionally pinned to a version (`workflow_id@version`). The pin is
- * passed to the submission as it is: it runs once the gateway accepts pinned workflow ids.
+ * The agent a firing runs: a workflow id, optionally pinned to a version (`workflow_id@version`, checked
+ * like a task's pin: a number from 1). A pin is checked at create, and again by every firing's submission.
  */
-export const ScheduleWorkflowRef = z
-  .string()
-  .max(160)
-  .regex(
-    /^[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*(?:@[A-Za-z0-9._-]{1,32})?$/,
-    'workflow_id must be a workflow id, optionally pinned as workflow_id@version',
-  );
+export const ScheduleWorkflowRef = WorkflowRefText;
 
 /** The part of `workflow_id@version` naming the agent. */
 export function scheduleAgentOf(ref: string): string {
@@ -108,6 +104,11 @@ export const CreateScheduleRequest = z
     ...ScheduleTiming,
     workflow_id: ScheduleWorkflowRef,
     input: ScheduleInput,
+    /**
+     * A thread of the account every firing posts into (a task with this `thread_id`: it runs with the
+     * thread's history and appends its turn, under the thread's strategy). None: each firing runs alone.
+     */
+    thread_id: ThreadId.optional(),
     paused: z.boolean().default(false),
     missed_policy: MissedFiringPolicy.default('skip'),
   })
@@ -126,6 +127,8 @@ export const Schedule = z
     ...ScheduleTiming,
     workflow_id: ScheduleWorkflowRef,
     input: StoredScheduleInput,
+    /** The thread every firing posts into; none: each firing runs alone. */
+    thread_id: ThreadId.optional(),
     paused: z.boolean(),
     missed_policy: MissedFiringPolicy,
     created_at: IsoDateTime,

@@ -1,6 +1,6 @@
 // Task status as kept in KV `mesh_tasks` (key: trace_id) and returned by `GET /v1/tasks/{id}`.
 import { z } from 'zod';
-import { AgentDigest, AgentVersionNumber } from './agent-version-number.js';
+import { AgentDigest, AgentVersionNumber, RunToolDigests } from './agent-version-number.js';
 import { ExecutorInstance } from './control.js';
 import { ErrorCode, ErrorCodeSchema } from './errors.js';
 import { TokenUsage, type TerminalEvent } from './events.js';
@@ -58,6 +58,8 @@ export const TaskStatusRecord = z.object({
   /** The agent version the task runs (written once it is assembled; see TaskMeta.agent_version). */
   agent_version: AgentVersionNumber.optional(),
   agent_digest: AgentDigest.optional(),
+  /** The digests of the tools the task ran, by bound name (see TaskMeta.tool_digests). */
+  tool_digests: RunToolDigests.optional(),
   /** Set on a task that runs in a thread. */
   thread_id: ThreadId.optional(),
   error: z

@@ -9,7 +9,7 @@
 //   bus forms are strict, so a secret in clear cannot validate on the bus.
 // Delivery attempts are counted by JetStream, not written into the payload.
 import { z } from 'zod';
-import { AgentDigest, AgentVersionNumber } from './agent-version-number.js';
+import { AgentDigest, AgentVersionNumber, RunToolDigests } from './agent-version-number.js';
 import { ChatMessage } from './chat.js';
 import { IdempotencyKey, IsoDateTime, UserId, UserIdInput, WorkflowId } from './ids.js';
 import { AccountId } from './names.js';
@@ -116,6 +116,11 @@ export const TaskMeta = z.object({
   agent_version: AgentVersionNumber.optional(),
   /** On an assembled task: the digest of the agent version it runs (bound to the vault with it). */
   agent_digest: AgentDigest.optional(),
+  /**
+   * On an assembled task: the digest of each bound tool it runs (bound to the vault with it). A pinned
+   * task's equal its version's `tool_digests` (the assembler refuses it otherwise).
+   */
+  tool_digests: RunToolDigests.optional(),
   /** Set on a task submitted with `thread_id`: it runs with the thread's history and appends its turn. */
   thread: TaskThread.optional(),
 });

@@ -44,6 +44,23 @@ export class AgentVersionNotFoundError extends AssemblyError {
   }
 }
 
+/**
+ * The task pins a version whose recorded tool digests (`tool_digests`, written with the version) differ
+ * from the tools it would run now: a tool was changed, removed or added under that name since.
+ */
+export class AgentVersionToolsChangedError extends AssemblyError {
+  override readonly name = 'AgentVersionToolsChangedError';
+  readonly code = ErrorCode.AGENT_VERSION_TOOLS_CHANGED;
+  readonly detail: { workflow_id: string; version: number; tools: string[] };
+
+  constructor(workflowId: string, version: number, tools: string[]) {
+    super(
+      `agent "${workflowId}" version ${version} recorded other definitions of its tools than the registry holds now: ${tools.join(', ')}; write a new version to run the current tools`,
+    );
+    this.detail = { workflow_id: workflowId, version, tools };
+  }
+}
+
 /** Tools the agent is bound to are not in the registry, or are disabled there. */
 export class BoundToolUnavailableError extends AssemblyError {
   override readonly name = 'BoundToolUnavailableError';

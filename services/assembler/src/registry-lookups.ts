@@ -32,7 +32,11 @@ export function agentLookup(
           : await agents.getKey(agentVersionKey(resolved.scope, workflowId, version));
       if (!stored) return {};
       const agent = stampedAgent(stored);
-      return { agent, version: { version: agent.version, digest: agent.digest } };
+      return {
+        agent,
+        version: { version: agent.version, digest: agent.digest },
+        ...(agent.tool_digests && { toolDigests: agent.tool_digests }),
+      };
     },
   };
 }

@@ -21,7 +21,7 @@ import {
   USER,
   weatherTool,
 } from './__fixtures__/assembly.js';
-import { assembleTask, type AssemblyOutcome, type AssemblySources } from './task-assembler.js';
+import { assembleTask, toolDigest, type AssemblyOutcome, type AssemblySources } from './task-assembler.js';
 
 const executorKey = generateVaultKeyPair('exec-2026-01');
 const keyring = new Map([[executorKey.kid, executorKey.privateKey]]);
@@ -103,7 +103,11 @@ describe('assembling a task from the registry', () => {
       tool_protocol: 'native',
     });
     expect(result.limits).toEqual({ max_steps: 7, deadline_ms: 120_000 });
-    expect(result.task_meta).toEqual(task.task_meta);
+    // The task as received, plus the digest of each tool it runs (what an unpinned task ran).
+    expect(result.task_meta).toEqual({
+      ...task.task_meta,
+      tool_digests: { search_company_basic: toolDigest(qichachaTool()) },
+    });
     expect(result.input.variables).toEqual({ lang: 'en' });
   });
 
@@ -684,5 +688,61 @@ describe('assembling a task whose agent binds an A2A tool', () => {
     const failure = failed(await assembleTask(receivedTask('company_research'), sources(world({}))));
     expect(failure.code).toBe('CREDENTIALS_MISSING');
     expect(failure.detail).toMatchObject({ missing: ['TRAVEL_KEY'] });
+  });
+});
+
+describe('a task pinned to a version whose tools changed since', () => {
+  /** Sources whose agent keeps version 4, recording `digests` for its tools. */
+  const pinnedWorld = (digests: Record<string, string | null> | undefined): AssemblySources => {
+    const base = sources(fullWorld);
+    const agent = AgentDefinition.parse(qichachaAgent());
+    return {
+      ...base,
+      agents: {
+        ...base.agents,
+        resolveVersion: async () => ({
+          agent,
+          version: { version: 4, digest: `sha256:${'4'.repeat(64)}` },
+          ...(digests === undefined ? {} : { toolDigests: digests }),
+        }),
+      },
+    };
+  };
+  const pinnedTask = () => {
+    const task = receivedTask('company_research');
+    return { ...task, task_meta: { ...task.task_meta, agent_version: 4 } };
+  };
+
+  it('when the bound tool is as the version recorded it, the pinned task is assembled', async () => {
+    const digests = { search_company_basic: toolDigest(qichachaTool()) };
+    const result = assembled(await assembleTask(pinnedTask(), pinnedWorld(digests)));
+    expect(result.task_meta.agent_version).toBe(4);
+  });
+
+  it.each([
+    ['rewritten since', { search_company_basic: toolDigest(weatherTool()) }],
+    ['had no tool when the version was written', { search_company_basic: null }],
+    ['was not recorded', {}],
+  ])(
+    'when the bound tool %s, the task ends AGENT_VERSION_TOOLS_CHANGED naming it, not retryable',
+    async (_what, digests) => {
+      const failure = failed(await assembleTask(pinnedTask(), pinnedWorld(digests)));
+      expect(failure.toEventData()).toEqual({
+        code: 'AGENT_VERSION_TOOLS_CHANGED',
+        message: expect.stringContaining('search_company_basic'),
+        retryable: false,
+        detail: { workflow_id: 'company_research', version: 4, tools: ['search_company_basic'] },
+      });
+    },
+  );
+
+  it('when the version recorded no tool digests (written before they existed), it is not checked', async () => {
+    assembled(await assembleTask(pinnedTask(), pinnedWorld(undefined)));
+  });
+
+  it('when the task pins nothing, the current tools run whatever a version recorded', async () => {
+    assembled(
+      await assembleTask(receivedTask('company_research'), pinnedWorld({ search_company_basic: null })),
+    );
   });
 });

@@ -12,11 +12,13 @@
  * catalogue (written by admins only) behind it, so a task never runs a definition another account can
  * change.
  */
+import { createHash } from 'node:crypto';
 import {
   AssembledModelConfig,
   AssembledTask,
   BoundTask,
   agentModels,
+  canonicalJson,
   modelApiKeyVaultEntry,
   mcpServerConnection,
   mcpServerCredentials,
@@ -25,6 +27,7 @@ import {
   type AgentDefinition,
   type AgentVersionStamp,
   type AssembledRuntimeConfig,
+  type BoundToolDigests,
   type ChatMessage,
   type McpServerConnection,
   type McpServerDefinition,
@@ -37,6 +40,7 @@ import { withBindingApprovals } from './tool-approvals.js';
 import {
   AgentNotFoundError,
   AgentVersionNotFoundError,
+  AgentVersionToolsChangedError,
   BoundToolUnavailableError,
   CredentialsMissingError,
   McpServerUnavailableError,
@@ -61,7 +65,9 @@ export interface AgentLookup {
     from: RegistryScope,
     workflowId: string,
     version: number,
-  ): Promise<{ agent?: AgentDefinition; version?: AgentVersionStamp } | undefined>;
+  ): Promise<
+    { agent?: AgentDefinition; version?: AgentVersionStamp; toolDigests?: BoundToolDigests } | undefined
+  >;
 }
 
 /** Finds the tool an account's task gets under a name: the account's own, else the shared catalogue's. */
@@ -114,12 +120,28 @@ export async function assembleTask(
   const { agent, version } = found;
   if (!agent) return { ok: false, failure: new AgentVersionNotFoundError(meta.workflow_id, pinned ?? 0) };
   // The version it runs goes into task_meta, so into the vault's binding, its status and first event.
-  const stamped: ReceivedTask = version
+  let stamped: ReceivedTask = version
     ? { ...received, task_meta: { ...meta, agent_version: version.version, agent_digest: version.digest } }
     : received;
 
   const bound = await bindTools(scope, agent, sources.tools);
   if (!bound.ok) return bound;
+  // A pinned version runs only the tools it recorded: one changed since would make it another run.
+  const recorded = pinned === undefined || !('toolDigests' in found) ? undefined : found.toolDigests;
+  if (recorded !== undefined) {
+    const changed = changedTools(recorded, bound.raw);
+    if (changed.length > 0) {
+      return {
+        ok: false,
+        failure: new AgentVersionToolsChangedError(meta.workflow_id, pinned ?? 0, changed),
+      };
+    }
+  }
+  // What tools it runs is recorded beside the version (task_meta → its status record and the vault binding).
+  if (bound.raw.length > 0) {
+    const toolDigests = Object.fromEntries(bound.raw.map(({ name, tool }) => [name, toolDigest(tool)]));
+    stamped = { ...stamped, task_meta: { ...stamped.task_meta, tool_digests: toolDigests } };
+  }
   const subAgents = await bindSubAgents(
     scope,
     agent,
@@ -182,7 +204,10 @@ export async function bindTools(
   scope: RegistryScope,
   agent: AgentDefinition,
   lookup: ToolLookup,
-): Promise<{ ok: true; tools: ToolDefinition[] } | { ok: false; failure: BoundToolUnavailableError }> {
+): Promise<
+  | { ok: true; tools: ToolDefinition[]; raw: Array<{ name: string; tool: ToolDefinition }> }
+  | { ok: false; failure: BoundToolUnavailableError }
+> {
   const names = [...new Set(agent.tools)];
   const found = await Promise.all(
     names.map(async (name) => ({ name, tool: await lookup.resolve(scope, name) })),
@@ -193,7 +218,31 @@ export async function bindTools(
     return { ok: false, failure: new BoundToolUnavailableError(agent.workflow_id, missing, disabled) };
   }
   const tools = found.map(({ tool }) => tool as ToolDefinition);
-  return { ok: true, tools: withBindingApprovals(tools, agent.tool_approvals) };
+  return {
+    ok: true,
+    tools: withBindingApprovals(tools, agent.tool_approvals),
+    raw: found as Array<{ name: string; tool: ToolDefinition }>,
+  };
+}
+
+/** The digest a version records for a bound tool: `sha256:` of the tool's canonical JSON, as stored. */
+export function toolDigest(tool: ToolDefinition): string {
+  return `sha256:${createHash('sha256').update(canonicalJson(tool)).digest('hex')}`;
+}
+
+/**
+ * The names whose tool differs from what the version recorded: a digest that is not the current tool's,
+ * and a name the version bound that it recorded nothing for. A name recorded as null (no tool answered
+ * when the version was written) is refused too, since a tool has answered since.
+ */
+export function changedTools(
+  recorded: BoundToolDigests,
+  bound: ReadonlyArray<{ name: string; tool: ToolDefinition }>,
+): string[] {
+  return bound
+    .filter(({ name, tool }) => recorded[name] !== toolDigest(tool))
+    .map(({ name }) => name)
+    .sort();
 }
 
 /**

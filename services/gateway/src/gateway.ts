@@ -334,6 +334,8 @@ export async function startGateway({
       scheduler,
       clock,
       agentExists,
+      pinnedVersions: pinnedVersionCheck(agents),
+      threads,
       ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
     },
     settings: {

@@ -91,6 +91,7 @@ export const MANAGEMENT_ACTIONS = {
       message: { type: 'string' },
       missed: { type: 'string' },
       name: { type: 'string' },
+      thread: { type: 'string' },
       paused: { type: 'boolean' },
     },
   },
@@ -177,7 +178,7 @@ Scheduled runs (an account API key, or an admin key with --account <id>):
   agentmesh schedules list | show <id> [--next <n>] [--runs <n>] | pause <id> | resume <id> | delete <id>
   agentmesh schedules create --agent <workflow_id[@version]> --user <id> --message <text>
                          (--cron "<5 fields>" [--tz <IANA zone, default UTC>] | --every <seconds>)
-                         [--missed skip|run_once] [--name <text>] [--paused]
+                         [--missed skip|run_once] [--name <text>] [--thread <thread_id>] [--paused]
   agentmesh schedules create --file <schedule.json>   (the body of POST /v1/schedules; "-" reads stdin)
   agentmesh schedules run <id> [--idempotency-key <k>]   (fires it now; prints the task's trace_id)
 Threads (an API key acts for its own account):

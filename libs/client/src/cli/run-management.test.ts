@@ -299,6 +299,7 @@ describe('agentmesh management commands', () => {
       timezone: 'Europe/Berlin',
       workflow_id: 'report@3',
       input: { user_id: 'u1', messages: [{ role: 'user', content: 'the report' }] },
+      thread_id: 'th_reports',
       paused: false,
       missed_policy: 'run_once',
       created_at: '2026-01-01T00:00:00.000Z',
@@ -334,6 +335,8 @@ describe('agentmesh management commands', () => {
       'Europe/Berlin',
       '--missed',
       'run_once',
+      '--thread',
+      'th_reports',
       ...options,
     ]);
     const listed = await cli(['schedules', 'list']);
@@ -346,8 +349,9 @@ describe('agentmesh management commands', () => {
       cron: '0 8 * * 1-5',
       timezone: 'Europe/Berlin',
       missed_policy: 'run_once',
+      thread_id: 'th_reports',
     });
-    const line = `${id}\treport@3\t0 8 * * 1-5 (Europe/Berlin)\tnext 2026-01-01T07:00:00.000Z\tmissed: run_once\n`;
+    const line = `${id}\treport@3\t0 8 * * 1-5 (Europe/Berlin)\tnext 2026-01-01T07:00:00.000Z\tmissed: run_once\tthread th_reports\n`;
     expect(created).toMatchObject({ code: ExitCode.OK, stdout: line });
     expect(listed).toMatchObject({ code: ExitCode.OK, stdout: line });
     expect(gateway.requests[2]).toMatchObject({ method: 'POST', path: `/v1/schedules/${id}/run` });

@@ -396,6 +396,7 @@ function scheduleFromOptions(
     ['timezone', string('tz')],
     ['missed_policy', string('missed')],
     ['name', string('name')],
+    ['thread_id', string('thread')],
   ] as const) {
     if (value !== undefined) body[field] = value;
   }
@@ -410,7 +411,7 @@ function scheduleLine(schedule: ScheduleListItem): string {
       ? `${schedule.cron} (${schedule.timezone ?? 'UTC'})`
       : `every ${schedule.interval_seconds}s`;
   const state = schedule.paused ? 'paused' : `next ${schedule.next_fire_at ?? '-'}`;
-  return `${schedule.schedule_id}\t${schedule.workflow_id}\t${when}\t${state}\tmissed: ${schedule.missed_policy}${schedule.name ? `\t${schedule.name}` : ''}`;
+  return `${schedule.schedule_id}\t${schedule.workflow_id}\t${when}\t${state}\tmissed: ${schedule.missed_policy}${schedule.thread_id ? `\tthread ${schedule.thread_id}` : ''}${schedule.name ? `\t${schedule.name}` : ''}`;
 }
 
 function webhookLine(webhook: WebhookEndpointView): string {

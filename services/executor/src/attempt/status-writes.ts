@@ -83,7 +83,11 @@ export class AttemptStatusWrites {
     const version =
       meta.agent_version === undefined || meta.agent_digest === undefined
         ? {}
-        : { agent_version: meta.agent_version, agent_digest: meta.agent_digest };
+        : {
+            agent_version: meta.agent_version,
+            agent_digest: meta.agent_digest,
+            ...(meta.tool_digests !== undefined && { tool_digests: meta.tool_digests }),
+          };
     return { ...base, ...change, ...version, attempt, updated_at: new Date(this.now()).toISOString() };
   }
 }

@@ -10,16 +10,21 @@
  *
  * Bad input is a 400 with the zod issues (an unknown time zone, an interval ≤ 0, both or neither of cron
  * and interval) or croner's reason (an invalid cron expression); a schedule naming no agent of the
- * account or the shared catalogue is a 404, like a task naming one.
+ * account or the shared catalogue is a 404, like a task naming one; so is a pin to a version the agent
+ * does not keep (the same check and message as a pinned task's) and a `thread_id` that is no thread of the
+ * account. A thread deleted after create makes each firing `refused` with `NOT_FOUND` (recorded on the
+ * firing, shown in `last_runs`); a firing into a thread with an active run follows the thread's strategy
+ * (`reject`: refused with `CONFLICT`; `enqueue`: queued behind it).
  */
 import { randomBytes } from 'node:crypto';
-import type { ScheduleStore, TaskStatusStore } from '@agentmesh/bus';
+import type { ScheduleStore, TaskStatusStore, ThreadStore } from '@agentmesh/bus';
 import {
   CreateScheduleRequest,
   RunScheduleRequest,
   scheduleAgentOf,
   ScheduleDetailQuery,
   ScheduleId,
+  parseWorkflowRef,
   type RunScheduleReply,
   type Schedule,
   type ScheduleDetail,
@@ -29,6 +34,7 @@ import {
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { requireAccount } from '../auth.js';
 import { Conflict, InvalidRequest, NotFound, Rejection, sendRejection, UnknownWorkflow } from '../errors.js';
+import type { PinnedVersionCheck } from '../pinned-version-check.js';
 import type { AuthenticateRequest } from '../routes/request-caller.js';
 import type { SchedulerClock } from './clock.js';
 import { cronProblem, nextFireTimes } from './fire-times.js';
@@ -44,6 +50,10 @@ export interface ScheduleRouteDeps {
   clock: SchedulerClock;
   /** Whether the account may run an agent of this workflow id (its own, else the shared catalogue's). */
   agentExists: (accountId: string, workflowId: string) => Promise<boolean>;
+  /** Refuses a pin the account's agent does not keep, as a pinned task is refused. */
+  pinnedVersions?: PinnedVersionCheck;
+  /** Whether a schedule's `thread_id` is a thread of its account; none: schedules cannot name a thread. */
+  threads?: Pick<ThreadStore, 'get'>;
   /** Makes `events_url` absolute. */
   publicBaseUrl?: string;
 }
@@ -101,6 +111,19 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: ScheduleRoute
     if (!(await deps.agentExists(account.accountId, agent))) {
       return sendRejection(reply, new UnknownWorkflow(account.accountId, agent));
     }
+    const pin = parseWorkflowRef(body.workflow_id);
+    if (pin.version !== undefined && deps.pinnedVersions !== undefined) {
+      const refused = await deps.pinnedVersions(account.accountId, pin.workflow_id, pin.version);
+      if (refused !== undefined) return sendRejection(reply, refused);
+    }
+    if (body.thread_id !== undefined) {
+      if (deps.threads === undefined) {
+        return sendRejection(reply, new InvalidRequest('threads are not available on this gateway'));
+      }
+      if ((await deps.threads.get(account.accountId, body.thread_id)) === undefined) {
+        return sendRejection(reply, new NotFound(`no thread ${body.thread_id} in this account`));
+      }
+    }
     const now = clock.now().toISOString();
     const schedule: Schedule = {
       schedule_id: `sch_${randomBytes(10).toString('hex')}`,
@@ -111,6 +134,7 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: ScheduleRoute
       ...(body.interval_seconds === undefined ? {} : { interval_seconds: body.interval_seconds }),
       workflow_id: body.workflow_id,
       input: body.input,
+      ...(body.thread_id === undefined ? {} : { thread_id: body.thread_id }),
       paused: body.paused,
       missed_policy: body.missed_policy,
       created_at: now,

@@ -241,6 +241,8 @@ export class Scheduler {
       user_id: schedule.input.user_id,
       messages: schedule.input.messages,
       ...(schedule.input.variables === undefined ? {} : { variables: schedule.input.variables }),
+      // Posts into the thread under its own strategy; a thread deleted since is refused NOT_FOUND.
+      ...(schedule.thread_id === undefined ? {} : { thread_id: schedule.thread_id }),
       idempotency_key: what.idempotencyKey,
     };
     const outcome = await this.options.submitter.submit(body, {

@@ -289,6 +289,32 @@ describe('bad input and tenancy', () => {
     }
   });
 
+  it('when a schedule pins a version its agent does not keep, it is 404 NOT_FOUND naming the version, as a pinned task is', async () => {
+    const answer = await api('acme', 'POST', '/v1/schedules', everyMinute({ workflow_id: 'report_agent@7' }));
+    expect(answer.status, answer.text).toBe(404);
+    expect(answer.body).toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining('version 7') });
+    const task = await api('acme', 'POST', '/v1/tasks', {
+      workflow_id: 'report_agent@7',
+      user_id: 'u-1',
+      messages: [{ role: 'user', content: 'x' }],
+    });
+    expect({ status: task.status, code: task.body.code, message: task.body.message }).toEqual({
+      status: answer.status,
+      code: answer.body.code,
+      message: answer.body.message,
+    });
+    const pinned = await create('acme', everyMinute({ workflow_id: 'report_agent@1', paused: true }));
+    expect(pinned.workflow_id).toBe('report_agent@1');
+    await api('acme', 'DELETE', `/v1/schedules/${pinned.schedule_id}`);
+    const malformed = await api(
+      'acme',
+      'POST',
+      '/v1/schedules',
+      everyMinute({ workflow_id: 'report_agent@x' }),
+    );
+    expect(malformed.status).toBe(400);
+  });
+
   it('when another account names a schedule, it is 404 for show, pause, resume, run and delete, and it is not listed', async () => {
     const schedule = await create('acme', everyMinute({ paused: true }));
     const id: string = schedule.schedule_id;
@@ -311,6 +337,72 @@ describe('bad input and tenancy', () => {
     expect(shown.body.last_runs).toEqual([]);
     expect((await api('acme', 'GET', '/v1/schedules/not-an-id')).status).toBe(400);
     expect((await call(gateways[0]!.url, 'GET', '/v1/schedules')).status).toBe(401);
+  });
+});
+
+describe('schedules posting into a thread', () => {
+  const newThread = async (account: Account): Promise<string> => {
+    const created = await api(account, 'POST', '/v1/threads', {});
+    expect(created.status, created.text).toBe(201);
+    return created.body.thread_id;
+  };
+
+  it("when a schedule names a thread, its firing's task runs in that thread, and a firing while that run is active follows the thread's strategy", async () => {
+    const threadId = await newThread('acme');
+    const schedule = await create('acme', everyMinute({ thread_id: threadId, paused: true }));
+    expect(schedule.thread_id).toBe(threadId);
+    const ran = await api('acme', 'POST', `/v1/schedules/${schedule.schedule_id}/run`);
+    expect(ran.status, ran.text).toBe(202);
+    const status = await api('acme', 'GET', `/v1/tasks/${ran.body.trace_id}`);
+    expect(status.body).toMatchObject({ thread_id: threadId, status: 'queued' });
+    // The thread holds the firing's task as its run.
+    const thread = await api('acme', 'GET', `/v1/threads/${threadId}`);
+    expect(thread.status).toBe(200);
+    expect(JSON.stringify(thread.body)).toContain(ran.body.trace_id);
+    // That run is still active (no executor here): under the thread's default strategy, reject, the next
+    // firing is refused CONFLICT and recorded so.
+    const busy = await api('acme', 'POST', `/v1/schedules/${schedule.schedule_id}/run`);
+    expect(busy.status, busy.text).toBe(409);
+    expect(busy.body.code).toBe('CONFLICT');
+    const shown = await api('acme', 'GET', `/v1/schedules/${schedule.schedule_id}`);
+    expect(shown.body.last_runs.map((run: Json) => run.state).sort()).toEqual(['refused', 'submitted']);
+    await api('acme', 'DELETE', `/v1/schedules/${schedule.schedule_id}`);
+  });
+
+  it("when a schedule names no thread of its account, create is 404 NOT_FOUND; another account's thread too", async () => {
+    const theirs = await newThread('other');
+    for (const threadId of ['no_such_thread', theirs]) {
+      const answer = await api('acme', 'POST', '/v1/schedules', everyMinute({ thread_id: threadId }));
+      expect(answer.status, answer.text).toBe(404);
+      expect(answer.body).toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining(threadId) });
+    }
+    expect((await api('acme', 'POST', '/v1/schedules', everyMinute({ thread_id: 'a.b' }))).status).toBe(400);
+  });
+
+  it('when the thread was deleted after create, a firing is recorded refused with NOT_FOUND and the next one is tried again', async () => {
+    const threadId = await newThread('beta');
+    const schedule = await create('beta', everyMinute({ thread_id: threadId, paused: true }));
+    expect((await api('beta', 'DELETE', `/v1/threads/${threadId}`)).status).toBe(200);
+    const before = await storedTasks('beta');
+    for (const key of ['first', 'second']) {
+      const ran = await api('beta', 'POST', `/v1/schedules/${schedule.schedule_id}/run`, {
+        idempotency_key: key,
+      });
+      expect(ran.status, ran.text).toBe(404);
+      expect(ran.body).toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining(threadId) });
+    }
+    const shown = await api('beta', 'GET', `/v1/schedules/${schedule.schedule_id}`);
+    expect(shown.body.last_runs).toHaveLength(2);
+    for (const run of shown.body.last_runs as Json[]) {
+      expect(run).toMatchObject({ state: 'refused', error: { code: 'NOT_FOUND' } });
+      expect(run.trace_id).toBeUndefined();
+    }
+    expect(await storedTasks('beta')).toBe(before);
+    // The gateway runs on: the schedule is still there, and a thread-less one still fires.
+    const plain = await create('beta', everyMinute({ paused: true }));
+    expect((await api('beta', 'POST', `/v1/schedules/${plain.schedule_id}/run`)).status).toBe(202);
+    for (const id of [schedule.schedule_id, plain.schedule_id])
+      await api('beta', 'DELETE', `/v1/schedules/${id}`);
   });
 });
 
