@@ -175,7 +175,23 @@ describe('agent versions across the mesh', () => {
     const task = capturedTask(original.traceId);
     const other = capturedTask(v3.traceId);
     const jsm = await jetstreamManager(nc);
+    // The status record itself, not the gateway's answer (which reads a stored terminal event as final
+    // before the executor's final write lands).
+    const recordedStatus = async (traceId: string): Promise<string | undefined> => {
+      const entry = await jsm.streams.getMessage(`KV_${Buckets.TASKS}`, {
+        last_by_subj: `$KV.${Buckets.TASKS}.${taskKey(MESH_ACCOUNT, traceId)}`,
+      });
+      return entry === null || entry.data.length === 0 ? undefined : entry.json<{ status: string }>().status;
+    };
+    const recordFinal = async (traceId: string) =>
+      waitFor(async () => FINAL_STATUSES.has((await recordedStatus(traceId)) ?? ''), {
+        timeoutMs: 30_000,
+        description: "the task's final status write",
+      });
     const republish = async (replay: AssembledTask, id: string) => {
+      // The earlier run's final status write must land before the purge: after it, it would make the
+      // replay look ended, and the replay would only be acked.
+      await recordFinal(replay.task_meta.trace_id);
       // A fresh event log and no status record, as if the first run's had expired: the executor opens the
       // task's vault again (a task whose record says it ended is only acked).
       await jsm.streams.purge(Streams.EVENTS.name, {
@@ -185,14 +201,7 @@ describe('agent versions across the mesh', () => {
         filter: `$KV.${Buckets.TASKS}.${taskKey(MESH_ACCOUNT, replay.task_meta.trace_id)}`,
       });
       await js.publish(taskAssembledSubject(MESH_ACCOUNT), JSON.stringify(replay), { msgID: id });
-      const events = await eventsOf(MESH_ACCOUNT, replay.task_meta.trace_id);
-      // The final status is written after the terminal event: the next replay's purge must not precede it,
-      // or that replay finds the task ended and is only acked.
-      await waitFor(
-        async () => FINAL_STATUSES.has((await taskStatus(mesh, replay.task_meta.trace_id)).status),
-        { timeoutMs: 30_000, description: "the replay's final status" },
-      );
-      return events;
+      return eventsOf(MESH_ACCOUNT, replay.task_meta.trace_id);
     };
 
     // Control: the captured task as it was runs again.
