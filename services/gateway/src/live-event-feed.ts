@@ -85,6 +85,15 @@ export interface LiveEventFeedStats {
 const FEED_BATCH = 1_000;
 const FEED_PULL_EXPIRES_MS = 5_000;
 const RESTART_BACKOFF_MS = [250, 1_000, 5_000] as const;
+/** Consumer notifications that mean the feed's events wait (see watchStatus). */
+const FEED_STALLS: ReadonlySet<string> = new Set([
+  'heartbeats_missed',
+  'exceeded_limits',
+  'consumer_deleted',
+  'consumer_not_found',
+  'ordered_consumer_recreated',
+  'no_responders',
+]);
 
 /** Told of each stored event of an account, as its SSE frame, in the order the stream stored them. */
 export type AccountEventListener = (frame: string) => void;
@@ -253,6 +262,7 @@ export class LiveEventFeed {
     }
     const messages = await consumer.consume({ max_messages: FEED_BATCH, expires: FEED_PULL_EXPIRES_MS });
     this.running = { consumer, messages };
+    void this.watchStatus(messages);
     void this.pump(consumer, messages);
   }
 
@@ -272,6 +282,23 @@ export class LiveEventFeed {
       'live event feed stopped; event streams read JetStream until it is back',
     );
     this.scheduleRestart(0);
+  }
+
+  /**
+   * Logs what holds the feed's events back: nats.js leaves a pull that the server refused (409) or lost
+   * to wait for two missed idle heartbeats (FEED_PULL_EXPIRES_MS in all) before it pulls again, and every
+   * follower of the feed waits with it. Seen once in the paced bench: every stream of a wave ended 5 s
+   * after its terminal event was stored.
+   */
+  private async watchStatus(messages: ConsumerMessages): Promise<void> {
+    try {
+      for await (const status of messages.status()) {
+        if (FEED_STALLS.has(status.type))
+          this.deps.log.warn({ feed_status: status }, 'live event feed stalled');
+      }
+    } catch {
+      // The iterator ends with the consumer; the pump reports why.
+    }
   }
 
   private scheduleRestart(attempt: number): void {
