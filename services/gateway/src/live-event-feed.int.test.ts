@@ -206,6 +206,35 @@ describe('the live event feed', () => {
     expect(feed.stats().tasks).toBe(0);
   });
 
+  it('when clients follow fresh tasks, the feed serves them without a stream info of MESH_EVENTS, whose subject filter walks every task the stream holds', async () => {
+    const gateway = await startGateway();
+    const feed = feedOf(gateway);
+    // Requests to the JetStream API are plain messages: a core subscription sees each one.
+    const infoRequests = client.subscribe(`$JS.API.STREAM.INFO.${Streams.EVENTS.name}`);
+    let infos = 0;
+    void (async () => {
+      for await (const _ of infoRequests) infos++;
+    })();
+    await client.flush();
+    const tasks = await Promise.all([0, 1, 2].map(() => submitTask(gateway)));
+    const followers = await Promise.all(tasks.map((traceId) => follow(gateway, traceId)));
+    const written = await Promise.all(
+      tasks.map(async (traceId) => {
+        const events = await writer(traceId);
+        return [await events.emit('message_chunk', { delta: 'hi' }), await events.emit('done', done)];
+      }),
+    );
+    for (const [index, sse] of followers.entries()) {
+      expect(await remainingEvents(sse)).toEqual(framesOf(written[index]!));
+    }
+    // Every follower was served from memory (its buffer decided by a last-by-subject get), none read the
+    // stream, and nobody asked for the stream's info.
+    expect(feed.stats()).toMatchObject({ streamReads: 0 });
+    await client.flush();
+    infoRequests.unsubscribe();
+    expect(infos).toBe(0);
+  });
+
   it('a follower that connects after its task finished gets the full replay from the stream, whether the buffer expired or the gateway started after the task', async () => {
     const gateway = await startGateway({ SSE_BUFFER_FINISHED_TTL_MS: '50' });
     const feed = feedOf(gateway);

@@ -16,6 +16,7 @@
  * and every event to the account's followers ({@link followAccount}: `GET /v1/events`).
  */
 import { randomBytes } from 'node:crypto';
+import { isJetStreamApiError } from '@agentmesh/bus';
 import {
   EventType,
   isTerminalEvent,
@@ -28,6 +29,7 @@ import {
 import type { Logger } from '@agentmesh/runtime';
 import {
   DeliverPolicy,
+  JetStreamApiCodes,
   type Consumer,
   type ConsumerMessages,
   type JetStreamClient,
@@ -84,6 +86,15 @@ export interface LiveEventFeedStats {
 const FEED_BATCH = 1_000;
 const FEED_PULL_EXPIRES_MS = 5_000;
 const RESTART_BACKOFF_MS = [250, 1_000, 5_000] as const;
+/** Consumer notifications that mean the feed's events wait (see watchStatus). */
+const FEED_STALLS: ReadonlySet<string> = new Set([
+  'heartbeats_missed',
+  'exceeded_limits',
+  'consumer_deleted',
+  'consumer_not_found',
+  'ordered_consumer_recreated',
+  'no_responders',
+]);
 
 /** Told of each stored event of an account, as its SSE frame, in the order the stream stored them. */
 export type AccountEventListener = (frame: string) => void;
@@ -187,14 +198,16 @@ export class LiveEventFeed {
    * Decides whether a buffer that has no event yet covers its task from the start: it does when the
    * stream holds no event of the task now, since every later one reaches the buffer, which was
    * registered before the lookup. When the task has events, the buffer stays undecided and its
-   * followers read the stream until the buffer takes in an event. (Stream info, not a last-by-subject
-   * get, which the gateway's NATS user may not do.)
+   * followers read the stream until the buffer takes in an event. (A last-by-subject get, which the
+   * server answers from its per-subject index: a stream info filtered on the subject walks every
+   * subject of the stream under its lock, about 1.5 ms at 20,000 tasks and growing with them, on every
+   * SSE request.)
    */
   async probe(buffer: TaskEventBuffer): Promise<void> {
     if (buffer.from !== undefined || buffer.dropped) return;
-    buffer.probe ??= this.storedEventCount(buffer.subject).then(
-      (count) => {
-        if (count === 0) buffer.startAfter(0, false);
+    buffer.probe ??= this.hasStoredEvent(buffer.subject).then(
+      (stored) => {
+        if (!stored) buffer.startAfter(0, false);
       },
       (error: unknown) => {
         buffer.probe = undefined;
@@ -250,6 +263,7 @@ export class LiveEventFeed {
     }
     const messages = await consumer.consume({ max_messages: FEED_BATCH, expires: FEED_PULL_EXPIRES_MS });
     this.running = { consumer, messages };
+    void this.watchStatus(messages);
     void this.pump(consumer, messages);
   }
 
@@ -269,6 +283,23 @@ export class LiveEventFeed {
       'live event feed stopped; event streams read JetStream until it is back',
     );
     this.scheduleRestart(0);
+  }
+
+  /**
+   * Logs what holds the feed's events back: nats.js leaves a pull that the server refused (409) or lost
+   * to wait for two missed idle heartbeats (FEED_PULL_EXPIRES_MS in all) before it pulls again, and every
+   * follower of the feed waits with it. Seen once in the paced bench: every stream of a wave ended 5 s
+   * after its terminal event was stored.
+   */
+  private async watchStatus(messages: ConsumerMessages): Promise<void> {
+    try {
+      for await (const status of messages.status()) {
+        if (FEED_STALLS.has(status.type))
+          this.deps.log.warn({ feed_status: status }, 'live event feed stalled');
+      }
+    } catch {
+      // The iterator ends with the consumer; the pump reports why.
+    }
   }
 
   private scheduleRestart(attempt: number): void {
@@ -364,9 +395,15 @@ export class LiveEventFeed {
     this.heldBytes = 0;
   }
 
-  private async storedEventCount(subject: string): Promise<number> {
-    const info = await this.deps.jsm.streams.info(Streams.EVENTS.name, { subjects_filter: subject });
-    return info.state.subjects?.[subject] ?? 0;
+  private async hasStoredEvent(subject: string): Promise<boolean> {
+    try {
+      // nats.js answers a subject without messages with null (older servers: a NoMessageFound error).
+      const last = await this.deps.jsm.streams.getMessage(Streams.EVENTS.name, { last_by_subj: subject });
+      return last !== null;
+    } catch (error) {
+      if (isJetStreamApiError(error, JetStreamApiCodes.NoMessageFound)) return false;
+      throw error;
+    }
   }
 }
 

@@ -47,6 +47,17 @@ describe('mesh probes', () => {
     expect(secondsBackToIdle(samples, 1_000, 10)).toBe(1);
   });
 
+  it('when the mesh at rest shows as one 10 ms tick now and then, it is idle from the load’s end', () => {
+    // 250 ms samples; /proc counts in 10 ms ticks: a tick every second is 10 ms/s, though each sample
+    // holding one reads 40 ms/s.
+    const samples = Array.from({ length: 40 }, (_, i) => ({
+      at: 1_250 + i * 250,
+      cpuMs: i % 4 === 0 ? 10 : 0,
+      intervalMs: 250,
+    }));
+    expect(secondsBackToIdle(samples, 1_000, idleThresholdMsPerS(10))).toBe(0);
+  });
+
   it('a mesh that never gets quiet again has no time back to idle', () => {
     const samples = Array.from({ length: 20 }, (_, i) => ({
       at: 1_500 + i * 500,

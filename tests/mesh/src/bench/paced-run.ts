@@ -37,6 +37,13 @@ export interface PacedMeasures {
   e2e_overhead_p99_ms: number | null;
   submit_to_model_p50_ms: number | null;
   submit_to_model_p99_ms: number | null;
+  /** The rest of the e2e overhead by phase (paced-workload.ts taskOverheads), p50 and p99 each. */
+  call_to_tool_p50_ms: number | null;
+  call_to_tool_p99_ms: number | null;
+  tool_to_model_p50_ms: number | null;
+  tool_to_model_p99_ms: number | null;
+  model_to_done_p50_ms: number | null;
+  model_to_done_p99_ms: number | null;
   /** nats-server's messages in per task, and the in-progress acks among them. */
   nats_in_msgs_per_task: number | null;
   in_progress_acks_per_task: number | null;
@@ -207,11 +214,20 @@ export async function runPacedPass(
   const ttft: number[] = [];
   const e2e: number[] = [];
   const toModel: number[] = [];
+  const callToTool: number[] = [];
+  const toolToModel: number[] = [];
+  const modelToDone: number[] = [];
+  const add = (values: number[], value: number | undefined): void => {
+    if (value !== undefined) values.push(value);
+  };
   for (const [key, client] of clients) {
     const overheads = taskOverheads(client, timings.get(key));
-    if (overheads.ttftOverheadMs !== undefined) ttft.push(overheads.ttftOverheadMs);
-    if (overheads.e2eOverheadMs !== undefined) e2e.push(overheads.e2eOverheadMs);
-    if (overheads.submitToModelMs !== undefined) toModel.push(overheads.submitToModelMs);
+    add(ttft, overheads.ttftOverheadMs);
+    add(e2e, overheads.e2eOverheadMs);
+    add(toModel, overheads.submitToModelMs);
+    add(callToTool, overheads.callToToolMs);
+    add(toolToModel, overheads.toolToModelMs);
+    add(modelToDone, overheads.modelToDoneMs);
   }
   const perTask = (value: number): number => round(value / target.tasks);
   const ackProgress = acksBefore && acksAfter ? acksAfter.progress - acksBefore.progress : undefined;
@@ -229,6 +245,12 @@ export async function runPacedPass(
     e2e_overhead_p99_ms: pct(e2e, 99),
     submit_to_model_p50_ms: target.mesh ? pct(toModel, 50) : null,
     submit_to_model_p99_ms: target.mesh ? pct(toModel, 99) : null,
+    call_to_tool_p50_ms: pct(callToTool, 50),
+    call_to_tool_p99_ms: pct(callToTool, 99),
+    tool_to_model_p50_ms: pct(toolToModel, 50),
+    tool_to_model_p99_ms: pct(toolToModel, 99),
+    model_to_done_p50_ms: pct(modelToDone, 50),
+    model_to_done_p99_ms: pct(modelToDone, 99),
     nats_in_msgs_per_task: row.nats_per_task?.in_msgs ?? null,
     in_progress_acks_per_task: ackProgress === undefined ? null : perTask(ackProgress),
     other_acks_per_task: ackOther === undefined ? null : perTask(ackOther),
@@ -267,6 +289,12 @@ export function medianOfPacedPasses(passes: readonly PacedMeasures[]): PacedMeas
     e2e_overhead_p99_ms: of((m) => m.e2e_overhead_p99_ms),
     submit_to_model_p50_ms: of((m) => m.submit_to_model_p50_ms),
     submit_to_model_p99_ms: of((m) => m.submit_to_model_p99_ms),
+    call_to_tool_p50_ms: of((m) => m.call_to_tool_p50_ms),
+    call_to_tool_p99_ms: of((m) => m.call_to_tool_p99_ms),
+    tool_to_model_p50_ms: of((m) => m.tool_to_model_p50_ms),
+    tool_to_model_p99_ms: of((m) => m.tool_to_model_p99_ms),
+    model_to_done_p50_ms: of((m) => m.model_to_done_p50_ms),
+    model_to_done_p99_ms: of((m) => m.model_to_done_p99_ms),
     nats_in_msgs_per_task: of((m) => m.nats_in_msgs_per_task),
     in_progress_acks_per_task: of((m) => m.in_progress_acks_per_task),
     other_acks_per_task: of((m) => m.other_acks_per_task),
@@ -290,6 +318,9 @@ export function renderPaced(measures: readonly PacedMeasures[]): string {
     'TTFT overhead p50 / p99 ms',
     'e2e overhead p50 / p99 ms',
     'submit → model p50 / p99 ms',
+    'call → tool p50 / p99 ms',
+    'tool → model p50 / p99 ms',
+    'model end → done p50 / p99 ms',
     'NATS msgs in / task',
     'in-progress acks / task',
     'other acks / task',
@@ -308,6 +339,9 @@ export function renderPaced(measures: readonly PacedMeasures[]): string {
     pair(m.ttft_overhead_p50_ms, m.ttft_overhead_p99_ms),
     pair(m.e2e_overhead_p50_ms, m.e2e_overhead_p99_ms),
     pair(m.submit_to_model_p50_ms, m.submit_to_model_p99_ms),
+    pair(m.call_to_tool_p50_ms, m.call_to_tool_p99_ms),
+    pair(m.tool_to_model_p50_ms, m.tool_to_model_p99_ms),
+    pair(m.model_to_done_p50_ms, m.model_to_done_p99_ms),
     cell(m.nats_in_msgs_per_task),
     cell(m.in_progress_acks_per_task),
     cell(m.other_acks_per_task),
@@ -324,6 +358,8 @@ export function renderPaced(measures: readonly PacedMeasures[]): string {
     '',
     'TTFT overhead = the client’s first content delta − the model’s first content byte; e2e overhead = the',
     'client’s submission → terminal event minus the model’s and the tool’s own time (each request in → last',
-    'byte out); CPU per task and × own floor are in the scenario table above (workload `paced`).',
+    'byte out), in phases: submit → model (the first model request), call → tool (the tool-call turn’s last byte →',
+    'the tool’s request), tool → model (the tool’s answer → the answer turn’s request), model end → done (the',
+    'answer’s last byte → the client’s terminal event); CPU per task and × own floor are in the scenario table above (workload `paced`).',
   ].join('\n');
 }

@@ -31,7 +31,15 @@ describe('the paced workload’s arithmetic', () => {
       },
     );
     // Own time: 500 + 6300 + 200 = 7000; end to end 7100.
-    expect(overheads).toEqual({ ttftOverheadMs: 20, e2eOverheadMs: 100, submitToModelMs: 30 });
+    // The 100 ms in phases: 30 to the model, 10 call → tool, 20 tool → model, 40 model end → done.
+    expect(overheads).toEqual({
+      ttftOverheadMs: 20,
+      e2eOverheadMs: 100,
+      submitToModelMs: 30,
+      callToToolMs: 10,
+      toolToModelMs: 20,
+      modelToDoneMs: 40,
+    });
   });
 
   it('a task the model never finished has no end-to-end overhead', () => {
@@ -39,7 +47,14 @@ describe('the paced workload’s arithmetic', () => {
       { submitAt: 0, firstChunkAt: undefined, doneAt: 50 },
       { turns: [{ requestAt: 10 }] },
     );
-    expect(overheads).toEqual({ ttftOverheadMs: undefined, e2eOverheadMs: undefined, submitToModelMs: 10 });
+    expect(overheads).toEqual({
+      ttftOverheadMs: undefined,
+      e2eOverheadMs: undefined,
+      submitToModelMs: 10,
+      callToToolMs: undefined,
+      toolToModelMs: undefined,
+      modelToDoneMs: undefined,
+    });
   });
 
   it('the median of paced passes counts a pass that never got back to idle as the worst', () => {
@@ -54,6 +69,12 @@ describe('the paced workload’s arithmetic', () => {
       e2e_overhead_p99_ms: 4,
       submit_to_model_p50_ms: 5,
       submit_to_model_p99_ms: 6,
+      call_to_tool_p50_ms: 1,
+      call_to_tool_p99_ms: 2,
+      tool_to_model_p50_ms: 1,
+      tool_to_model_p99_ms: 2,
+      model_to_done_p50_ms: 1,
+      model_to_done_p99_ms: 2,
       nats_in_msgs_per_task: 7,
       in_progress_acks_per_task: 8,
       other_acks_per_task: 9,

@@ -66,6 +66,13 @@ export interface TaskOverheads {
   e2eOverheadMs: number | undefined;
   /** Submission → the model's first request. */
   submitToModelMs: number | undefined;
+  /**
+   * The rest of the e2e overhead, phase by phase: the tool-call turn's last byte → the tool's request, the
+   * tool's answer → the answer turn's request, the answer's last byte → the client's terminal event.
+   */
+  callToToolMs: number | undefined;
+  toolToModelMs: number | undefined;
+  modelToDoneMs: number | undefined;
 }
 
 /** The overheads of one task; undefined parts where a time is missing (a failed task). */
@@ -75,6 +82,10 @@ export function taskOverheads(client: ClientTimes, model: PacedTimings | undefin
   const complete =
     model !== undefined && model.turns.length >= 2 && exchanges.every((e) => e.endAt !== undefined);
   const ownMs = exchanges.reduce((sum, e) => sum + ((e.endAt ?? e.requestAt) - e.requestAt), 0);
+  const [call, answer] = model?.turns ?? [];
+  const tool = model?.tool;
+  const gap = (from: number | undefined, to: number | undefined): number | undefined =>
+    from !== undefined && to !== undefined ? to - from : undefined;
   return {
     ttftOverheadMs:
       client.firstChunkAt !== undefined && model?.firstContentAt !== undefined
@@ -82,6 +93,9 @@ export function taskOverheads(client: ClientTimes, model: PacedTimings | undefin
         : undefined,
     e2eOverheadMs: complete ? client.doneAt - client.submitAt - ownMs : undefined,
     submitToModelMs: first ? first.requestAt - client.submitAt : undefined,
+    callToToolMs: gap(call?.endAt, tool?.requestAt),
+    toolToModelMs: gap(tool?.endAt, answer?.requestAt),
+    modelToDoneMs: complete ? gap(answer?.endAt, client.doneAt) : undefined,
   };
 }
 
