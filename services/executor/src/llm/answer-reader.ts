@@ -40,6 +40,10 @@ export async function readEventStream(body: ResponseBody, reading: AnswerReading
   const decoder = new TextDecoder();
   // Not destroyed when the loop leaves it: how the body ends depends on why (see `finally`).
   const chunks = body.iterator({ destroyOnReturn: false }) as AsyncIterator<Buffer>;
+  // Failures reach the loop through the iterator. Once it has returned, undici's 'error' for a body
+  // destroyed or dropped before its end (RequestAbortedError) has no listener left: unheard, it would
+  // be an uncaught exception (seen after a model call's idle timeout).
+  body.on('error', () => undefined);
   let sawDone = false;
   let received = 0;
   try {
