@@ -8,10 +8,8 @@
  * whose model key is stored only for the whole account (no user has one). Screenshots land in
  * tests/mesh/.artifacts/.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { openMeshBuckets, ParkedTaskStore, TaskEventWriter, TaskStatusStore } from '@agentmesh/bus';
 import {
   newTraceId,
@@ -29,24 +27,28 @@ import {
 } from '@agentmesh/testkit';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admin } from './mesh-client.js';
 import { MESH_ACCOUNT, startMesh, type Mesh } from './mesh-harness.js';
+import {
+  ARTIFACTS,
+  CHROMIUM,
+  FailedRequests,
+  HAVE_CHROMIUM,
+  launchConsoleBrowser,
+} from './console-chromium.js';
 
 /**
  * What the page shows after a fetch of its own (agents, the task list) can come seconds late on a loaded
  * machine (CI runs two packages' tests at once): vitest's poll gives up after 1 s by default.
  */
 const POLL = { timeout: 15_000 };
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
 if (!HAVE_CHROMIUM) {
   console.warn(
     `console browser test skipped: no chromium at ${CHROMIUM} (install Debian's chromium, e.g. source infra/setup-machine.sh, or set CHROMIUM_PATH)`,
   );
 }
-const ARTIFACTS = fileURLToPath(new URL('../.artifacts/', import.meta.url));
 const ANSWER = 'ByteDance was founded in 2012 in Beijing.';
 const KEYED_ANSWER = 'Answered with the account-wide model key.';
 /** The model key stored for whole accounts only: the keyed model refuses any other. */
@@ -147,35 +149,10 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
       model: { model_name: 'scripted', base_url: stalledModel.baseUrl },
     });
 
-    mkdirSync(ARTIFACTS, { recursive: true });
-    profile = mkdtempSync(join(tmpdir(), 'agentmesh-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1280, height: 900 },
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.on('console', (message) => {
-      if (message.type() === 'error') pageProblems.push(`console: ${message.text()}`);
-    });
-    page.on('response', (response) => {
-      if (response.status() >= 400) pageProblems.push(`${response.status()} ${response.url()}`);
-    });
-    page.on('pageerror', (error) => pageProblems.push(`page error: ${error.message}`));
-    page.on('requestfailed', (request) => {
-      // An EventSource the console closes after the terminal event is aborted on purpose.
-      if (!request.url().includes('/events?')) pageProblems.push(`request failed: ${request.url()}`);
-    });
+    ({ context, page, profile } = await launchConsoleBrowser(pageProblems, {
+      viewportHeight: 900,
+      failedRequests: FailedRequests.BUT_CLOSED_EVENT_STREAMS,
+    }));
   }, 240_000);
 
   afterAll(async () => {

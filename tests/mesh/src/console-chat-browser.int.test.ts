@@ -5,25 +5,21 @@
  * thread's history —, the transcript showing each turn with its tool calls once. The screenshot lands in
  * tests/mesh/.artifacts/. Skipped (with a warning) against a gateway without the threads API.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   startRecordingApi,
   startScriptedModel,
   type RecordingApi,
   type ScriptedModel,
 } from '@agentmesh/testkit';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admin, registerQueryTool, scriptedModel, storeModelKey } from './mesh-client.js';
 import { startMesh, type Mesh } from './mesh-harness.js';
+import { ARTIFACTS, FailedRequests, HAVE_CHROMIUM, launchConsoleBrowser } from './console-chromium.js';
 
 const POLL = { timeout: 20_000 };
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
-const ARTIFACTS = fileURLToPath(new URL('../.artifacts/', import.meta.url));
 const FOUNDED = 'ByteDance was founded in 2012.';
 const PAID = 'The invoice is paid.';
 
@@ -95,28 +91,10 @@ describe.skipIf(!HAVE_CHROMIUM)('the console chat on threads in headless chromiu
       },
     });
 
-    mkdirSync(ARTIFACTS, { recursive: true });
-    profile = mkdtempSync(join(tmpdir(), 'agentmesh-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1280, height: 1000 },
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-      ],
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.on('console', (message) => {
-      if (message.type() === 'error') pageProblems.push(`console: ${message.text()}`);
-    });
-    page.on('response', (response) => {
-      if (response.status() >= 400) pageProblems.push(`${response.status()} ${response.url()}`);
-    });
-    page.on('pageerror', (error) => pageProblems.push(`page error: ${error.message}`));
+    ({ context, page, profile } = await launchConsoleBrowser(pageProblems, {
+      viewportHeight: 1000,
+      failedRequests: FailedRequests.NONE,
+    }));
   }, 240_000);
 
   afterAll(async () => {

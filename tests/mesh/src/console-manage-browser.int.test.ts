@@ -6,23 +6,25 @@
  * reports from the task's first event. An account's API key is told credentials need an admin key.
  * Screenshots land in tests/mesh/.artifacts/.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startScriptedModel, type ScriptedModel } from '@agentmesh/testkit';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MESH_ACCOUNT, startMesh, type Mesh } from './mesh-harness.js';
+import {
+  ARTIFACTS,
+  CHROMIUM,
+  FailedRequests,
+  HAVE_CHROMIUM,
+  launchConsoleBrowser,
+} from './console-chromium.js';
 
 /** What the page shows after a fetch of its own can come seconds late on a loaded machine. */
 const POLL = { timeout: 15_000 };
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
 if (!HAVE_CHROMIUM) {
   console.warn(`console management test skipped: no chromium at ${CHROMIUM} (set CHROMIUM_PATH)`);
 }
-const ARTIFACTS = fileURLToPath(new URL('../.artifacts/', import.meta.url));
 const AGENT = 'pinned_agent';
 const USER = 'cred-user';
 const ACCOUNT_CANARY = 'canary-account-secret-5f1c9e';
@@ -92,35 +94,10 @@ describe.skipIf(!HAVE_CHROMIUM)('the console management panels in headless chrom
       });
     }
 
-    mkdirSync(ARTIFACTS, { recursive: true });
-    profile = mkdtempSync(join(tmpdir(), 'agentmesh-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1280, height: 1000 },
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.on('console', (message) => {
-      if (message.type() === 'error') pageProblems.push(`console: ${message.text()}`);
-    });
-    page.on('response', (response) => {
-      if (response.status() >= 400) pageProblems.push(`${response.status()} ${response.url()}`);
-    });
-    page.on('pageerror', (error) => pageProblems.push(`page error: ${error.message}`));
-    page.on('requestfailed', (request) => {
-      // An EventSource the console closes after the terminal event is aborted on purpose.
-      if (!request.url().includes('/events?')) pageProblems.push(`request failed: ${request.url()}`);
-    });
+    ({ context, page, profile } = await launchConsoleBrowser(pageProblems, {
+      viewportHeight: 1000,
+      failedRequests: FailedRequests.BUT_CLOSED_EVENT_STREAMS,
+    }));
 
     await page.goto(`${mesh.gatewayUrl}/console`);
     await page.getByLabel('API key', { exact: true }).fill(mesh.adminKey);
