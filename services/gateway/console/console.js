@@ -161,14 +161,21 @@ async function loadTasks() {
     query = taskListQuery(new FormData($('task-search')));
   } catch (error) {
     notice(error.message);
+    // Older reads in flight are dropped: none will be drawn.
+    $('tasks').removeAttribute('aria-busy');
     return;
   }
   const filtered = query.toString() !== 'limit=20';
+  // Busy until the newest read is drawn (assistive technology waits; so can a test).
+  $('tasks').setAttribute('aria-busy', 'true');
   try {
     const { tasks } = await api('GET', `/v1/tasks?${query}`);
     if (read !== tasksRead) return;
     listed.clear();
     for (const task of tasks) listed.set(task.trace_id, task);
+    // A reload redraws every row: the row whose button had the keyboard focus gets it back, so a
+    // keyboard user is not thrown to the top of the page by a reload they did not ask for.
+    const focused = document.activeElement?.closest?.('#tasks tr')?.dataset.traceId;
     $('tasks').replaceChildren(...tasks.map(taskRow));
     $('tasks-summary').textContent = `${tasks.length} ${tasks.length === 1 ? 'task' : 'tasks'}${
       filtered ? ' match the filters' : ', newest first'
@@ -179,6 +186,7 @@ async function loadTasks() {
     if (!filtered && lastSent && !tasks.some((task) => task.trace_id === lastSent.trace_id)) {
       $('tasks').prepend(taskRow(lastSent));
     }
+    if (focused) document.querySelector(`#tasks tr[data-trace-id="${focused}"] button`)?.focus();
     // The list may have been read before the task on view reached the status it shows.
     if (view.traceId && view.finished) {
       const cell = document.querySelector(`#tasks tr[data-trace-id="${view.traceId}"] .status`);
@@ -186,6 +194,8 @@ async function loadTasks() {
     }
   } catch (error) {
     notice(`Tasks could not be loaded: ${error.message}`);
+  } finally {
+    if (read === tasksRead) $('tasks').removeAttribute('aria-busy');
   }
 }
 

@@ -37,6 +37,7 @@ import {
   FailedRequests,
   HAVE_CHROMIUM,
   launchConsoleBrowser,
+  submitAndFollow,
 } from './console-chromium.js';
 
 /**
@@ -177,7 +178,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
     await agent.selectOption('company_agent');
     const message = page.getByLabel('Message', { exact: true });
     await message.fill('When was ByteDance founded?');
-    await message.press('Control+Enter');
+    await submitAndFollow(page, () => message.press('Control+Enter'));
 
     await page.locator('#task-status', { hasText: /^done$/ }).waitFor({ timeout: 30_000 });
     await page.screenshot({ path: join(ARTIFACTS, 'console-task.png'), fullPage: true });
@@ -213,6 +214,13 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
     const row = page.locator('#tasks tr').first();
     await expect.poll(async () => (await row.textContent()) ?? '', POLL).toMatch(/company_agent.*done/);
     const traceId = await row.getAttribute('data-trace-id');
+    // A reload redraws the rows; the row's button keeps the keyboard focus it had.
+    await row.getByRole('button', { name: `Open task ${traceId}` }).focus();
+    await page.evaluate("document.getElementById('reload-tasks').click()");
+    await page.locator('#tasks:not([aria-busy])').waitFor({ state: 'attached' });
+    expect(await page.evaluate("document.activeElement?.getAttribute('aria-label')")).toBe(
+      `Open task ${traceId}`,
+    );
     // Clear the views first, so what shows after the click can only come from the replay.
     // (Page code as text: this package is type-checked without the DOM's types.)
     await page.evaluate(
@@ -234,7 +242,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
     await page.getByLabel('Agent', { exact: true }).selectOption('locked_agent');
     const message = page.getByLabel('Message', { exact: true });
     await message.fill('Anyone there?');
-    await page.getByRole('button', { name: 'Send' }).click();
+    await submitAndFollow(page, () => page.getByRole('button', { name: 'Send' }).click());
 
     await page.locator('#task-status', { hasText: /^error$/ }).waitFor({ timeout: 30_000 });
     const errorLine = page.getByRole('alert');
@@ -361,13 +369,9 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
     const problemsBefore = pageProblems.length;
     await page.getByLabel('Agent', { exact: true }).selectOption('stalled_agent');
     await page.getByLabel('Message', { exact: true }).fill('When was ByteDance founded?');
-    const shownBefore = await page.locator('#task-id').textContent();
-    await page.getByRole('button', { name: 'Send' }).click();
+    const traceId = await submitAndFollow(page, () => page.getByRole('button', { name: 'Send' }).click());
     // The executor's attempt now waits on a model that never answers; the test writes for the attempts.
     await stalledModelAsked;
-    // The model can be asked before the page has taken the submit's reply: wait for the new task to show.
-    await expect.poll(() => page.locator('#task-id').textContent(), POLL).not.toBe(shownBefore);
-    const traceId = (await page.locator('#task-id').textContent()) ?? '';
     expect(traceId).toMatch(/^[0-9a-f]{32}$/);
 
     const nc = await connect({ servers: mesh.nats.url });
@@ -454,6 +458,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
       await expect
         .poll(async () => {
           await page.getByRole('button', { name: 'Reload tasks' }).click();
+          await page.locator('#tasks:not([aria-busy])').waitFor({ state: 'attached' });
           return open.count();
         }, POLL)
         .toBe(1);
@@ -506,7 +511,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
 
     await page.getByLabel('Agent', { exact: true }).selectOption('keyed_agent');
     await page.getByLabel('Message', { exact: true }).fill('Which key do you see?');
-    await page.getByRole('button', { name: 'Send' }).click();
+    await submitAndFollow(page, () => page.getByRole('button', { name: 'Send' }).click());
 
     await page.locator('#task-status', { hasText: /^done$/ }).waitFor({ timeout: 30_000 });
     expect(await page.locator('#answer').textContent()).toBe(KEYED_ANSWER);
@@ -549,7 +554,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in headless chromium', () => {
     await user.fill('admin-picked-user');
     await user.press('Tab');
     await page.getByLabel('Message', { exact: true }).fill('Acting for another account.');
-    await page.getByRole('button', { name: 'Send' }).click();
+    await submitAndFollow(page, () => page.getByRole('button', { name: 'Send' }).click());
 
     await page.locator('#task-status', { hasText: /^done$/ }).waitFor({ timeout: 30_000 });
     expect(await page.locator('#answer').textContent()).toBe(KEYED_ANSWER);

@@ -17,7 +17,13 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admin, registerQueryTool, scriptedModel, storeModelKey } from './mesh-client.js';
 import { startMesh, type Mesh } from './mesh-harness.js';
-import { ARTIFACTS, FailedRequests, HAVE_CHROMIUM, launchConsoleBrowser } from './console-chromium.js';
+import {
+  ARTIFACTS,
+  FailedRequests,
+  HAVE_CHROMIUM,
+  launchConsoleBrowser,
+  submitAndFollow,
+} from './console-chromium.js';
 
 const POLL = { timeout: 20_000 };
 const FOUNDED = 'ByteDance was founded in 2012.';
@@ -105,13 +111,11 @@ describe.skipIf(!HAVE_CHROMIUM)('the console chat on threads in headless chromiu
     await api?.stop();
   });
 
-  /** Posts `text` to the open thread from the keyboard and waits for its task to end with `status`. */
+  /** Posts `text` to the open thread from the keyboard and waits for the task panel to follow its task. */
   async function post(text: string): Promise<void> {
-    const shownBefore = await page.locator('#task-id').textContent();
     const message = page.getByLabel('Chat message', { exact: true });
     await message.fill(text);
-    await message.press('Control+Enter');
-    await expect.poll(() => page.locator('#task-id').textContent(), POLL).not.toBe(shownBefore);
+    await submitAndFollow(page, () => message.press('Control+Enter'));
   }
 
   it('when a user holds a three-turn conversation in a thread — a tool call, an approved tool call, a question about the history — the transcript shows each turn once, with its tool calls and results', async () => {

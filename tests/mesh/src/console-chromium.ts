@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const HAVE_CHROMIUM = existsSync(CHROMIUM);
@@ -66,4 +67,16 @@ export async function launchConsoleBrowser(
     });
   }
   return { context, page, profile };
+}
+
+/**
+ * Does what submits a task from the page (`submit`: a click, a key) and waits until the task panel follows
+ * a task other than the one it showed before; answers the new task's trace id. Until the submit's reply
+ * arrives the panel still shows the earlier task, whose `done` must not be taken for the new one's.
+ */
+export async function submitAndFollow(page: Page, submit: () => Promise<void>): Promise<string> {
+  const before = await page.locator('#task-id').textContent();
+  await submit();
+  await expect.poll(() => page.locator('#task-id').textContent(), { timeout: 15_000 }).not.toBe(before);
+  return (await page.locator('#task-id').textContent()) ?? '';
 }

@@ -18,6 +18,7 @@ import {
   FailedRequests,
   HAVE_CHROMIUM,
   launchConsoleBrowser,
+  submitAndFollow,
 } from './console-chromium.js';
 
 /** What the page shows after a fetch of its own can come seconds late on a loaded machine. */
@@ -62,11 +63,11 @@ const names = async (path: string) => ((await json('GET', path)) as { names: str
 /** The texts of a list's items. */
 const listed = (id: string) => page.locator(`#${id} li`).allTextContents();
 
-/** Waits for the task panel to follow a task other than `before` and for that task to be done; its id. */
-async function nextTaskDone(before: string | null): Promise<string> {
-  await expect.poll(() => page.locator('#task-id').textContent(), POLL).not.toBe(before);
+/** Submits a task from the page (`submit`) and waits for it to be done; its id. */
+async function nextTaskDone(submit: () => Promise<void>): Promise<string> {
+  const traceId = await submitAndFollow(page, submit);
   await page.locator('#task-status', { hasText: /^done$/ }).waitFor({ timeout: 30_000 });
-  return (await page.locator('#task-id').textContent()) ?? '';
+  return traceId;
 }
 
 /** The accessible name of what has the keyboard focus (its aria-label, else its text). */
@@ -189,9 +190,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the console management panels in headless chrom
     const run = async (version: string) => {
       await page.getByLabel('Version', { exact: true }).fill(version);
       await page.getByLabel('Message', { exact: true }).fill(`Which version? (${version || 'current'})`);
-      const before = await page.locator('#task-id').textContent();
-      await page.getByRole('button', { name: 'Send' }).click();
-      return nextTaskDone(before);
+      return nextTaskDone(() => page.getByRole('button', { name: 'Send' }).click());
     };
 
     const pinned = await run('1');
@@ -244,9 +243,9 @@ describe.skipIf(!HAVE_CHROMIUM)('the console management panels in headless chrom
     });
 
     // Run now: the task opens in the task panel and runs to done; the last runs list it with its status.
-    const before = await page.locator('#task-id').textContent();
-    await page.getByRole('button', { name: 'Run schedule weekday-report now' }).click();
-    const traceId = await nextTaskDone(before);
+    const traceId = await nextTaskDone(() =>
+      page.getByRole('button', { name: 'Run schedule weekday-report now' }).click(),
+    );
     expect(await page.locator('#answer').textContent()).toBe('Ran with: Prompt two.');
     // The status record may say done a moment after the event stream did: Show reads it again each poll.
     const runs = async () => {
