@@ -56,7 +56,7 @@ export type {
   ProvisionReport,
   ResourceWaitOptions,
 } from './resources.js';
-export { runDurableConsumer } from './durable-consumer.js';
+export { durableConsumerExists, ensureDurableConsumer, runDurableConsumer } from './durable-consumer.js';
 export type { DurableConsumerSpec, RunningConsumer } from './durable-consumer.js';
 export { TaskEventWriter } from './task-event-writer.js';
 export type { TaskEventWriterOptions } from './task-event-writer.js';

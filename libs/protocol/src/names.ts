@@ -112,7 +112,8 @@ export const Consumers = {
 
 /**
  * The gateways' webhook consumers: `webhook-status` reads every task status write (the KV stream of
- * `mesh_tasks`) and queues deliveries; `webhooks` delivers them. Each is shared by every gateway instance.
+ * `mesh_tasks`) once the deployment has a webhook endpoint, and queues deliveries; `webhooks` delivers them.
+ * Each is shared by every gateway instance.
  */
 export const WebhookConsumers = {
   STATUS: { durable_name: 'webhook-status', stream: 'KV_mesh_tasks', filter_subject: '$KV.mesh_tasks.>' },

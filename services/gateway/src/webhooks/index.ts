@@ -17,7 +17,8 @@ import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { GatewayConfig } from '../config.js';
 import { DeliveryWorker } from './delivery-worker.js';
 import { RetrySchedule } from './retry-schedule.js';
-import { startStatusFanout } from './status-fanout.js';
+import { ensureDurableConsumer } from '@agentmesh/bus';
+import { STATUS_CONSUMER, startStatusFanout } from './status-fanout.js';
 import { TaskWebhooks } from './task-webhooks.js';
 import { WebhookSender } from './webhook-sender.js';
 import type { WebhookRouteDeps } from './webhook-routes.js';
@@ -67,6 +68,9 @@ export async function startWebhooks(options: WebhookOptions): Promise<Webhooks> 
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
   });
   const stops: Array<() => Promise<void>> = [];
+  // A gateway that does not deliver webhooks still makes sure the status consumer exists before an
+  // endpoint registered through it is stored: the gateways that deliver read it.
+  let ensureStatusConsumer = () => ensureDurableConsumer(jsm, STATUS_CONSUMER);
   if (config.WEBHOOKS_ENABLED) {
     // Only the keys are used (never a value: endpoints' secrets stay in the bucket).
     const webhookKeys = await KvMirror.start<true>({
@@ -78,7 +82,7 @@ export async function startWebhooks(options: WebhookOptions): Promise<Webhooks> 
         if (event.type === 'stale') log.debug({ reason: event.reason }, 'webhook keys mirror stale');
       },
     });
-    const fanout = startStatusFanout({
+    const fanout = await startStatusFanout({
       js,
       jsm,
       endpoints,
@@ -87,6 +91,7 @@ export async function startWebhooks(options: WebhookOptions): Promise<Webhooks> 
       log,
       webhookKeys,
     });
+    ensureStatusConsumer = () => fanout.ensure();
     stops.push(async () => webhookKeys.stop());
     const worker = new DeliveryWorker({
       js,
@@ -107,7 +112,7 @@ export async function startWebhooks(options: WebhookOptions): Promise<Webhooks> 
     );
   }
   return {
-    routes: { endpoints, deadLetters, sender, js },
+    routes: { endpoints, deadLetters, sender, js, ensureStatusConsumer },
     taskWebhooks: new TaskWebhooks(endpoints, taskWebhookStore),
     async stop() {
       // The worker closes the sender itself, once it stopped reading; without it, nothing is in flight.

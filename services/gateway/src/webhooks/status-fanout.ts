@@ -5,11 +5,18 @@
  * waiting_approval) becomes one delivery message per subscribed endpoint of the task's account on
  * MESH_WEBHOOKS, `Nats-Msg-Id` = `<webhook id>.1`: reading the same write twice queues nothing twice. The
  * status message is acknowledged only once its deliveries are stored, so a crash in between reads it again.
+ *
+ * A deployment without any webhook endpoint reads no status write at all: the consumer is created when the
+ * first endpoint is registered (before it is stored, so no later status write is missed; a task's own
+ * webhook needs a registered endpoint), and a gateway starts reading it when it exists at start-up or once
+ * its mirror of the webhook keys shows a key. Status writes were about one in seven of a task's messages.
  */
 import {
+  durableConsumerExists,
+  ensureDurableConsumer,
   runDurableConsumer,
+  type DurableConsumerSpec,
   type KvMirror,
-  type RunningConsumer,
   type TaskWebhookStore,
   type WebhookStore,
 } from '@agentmesh/bus';
@@ -46,8 +53,29 @@ export interface StatusFanoutOptions {
   webhookKeys?: Pick<KvMirror<unknown>, 'keys'>;
 }
 
-export function startStatusFanout(options: StatusFanoutOptions): RunningConsumer {
-  const { js, log } = options;
+/** The status consumer's settings when a gateway creates it; it starts at the writes after its creation. */
+export const STATUS_CONSUMER: DurableConsumerSpec = {
+  ...WebhookConsumers.STATUS,
+  ackWaitMs: 30_000,
+  batch: 100,
+  maxAckPending: 1_000,
+  deliverPolicy: DeliverPolicy.New,
+};
+
+/** How often a gateway that does not read the status consumer yet looks at its mirror of webhook keys. */
+const WEBHOOK_KEYS_CHECK_MS = 1_000;
+
+export interface StatusFanout {
+  /**
+   * Called before a webhook endpoint is stored: the shared consumer exists from then on (it keeps every
+   * status write after it for the gateways to read), and this gateway reads it.
+   */
+  ensure(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startStatusFanout(options: StatusFanoutOptions): Promise<StatusFanout> {
+  const { js, jsm, log } = options;
   const handle = async (message: JsMsg): Promise<void> => {
     try {
       const queued = await fanOut(options, message);
@@ -58,19 +86,39 @@ export function startStatusFanout(options: StatusFanoutOptions): RunningConsumer
       message.nak(2_000);
     }
   };
-  return runDurableConsumer(
-    js,
-    options.jsm,
-    {
-      ...WebhookConsumers.STATUS,
-      ackWaitMs: 30_000,
-      batch: 100,
-      maxAckPending: 1_000,
-      deliverPolicy: DeliverPolicy.New,
+  let reading: ReturnType<typeof runDurableConsumer> | undefined;
+  let check: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const read = (): void => {
+    if (stopped) return;
+    if (check !== undefined) clearInterval(check);
+    check = undefined;
+    reading ??= runDurableConsumer(js, jsm, STATUS_CONSUMER, handle, (error) =>
+      log.warn({ err: error }, 'webhook status consumer failed; starting it again'),
+    );
+  };
+  // Unknown (NATS unreachable, the mirror cannot say): read, as a deployment with webhooks must.
+  const exists = await durableConsumerExists(jsm, STATUS_CONSUMER).catch(() => true);
+  const keys = options.webhookKeys?.keys();
+  if (exists || keys === undefined || keys.length > 0) read();
+  else {
+    check = setInterval(() => {
+      const now = options.webhookKeys?.keys();
+      if (now === undefined || now.length > 0) read();
+    }, WEBHOOK_KEYS_CHECK_MS);
+    check.unref();
+  }
+  return {
+    async ensure() {
+      await ensureDurableConsumer(jsm, STATUS_CONSUMER);
+      read();
     },
-    handle,
-    (error) => log.warn({ err: error }, 'webhook status consumer failed; starting it again'),
-  );
+    async stop() {
+      stopped = true;
+      if (check !== undefined) clearInterval(check);
+      await reading?.stop();
+    },
+  };
 }
 
 async function fanOut(options: StatusFanoutOptions, message: JsMsg): Promise<number> {

@@ -38,6 +38,11 @@ export interface WebhookRouteDeps {
   deadLetters: WebhookDeadLetterStore;
   sender: WebhookSender;
   js: JetStreamClient;
+  /**
+   * Makes sure the shared status consumer exists before an endpoint is stored: until the first endpoint,
+   * no gateway reads status writes (status-fanout.ts).
+   */
+  ensureStatusConsumer(): Promise<void>;
 }
 
 interface IdParams {
@@ -81,6 +86,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
     if (!body.success) return sendRejection(reply, InvalidRequest.fromZod(body.error));
     const refused = await refusedTarget(sender, body.data.url);
     if (refused) return sendRejection(reply, refused);
+    await deps.ensureStatusConsumer();
     return reply.code(201).send(await endpoints.create(accountId, body.data));
   });
 
