@@ -60,7 +60,12 @@ export { durableConsumerExists, ensureDurableConsumer, runDurableConsumer } from
 export type { DurableConsumerSpec, RunningConsumer } from './durable-consumer.js';
 export { TaskEventWriter } from './task-event-writer.js';
 export type { TaskEventWriterOptions } from './task-event-writer.js';
-export { expiredTaskEvents, followTaskEvents, storedTaskEventCount } from './task-event-reader.js';
+export {
+  expiredTaskEvents,
+  followTaskEvents,
+  hasStoredTaskEvents,
+  storedTaskEventCount,
+} from './task-event-reader.js';
 export { readLastTaskEvent, readTaskEventLog } from './task-event-log.js';
 export { requestTaskCancel } from './task-cancel-request.js';
 export type { TaskCancelRequest } from './task-cancel-request.js';

@@ -13,8 +13,14 @@ import {
   taskEventLogSubject,
   type TaskStatusRecord,
 } from '@agentmesh/protocol';
-import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import {
+  DeliverPolicy,
+  JetStreamApiCodes,
+  type JetStreamClient,
+  type JetStreamManager,
+} from '@nats-io/jetstream';
 import { TaskEventsExpiredError } from './errors.js';
+import { isJetStreamApiError } from './jetstream-api-error.js';
 import { decodeJson } from './json.js';
 import type { TaskStatusStore } from './stores/task-status-store.js';
 
@@ -69,7 +75,26 @@ export async function expiredTaskEvents(
 ): Promise<TaskStatusRecord | undefined> {
   const status = known ?? (await statuses.get(accountId, traceId));
   if (status === undefined || !isFinalTaskStatus(status.status)) return undefined;
-  return (await storedTaskEventCount(jsm, accountId, traceId)) === 0 ? status : undefined;
+  return (await hasStoredTaskEvents(jsm, accountId, traceId)) ? undefined : status;
+}
+
+/**
+ * Whether MESH_EVENTS holds any event of the task: one message get of its subject's last message. Not a
+ * subject-filtered stream info, which nats-server answers by walking every subject of the stream under
+ * its lock (a cost that grows with the tasks kept).
+ */
+export async function hasStoredTaskEvents(
+  jsm: JetStreamManager,
+  accountId: string,
+  traceId: string,
+): Promise<boolean> {
+  const last = await jsm.streams
+    .getMessage(Streams.EVENTS.name, { last_by_subj: taskEventLogSubject(accountId, traceId) })
+    .catch((error: unknown) => {
+      if (isJetStreamApiError(error, JetStreamApiCodes.NoMessageFound)) return null;
+      throw error;
+    });
+  return last !== null;
 }
 
 export async function* followTaskEvents(
