@@ -12,6 +12,7 @@
 import { NodeTransport, nodeResolveHost } from '@nats-io/transport-node/lib/node_transport.js';
 import { NatsConnectionImpl, setTransportFactory } from '@nats-io/transport-node/lib/nats-base-client.js';
 import type { NatsConnection, NodeConnectionOptions } from '@nats-io/transport-node';
+import { reuseRequestCancelledError } from './nats-request-cancel.js';
 
 export class TurnBatchingTransport extends NodeTransport {
   #corked = false;
@@ -30,10 +31,14 @@ export class TurnBatchingTransport extends NodeTransport {
   }
 }
 
-/** `connect` of @nats-io/transport-node, on {@link TurnBatchingTransport}. */
+/**
+ * `connect` of @nats-io/transport-node, on {@link TurnBatchingTransport}, with answered requests building
+ * no error (nats-request-cancel.ts).
+ */
 export function connectWithTurnBatching(options: NodeConnectionOptions): Promise<NatsConnection> {
   // The factory is process-wide and read at every (re)connect; the node client's own `connect` sets
   // its plain transport again, which only costs batching, never correctness.
   setTransportFactory({ factory: () => new TurnBatchingTransport(), dnsResolveFn: nodeResolveHost });
+  reuseRequestCancelledError();
   return NatsConnectionImpl.connect(options);
 }

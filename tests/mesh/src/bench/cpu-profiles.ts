@@ -4,9 +4,10 @@
  * and they exit cleanly, so the profile is written); the bench process profiles itself through the
  * inspector, since its own flags are fixed by the time it reads the environment.
  */
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
+import { renderProfileSummaries, summarizeCpuProfile, type CpuProfile } from './profile-summary.js';
 
 /** The environment that makes a service write its CPU profile under `<dir>/<service>/`. */
 export function cpuProfileEnv(dir: string | undefined, service: string): Record<string, string> {
@@ -43,4 +44,14 @@ export function listCpuProfiles(dir: string): string[] {
         .map((file) => `${entry.name}/${file}`),
     )
     .sort();
+}
+
+/** Where each profiled process's busy CPU went (profile-summary.ts), as markdown: one section per file. */
+export function summarizeCpuProfiles(dir: string, top = 15): string {
+  return renderProfileSummaries(
+    listCpuProfiles(dir).map((file) => ({
+      process: file,
+      summary: summarizeCpuProfile(JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile, top),
+    })),
+  );
 }

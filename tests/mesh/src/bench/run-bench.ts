@@ -36,7 +36,7 @@ import {
   type BenchRow,
 } from './bench-report.js';
 import { benchConverter } from './conversion-bench.js';
-import { cpuProfileEnv, listCpuProfiles, profileThisProcess } from './cpu-profiles.js';
+import { cpuProfileEnv, listCpuProfiles, profileThisProcess, summarizeCpuProfiles } from './cpu-profiles.js';
 import { CpuMeter } from './cpu-meter.js';
 import type { TaskOutcome } from './event-tally.js';
 import { renderFanOut, runFanOut, type FanOutResult } from './fan-out.js';
@@ -774,6 +774,12 @@ console.log(`written to ${out}mesh.md and ${out}mesh.json`);
 if (options.cpuProfileDir) {
   const profiles = listCpuProfiles(options.cpuProfileDir);
   console.log(`CPU profiles in ${options.cpuProfileDir}:\n${profiles.map((file) => `  ${file}`).join('\n')}`);
+  const summaries = summarizeCpuProfiles(options.cpuProfileDir);
+  writeFileSync(
+    `${out}profiles.md`,
+    `# Where each process's CPU went (${new Date().toISOString()})\n\n${summaries}`,
+  );
+  console.log(`${summaries}\nwritten to ${out}profiles.md`);
 }
 if (failed > 0) {
   say(`\n⚠ ${failed} tasks FAILED (an error event, a broken guarantee or a refused call): see above.`);
