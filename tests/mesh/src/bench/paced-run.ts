@@ -75,6 +75,8 @@ export interface PacedPassTarget {
   mesh: boolean;
   /** Wait after the load for the mesh to be back at its idle CPU (default true; the warm-up does not). */
   idleReturn?: boolean;
+  /** Steady arrivals (scenario-run.ts): worker `w`'s first task waits `w` × this; none: all at once. */
+  startSpacingMs?: number;
 }
 
 export interface PacedProbes extends Probes {
@@ -173,6 +175,7 @@ export async function runPacedPass(
       concurrency: target.inFlight,
       tasks: target.tasks,
       kind: target.kind,
+      ...(target.startSpacingMs === undefined ? {} : { startSpacingMs: target.startSpacingMs }),
       runTask: async (i) => {
         const key = `${tag}.${i}`;
         const submitAt = clockMs();
@@ -312,6 +315,7 @@ export function medianOfPacedPasses(passes: readonly PacedMeasures[]): PacedMeas
 /** The paced measures as a markdown table, one row per client and count in flight. */
 export function renderPaced(measures: readonly PacedMeasures[]): string {
   const header = [
+    'workload',
     'client',
     'in flight',
     'tasks',
@@ -333,6 +337,7 @@ export function renderPaced(measures: readonly PacedMeasures[]): string {
   const pair = (a: number | null, b: number | null): string =>
     a === null && b === null ? '—' : `${cell(a)} / ${cell(b)}`;
   const body = measures.map((m) => [
+    m.workload,
     m.client,
     String(m.in_flight),
     String(m.tasks),
@@ -353,7 +358,7 @@ export function renderPaced(measures: readonly PacedMeasures[]): string {
   ]);
   return [
     `| ${header.join(' | ')} |`,
-    `| ${header.map((_, i) => (i < 1 ? '---' : '---:')).join(' | ')} |`,
+    `| ${header.map((_, i) => (i < 2 ? '---' : '---:')).join(' | ')} |`,
     ...body.map((cells) => `| ${cells.join(' | ')} |`),
     '',
     'TTFT overhead = the client’s first content delta − the model’s first content byte; e2e overhead = the',

@@ -18,6 +18,15 @@ export const PACED_FIRST_BYTE_MS = 400;
 export const PACED_TOKEN_INTERVAL_MS = 20;
 export const PACED_TOOL_MS = 200;
 export const PACED_ANSWER_TOKENS = 300;
+/** A paced task's own time, about: two model turns' first bytes, the tool, the answer's tokens. */
+export const PACED_TASK_MS =
+  2 * PACED_FIRST_BYTE_MS + PACED_TOOL_MS + PACED_ANSWER_TOKENS * PACED_TOKEN_INTERVAL_MS;
+/**
+ * The paced workload with steady arrivals: the same tasks and pace, with the first tasks of the pass
+ * submitted one after another over a task's own time (PACED_TASK_MS ÷ tasks in flight apart) instead of
+ * all in the same millisecond, as tasks of many users arrive; the same count is then in flight.
+ */
+export const PACED_STEADY_WORKLOAD = 'paced, steady arrivals';
 /** The tool the paced model calls (a plugin of its own, pointing at the paced tool). */
 export const PACED_TOOL_NAME = 'paced_lookup';
 /** The answer: 300 tokens, each streamed as one delta. */

@@ -49,7 +49,14 @@ import {
   runPacedPass,
   type PacedMeasures,
 } from './paced-run.js';
-import { PACED_ANSWER, PACED_TOOL_NAME, PACED_WORKLOAD, pacedUserMessage } from './paced-workload.js';
+import {
+  PACED_ANSWER,
+  PACED_STEADY_WORKLOAD,
+  PACED_TASK_MS,
+  PACED_TOOL_NAME,
+  PACED_WORKLOAD,
+  pacedUserMessage,
+} from './paced-workload.js';
 import { runPlainTask } from './plain-loop.js';
 import { clockTicksPerSecond } from './process-cpu.js';
 import { runPass, ScenarioKind, type Probes, type Scenario } from './scenario-run.js';
@@ -610,39 +617,49 @@ if (runMeshB) {
       pacedProbes.idleMsPerS = await idleCpuMsPerS(meter);
       pacedProbes.rssAtRest = meshRss(pacedProbes.executorPids, pacedProbes.gatewayPid);
       say(`paced: the mesh at rest uses ${pacedProbes.idleMsPerS} ms CPU/s`);
+      // Each count in flight twice: in waves (every task of a wave submitted in the same millisecond, the
+      // worst burst) and with steady arrivals (the first tasks spread over a task's own time).
+      const arrivals = [
+        { workload: PACED_WORKLOAD, spacing: (_: number): number | undefined => undefined },
+        { workload: PACED_STEADY_WORKLOAD, spacing: (inFlight: number) => PACED_TASK_MS / inFlight },
+      ];
       for (const inFlight of options.pacedInFlight) {
         const tasks = scaledTasks(pacedTasksPerPass(inFlight), options.scale, inFlight);
-        for (const client of [FLOOR_CLIENT, Client.sse, Client.nats] as const) {
-          const started = performance.now();
-          const passes: { row: BenchRow; paced: PacedMeasures }[] = [];
-          for (let pass = 0; pass < options.repeat; pass++) {
-            passes.push(
-              await runPacedPass(
-                {
-                  workload: PACED_WORKLOAD,
-                  client,
-                  inFlight,
-                  tasks,
-                  kind: client === FLOOR_CLIENT ? ScenarioKind.floor : ScenarioKind.meshTask,
-                  runTask: client === FLOOR_CLIENT ? pacedFloorTask : pacedTask(client),
-                  sseStreams: client === Client.sse,
-                  mesh: client !== FLOOR_CLIENT,
-                },
-                pacedProbes,
-              ),
+        for (const { workload, spacing } of arrivals) {
+          const startSpacingMs = spacing(inFlight);
+          for (const client of [FLOOR_CLIENT, Client.sse, Client.nats] as const) {
+            const started = performance.now();
+            const passes: { row: BenchRow; paced: PacedMeasures }[] = [];
+            for (let pass = 0; pass < options.repeat; pass++) {
+              passes.push(
+                await runPacedPass(
+                  {
+                    workload,
+                    client,
+                    inFlight,
+                    tasks,
+                    ...(startSpacingMs === undefined ? {} : { startSpacingMs }),
+                    kind: client === FLOOR_CLIENT ? ScenarioKind.floor : ScenarioKind.meshTask,
+                    runTask: client === FLOOR_CLIENT ? pacedFloorTask : pacedTask(client),
+                    sseStreams: client === Client.sse,
+                    mesh: client !== FLOOR_CLIENT,
+                  },
+                  pacedProbes,
+                ),
+              );
+            }
+            allPasses.push(...passes.map((p) => p.row));
+            allPacedPasses.push(...passes.map((p) => p.paced));
+            const row = medianOfPasses(passes.map((p) => p.row));
+            const paced = medianOfPacedPasses(passes.map((p) => p.paced));
+            rows.push(row);
+            pacedMeasures.push(paced);
+            logRow(row, started);
+            say(
+              `  ttft overhead p99 ${paced.ttft_overhead_p99_ms} ms, e2e overhead p99 ${paced.e2e_overhead_p99_ms} ms, ` +
+                `executor ${paced.executor_rss_kib_per_task} KiB/task, idle again after ${paced.idle_return_s} s`,
             );
           }
-          allPasses.push(...passes.map((p) => p.row));
-          allPacedPasses.push(...passes.map((p) => p.paced));
-          const row = medianOfPasses(passes.map((p) => p.row));
-          const paced = medianOfPacedPasses(passes.map((p) => p.paced));
-          rows.push(row);
-          pacedMeasures.push(paced);
-          logRow(row, started);
-          say(
-            `  ttft overhead p99 ${paced.ttft_overhead_p99_ms} ms, e2e overhead p99 ${paced.e2e_overhead_p99_ms} ms, ` +
-              `executor ${paced.executor_rss_kib_per_task} KiB/task, idle again after ${paced.idle_return_s} s`,
-          );
         }
       }
     }
@@ -683,6 +700,7 @@ const targets = issue27Targets({
     : undefined,
   adapters: adapters?.rows,
   pacedWorkload: PACED_WORKLOAD,
+  pacedSteadyWorkload: PACED_STEADY_WORKLOAD,
 });
 const header = [
   `# agentmesh bench — ${new Date().toISOString()}`,
@@ -706,7 +724,7 @@ const pacedSection =
   pacedMeasures.length > 0
     ? [
         '',
-        `## Paced workload (${PACED_WORKLOAD})`,
+        `## Paced workload (${PACED_WORKLOAD}: in waves, and with steady arrivals)`,
         '',
         `Mesh with default settings${
           options.pacedSlots !== undefined

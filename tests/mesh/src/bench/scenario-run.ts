@@ -4,6 +4,7 @@
  * let settle before and after, so work a task leaves behind (acks, status writes) lands in its own pass.
  */
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { BenchRow } from './bench-report.js';
 import { ProcessName, type CpuByProcess, type CpuMeter } from './cpu-meter.js';
 import type { TaskOutcome } from './event-tally.js';
@@ -17,6 +18,11 @@ export interface Scenario {
   tasks: number;
   runTask: (i: number) => Promise<TaskOutcome>;
   kind: ScenarioKind;
+  /**
+   * Worker `w` submits its first task `w` × this many ms after the pass starts (steady arrivals: the
+   * workers' tasks spread over time instead of starting in one burst). None: every worker starts at once.
+   */
+  startSpacingMs?: number;
 }
 
 export const ScenarioKind = {
@@ -52,7 +58,8 @@ export async function runPass(scenario: Scenario, probes: Probes): Promise<Bench
   const cpuBefore = probes.meter.snapshot();
   const started = performance.now();
   await Promise.all(
-    Array.from({ length: scenario.concurrency }, async () => {
+    Array.from({ length: scenario.concurrency }, async (_, worker) => {
+      if (scenario.startSpacingMs !== undefined) await sleep(worker * scenario.startSpacingMs);
       while (next < scenario.tasks) {
         const i = next++;
         const t0 = performance.now();

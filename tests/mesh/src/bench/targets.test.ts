@@ -136,6 +136,27 @@ describe('issue 27 targets', () => {
     });
   });
 
+  it('steady arrivals are judged apart from waves: a burst past 50 ms fails the waves’ line while the steady one within it is met', () => {
+    const lines = issue27Targets({
+      ...inputs(baseRows(), [
+        paced({ e2e_overhead_p99_ms: 180 }),
+        paced({ workload: 'paced, steady arrivals', e2e_overhead_p99_ms: 30, ttft_overhead_p99_ms: 8 }),
+      ]),
+      pacedSteadyWorkload: 'paced, steady arrivals',
+    });
+    expect(lines.find((l) => l.target.startsWith('paced: end-to-end'))!).toMatchObject({
+      measured: 'SSE 100: 180 ms',
+      met: Met.no,
+    });
+    expect(lines.find((l) => l.target.startsWith('paced, steady arrivals: end-to-end'))!).toMatchObject({
+      measured: 'SSE 100: 30.0 ms',
+      met: Met.yes,
+    });
+    expect(lines.find((l) => l.target.startsWith('paced, steady arrivals: time-to-first'))!.met).toBe(
+      Met.yes,
+    );
+  });
+
   it('a pass that never got back to idle fails the idle target', () => {
     const lines = issue27Targets(inputs(baseRows(), [paced({ idle_return_s: null })]));
     expect(lines.find((l) => l.target.startsWith('paced: back to idle'))!).toMatchObject({
