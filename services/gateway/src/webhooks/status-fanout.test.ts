@@ -1,5 +1,7 @@
-import { describe, expect, it } from 'vitest';
-import { webhookKeysOf } from './status-fanout.js';
+import { WebhookConsumers } from '@agentmesh/protocol';
+import { JetStreamApiError } from '@nats-io/jetstream';
+import { describe, expect, it, vi } from 'vitest';
+import { startStatusFanout, webhookKeysOf, type StatusFanoutOptions } from './status-fanout.js';
 
 describe("what the webhook keys say of a finished task's deliveries", () => {
   const trace = 'ab'.repeat(16);
@@ -21,5 +23,64 @@ describe("what the webhook keys say of a finished task's deliveries", () => {
 
   it('without the keys (the mirror cannot say), nothing is known and the bucket is read', () => {
     expect(webhookKeysOf(undefined, 'acme', trace)).toBeUndefined();
+  });
+});
+
+describe('when a gateway starts reading the status consumer', () => {
+  /** A JetStream manager where the status consumer does not exist; what is asked of it is recorded. */
+  const withoutConsumer = () => {
+    const added: string[] = [];
+    const jsm = {
+      consumers: {
+        info: async () => {
+          throw new JetStreamApiError({ code: 404, err_code: 10014, description: 'consumer not found' });
+        },
+        add: async (_stream: string, config: { durable_name?: string }) => {
+          added.push(config.durable_name ?? '');
+          return {};
+        },
+      },
+    };
+    // Reading fails at once (no server here); the loop waits to try again until stopped.
+    const js = { consumers: { get: async () => Promise.reject(new Error('no server in this test')) } };
+    return { jsm, js, added };
+  };
+  const options = (fake: ReturnType<typeof withoutConsumer>, keys: () => string[] | undefined) =>
+    ({
+      js: fake.js,
+      jsm: fake.jsm,
+      endpoints: {},
+      taskWebhooks: {},
+      publicBaseUrl: undefined,
+      log: { warn: () => undefined, debug: () => undefined },
+      webhookKeys: { keys },
+    }) as unknown as StatusFanoutOptions;
+
+  it('while the webhook-keys mirror cannot say and no consumer exists, nothing is created; once a key shows, the gateway reads (and so makes the consumer)', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const fake = withoutConsumer();
+      let keys: string[] | undefined;
+      const fanout = await startStatusFanout(options(fake, () => keys));
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(fake.added).toEqual([]);
+      keys = [];
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(fake.added).toEqual([]);
+      keys = ['acme.e1'];
+      await vi.advanceTimersByTimeAsync(1_000);
+      await vi.waitFor(() => expect(fake.added).toEqual([WebhookConsumers.STATUS.durable_name]));
+      await fanout.stop();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('a registration makes the consumer before its endpoint is stored, whatever the mirror says', async () => {
+    const fake = withoutConsumer();
+    const fanout = await startStatusFanout(options(fake, () => undefined));
+    await fanout.ensure();
+    expect(fake.added[0]).toBe(WebhookConsumers.STATUS.durable_name);
+    await fanout.stop();
   });
 });

@@ -97,15 +97,17 @@ export async function startStatusFanout(options: StatusFanoutOptions): Promise<S
       log.warn({ err: error }, 'webhook status consumer failed; starting it again'),
     );
   };
-  // Unknown (NATS unreachable, the mirror cannot say): read, as a deployment with webhooks must.
-  const exists = await durableConsumerExists(jsm, STATUS_CONSUMER).catch(() => true);
-  const keys = options.webhookKeys?.keys();
-  if (exists || keys === undefined || keys.length > 0) read();
-  else {
-    check = setInterval(() => {
-      const now = options.webhookKeys?.keys();
-      if (now === undefined || now.length > 0) read();
-    }, WEBHOOK_KEYS_CHECK_MS);
+  // Read once the deployment has an endpoint: the mirrored keys show one, or, while the mirror cannot
+  // say (stale after a reconnect), the shared consumer a registration made exists. Never created here:
+  // a NATS blip must not make a deployment without webhooks read every status write for good.
+  const readIfNeeded = async (): Promise<void> => {
+    const keys = options.webhookKeys?.keys();
+    if (keys !== undefined && keys.length > 0) return read();
+    if (await durableConsumerExists(jsm, STATUS_CONSUMER).catch(() => false)) read();
+  };
+  await readIfNeeded();
+  if (reading === undefined) {
+    check = setInterval(() => void readIfNeeded(), WEBHOOK_KEYS_CHECK_MS);
     check.unref();
   }
   return {
