@@ -9,7 +9,8 @@
  * A deployment without any webhook endpoint reads no status write at all: the consumer is created when the
  * first endpoint is registered (before it is stored, so no later status write is missed; a task's own
  * webhook needs a registered endpoint), and a gateway starts reading it once its mirror of the webhook keys
- * shows a key (or, while the mirror cannot say, once the consumer exists). Status writes were about one in seven of a task's messages.
+ * shows a key (or, while the mirror cannot say, once the consumer exists). Status writes were about one
+ * in seven of a task's messages.
  */
 import {
   durableConsumerExists,
