@@ -144,4 +144,40 @@ describe('a JetStream publish across an outage', () => {
     expect(error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', retryable: true, attempts: 2 });
     expect(tries()).toBe(2);
   });
+
+  it('when no stream listens yet (no responders, as during a leader election), the publish is tried again until one does and is stored once; past its window it fails as unconfirmed', async () => {
+    const { js, tries } = countingTries();
+    const subject = `election.${nextTrace()}`;
+    const stream = `ELECTION_${traceCounter}`;
+    let created: Promise<unknown> | undefined;
+    // The stream appears only after the first try was answered "no responders".
+    const published = publishWithRetry(
+      js,
+      subject,
+      encodeJson({ n: 1 }),
+      { msgID: `${subject}:1` },
+      {
+        attempts: 1,
+        delaysMs: [50],
+        noRespondersWithinMs: 10_000,
+        onRetry: () => void (created ??= jsm.streams.add({ name: stream, subjects: [subject] })),
+      },
+    );
+    const { ack } = await published;
+    await created;
+    expect(ack.stream).toBe(stream);
+    expect(tries()).toBeGreaterThan(1);
+    expect((await jsm.streams.info(stream)).state.messages).toBe(1);
+
+    const nobody = `election.${nextTrace()}`;
+    const unconfirmed = await publishWithRetry(
+      js,
+      nobody,
+      encodeJson({ n: 1 }),
+      { msgID: `${nobody}:1` },
+      { attempts: 1, delaysMs: [20], noRespondersWithinMs: 100 },
+    ).catch((caught: unknown) => caught);
+    expect(unconfirmed).toBeInstanceOf(PublishUnconfirmedError);
+    expect((unconfirmed as Error).cause).toMatchObject({ name: 'JetStreamNotEnabled' });
+  });
 });
