@@ -2,6 +2,7 @@ import type { TaskEvent } from '@agentmesh/protocol';
 import { describe, expect, it } from 'vitest';
 import { percentile } from './percentiles.js';
 import {
+  NATS_FAULT_AFTERMATH_MS,
   recoveryTimes,
   takeoverTimes,
   type AttemptStart,
@@ -261,5 +262,33 @@ describe('takeoverTimes', () => {
     expect(report.withoutNatsFault).toMatchObject({ count: 1, max_ms: 3_000 });
     expect(report.duringNatsFault).toMatchObject({ count: 1, max_ms: 10_000 });
     expect(report.afterExecutorKill.count).toBe(2);
+  });
+
+  it('a takeover that begins within the aftermath of a NATS fault counts as during it, one that begins later does not', () => {
+    const late = 'd'.repeat(32);
+    const report = takeoverTimes({
+      eventsByTrace: new Map([
+        [
+          TRACE,
+          timeline(TRACE, [
+            [100, 1],
+            [30_000, 2],
+          ]),
+        ],
+        [
+          late,
+          timeline(late, [
+            [100, 1],
+            [45_000, 2],
+          ]),
+        ],
+      ]),
+      // A pause from 10 s to 15 s reaches to 25 s: the kill at 20 s is within it, the one after it not.
+      kills: [kill(20_000, 'executor-1'), kill(15_000 + NATS_FAULT_AFTERMATH_MS + 1_000, 'executor-2')],
+      starts: [start(0, 'executor-1', 1), start(0, 'executor-2', 1, late)],
+      natsFaults: [{ at: T0 + 10_000, kind: 'pause', node: 'n1', restoredAt: T0 + 15_000 }],
+    });
+    expect(report.duringNatsFault).toMatchObject({ count: 1, max_ms: 10_000 });
+    expect(report.withoutNatsFault).toMatchObject({ count: 1 });
   });
 });

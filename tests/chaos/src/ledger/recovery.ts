@@ -16,6 +16,10 @@
  *
  * NATS faults: for every task running when a node was killed or paused (an event before, no terminal
  * before), the time from the fault to its next event.
+ *
+ * A NATS fault's reach outlasts it by {@link NATS_FAULT_AFTERMATH_MS}: a request a service sent to the node
+ * while it was down or paused is only given up at its timeout, after the node is back (seen: task status
+ * writes sent during a pause timing out 9 s after it, holding their attempts that long).
  */
 import type { TaskEvent } from '@agentmesh/protocol';
 import { spread, type Spread } from './percentiles.js';
@@ -48,6 +52,9 @@ export interface NatsFault {
   restoredAt: number;
 }
 
+/** How long after a NATS node is back its fault still holds requests sent during it (two request timeouts). */
+export const NATS_FAULT_AFTERMATH_MS = 10_000;
+
 export interface RecoveryInput {
   eventsByTrace: ReadonlyMap<string, readonly TaskEvent[]>;
   /** When each task was first submitted (ms since the epoch). */
@@ -69,7 +76,10 @@ export interface TakeoverInput {
   eventsByTrace: ReadonlyMap<string, readonly TaskEvent[]>;
   kills: readonly ServiceKill[];
   starts: readonly AttemptStart[];
-  /** A takeover whose interval meets one of these (a NATS node down or paused) is counted apart too. */
+  /**
+   * A takeover whose interval meets one of these (a NATS node down or paused, or back for less than
+   * {@link NATS_FAULT_AFTERMATH_MS}) is counted apart too.
+   */
   natsFaults?: readonly NatsFault[];
 }
 
@@ -95,7 +105,9 @@ export function takeoverTimes(input: TakeoverInput): TakeoverReport {
   const samples: Array<{ traceId: string; target: string; ms: number; natsFault: boolean }> = [];
   let neverResumed = 0;
   const natsFaultBetween = (from: number, to: number): boolean =>
-    (input.natsFaults ?? []).some((fault) => fault.at <= to && fault.restoredAt >= from);
+    (input.natsFaults ?? []).some(
+      (fault) => fault.at <= to && fault.restoredAt + NATS_FAULT_AFTERMATH_MS >= from,
+    );
   for (const kill of input.kills) {
     if (kill.kind !== ServiceKind.executor) continue;
     for (const [traceId, starts] of startsByTrace) {
