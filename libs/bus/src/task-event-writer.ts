@@ -36,6 +36,7 @@ import {
 import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
 import { EventStreamConflictError } from './errors.js';
 import { publishWithRetry } from './jetstream-publish.js';
+import { readWhileJetStreamRecovers } from './jetstream-unavailable.js';
 import { decodeJson, encodeJson } from './json.js';
 import { isJetStreamApiError } from './jetstream-api-error.js';
 
@@ -67,12 +68,14 @@ export class TaskEventWriter {
     options: TaskEventWriterOptions,
   ): Promise<TaskEventWriter> {
     const subject = taskEventLogSubject(options.accountId, options.traceId);
-    const last = await jsm.streams
-      .getMessage(Streams.EVENTS.name, { last_by_subj: subject })
-      .catch((error) => {
+    // A stream leader being elected answers "temporarily unavailable" for seconds: waited out here, so a
+    // delivery is not spent before its attempt did anything.
+    const last = await readWhileJetStreamRecovers(() =>
+      jsm.streams.getMessage(Streams.EVENTS.name, { last_by_subj: subject }).catch((error) => {
         if (isJetStreamApiError(error, JetStreamApiCodes.NoMessageFound)) return null;
         throw error;
-      });
+      }),
+    );
     if (!last) return new TaskEventWriter(js, options, subject, 0, 0, undefined);
     const event = decodeJson(TaskEvent, last.data, `${subject}#${last.seq}`);
     return new TaskEventWriter(
