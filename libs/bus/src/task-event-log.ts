@@ -5,14 +5,9 @@
  * `STREAM.MSG.GET` the writer already uses to find the last event).
  */
 import { Streams, TaskEvent, taskEventLogSubject } from '@agentmesh/protocol';
-import {
-  JetStreamApiCodes,
-  type JetStreamManager,
-  type MsgRequest,
-  type NextMsgRequest,
-} from '@nats-io/jetstream';
-import { isJetStreamApiError } from './jetstream-api-error.js';
+import { type JetStreamManager, type MsgRequest, type NextMsgRequest } from '@nats-io/jetstream';
 import { decodeJson } from './json.js';
+import { getLastStoredEvent } from './last-stored-event.js';
 
 export interface ReadTaskEventLogOptions {
   accountId: string;
@@ -56,11 +51,6 @@ export async function readLastTaskEvent(
   { accountId, traceId }: { accountId: string; traceId: string },
 ): Promise<TaskEvent | undefined> {
   const subject = taskEventLogSubject(accountId, traceId);
-  const last = await jsm.streams
-    .getMessage(Streams.EVENTS.name, { last_by_subj: subject })
-    .catch((error: unknown) => {
-      if (isJetStreamApiError(error, JetStreamApiCodes.NoMessageFound)) return null;
-      throw error;
-    });
+  const last = await getLastStoredEvent(jsm, subject);
   return last ? decodeJson(TaskEvent, last.data, `${subject}#${last.seq}`) : undefined;
 }

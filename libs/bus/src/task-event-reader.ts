@@ -13,15 +13,10 @@ import {
   taskEventLogSubject,
   type TaskStatusRecord,
 } from '@agentmesh/protocol';
-import {
-  DeliverPolicy,
-  JetStreamApiCodes,
-  type JetStreamClient,
-  type JetStreamManager,
-} from '@nats-io/jetstream';
+import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { TaskEventsExpiredError } from './errors.js';
-import { isJetStreamApiError } from './jetstream-api-error.js';
 import { decodeJson } from './json.js';
+import { getLastStoredEvent } from './last-stored-event.js';
 import type { TaskStatusStore } from './stores/task-status-store.js';
 
 /**
@@ -88,13 +83,7 @@ export async function hasStoredTaskEvents(
   accountId: string,
   traceId: string,
 ): Promise<boolean> {
-  const last = await jsm.streams
-    .getMessage(Streams.EVENTS.name, { last_by_subj: taskEventLogSubject(accountId, traceId) })
-    .catch((error: unknown) => {
-      if (isJetStreamApiError(error, JetStreamApiCodes.NoMessageFound)) return null;
-      throw error;
-    });
-  return last !== null;
+  return (await getLastStoredEvent(jsm, taskEventLogSubject(accountId, traceId))) !== null;
 }
 
 export async function* followTaskEvents(

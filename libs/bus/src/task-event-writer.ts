@@ -19,7 +19,6 @@
 import type { EventType } from '@agentmesh/protocol';
 import {
   isTerminalEvent,
-  Streams,
   TaskEvent,
   taskEventLogSubject,
   taskKey,
@@ -38,6 +37,7 @@ import { EventStreamConflictError } from './errors.js';
 import { publishWithRetry } from './jetstream-publish.js';
 import { readWhileJetStreamRecovers } from './jetstream-unavailable.js';
 import { decodeJson, encodeJson } from './json.js';
+import { getLastStoredEvent } from './last-stored-event.js';
 import { isJetStreamApiError } from './jetstream-api-error.js';
 
 export interface TaskEventWriterOptions {
@@ -70,12 +70,7 @@ export class TaskEventWriter {
     const subject = taskEventLogSubject(options.accountId, options.traceId);
     // A stream leader being elected answers "temporarily unavailable" for seconds: waited out here, so a
     // delivery is not spent before its attempt did anything.
-    const last = await readWhileJetStreamRecovers(() =>
-      jsm.streams.getMessage(Streams.EVENTS.name, { last_by_subj: subject }).catch((error) => {
-        if (isJetStreamApiError(error, JetStreamApiCodes.NoMessageFound)) return null;
-        throw error;
-      }),
-    );
+    const last = await readWhileJetStreamRecovers(() => getLastStoredEvent(jsm, subject));
     if (!last) return new TaskEventWriter(js, options, subject, 0, 0, undefined);
     const event = decodeJson(TaskEvent, last.data, `${subject}#${last.seq}`);
     return new TaskEventWriter(

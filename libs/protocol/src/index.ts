@@ -48,7 +48,7 @@ export {
   parseEventsSubject,
 } from './names.js';
 export { parseEventLogSubject, parseCancelSubject, parseTaskStatusSubject } from './names.js';
-export { accountSubmitSubject, parseSubmitSubject, taskKey } from './names.js';
+export { accountSubmitSubject, parseSubmitSubject, redriveOf, redrivenTaskMsgId, taskKey } from './names.js';
 export { nativeClassesToken, executorConsumer } from './names.js';
 export { deadLetterSubject, deadLettersWildcard, taskMaxDeliveriesAdvisories } from './names.js';
 export { webhookDeliverySubject, WebhookConsumers } from './names.js';

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
+  redriveOf,
+  redrivenTaskMsgId,
   AccountId,
   Buckets,
   Consumers,
@@ -206,5 +208,17 @@ describe('NATS names', () => {
     expect(parseSubmitSubject(Subjects.GATEWAY_SUBMIT)).toBeUndefined();
     expect(parseSubmitSubject('mesh.gateway.submit.acme.x')).toBeUndefined();
     expect(parseCancelSubject(`mesh.control.cancel.${TRACE}`)).toBeUndefined();
+  });
+
+  it("a re-driven task's message id names its re-drive, and only for its own account and trace", () => {
+    const trace = 'a'.repeat(32);
+    const id = redrivenTaskMsgId('acme', trace, 2);
+    expect(id).toBe(`acme.${trace}:redrive-2`);
+    expect(redriveOf(id, 'acme', trace)).toBe(2);
+    expect(redriveOf(`acme.${trace}`, 'acme', trace)).toBeUndefined();
+    expect(redriveOf(id, 'other', trace)).toBeUndefined();
+    expect(redriveOf(id, 'acme', 'b'.repeat(32))).toBeUndefined();
+    expect(redriveOf(`acme.${trace}:redrive-0`, 'acme', trace)).toBeUndefined();
+    expect(redriveOf(`acme.${trace}:redrive-1x`, 'acme', trace)).toBeUndefined();
   });
 });

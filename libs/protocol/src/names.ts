@@ -284,6 +284,22 @@ export function taskKey(accountId: string, traceId: string): string {
   return `${account(accountId)}.${trace(traceId)}`;
 }
 
+/**
+ * The Nats-Msg-Id of a task's received message published again after the queue lost it (re-drive `n`,
+ * from 1): `<account>.<trace_id>:redrive-<n>`, outside the first publish's duplicate window.
+ */
+export function redrivenTaskMsgId(accountId: string, traceId: string, n: number): string {
+  return `${taskKey(accountId, traceId)}:redrive-${n}`;
+}
+
+/** The re-drive number a received message's Nats-Msg-Id names for this task; undefined for a first publish. */
+export function redriveOf(msgId: string | undefined, accountId: string, traceId: string): number | undefined {
+  const prefix = `${taskKey(accountId, traceId)}:redrive-`;
+  if (msgId === undefined || !msgId.startsWith(prefix)) return undefined;
+  const n = msgId.slice(prefix.length);
+  return /^[1-9]\d{0,2}$/.test(n) ? Number(n) : undefined;
+}
+
 /** `mesh.dead.<account>.<trace_id>`: the dead letter of one task (the stream keeps the last per subject). */
 export function deadLetterSubject(accountId: string, traceId: string): string {
   return `${Subjects.DEAD_LETTERS_PREFIX}.${account(accountId)}.${trace(traceId)}`;

@@ -76,3 +76,27 @@ describe('an assembled task published while NATS stalls', () => {
     expect(info.state.subjects?.[subject]).toBe(1);
   });
 });
+
+describe('an assembled task published again after the queue lost it', () => {
+  it('a re-drive is stored under its own id although its first copy is within the duplicate window', async () => {
+    const agent = AgentDefinition.parse(qichachaAgent({ tools: [] }));
+    const assembled = await assembleTask(receivedTask('company_research'), {
+      agents: { resolve: async () => ({ agent }) },
+      tools: { resolve: async () => undefined },
+      credentials: { resolve: async () => ({ values: { MODEL_KEY: 'model-key-1' }, missing: [] }) },
+      sealFor: generateVaultKeyPair('exec-1'),
+    });
+    if (!assembled.ok) throw assembled.failure;
+    await jsm.streams.purge(Streams.TASKS.name);
+    const publisher = new AssembledTaskPublisher(jetstream(nc));
+
+    expect(await publisher.publish(assembled.task)).toEqual({ duplicate: false });
+    expect(await publisher.publish(assembled.task)).toEqual({ duplicate: true });
+    expect(await publisher.publish(assembled.task, 1)).toEqual({ duplicate: false });
+    expect(await publisher.publish(assembled.task, 1)).toEqual({ duplicate: true });
+
+    const subject = taskAssembledSubject(ACCOUNT);
+    const info = await jsm.streams.info(Streams.TASKS.name, { subjects_filter: subject });
+    expect(info.state.subjects?.[subject]).toBe(2);
+  });
+});

@@ -12,8 +12,13 @@ import { nativeClassesOf, taskAssembledSubject, taskKey, type AssembledTask } fr
 import { injectTraceContext } from '@agentmesh/runtime';
 import type { JetStreamClient } from '@nats-io/jetstream';
 
-export function assembledTaskMsgId(accountId: string, traceId: string): string {
-  return `${taskKey(accountId, traceId)}:assembled`;
+/**
+ * `<account>.<trace_id>:assembled`, or `…:assembled:redrive-<n>` for a task the gateway published again
+ * after the queue lost it: a copy the stream would otherwise drop as a duplicate of the lost one.
+ */
+export function assembledTaskMsgId(accountId: string, traceId: string, redrive?: number): string {
+  const id = `${taskKey(accountId, traceId)}:assembled`;
+  return redrive === undefined ? id : `${id}:redrive-${redrive}`;
 }
 
 export class AssembledTaskPublisher {
@@ -27,14 +32,14 @@ export class AssembledTaskPublisher {
    * Resolves once JetStream has stored it; `duplicate` when an earlier publish of the task had been (this
    * instance's own unanswered try included).
    */
-  async publish(task: AssembledTask): Promise<{ duplicate: boolean }> {
+  async publish(task: AssembledTask, redrive?: number): Promise<{ duplicate: boolean }> {
     const { account_id: accountId, trace_id: traceId } = task.task_meta;
     const subject = taskAssembledSubject(accountId, nativeClassesOf(task.runtime_config.tools));
     const { ack } = await publishWithRetry(
       this.js,
       subject,
       encodeJson(task),
-      { msgID: assembledTaskMsgId(accountId, traceId), headers: injectTraceContext() },
+      { msgID: assembledTaskMsgId(accountId, traceId, redrive), headers: injectTraceContext() },
       this.retry,
     );
     return { duplicate: ack.duplicate };

@@ -25,6 +25,7 @@ import {
   otelTraceIdOf,
   parseTaskSubject,
   ReceivedTask,
+  redriveOf,
   type TaskMeta,
 } from '@agentmesh/protocol';
 import { injectTraceContext, taskParentContext, type Logger } from '@agentmesh/runtime';
@@ -269,7 +270,13 @@ export class ReceivedTaskConsumer {
           ? { ok: false, failure: new AssemblyAttemptsExhaustedError(MAX_ASSEMBLY_ATTEMPTS) }
           : await this.tryAssemble(task, storedAtMs(msg));
       if (!outcome.ok) return await this.end(msg, task.task_meta, outcome.failure, attempt, observers);
-      const { duplicate } = await this.options.publisher.publish(outcome.task);
+      // A task the gateway re-drove (its first message lost) is published under its re-drive's own id.
+      const redrive = redriveOf(
+        msg.headers?.get('Nats-Msg-Id'),
+        task.task_meta.account_id,
+        task.task_meta.trace_id,
+      );
+      const { duplicate } = await this.options.publisher.publish(outcome.task, redrive);
       msg.ack();
       observers.ended('published');
       this.options.log.info(

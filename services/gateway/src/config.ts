@@ -228,6 +228,30 @@ export const gatewayConfigSchema = baseConfigSchema.extend({
     .describe(
       'How often, and after how long, a running-task slot whose terminal event this gateway has not seen is checked against the task status store (a final status or no record frees it)',
     ),
+  LOST_TASK_REDRIVE_AFTER_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(60_000)
+    .describe(
+      'How long a task this gateway published may go without its terminal event before the gateway checks whether the task queue lost its message (nats-server before 2.10 can after a node fault), and publishes it again if so (see lost-task-watch.ts). 0: off',
+    ),
+  LOST_TASK_CHECK_MS: z.coerce
+    .number()
+    .int()
+    .min(50)
+    .default(10_000)
+    .describe(
+      "Pace of the lost-task checks; a task is published again after two checks in a row found it lost, so keep it above the executors' ACK_WAIT_MS",
+    ),
+  LOST_TASK_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(64 * 1024 * 1024)
+    .describe(
+      'Bytes of task messages this gateway keeps for publishing again (each until its terminal event); a task published beyond them is not watched',
+    ),
   DEAD_LETTER_RETENTION_MS: z.coerce
     .number()
     .int()

@@ -23,6 +23,7 @@ import {
   IdempotencyStore,
   startLiveAgents,
   copyLegacyToolBucket,
+  hasStoredTaskEvents,
   migrateLegacyRegistryEntries,
   migrateUnversionedAgents,
   openMeshBuckets,
@@ -41,6 +42,8 @@ import { Authenticator } from './auth.js';
 import type { GatewayConfig } from './config.js';
 import { GatewayMetrics } from './gateway-metrics.js';
 import { LiveEventFeed } from './live-event-feed.js';
+import { isStillQueued, LOST_TASK_MAX_REDRIVES, redriveTask } from './lost-task-redrive.js';
+import { LostTaskWatch } from './lost-task-watch.js';
 import { startNatsIngress } from './nats-ingress.js';
 import { startThreadNatsApi, ThreadApi } from './thread-api.js';
 import { RecallForwarder } from './recall-forwarding.js';
@@ -187,6 +190,44 @@ export async function startGateway({
         })
       : undefined;
 
+  const queueDepth = new TaskQueueDepth({
+    consumers: jsm.consumers,
+    maxAgeMs: config.QUEUE_DEPTH_MAX_AGE_MS,
+    log,
+  });
+  const lostTasks = new LostTaskWatch({
+    afterMs: config.LOST_TASK_REDRIVE_AFTER_MS,
+    everyMs: config.LOST_TASK_CHECK_MS,
+    maxBytes: config.LOST_TASK_MAX_BYTES,
+    maxRedrives: LOST_TASK_MAX_REDRIVES,
+    status: (accountId, traceId) => statuses.get(accountId, traceId),
+    hasEvents: (accountId, traceId) => hasStoredTaskEvents(jsm, accountId, traceId),
+    stillQueued: (seq) => isStillQueued(jsm, seq),
+    waiting: async () => {
+      const depths = await queueDepth.read();
+      // A stage that could not be read may hold the task: not "nothing waiting".
+      return depths.length < 2
+        ? Number.POSITIVE_INFINITY
+        : depths.reduce((sum, depth) => sum + depth.pending, 0);
+    },
+    redrive: (task, n) => redriveTask(js, task, n),
+    onRedriven: (task, n) =>
+      log.warn(
+        { account_id: task.accountId, trace_id: task.traceId, redrive: n },
+        'task message lost by the task queue; published again',
+      ),
+    onGaveUp: (task) =>
+      log.error(
+        { account_id: task.accountId, trace_id: task.traceId, redrives: LOST_TASK_MAX_REDRIVES },
+        'task message lost again after every re-drive; no longer watched',
+      ),
+    onCheckError: (error) => log.warn({ err: error }, 'lost-task check failed; trying again next round'),
+  });
+  const onTerminal = (accountId: string, traceId: string): void => {
+    runningLimiter?.ended(accountId, traceId);
+    lostTasks.ended(accountId, traceId);
+  };
+
   const liveEvents = config.SSE_LIVE_FEED
     ? await LiveEventFeed.start({
         js,
@@ -198,23 +239,17 @@ export async function startGateway({
           finishedTtlMs: config.SSE_BUFFER_FINISHED_TTL_MS,
         },
         log,
-        ...(runningLimiter
-          ? { onTerminal: (accountId: string, traceId: string) => runningLimiter.ended(accountId, traceId) }
-          : {}),
+        onTerminal,
       }).catch((error: unknown) => {
         // runService tries start-up again after a NATS outage: leave no recheck timer behind.
         runningLimiter?.stop();
+        lostTasks.stop();
         throw error;
       })
     : undefined;
 
   // Created here, after runService registered the meter provider (the metrics API has no proxy).
   const metrics = new GatewayMetrics();
-  const queueDepth = new TaskQueueDepth({
-    consumers: jsm.consumers,
-    maxAgeMs: config.QUEUE_DEPTH_MAX_AGE_MS,
-    log,
-  });
   const unobserveQueueDepth = metrics.observeQueueDepth(() => queueDepth.read());
 
   const apiKeys = new ApiKeyStore(buckets.apiKeys);
@@ -273,6 +308,7 @@ export async function startGateway({
       perApiKey: config.SUBMIT_RATE_PER_API_KEY,
     }),
     ...(runningLimiter ? { runningLimiter } : {}),
+    lostTasks,
     ...(dailyCaps.active ? { dailyCaps } : {}),
     agentExists,
     threads,
@@ -414,6 +450,7 @@ export async function startGateway({
       unobserveQueueDepth();
       await scheduler.stop();
       runningLimiter?.stop();
+      lostTasks.stop();
       await ingress.stop();
       await threadIngress.stop();
       threadPromoter.stop();

@@ -72,6 +72,7 @@ import { taskPreview } from './task-preview.js';
 const optionalPreview = (preview: string | undefined): { preview?: string } =>
   preview === undefined ? {} : { preview };
 import { parseSubmission, type Submission } from './submission-request.js';
+import type { LostTaskWatch } from './lost-task-watch.js';
 import type { RunningTaskLimiter } from './running-task-limits.js';
 import type { SubmissionRateLimiter } from './submission-rate-limits.js';
 import type { AccountDailyCaps } from './account-daily-caps.js';
@@ -91,6 +92,8 @@ export interface TaskSubmitterOptions {
   rateLimiter?: SubmissionRateLimiter;
   /** Refuses submissions beyond the configured tasks running at once; none: no limit. */
   runningLimiter?: RunningTaskLimiter;
+  /** Keeps each published task until its end, to publish it again if the task queue loses it. */
+  lostTasks?: LostTaskWatch;
   /** Refuses submissions of accounts past their daily token or cost cap; none: no caps. */
   dailyCaps?: AccountDailyCaps;
   /**
@@ -496,10 +499,11 @@ export class TaskSubmitter {
     const traceId = task.task_meta.trace_id;
     try {
       // A try that got no answer (NATS away, a reconnect) is sent again with the same id: stored once.
-      await publishWithRetry(
+      const message = encodeJson(task);
+      const { ack } = await publishWithRetry(
         this.options.js,
         taskReceivedSubject(accountId),
-        encodeJson(task),
+        message,
         { msgID: taskKey(accountId, traceId), headers: injectTraceContext() },
         {
           ...DEFAULT_PUBLISH_RETRY,
@@ -510,6 +514,7 @@ export class TaskSubmitter {
             ),
         },
       );
+      this.options.lostTasks?.published({ accountId, traceId, message }, ack.seq);
       return undefined;
     } catch (error) {
       if (error instanceof PublishUnconfirmedError) {

@@ -169,6 +169,10 @@ export async function startChaosMesh(options: ChaosMeshOptions): Promise<ChaosMe
           // 20 clients of one account and key: the limits are not what this run measures.
           MAX_RUNNING_TASKS_PER_ACCOUNT: '0',
           MAX_RUNNING_TASKS_PER_API_KEY: '0',
+          // A task whose message nats-server 2.9 loses in a node fault is published again well within
+          // the run's settling time (checks above the executors' ack wait).
+          LOST_TASK_REDRIVE_AFTER_MS: '20000',
+          LOST_TASK_CHECK_MS: '5000',
         }),
       ),
     );

@@ -257,6 +257,10 @@ try {
         : []),
     ],
     leftoversCleaned,
+    redrivenTasks: mesh.slots
+      .filter((slot) => slot.name.startsWith('gateway'))
+      .flatMap((slot) => slot.logLines())
+      .filter((line) => line.msg === 'task message lost by the task queue; published again').length,
     settleS,
   };
   const passed = verdict.passed && run.runFailures.length === 0;

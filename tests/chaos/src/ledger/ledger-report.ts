@@ -20,6 +20,8 @@ export interface LedgerRun {
   runFailures: string[];
   /** Work-queue messages of finished tasks that stayed after their ack, deleted after the run. */
   leftoversCleaned: number;
+  /** Tasks a gateway published again because the task queue lost their message (its logs). */
+  redrivenTasks: number;
   /** Seconds from the end of the faults until the last accepted task ended (or the bound ran out). */
   settleS: number;
 }
@@ -97,6 +99,7 @@ export function renderLedger(
       `${recovery.takeoversAfterNatsFault} / ${recovery.unexplainedTakeovers}`,
     ],
     ['work-queue leftovers (cleaned)', `${verdict.workQueueLeftovers} (${run.leftoversCleaned})`],
+    ['tasks published again after the queue lost them', String(run.redrivenTasks)],
     ['failed starts of killed services', String(run.restartFailures.length)],
     ['settled after the faults', `${run.settleS.toFixed(1)} s`],
   ];
