@@ -8,7 +8,7 @@
  *   a few running tasks on one gateway);
  * - on a second mesh with default settings: the backlog (one-tool at C=64 on the default slots) and the
  *   paced workload (a model at a real model's pace, 100 and 500 tasks in flight) against its floor;
- * - the model adapters' CPU per delta (a child process) and the OpenAPI converter against samchon.
+ * - the model adapters' CPU per delta and a task's secret matcher (child processes), and the OpenAPI converter against samchon.
  * For every scenario: tasks/s, latency, CPU per task of every process (/proc), the ratios to the floor
  * (with and without the mocks' CPU), nats-server's traffic per task (/varz). Prints issue 27's targets
  * with the measured values first. Writes `.bench/mesh.md` and `.bench/mesh.json`. See README.md here.
@@ -26,6 +26,11 @@ import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/t
 import { admin } from '../mesh-client.js';
 import { MESH_ACCOUNT, startMesh, type Mesh } from '../mesh-harness.js';
 import { benchAdapters, renderAdapterCpu, type AdapterCpu } from './adapter-cpu.js';
+import {
+  benchSecretMatcher,
+  renderSecretMatcherCost,
+  type SecretMatcherCost,
+} from './secret-matcher-cost.js';
 import { benchOptions, scaledTasks } from './bench-options.js';
 import { startBenchMocks } from './bench-mocks.js';
 import {
@@ -106,6 +111,7 @@ const Section = {
   backlog: 'backlog',
   paced: PACED_WORKLOAD,
   adapters: 'adapters',
+  secrets: 'secrets',
   converter: 'converter',
 } as const;
 
@@ -684,6 +690,15 @@ if (selected(Section.adapters)) {
     ? { deltas: adapters.deltas, calls: adapters.calls, rows: adapters.rows }
     : 'failed';
 }
+let secretMatcher: SecretMatcherCost | undefined;
+if (selected(Section.secrets)) {
+  say("a task's secret matcher: heap, build and scan (child process) …");
+  secretMatcher = await benchSecretMatcher().catch((error: unknown) => {
+    say(`secret matcher's bench FAILED to run: ${String(error)}`);
+    return undefined;
+  });
+  extra.secret_matcher = secretMatcher ?? 'failed';
+}
 const converter = selected(Section.converter) ? await benchConverter(options.repeat) : undefined;
 extra.openapi_converter = selected(Section.converter)
   ? (converter ?? 'skipped: no ../shared/openapi-corpus')
@@ -748,6 +763,7 @@ const footer = [
       ]
     : []),
   ...(adapters ? ['', renderAdapterCpu(adapters)] : []),
+  ...(secretMatcher ? ['', renderSecretMatcherCost(secretMatcher)] : []),
   '',
   converter?.markdown ??
     (selected(Section.converter)
