@@ -15,6 +15,7 @@ export {
   ThreadContentionError,
 } from './errors.js';
 export { isJetStreamApiError } from './jetstream-api-error.js';
+export { getLastStoredEvent, getStoredMessage } from './stored-message.js';
 export { decodeJson, encodeJson } from './json.js';
 export { listLatestKeys, visitLatestKeys } from './stores/latest-keys.js';
 export type { LatestKeysOptions } from './stores/latest-keys.js';

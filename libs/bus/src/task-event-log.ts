@@ -7,7 +7,7 @@
 import { Streams, TaskEvent, taskEventLogSubject } from '@agentmesh/protocol';
 import { type JetStreamManager, type MsgRequest, type NextMsgRequest } from '@nats-io/jetstream';
 import { decodeJson } from './json.js';
-import { getLastStoredEvent } from './last-stored-event.js';
+import { getLastStoredEvent } from './stored-message.js';
 
 export interface ReadTaskEventLogOptions {
   accountId: string;

@@ -16,7 +16,7 @@ import {
 import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { TaskEventsExpiredError } from './errors.js';
 import { decodeJson } from './json.js';
-import { getLastStoredEvent } from './last-stored-event.js';
+import { getLastStoredEvent } from './stored-message.js';
 import type { TaskStatusStore } from './stores/task-status-store.js';
 
 /**

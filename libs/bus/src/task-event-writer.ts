@@ -37,7 +37,7 @@ import { EventStreamConflictError } from './errors.js';
 import { publishWithRetry } from './jetstream-publish.js';
 import { readWhileJetStreamRecovers } from './jetstream-unavailable.js';
 import { decodeJson, encodeJson } from './json.js';
-import { getLastStoredEvent } from './last-stored-event.js';
+import { getLastStoredEvent } from './stored-message.js';
 import { isJetStreamApiError } from './jetstream-api-error.js';
 
 export interface TaskEventWriterOptions {

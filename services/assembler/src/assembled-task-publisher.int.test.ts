@@ -3,7 +3,7 @@
  * SIGSTOP) just as the task is published, so that try gets no answer although it reaches the server.
  */
 import { ensureMeshStreams } from '@agentmesh/bus';
-import { AgentDefinition, Streams, taskAssembledSubject } from '@agentmesh/protocol';
+import { AgentDefinition, Streams, taskAssembledSubject, type AssembledTask } from '@agentmesh/protocol';
 import {
   startNats,
   waitFor,
@@ -50,20 +50,26 @@ function freezingPublisher(): FreezingPublisher {
   });
 }
 
+/** A task assembled for real (an agent without tools, a model key, a sealed vault). */
+async function assembledTask(): Promise<AssembledTask> {
+  const agent = AgentDefinition.parse(qichachaAgent({ tools: [] }));
+  const assembled = await assembleTask(receivedTask('company_research'), {
+    agents: { resolve: async () => ({ agent }) },
+    tools: { resolve: async () => undefined },
+    credentials: { resolve: async () => ({ values: { MODEL_KEY: 'model-key-1' }, missing: [] }) },
+    sealFor: generateVaultKeyPair('exec-1'),
+  });
+  if (!assembled.ok) throw assembled.failure;
+  return assembled.task;
+}
+
 describe('an assembled task published while NATS stalls', () => {
   it('when the first try gets no answer, it is sent again with the same Nats-Msg-Id and stored once', async () => {
-    const agent = AgentDefinition.parse(qichachaAgent({ tools: [] }));
-    const assembled = await assembleTask(receivedTask('company_research'), {
-      agents: { resolve: async () => ({ agent }) },
-      tools: { resolve: async () => undefined },
-      credentials: { resolve: async () => ({ values: { MODEL_KEY: 'model-key-1' }, missing: [] }) },
-      sealFor: generateVaultKeyPair('exec-1'),
-    });
-    if (!assembled.ok) throw assembled.failure;
+    const assembled = await assembledTask();
     const { js, tries } = freezingPublisher();
     const publisher = new AssembledTaskPublisher(js);
 
-    const publishing = publisher.publish(assembled.task);
+    const publishing = publisher.publish(assembled);
     await waitFor(() => tries() >= 2, { timeoutMs: 10_000, description: 'a second try of the publish' });
     await nats.unpause();
     paused = false;
@@ -79,21 +85,14 @@ describe('an assembled task published while NATS stalls', () => {
 
 describe('an assembled task published again after the queue lost it', () => {
   it('a re-drive is stored under its own id although its first copy is within the duplicate window', async () => {
-    const agent = AgentDefinition.parse(qichachaAgent({ tools: [] }));
-    const assembled = await assembleTask(receivedTask('company_research'), {
-      agents: { resolve: async () => ({ agent }) },
-      tools: { resolve: async () => undefined },
-      credentials: { resolve: async () => ({ values: { MODEL_KEY: 'model-key-1' }, missing: [] }) },
-      sealFor: generateVaultKeyPair('exec-1'),
-    });
-    if (!assembled.ok) throw assembled.failure;
+    const assembled = await assembledTask();
     await jsm.streams.purge(Streams.TASKS.name);
     const publisher = new AssembledTaskPublisher(jetstream(nc));
 
-    expect(await publisher.publish(assembled.task)).toEqual({ duplicate: false });
-    expect(await publisher.publish(assembled.task)).toEqual({ duplicate: true });
-    expect(await publisher.publish(assembled.task, 1)).toEqual({ duplicate: false });
-    expect(await publisher.publish(assembled.task, 1)).toEqual({ duplicate: true });
+    expect(await publisher.publish(assembled)).toEqual({ duplicate: false });
+    expect(await publisher.publish(assembled)).toEqual({ duplicate: true });
+    expect(await publisher.publish(assembled, 1)).toEqual({ duplicate: false });
+    expect(await publisher.publish(assembled, 1)).toEqual({ duplicate: true });
 
     const subject = taskAssembledSubject(ACCOUNT);
     const info = await jsm.streams.info(Streams.TASKS.name, { subjects_filter: subject });

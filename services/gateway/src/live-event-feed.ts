@@ -16,7 +16,7 @@
  * and every event to the account's followers ({@link followAccount}: `GET /v1/events`).
  */
 import { randomBytes } from 'node:crypto';
-import { isJetStreamApiError } from '@agentmesh/bus';
+import { getLastStoredEvent } from '@agentmesh/bus';
 import {
   EventType,
   isTerminalEvent,
@@ -29,7 +29,6 @@ import {
 import type { Logger } from '@agentmesh/runtime';
 import {
   DeliverPolicy,
-  JetStreamApiCodes,
   type Consumer,
   type ConsumerMessages,
   type JetStreamClient,
@@ -396,14 +395,7 @@ export class LiveEventFeed {
   }
 
   private async hasStoredEvent(subject: string): Promise<boolean> {
-    try {
-      // nats.js answers a subject without messages with null (older servers: a NoMessageFound error).
-      const last = await this.deps.jsm.streams.getMessage(Streams.EVENTS.name, { last_by_subj: subject });
-      return last !== null;
-    } catch (error) {
-      if (isJetStreamApiError(error, JetStreamApiCodes.NoMessageFound)) return false;
-      throw error;
-    }
+    return (await getLastStoredEvent(this.deps.jsm, subject)) !== null;
   }
 }
 

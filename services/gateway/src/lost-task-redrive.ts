@@ -2,9 +2,9 @@
  * The JetStream side of the lost-task watch (lost-task-watch.ts): whether a task's received message is
  * still in MESH_TASKS, and publishing a lost one again under its re-drive's message id.
  */
-import { isJetStreamApiError, publishWithRetry } from '@agentmesh/bus';
+import { getStoredMessage, publishWithRetry } from '@agentmesh/bus';
 import { redrivenTaskMsgId, Streams, taskReceivedSubject } from '@agentmesh/protocol';
-import { JetStreamApiCodes, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { WatchedTask } from './lost-task-watch.js';
 
 /** Re-drives of one task at most: a queue that loses the same task this often is not recovering. */
@@ -12,12 +12,7 @@ export const LOST_TASK_MAX_REDRIVES = 3;
 
 /** Whether MESH_TASKS still holds the message stored at `seq` (a work queue drops it once acknowledged). */
 export async function isStillQueued(jsm: JetStreamManager, seq: number): Promise<boolean> {
-  try {
-    return (await jsm.streams.getMessage(Streams.TASKS.name, { seq })) !== null;
-  } catch (error) {
-    if (isJetStreamApiError(error, JetStreamApiCodes.NoMessageFound)) return false;
-    throw error;
-  }
+  return (await getStoredMessage(jsm, Streams.TASKS.name, { seq })) !== null;
 }
 
 /** Publishes the task's received message again (re-drive `n`); resolves to its stream sequence. */

@@ -111,6 +111,14 @@ async function publishedTask(
   return { traceId, message, seq: ack.seq };
 }
 
+/** Checks once at each multiple of AFTER_MS from `first` to `last`. */
+async function checkRounds(watch: LostTaskWatch, first: number, last: number): Promise<void> {
+  for (let round = first; round <= last; round++) {
+    now = AFTER_MS * round;
+    await watch.check();
+  }
+}
+
 /** The queue loses the message: it leaves the stream, and no consumer has it pending. */
 async function loseFromQueue(seq: number): Promise<void> {
   await jsm.streams.deleteMessage(Streams.TASKS.name, seq, false);
@@ -156,10 +164,7 @@ it('when the task still waits in the queue, or other tasks wait undelivered, it 
   const lost = await publishedTask(watch);
   await loseFromQueue(lost.seq);
   // `waiting` is still queued: a backlog, in which `lost` may be waiting as an assembled copy too.
-  for (let round = 1; round <= 4; round++) {
-    now = AFTER_MS * round;
-    await watch.check();
-  }
+  await checkRounds(watch, 1, 4);
   expect(await storedWithMsgId(redrivenTaskMsgId(ACCOUNT, lost.traceId, 1))).toBeUndefined();
   expect(await storedWithMsgId(redrivenTaskMsgId(ACCOUNT, waiting.traceId, 1))).toBeUndefined();
 
@@ -167,10 +172,7 @@ it('when the task still waits in the queue, or other tasks wait undelivered, it 
   await jsm.streams.deleteMessage(Streams.TASKS.name, waiting.seq, false);
   watch.ended(ACCOUNT, waiting.traceId);
   await js.publish(taskAssembledSubject(ACCOUNT, []), '{}');
-  for (let round = 5; round <= 8; round++) {
-    now = AFTER_MS * round;
-    await watch.check();
-  }
+  await checkRounds(watch, 5, 8);
   expect(await storedWithMsgId(redrivenTaskMsgId(ACCOUNT, lost.traceId, 1))).toBeUndefined();
   watch.stop();
 });

@@ -38,7 +38,6 @@ import {
   type ThreadTurnEntry,
 } from '@agentmesh/protocol';
 import {
-  JetStreamApiCodes,
   type JetStreamClient,
   type JetStreamManager,
   type MsgRequest,
@@ -46,9 +45,10 @@ import {
 } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { ThreadContentionError } from '../errors.js';
-import { isJetStreamApiError, isLostCompareAndSet } from '../jetstream-api-error.js';
+import { isLostCompareAndSet } from '../jetstream-api-error.js';
 import { publishWithRetry } from '../jetstream-publish.js';
 import { decodeJson, encodeJson } from '../json.js';
+import { getStoredMessage } from '../stored-message.js';
 import { visitLatestKeys } from './latest-keys.js';
 import type { TaskStatusStore } from './task-status-store.js';
 
@@ -172,12 +172,7 @@ export class ThreadStore {
     let seq = fromSeq;
     for (;;) {
       const next: NextMsgRequest = { seq, next_by_subj: subject };
-      const message = await this.jsm.streams
-        .getMessage(Streams.THREADS.name, next as unknown as MsgRequest)
-        .catch((error: unknown) => {
-          if (isJetStreamApiError(error, JetStreamApiCodes.NoMessageFound)) return null;
-          throw error;
-        });
+      const message = await getStoredMessage(this.jsm, Streams.THREADS.name, next as unknown as MsgRequest);
       if (!message) return out;
       out.push({
         seq: message.seq,
@@ -215,12 +210,9 @@ export class ThreadStore {
 
   /** The stream sequence of the thread's last entry; 0 when it has none. */
   async lastSeq(accountId: string, threadId: string): Promise<number> {
-    const last = await this.jsm.streams
-      .getMessage(Streams.THREADS.name, { last_by_subj: threadEntriesSubject(accountId, threadId) })
-      .catch((error: unknown) => {
-        if (isJetStreamApiError(error, JetStreamApiCodes.NoMessageFound)) return null;
-        throw error;
-      });
+    const last = await getStoredMessage(this.jsm, Streams.THREADS.name, {
+      last_by_subj: threadEntriesSubject(accountId, threadId),
+    });
     return last?.seq ?? 0;
   }
 
