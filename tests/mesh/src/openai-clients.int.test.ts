@@ -323,17 +323,19 @@ describe('the official openai client', () => {
     });
     let traceId = '';
     let seen = '';
+    let limited: unknown;
     for await (const chunk of stream) {
       traceId = traceOf(chunk.id);
       seen += chunk.choices[0]?.delta.content ?? '';
-      if (seen !== '') break;
+      if (seen === '') continue;
+      // Asked while the stream is still open, so the held task surely runs: this key may run one at a time.
+      // (Asked after leaving, the cancel may already have freed the slot.)
+      limited = await openai.chat.completions
+        .create({ model: 'lookup_agent', messages: [{ role: 'user', content: 'hi' }] })
+        .catch((caught: unknown) => caught);
+      break;
     }
     expect(seen).toBe(HELD_START);
-
-    // The held task still runs, and this key may run one at a time.
-    const limited = await openai.chat.completions
-      .create({ model: 'lookup_agent', messages: [{ role: 'user', content: 'hi' }] })
-      .catch((caught: unknown) => caught);
     expect(limited).toBeInstanceOf(OpenAI.RateLimitError);
     expect(limited).toMatchObject({ status: 429, code: 'rate_limited', type: 'rate_limit_error' });
     expect((limited as InstanceType<typeof OpenAI.RateLimitError>).headers.get('retry-after')).toBe('5');
