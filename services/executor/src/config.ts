@@ -78,7 +78,15 @@ export const executorConfigSchema = baseConfigSchema
     MAX_CONCURRENT_TASKS: positiveInt()
       .default(512)
       .describe(
-        'Tasks one executor instance runs at the same time; it pulls a task only when one of these slots is free. A task holds its slot for its whole life, model waits included, and costs about 200 KB while it runs: slots are cheap, and scripts have their own bound (SCRIPT_MAX_CONCURRENT_RUNS)',
+        'Tasks one executor instance runs at the same time; it pulls a task only when one of these slots is free. A task holds its slot for its whole life, model waits included (but see MAX_WAITING_TASKS), and costs about 60 KB of heap while it runs: slots are cheap, and scripts have their own bound (SCRIPT_MAX_CONCURRENT_RUNS)',
+      ),
+    MAX_WAITING_TASKS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .default(512)
+      .describe(
+        "Slots this instance's tasks may lend out at once while they wait for their sub-tasks (an agent tool's call): a lent slot runs another task (the sub-task, or any), and the parent takes it back when its sub-task ends, so parents waiting on every slot never leave their sub-tasks none to run in. Tasks in flight stay under MAX_CONCURRENT_TASKS + this. 0: a waiting parent keeps its slot",
       ),
     MAX_DELIVER: positiveInt()
       .default(3)
@@ -151,7 +159,7 @@ export const executorConfigSchema = baseConfigSchema
     CONSUMER_MAX_ACK_PENDING: positiveInt()
       .default(10_000)
       .describe(
-        "Tasks in flight across all executor instances per shared consumer (each native class set's consumer's max_ack_pending); at least instances x MAX_CONCURRENT_TASKS",
+        "Tasks in flight across all executor instances per shared consumer (each native class set's consumer's max_ack_pending); at least instances x (MAX_CONCURRENT_TASKS + MAX_WAITING_TASKS)",
       ),
     PULL_EXPIRES_MS: z.coerce
       .number()
@@ -243,7 +251,7 @@ export const executorConfigSchema = baseConfigSchema
       .max(32)
       .default(3)
       .describe(
-        "How deep agent tools may nest sub-tasks: 1 lets a submitted task's agents call agents, but not those agents; 0 turns agent tools off. A deeper call is a SUBTASK_LIMIT_EXCEEDED tool error the model can answer around. Each waiting parent holds an executor slot (see MAX_CONCURRENT_TASKS)",
+        "How deep agent tools may nest sub-tasks: 1 lets a submitted task's agents call agents, but not those agents; 0 turns agent tools off. A deeper call is a SUBTASK_LIMIT_EXCEEDED tool error the model can answer around. A waiting parent lends its executor slot out (see MAX_WAITING_TASKS)",
       ),
     MAX_SUBTASKS_PER_TASK: z.coerce
       .number()

@@ -199,6 +199,7 @@ export async function startExecutor({
     {
       durableNames: classSets.map((classes) => executorConsumer(classes).durable_name),
       maxConcurrent: config.MAX_CONCURRENT_TASKS,
+      maxWaiting: config.MAX_WAITING_TASKS,
       ackProgressMs: config.ACK_PROGRESS_MS,
       pullExpiresMs: config.PULL_EXPIRES_MS,
       stopGraceMs: Math.floor(config.SHUTDOWN_TIMEOUT_MS * STOP_GRACE_SHARE),

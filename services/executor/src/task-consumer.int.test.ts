@@ -132,3 +132,99 @@ describe('an attempt that fails', () => {
     }
   });
 });
+
+describe('a task waiting for its sub-task', () => {
+  const consumerOptions = {
+    durableNames: ['executor'],
+    maxConcurrent: 1,
+    ackProgressMs: 1_000,
+    stopGraceMs: 1_000,
+    pullExpiresMs: 1_000,
+    handBackLaterMs: 1_000,
+  };
+
+  async function publishTask(userMessage: string): Promise<void> {
+    const task = assembledTask({
+      traceId: newTraceId(),
+      accountId: ACCOUNT,
+      modelBaseUrl: 'http://127.0.0.1:9/v1',
+      secrets: {},
+      sealFor: vaultKeys,
+      userMessage,
+    });
+    await js.publish(taskAssembledSubject(ACCOUNT), JSON.stringify(task));
+  }
+
+  function userMessageOf(task: { input: { messages: readonly { content?: unknown }[] } }): string {
+    return String(task.input.messages.at(-1)?.content);
+  }
+
+  it('on an executor with one slot, a parent waiting for its sub-task lends the slot, the sub-task runs in it, and both end', async () => {
+    const ended: string[] = [];
+    let subtaskRan!: () => void;
+    const subtaskEnded = new Promise<void>((resolve) => (subtaskRan = resolve));
+    let lentWhileSubtaskRan = -1;
+    const consumer: TaskConsumer = TaskConsumer.start(
+      js,
+      async (task, delivery) => {
+        if (userMessageOf(task) === 'parent') {
+          await delivery.slot!.whileWaiting(() => subtaskEnded);
+        } else {
+          lentWhileSubtaskRan = consumer.lent;
+          subtaskRan();
+        }
+        ended.push(userMessageOf(task));
+        return AttemptDisposition.ACK;
+      },
+      { ...consumerOptions, maxWaiting: 1, handBackAll: () => subtaskRan() },
+      pino({ level: 'silent' }),
+    );
+    try {
+      await publishTask('parent');
+      await publishTask('sub-task');
+      await waitFor(() => ended.length === 2, { timeoutMs: 10_000, description: 'both tasks ended' });
+      expect(ended).toEqual(['sub-task', 'parent']);
+      expect(lentWhileSubtaskRan).toBe(1);
+      expect(consumer.lent).toBe(0);
+    } finally {
+      await consumer.stop();
+    }
+  });
+
+  it('with no slot to lend (MAX_WAITING_TASKS 0), the parent keeps its slot: no pull is open and the sub-task waits in the queue until the parent ends', async () => {
+    const started: string[] = [];
+    let releaseParent!: () => void;
+    const parentReleased = new Promise<void>((resolve) => (releaseParent = resolve));
+    const consumer = TaskConsumer.start(
+      js,
+      async (task, delivery) => {
+        started.push(userMessageOf(task));
+        if (userMessageOf(task) === 'parent') await delivery.slot!.whileWaiting(() => parentReleased);
+        return AttemptDisposition.ACK;
+      },
+      { ...consumerOptions, maxWaiting: 0, handBackAll: () => releaseParent() },
+      pino({ level: 'silent' }),
+    );
+    try {
+      const jsm = await jetstreamManager(nc);
+      await publishTask('parent');
+      await waitFor(() => started.length === 1, { timeoutMs: 10_000, description: 'the parent running' });
+      await publishTask('sub-task');
+      // Nothing can deliver the sub-task: it is pending, and this executor has no pull open for it.
+      await waitFor(
+        async () => {
+          const info = await jsm.consumers.info('MESH_TASKS', 'executor');
+          return info.num_pending === 1 && info.num_waiting === 0 && info.num_ack_pending === 1;
+        },
+        { timeoutMs: 10_000, description: 'the sub-task pending with no pull open' },
+      );
+      expect(started).toEqual(['parent']);
+      releaseParent();
+      await waitFor(() => started.length === 2, { timeoutMs: 10_000, description: 'the sub-task running' });
+      expect(started).toEqual(['parent', 'sub-task']);
+    } finally {
+      releaseParent();
+      await consumer.stop();
+    }
+  });
+});

@@ -33,6 +33,7 @@ import {
 import { nanos } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { HeartbeatClock } from './heartbeat-clock.js';
+import { LendableTaskSlot, type SlotLedger } from './task-slot.js';
 import { AttemptDisposition, deliveryBackstop, type Delivery } from './task-runner.js';
 
 export interface ExecutorConsumerSettings {
@@ -128,6 +129,11 @@ export interface TaskConsumerOptions {
   durableNames: readonly string[];
   /** Tasks this instance runs at once. */
   maxConcurrent: number;
+  /**
+   * Slots lent out at most by tasks waiting for their sub-tasks (task-slot.ts); 0: a waiting task keeps its
+   * slot. Tasks in flight stay under maxConcurrent + this.
+   */
+  maxWaiting?: number;
   ackProgressMs: number;
   /** How long `stop` lets running tasks finish before handing them back. */
   stopGraceMs: number;
@@ -156,6 +162,19 @@ export class TaskConsumer {
   #heartbeat: NodeJS.Timeout | undefined;
   /** Slots promised to pulls that are open: a loop pulls only what is neither running nor promised. */
   #reserved = 0;
+  /** Slots lent out by running tasks that wait for their sub-tasks (task-slot.ts). */
+  #lent = 0;
+  readonly #ledger: SlotLedger = {
+    lend: () => {
+      if (this.#lent >= (this.options.maxWaiting ?? 0)) return false;
+      this.#lent++;
+      this.#grantSlots();
+      return true;
+    },
+    reclaim: () => {
+      this.#lent--;
+    },
+  };
   /** Loops waiting for slots, served in turn so one busy consumer never starves the others. */
   readonly #slotQueue: Array<{ grant: (promised: number) => void; most: number }> = [];
   /** A fair share of the slots per pull, so one idle pull never holds them all while another has tasks. */
@@ -194,9 +213,14 @@ export class TaskConsumer {
     return consumer;
   }
 
-  /** Tasks running now. */
+  /** Tasks running now (those waiting for sub-tasks with their slots lent out included). */
   get running(): number {
     return this.#inFlight.size;
+  }
+
+  /** Slots lent out now by tasks waiting for their sub-tasks. */
+  get lent(): number {
+    return this.#lent;
   }
 
   async stop(): Promise<void> {
@@ -290,7 +314,7 @@ export class TaskConsumer {
         this.#slotQueue.shift()?.grant(0);
         continue;
       }
-      const free = this.options.maxConcurrent - this.#inFlight.size - this.#reserved;
+      const free = this.options.maxConcurrent - (this.#inFlight.size - this.#lent) - this.#reserved;
       if (free <= 0) return;
       const waiting = this.#slotQueue.shift();
       if (waiting === undefined) return;
@@ -335,7 +359,11 @@ export class TaskConsumer {
     }
     this.#working.add(msg);
     try {
-      const disposition = await this.handle(task, { attempt: msg.info.deliveryCount, headers: msg.headers });
+      const disposition = await this.handle(task, {
+        attempt: msg.info.deliveryCount,
+        headers: msg.headers,
+        slot: new LendableTaskSlot(this.#ledger),
+      });
       settle(msg, disposition, this.options.handBackLaterMs);
     } catch (error) {
       const delayMs = failedAttemptRetryDelayMs(msg.info.deliveryCount, this.options.retryDelayMs ?? 1_000);

@@ -86,6 +86,7 @@ import { agentSpanOptions, inSpan } from './gen-ai-spans.js';
 import { resumePointOf, type ResumePoint } from './resume/resume-point.js';
 import { derivedSecrets, OpenSecrets, SecretScrubber } from './secrets/index.js';
 import { TaskAbort } from './task-abort.js';
+import { KEPT_SLOT } from './task-slot.js';
 import { TaskEventSink } from './task-event-sink.js';
 import { appendThreadTurn } from './thread-turns.js';
 
@@ -496,7 +497,7 @@ export class TaskRunner {
     let conversation: () => readonly ChatMessage[] = () => [];
     const result = await this.#loop.run(
       task,
-      { vault, secrets, deadline: abort.deadlineAt, beforeCall },
+      { vault, secrets, deadline: abort.deadlineAt, beforeCall, slot: run.delivery.slot ?? KEPT_SLOT },
       sink,
       abort.signal,
       run.metrics,

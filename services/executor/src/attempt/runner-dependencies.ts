@@ -18,6 +18,7 @@ import type { SharedKeyLimits } from '../model-choice/shared-key-limits.js';
 import type { RunningTasks } from '../running-tasks.js';
 import type { OpenSecrets } from '../secrets/index.js';
 import type { DeltaCoalescing } from '../task-event-sink.js';
+import type { TaskSlot } from '../task-slot.js';
 import type { ToolRunners } from '../tools/tool-dispatch.js';
 
 export interface ModelClientOptions {
@@ -97,4 +98,6 @@ export interface Delivery {
   /** JetStream's delivery count of the message: 1 for the first attempt. */
   attempt: number;
   headers?: MsgHdrs;
+  /** The task's slot, lent out while it waits for a sub-task; none: waits keep it (a runner tested alone). */
+  slot?: TaskSlot;
 }

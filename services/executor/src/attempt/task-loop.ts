@@ -32,6 +32,7 @@ import type { ResumePoint } from '../resume/resume-point.js';
 import type { SecretScrubber } from '../secrets/index.js';
 import type { TaskAbort } from '../task-abort.js';
 import type { TaskEventSink } from '../task-event-sink.js';
+import type { TaskSlot } from '../task-slot.js';
 import type { TaskAccount, TaskContextValues } from '../tools/index.js';
 import { toolExecutor } from '../tools/tool-dispatch.js';
 import { ToolCallError } from '../tools/tool-errors.js';
@@ -91,11 +92,14 @@ export class TaskLoop {
       secrets,
       deadline,
       beforeCall,
+      slot,
     }: {
       vault: ClearVault;
       secrets: SecretScrubber;
       deadline: number | undefined;
       beforeCall: (() => Promise<void> | undefined) | undefined;
+      /** Lent out while a sub-agent call waits for its sub-task. */
+      slot: TaskSlot;
     },
     sink: TaskEventSink,
     signal: AbortSignal,
@@ -159,6 +163,7 @@ export class TaskLoop {
                 resume?.subtaskCallIds,
               ),
               emit: sink.emit,
+              slot,
             },
           }),
           emit: sink.emit,

@@ -17,9 +17,9 @@
  *
  * Limits (executor config): a sub-task deeper than MAX_SUBTASK_DEPTH, or more sub-tasks per task than
  * MAX_SUBTASKS_PER_TASK (across attempts), is refused as a SUBTASK_LIMIT_EXCEEDED tool error the model
- * can answer around. A parent holds its executor slot while its sub-task runs: with every slot of the
- * mesh taken by parents waiting for sub-tasks, those sub-tasks wait for a slot until their deadline. The
- * limits bound how many slots one tree of tasks can take; size MAX_CONCURRENT_TASKS above them.
+ * can answer around. While a call waits for its sub-task, its task lends its executor slot out (task-slot.ts,
+ * up to MAX_WAITING_TASKS per instance): parents waiting on every slot of the mesh would otherwise leave
+ * their sub-tasks none to run in.
  */
 import {
   readLastTaskEvent,
@@ -43,6 +43,7 @@ import { injectTraceContext } from '@agentmesh/runtime';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { TaskAbortReason } from '../../task-abort.js';
+import { KEPT_SLOT, type TaskSlot } from '../../task-slot.js';
 import { toolFailure, toolSuccess, type ToolOutcome } from '../tool-outcome.js';
 import { awaitFinalStatus, ForeignSubtaskError } from './subtask-end-watch.js';
 import type { SubtaskFanOut } from './subtask-fan-out.js';
@@ -75,6 +76,8 @@ export interface SubtaskCallerContext {
   readonly fanOut: SubtaskFanOut;
   /** Adds an event to the task's events. */
   readonly emit: (event: SubtaskEvent) => void;
+  /** The task's executor slot, lent out while the call waits for its sub-task; none: kept. */
+  readonly slot?: TaskSlot;
 }
 
 export interface SubAgentCall {
@@ -126,14 +129,16 @@ export class SubAgentToolRunner {
     call.task.emit({ type: EventType.SUBTASK_STARTED, data: { ...ids, workflow_id: tool.workflow_id } });
     let final: TaskStatusRecord;
     try {
-      final = await awaitFinalStatus({
-        nc: this.options.nc,
-        statuses: this.options.statuses,
-        accountId: meta.account_id,
-        traceId,
-        signal: call.signal,
-        belongs,
-      });
+      const waitForEnd = () =>
+        awaitFinalStatus({
+          nc: this.options.nc,
+          statuses: this.options.statuses,
+          accountId: meta.account_id,
+          traceId,
+          signal: call.signal,
+          belongs,
+        });
+      final = await (call.task.slot ?? KEPT_SLOT).whileWaiting(waitForEnd);
     } catch (error) {
       if (error instanceof ForeignSubtaskError) return foreign(tool, traceId);
       if (!call.signal.aborted) {
