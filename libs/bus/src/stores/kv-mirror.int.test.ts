@@ -117,6 +117,35 @@ describe('KV mirror', () => {
     await waitFor(() => mirror.keys() === undefined, { description: 'the mirror to drop an entry for room' });
   });
 
+  it('anyInGroup counts the keys holding a value per group as they are stored and deleted, and says nothing once one was dropped for room', async () => {
+    const kv = await freshBucket();
+    await kv.put('acme.e1', 'x');
+    await kv.put('acme.task.t1', 'in no group');
+    await kv.put('gone.e1', 'z');
+    await kv.delete('gone.e1');
+    const groupOf = (key: string): string | undefined =>
+      key.split('.').length === 2 ? key.split('.')[0] : undefined;
+    const { mirror } = await startMirror({ kv, maxEntries: 4, groupOf });
+    expect(mirror.anyInGroup('acme')).toBe(true);
+    expect(mirror.anyInGroup('gone')).toBe(false);
+    expect(mirror.anyInGroup('beta')).toBe(false);
+
+    await kv.put('beta.e1', 'w');
+    await kv.put('acme.e2', 'y');
+    await kv.delete('acme.e1');
+    await waitFor(() => mirror.anyInGroup('beta') === true, { description: 'beta.e1 counted' });
+    // acme still has e2; a value written again over a value is counted once.
+    await kv.put('acme.e2', 'y2');
+    await kv.delete('acme.e2');
+    await waitFor(() => mirror.anyInGroup('acme') === false, { description: 'both acme endpoints gone' });
+    expect(mirror.anyInGroup('beta')).toBe(true);
+
+    for (const key of ['c.e1', 'd.e1', 'e.e1']) await kv.put(key, 'v');
+    await waitFor(() => mirror.anyInGroup('beta') === undefined, {
+      description: 'the mirror to drop an entry for room',
+    });
+  });
+
   it('when full, the least recently used entries are dropped, and a dropped key is read again once', async () => {
     const kv = await freshBucket();
     for (const key of ['a', 'b', 'c']) await kv.put(key, key.toUpperCase());

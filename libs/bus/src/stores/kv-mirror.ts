@@ -54,6 +54,11 @@ export interface KvMirrorOptions<T> {
   onLookup?(source: LookupSource): void;
   /** Delay before a failed watch is started again: from `min`, doubling up to `max`. */
   retryDelayMs?: { min: number; max: number };
+  /**
+   * The group a key belongs to (say, its account), counted so {@link KvMirror.anyInGroup} answers without a
+   * walk over every key; undefined: the key is in no group.
+   */
+  groupOf?(key: string): string | undefined;
 }
 
 type Decoded<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
@@ -72,6 +77,8 @@ const DEFAULT_RETRY = { min: 500, max: 30_000 } as const;
 
 export class KvMirror<T> {
   private slots = new Map<string, Slot<T>>();
+  /** Keys holding a value, per group (`groupOf`); a group with none has no entry. */
+  private groups = new Map<string, number>();
   /** The watch has delivered the bucket's content and the connection is up. */
   private live = false;
   /** Nothing was dropped for room since the watch started: a missing key is absent. */
@@ -161,6 +168,15 @@ export class KvMirror<T> {
     return keys;
   }
 
+  /**
+   * Whether a key of `group` (`groupOf`) holds a value, when the mirror holds the whole bucket; undefined
+   * when it cannot say. Counted as entries come and go, so asking costs no walk over the keys.
+   */
+  anyInGroup(group: string): boolean | undefined {
+    if (!this.live || !this.complete) return undefined;
+    return this.groups.has(group);
+  }
+
   /** True while the mirror answers from memory. */
   isLive(): boolean {
     return this.live;
@@ -185,6 +201,7 @@ export class KvMirror<T> {
     this.watch?.stop();
     this.watch = undefined;
     this.slots = new Map();
+    this.groups = new Map();
     const settle = this.settleLoad;
     this.settleLoad = undefined;
     settle?.();
@@ -204,12 +221,30 @@ export class KvMirror<T> {
   }
 
   private hold(key: string, slot: Slot<T>): void {
-    this.slots.delete(key);
+    this.forget(key);
     this.slots.set(key, slot);
+    this.count(key, slot, 1);
     if (this.slots.size > this.options.maxEntries) {
-      this.slots.delete(this.slots.keys().next().value!);
+      this.forget(this.slots.keys().next().value!);
       this.complete = false;
     }
+  }
+
+  private forget(key: string): void {
+    const held = this.slots.get(key);
+    if (held === undefined) return;
+    this.slots.delete(key);
+    this.count(key, held, -1);
+  }
+
+  /** Counts a slot that holds a value in (1) or out of (-1) its key's group. */
+  private count(key: string, slot: Slot<T>, change: 1 | -1): void {
+    if (slot.data === undefined || this.options.groupOf === undefined) return;
+    const group = this.options.groupOf(key);
+    if (group === undefined) return;
+    const held = (this.groups.get(group) ?? 0) + change;
+    if (held > 0) this.groups.set(group, held);
+    else this.groups.delete(group);
   }
 
   private apply(entry: KvWatchEntry): void {
@@ -222,7 +257,7 @@ export class KvMirror<T> {
       this.hold(key, { revision: entry.revision, data: entry.value });
     } else if (this.complete) {
       // Holding everything, a key it lacks is absent already.
-      this.slots.delete(key);
+      this.forget(key);
     } else if (held !== undefined) {
       this.hold(key, { revision: entry.revision, data: undefined });
     }

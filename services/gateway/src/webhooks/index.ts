@@ -18,7 +18,7 @@ import type { GatewayConfig } from '../config.js';
 import { DeliveryWorker } from './delivery-worker.js';
 import { RetrySchedule } from './retry-schedule.js';
 import { ensureDurableConsumer } from '@agentmesh/bus';
-import { STATUS_CONSUMER, startStatusFanout } from './status-fanout.js';
+import { STATUS_CONSUMER, startStatusFanout, webhookKeyGroup } from './status-fanout.js';
 import { TaskWebhooks } from './task-webhooks.js';
 import { WebhookSender } from './webhook-sender.js';
 import type { WebhookRouteDeps } from './webhook-routes.js';
@@ -77,6 +77,7 @@ export async function startWebhooks(options: WebhookOptions): Promise<Webhooks> 
       kv: options.buckets.webhooks,
       decode: () => true,
       maxEntries: WEBHOOK_KEYS_MIRRORED,
+      groupOf: webhookKeyGroup,
       ...(options.connection === undefined ? {} : { connection: options.connection }),
       onEvent: (event) => {
         if (event.type === 'stale') log.debug({ reason: event.reason }, 'webhook keys mirror stale');

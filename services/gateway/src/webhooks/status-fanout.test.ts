@@ -1,28 +1,52 @@
 import { WebhookConsumers } from '@agentmesh/protocol';
 import { JetStreamApiError } from '@nats-io/jetstream';
 import { describe, expect, it, vi } from 'vitest';
-import { startStatusFanout, webhookKeysOf, type StatusFanoutOptions } from './status-fanout.js';
+import {
+  startStatusFanout,
+  webhookKeyGroup,
+  webhookKeysOf,
+  type StatusFanoutOptions,
+  type WebhookKeys,
+} from './status-fanout.js';
+
+/** The mirror's answers over these keys, its groups counted as the gateway's mirror counts them. */
+function mirroredKeys(keys: readonly string[]): WebhookKeys {
+  const groups = new Set(keys.map(webhookKeyGroup).filter((group) => group !== undefined));
+  return {
+    keys: () => [...keys],
+    anyInGroup: (group) => groups.has(group),
+    lookup: (key) => (keys.includes(key) ? { state: 'present', value: true } : { state: 'absent' }),
+  };
+}
 
 describe("what the webhook keys say of a finished task's deliveries", () => {
   const trace = 'ab'.repeat(16);
 
   it('an account without endpoints or a webhook of the task needs no read; another account’s keys do not count', () => {
-    expect(webhookKeysOf(['beta.e1', `beta.task.${trace}`, 'acme2.e1'], 'acme', trace)).toEqual({
-      endpoints: false,
-      own: false,
-    });
+    const keys = mirroredKeys(['beta.e1', `beta.task.${trace}`, 'acme2.e1']);
+    expect(webhookKeysOf(keys, 'acme', trace)).toEqual({ endpoints: false, own: false });
   });
 
   it("an endpoint of the account, or the task's own webhook, is found; another task's webhook is not an endpoint", () => {
-    expect(webhookKeysOf(['acme.e1'], 'acme', trace)).toEqual({ endpoints: true, own: false });
-    expect(webhookKeysOf([`acme.task.${trace}`, `acme.task.${'cd'.repeat(16)}`], 'acme', trace)).toEqual({
-      endpoints: false,
-      own: true,
-    });
+    expect(webhookKeysOf(mirroredKeys(['acme.e1']), 'acme', trace)).toEqual({ endpoints: true, own: false });
+    const taskKeys = mirroredKeys([`acme.task.${trace}`, `acme.task.${'cd'.repeat(16)}`]);
+    expect(webhookKeysOf(taskKeys, 'acme', trace)).toEqual({ endpoints: false, own: true });
   });
 
-  it('without the keys (the mirror cannot say), nothing is known and the bucket is read', () => {
+  it("an endpoint's key counts in its account's group; a task's own webhook in none", () => {
+    expect(webhookKeyGroup('acme.e1')).toBe('acme');
+    expect(webhookKeyGroup(`acme.task.${trace}`)).toBeUndefined();
+    expect(webhookKeyGroup('no-dot')).toBeUndefined();
+  });
+
+  it('without the keys, or while the mirror cannot say, nothing is known and the bucket is read', () => {
     expect(webhookKeysOf(undefined, 'acme', trace)).toBeUndefined();
+    const unsure: WebhookKeys = {
+      keys: () => undefined,
+      anyInGroup: () => undefined,
+      lookup: () => ({ state: 'unknown' }),
+    };
+    expect(webhookKeysOf(unsure, 'acme', trace)).toBeUndefined();
   });
 });
 
@@ -53,7 +77,7 @@ describe('when a gateway starts reading the status consumer', () => {
       taskWebhooks: {},
       publicBaseUrl: undefined,
       log: { warn: () => undefined, debug: () => undefined },
-      webhookKeys: { keys },
+      webhookKeys: { keys, anyInGroup: () => undefined, lookup: () => ({ state: 'unknown' }) },
     }) as unknown as StatusFanoutOptions;
 
   it('while the webhook-keys mirror cannot say and no consumer exists, nothing is created; once a key shows, the gateway reads (and so makes the consumer)', async () => {

@@ -49,10 +49,14 @@ export interface StatusFanoutOptions {
   /**
    * A live copy of the `mesh_webhooks` keys (endpoints `<account>.<id>`, tasks' own webhooks
    * `<account>.task.<trace_id>`): a finished task of an account with neither costs no read of the bucket.
-   * Without it (or while it cannot say), the bucket is read as before.
+   * Without it (or while it cannot say), the bucket is read as before. Its groups must be
+   * {@link webhookKeyGroup}'s.
    */
-  webhookKeys?: Pick<KvMirror<unknown>, 'keys'>;
+  webhookKeys?: WebhookKeys;
 }
+
+/** What the fan-out asks of the mirrored `mesh_webhooks` keys. */
+export type WebhookKeys = Pick<KvMirror<unknown>, 'keys' | 'anyInGroup' | 'lookup'>;
 
 /** The status consumer's settings when a gateway creates it; it starts at the writes after its creation. */
 export const STATUS_CONSUMER: DurableConsumerSpec = {
@@ -132,7 +136,7 @@ async function fanOut(options: StatusFanoutOptions, message: JsMsg): Promise<num
   // of a gateway's CPU).
   const task = parseTaskStatusSubject(message.subject);
   if (task !== undefined) {
-    const known = webhookKeysOf(options.webhookKeys?.keys(), task.accountId, task.traceId);
+    const known = webhookKeysOf(options.webhookKeys, task.accountId, task.traceId);
     if (known?.endpoints === false && !known.own) return 0;
   }
   const operation = message.headers?.get('KV-Operation');
@@ -151,7 +155,7 @@ async function fanOut(options: StatusFanoutOptions, message: JsMsg): Promise<num
   const record = parsed.data;
   const event = webhookEventOf(record.status);
   if (event === undefined) return 0;
-  const known = webhookKeysOf(options.webhookKeys?.keys(), record.account_id, record.trace_id);
+  const known = webhookKeysOf(options.webhookKeys, record.account_id, record.trace_id);
   // Listing an account's endpoints reads the bucket through a consumer of its own: only when it has any.
   const endpoints = known?.endpoints === false ? [] : await options.endpoints.list(record.account_id);
   const targets: Array<{ endpointId: string; url?: string }> = endpoints
@@ -188,22 +192,28 @@ async function fanOut(options: StatusFanoutOptions, message: JsMsg): Promise<num
   return targets.length;
 }
 
-/** What the mirrored keys say of an account's endpoints and a task's own webhook; undefined: unknown. */
+/**
+ * The group a `mesh_webhooks` key counts in for the mirror: an endpoint's key `<account>.<id>` (one token
+ * after the account) is its account's; a task's own webhook (`<account>.task.<trace_id>`) is in none.
+ */
+export function webhookKeyGroup(key: string): string | undefined {
+  const dot = key.indexOf('.');
+  return dot > 0 && !key.includes('.', dot + 1) ? key.slice(0, dot) : undefined;
+}
+
+/**
+ * What the mirrored keys say of an account's endpoints and a task's own webhook; undefined: unknown. Asked
+ * on every status write, so neither walks the keys: the endpoints are counted per account as they come
+ * and go (webhookKeyGroup), the task's webhook is one lookup.
+ */
 export function webhookKeysOf(
-  keys: readonly string[] | undefined,
+  keys: WebhookKeys | undefined,
   accountId: string,
   traceId: string,
 ): { endpoints: boolean; own: boolean } | undefined {
-  if (keys === undefined) return undefined;
-  const prefix = `${accountId}.`;
-  const ownKey = `${accountId}.task.${traceId}`;
-  let endpoints = false;
-  let own = false;
-  for (const key of keys) {
-    if (!key.startsWith(prefix)) continue;
-    if (key === ownKey) own = true;
-    // An endpoint's key is `<account>.<id>`: one token after the account.
-    else if (!key.includes('.', prefix.length)) endpoints = true;
-  }
-  return { endpoints, own };
+  const endpoints = keys?.anyInGroup(accountId);
+  if (keys === undefined || endpoints === undefined) return undefined;
+  const own = keys.lookup(`${accountId}.task.${traceId}`);
+  if (own.state === 'unknown') return undefined;
+  return { endpoints, own: own.state === 'present' };
 }
