@@ -207,6 +207,36 @@ describe('A2A door with the official SDK client', () => {
     expect(((await again) as Task).contextId).toBe(task.contextId);
   });
 
+  it('ListTasks pages through a context newest first with the token it gives; a token it did not give is invalid params', async () => {
+    const first = `page-1 ${randomUUID()}`;
+    const answered = client.sendMessage(send(first));
+    const queued = await queuedTask(first);
+    await write(await executorOf(queued.task_meta.trace_id), [['done', done('one')]]);
+    const task = (await answered) as Task;
+    const second = `page-2 ${randomUUID()}`;
+    const again = client.sendMessage(send(second, { contextId: task.contextId }));
+    const next = await queuedTask(second);
+    await write(await executorOf(next.task_meta.trace_id), [['done', done('two')]]);
+    const newer = (await again) as Task;
+    const list = (pageToken: string) =>
+      client.listTasks({
+        tenant: '',
+        contextId: task.contextId,
+        status: 0,
+        pageSize: 1,
+        pageToken,
+        statusTimestampAfter: undefined,
+      });
+
+    const one = await list('');
+    expect(one.tasks.map((listed) => listed.id)).toEqual([newer.id]);
+    expect(one.nextPageToken).not.toBe('');
+    const two = await list(one.nextPageToken);
+    expect(two.tasks.map((listed) => listed.id)).toEqual([task.id]);
+    expect(two.nextPageToken).toBe('');
+    await expect(list('not-a-token')).rejects.toThrow(/pageToken/);
+  });
+
   it('when a client sends the same message again, it is answered the same task in the same context', async () => {
     const text = `retry ${randomUUID()}`;
     const request = {

@@ -47,7 +47,7 @@ import type { Logger } from '@agentmesh/runtime';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { Caller } from '../auth.js';
 import { DoorTaskState, doorStateOfStatus, isEndedDoorState } from '../door-mapping/index.js';
-import { Conflict, Rejection } from '../errors.js';
+import { Conflict, InvalidRequest, Rejection } from '../errors.js';
 import type { LiveEventFeed } from '../live-event-feed.js';
 import { followTaskEventObjects } from '../task-event-objects.js';
 import { settledTaskStatus } from '../task-lookup.js';
@@ -56,6 +56,7 @@ import type { TaskSubmitter } from '../task-submission.js';
 import type { ThreadApi } from '../thread-api.js';
 import { A2aTaskView, isAfter, parseCursor, type StreamCursor } from './a2a-task-view.js';
 import { MeshRefusal } from './a2a-errors.js';
+import { isPastCursor, listCursorOf, listCursorToken, newestFirst } from './a2a-list-page.js';
 
 /** The task's user when the message names none (credentials the agent needs are read for this user). */
 export const DEFAULT_A2A_USER_ID = 'default';
@@ -128,25 +129,48 @@ export class MeshA2aHandler implements A2ARequestHandler {
     return (await this.storedView(params.id)).task();
   }
 
+  /**
+   * The agent's tasks, newest first, a page at a time (a2a-list-page.ts), among the account's
+   * LIST_SCAN_LIMIT most recently written task records. `totalSize` counts this page's tasks: counting
+   * every match would read every record in the window.
+   */
   async listTasks(params: ListTasksRequest, _context: ServerCallContext): Promise<ListTasksResponse> {
     const pageSize = Math.min(Math.max(params.pageSize ?? DEFAULT_LIST_PAGE, 1), MAX_LIST_PAGE);
     const wanted = params.status;
+    const cursor = params.pageToken === '' ? undefined : listCursorOf(params.pageToken);
+    if (params.pageToken !== '' && cursor === undefined) {
+      throw new MeshRefusal(new InvalidRequest('pageToken is not a token a ListTasks answer gave'));
+    }
+    const since = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : undefined;
+    if (since !== undefined && Number.isNaN(since)) {
+      throw new MeshRefusal(new InvalidRequest('statusTimestampAfter must be an ISO 8601 timestamp'));
+    }
     let records: TaskStatusRecord[];
     try {
+      // One more than a page: whether another page follows.
       records = await this.deps.statuses.listMatching(
         this.target.accountId,
-        pageSize,
+        pageSize + 1,
         (record) =>
           agentOf(record) === this.target.workflowId &&
           (params.contextId === '' || record.thread_id === params.contextId) &&
-          (wanted <= 0 || viewOfRecord(record).task().status?.state === wanted),
+          (wanted <= 0 || viewOfRecord(record).task().status?.state === wanted) &&
+          (since === undefined || Date.parse(record.updated_at) >= since) &&
+          (cursor === undefined || isPastCursor(record, cursor)),
         LIST_SCAN_LIMIT,
       );
     } catch (error) {
       throw MeshRefusal.unavailable('tasks cannot be listed right now; retry', error);
     }
-    const tasks = records.map((record) => viewOfRecord(record).task());
-    return { tasks, nextPageToken: '', pageSize, totalSize: tasks.length };
+    const page = records.sort(newestFirst).slice(0, pageSize);
+    const last = page.at(-1);
+    const tasks = page.map((record) => viewOfRecord(record).task());
+    return {
+      tasks,
+      nextPageToken: records.length > pageSize && last !== undefined ? listCursorToken(last) : '',
+      pageSize,
+      totalSize: tasks.length,
+    };
   }
 
   async cancelTask(params: CancelTaskRequest, _context: ServerCallContext): Promise<Task> {
