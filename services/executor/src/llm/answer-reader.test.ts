@@ -3,6 +3,7 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { Client } from 'undici';
+import { waitFor } from '@agentmesh/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readEventStream, type AnswerReading } from './answer-reader.js';
 import { AttemptDeadline } from './attempt-deadline.js';
@@ -80,5 +81,71 @@ describe('reading an event stream', () => {
       await client.close();
       server.close();
     }
+  });
+
+  it('while the caller holds back (backpressure), the body is paused; once it lets go, the rest is read', async () => {
+    const server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write(text);
+      // The rest arrives while the caller still holds back.
+      setImmediate(() => response.end(`${finish}data: [DONE]\n\n`));
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const client = new Client(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    try {
+      const { body } = await client.request({ method: 'GET', path: '/' });
+      const accumulator = new StreamAccumulator();
+      let letGo!: () => void;
+      const held = new Promise<void>((resolve) => (letGo = resolve));
+      let heldBack = false;
+      const reading: AnswerReading = {
+        ...readingInto(accumulator),
+        backpressure: () => {
+          if (heldBack) return undefined;
+          heldBack = true;
+          return held;
+        },
+      };
+      const read = readEventStream(body, reading);
+      await waitFor(() => heldBack);
+      expect(body.isPaused()).toBe(true);
+      expect(accumulator.isFinished).toBe(false);
+      letGo();
+      await read;
+      expect(accumulator.result()).toMatchObject({ message: { content: 'Done.' }, finishReason: 'stop' });
+    } finally {
+      await client.close();
+      server.close();
+    }
+  });
+
+  it('a body closed before its end without an error is a retryable connection failure', async () => {
+    const body = new Readable({ read: () => undefined });
+    body.push(text);
+    setImmediate(() => body.destroy());
+
+    const failure = await readEventStream(
+      body as unknown as Parameters<typeof readEventStream>[0],
+      readingInto(new StreamAccumulator()),
+    ).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(AttemptFailure);
+    expect(failure).toMatchObject({
+      retryable: true,
+      reason: expect.stringContaining('closed before its end'),
+    });
+  });
+
+  it("an error thrown by the caller's callback ends the reading as it is", async () => {
+    const mine = new Error('the sink is gone');
+    const failure = await readEventStream(bodyThatBreaksAfter([text, finish]), {
+      ...readingInto(new StreamAccumulator()),
+      emit: () => {
+        throw mine;
+      },
+    }).catch((error: unknown) => error);
+
+    expect(failure).toBe(mine);
   });
 });
