@@ -116,12 +116,12 @@ export const executorConfigSchema = baseConfigSchema
     ACK_WAIT_MS: positiveInt()
       .default(3_000)
       .describe(
-        "How long JetStream waits for a sign of life before redelivering a task to another executor: how soon a task whose executor died (or whose delivery went to a dead executor's pull) runs again. The default 3 s with in-progress acks every second leaves two heartbeats (two seconds) to be lost or late (a loaded 2-core machine, a GC pause) before a live executor's task is taken over; a takeover of a live task is fenced off by the event stream anyway, and resumes from its events. 3 s keeps the chaos ledger's p99 from an executor kill to the task running again under 10 s, NATS node faults included (5 s gave 11-13 s). Applied to the existing consumers at start",
+        "How long JetStream waits for a sign of life before redelivering a task to another executor: how soon a task whose executor died (or whose delivery went to a dead executor's pull) runs again. The default 3 s with in-progress acks every 0.5 s leaves five heartbeats (2.5 seconds) to be lost or late (a loaded 2-core machine, a GC pause) before a live executor's task is taken over; a takeover of a live task is fenced off by the event stream anyway, and resumes from its events. 3 s keeps the chaos ledger's p99 from an executor kill to the task running again under 10 s, NATS node faults included (5 s gave 11-13 s). Applied to the existing consumers at start",
       ),
     ACK_PROGRESS_MS: positiveInt()
       .default(500)
       .describe(
-        "Interval of in-progress acks (heartbeats) while a task runs: one message per task in flight each period, the keep-alive's whole cost. At most half of ACK_WAIT_MS, so one late heartbeat never hands a live task over (the default is a sixth: at 1 s, NATS faults let heartbeats miss ack_wait often enough that the chaos ledger lost tasks whose deliveries ran out). Takeover after a kill does not depend on it (it is ACK_WAIT_MS after the dead executor's last heartbeat); a frozen owner's silence is waited for this long (see README, Attempts)",
+        "Interval of in-progress acks (heartbeats) while a task runs: one message per task in flight each period, the keep-alive's whole cost. At most half of ACK_WAIT_MS, so one late heartbeat never hands a live task over (the default is a sixth: at 1 s, NATS faults once let heartbeats miss ack_wait often enough that the chaos ledger lost tasks whose deliveries ran out; see README, What a task costs on the bus). Takeover after a kill does not depend on it (it is ACK_WAIT_MS after the dead executor's last heartbeat); a frozen owner's silence is waited for this long (see README, Attempts)",
       ),
     TOOL_ARGS_STREAM_MIN_CHARS: z.coerce
       .number()
