@@ -32,6 +32,19 @@ afterAll(async () => {
   await nats?.stop();
 });
 
+/** Publishes an assembled task of ACCOUNT asking `userMessage`, sealed for this file's executor key. */
+async function publishTask(userMessage: string): Promise<void> {
+  const task = assembledTask({
+    traceId: newTraceId(),
+    accountId: ACCOUNT,
+    modelBaseUrl: 'http://127.0.0.1:9/v1',
+    secrets: {},
+    sealFor: vaultKeys,
+    userMessage,
+  });
+  await js.publish(taskAssembledSubject(ACCOUNT), JSON.stringify(task));
+}
+
 describe('pulling from several consumers', () => {
   it('when one consumer is idle, a burst on another starts at once on all but one slot instead of waiting for the idle pull to expire', async () => {
     const started: string[] = [];
@@ -56,17 +69,7 @@ describe('pulling from several consumers', () => {
       pino({ level: 'silent' }),
     );
     try {
-      for (let index = 0; index < 3; index++) {
-        const task = assembledTask({
-          traceId: newTraceId(),
-          accountId: ACCOUNT,
-          modelBaseUrl: 'http://127.0.0.1:9/v1',
-          secrets: {},
-          sealFor: vaultKeys,
-          userMessage: `task ${index}`,
-        });
-        await js.publish(taskAssembledSubject(ACCOUNT), JSON.stringify(task));
-      }
+      for (let index = 0; index < 3; index++) await publishTask(`task ${index}`);
       // With a fair share of 2 slots per pull, the idle consumer's open pull held 2 of the 4 and only 2 of
       // the 3 tasks ran until it expired.
       await waitFor(() => started.length === 3, { timeoutMs: 8_000, description: 'three tasks running' });
@@ -109,15 +112,7 @@ describe('an attempt that fails', () => {
       pino({ level: 'silent' }),
     );
     try {
-      const task = assembledTask({
-        traceId: newTraceId(),
-        accountId: ACCOUNT,
-        modelBaseUrl: 'http://127.0.0.1:9/v1',
-        secrets: {},
-        sealFor: vaultKeys,
-        userMessage: 'failing task',
-      });
-      await js.publish(taskAssembledSubject(ACCOUNT), JSON.stringify(task));
+      await publishTask('failing task');
       await waitFor(() => deliveries === 4, { timeoutMs: 15_000, description: 'four deliveries' });
       await nc.flush();
       // 200, then 400, then 800 ms, in nanoseconds as JetStream takes them.
@@ -142,18 +137,6 @@ describe('a task waiting for its sub-task', () => {
     pullExpiresMs: 1_000,
     handBackLaterMs: 1_000,
   };
-
-  async function publishTask(userMessage: string): Promise<void> {
-    const task = assembledTask({
-      traceId: newTraceId(),
-      accountId: ACCOUNT,
-      modelBaseUrl: 'http://127.0.0.1:9/v1',
-      secrets: {},
-      sealFor: vaultKeys,
-      userMessage,
-    });
-    await js.publish(taskAssembledSubject(ACCOUNT), JSON.stringify(task));
-  }
 
   function userMessageOf(task: { input: { messages: readonly { content?: unknown }[] } }): string {
     return String(task.input.messages.at(-1)?.content);
