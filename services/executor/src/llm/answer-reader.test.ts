@@ -133,7 +133,7 @@ describe('reading an event stream', () => {
     expect(failure).toBeInstanceOf(AttemptFailure);
     expect(failure).toMatchObject({
       retryable: true,
-      reason: expect.stringContaining('closed before its end'),
+      reason: expect.stringContaining('Premature close'),
     });
   });
 
@@ -147,5 +147,19 @@ describe('reading an event stream', () => {
     }).catch((error: unknown) => error);
 
     expect(failure).toBe(mine);
+  });
+
+  it('a body that closed before the reading began is a retryable failure, not a wait for ever', async () => {
+    const body = new Readable({ read: () => undefined });
+    body.destroy();
+    await once(body, 'close');
+
+    const failure = await readEventStream(
+      body as unknown as Parameters<typeof readEventStream>[0],
+      readingInto(new StreamAccumulator()),
+    ).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(AttemptFailure);
+    expect(failure).toMatchObject({ retryable: true });
   });
 });

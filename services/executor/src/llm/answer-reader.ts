@@ -4,6 +4,7 @@
  * `chat.completion`. Connection trouble becomes a retryable attempt failure; anything unreadable a
  * final one. Errors thrown by the caller's callbacks pass through untouched.
  */
+import { finished } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { AttemptFailure, excerpt, transportFailure } from './attempt-failure.js';
 import type { AttemptDeadline } from './attempt-deadline.js';
@@ -59,9 +60,7 @@ export async function readEventStream(body: ResponseBody, reading: AnswerReading
         if (settled) return;
         settled = true;
         body.off('data', onData);
-        body.off('end', onEnd);
-        body.off('error', onError);
-        body.off('close', onClose);
+        stopWatching();
         if (error === undefined) resolve();
         else reject(error);
       };
@@ -114,17 +113,10 @@ export async function readEventStream(body: ResponseBody, reading: AnswerReading
         if (failure.retryable && reading.accumulator.isFinished) onEnd();
         else settle(failure);
       };
-      // Destroyed without an error (nothing else should do that): the answer is cut off all the same.
-      const onClose = (): void =>
-        onError(
-          Object.assign(new Error('the response body closed before its end'), {
-            code: 'ERR_STREAM_PREMATURE_CLOSE',
-          }),
-        );
+      // The body's end, its error, or its close before the end (ERR_STREAM_PREMATURE_CLOSE), also when
+      // one of them happened before this reading started. (Watched before any chunk can flow.)
+      const stopWatching = finished(body, (error) => (error ? onError(error) : onEnd()));
       body.on('data', onData);
-      body.on('end', onEnd);
-      body.on('error', onError);
-      body.on('close', onClose);
     });
   } finally {
     // After `[DONE]` the rest of the response (mostly just its end) is read and dropped in the background,
