@@ -191,8 +191,10 @@ export class VersionsView {
   async load() {
     const read = ++this.reads;
     const agent = this.agentSelect.value;
+    // A re-read of the same agent's list leaves an open rollback question open (render closes it if the
+    // list changed under it).
+    if (agent !== this.agent) this.closeConfirm();
     this.agent = agent;
-    this.closeConfirm();
     if (!agent) {
       this.showNote('Choose an agent to see its versions.');
       return;
@@ -203,6 +205,8 @@ export class VersionsView {
       );
       return;
     }
+    // Busy while the list is read, for assistive technology (and for a test to know the read is over).
+    this.body.setAttribute('aria-busy', 'true');
     try {
       const list = await this.api('GET', `${this.base(agent)}/versions`);
       if (read !== this.reads) return;
@@ -210,6 +214,8 @@ export class VersionsView {
     } catch (error) {
       if (read !== this.reads) return;
       this.showNote(`The versions of ${agent} could not be read: ${error.message}`);
+    } finally {
+      if (read === this.reads) this.body.removeAttribute('aria-busy');
     }
   }
 
@@ -218,6 +224,7 @@ export class VersionsView {
   }
 
   showNote(text) {
+    this.shown = undefined;
     this.note.textContent = text;
     this.body.hidden = true;
     this.rows.replaceChildren();
@@ -225,7 +232,15 @@ export class VersionsView {
   }
 
   render(list) {
+    // The page re-reads its agents now and then, and each read reloads this panel: a list that has not
+    // changed leaves the table, the person's choice of versions and the differences shown as they are.
+    const shown = JSON.stringify([list.workflow_id, list.scope, list.current, list.versions]);
+    if (shown === this.shown && !this.body.hidden) return;
+    const sameAgent = this.list?.workflow_id === list.workflow_id;
+    const chosen = sameAgent ? { from: this.fromSelect.value, to: this.toSelect.value } : undefined;
+    this.shown = shown;
     this.list = list;
+    this.closeConfirm();
     const shared = list.scope === 'shared';
     this.note.textContent = shared
       ? `Agent ${list.workflow_id} is in the shared catalogue: its versions may be compared here; only an admin key acting for no account may roll it back.`
@@ -241,10 +256,12 @@ export class VersionsView {
         option.selected = version.version === chosen;
         return option;
       });
-    // By default: the version before the current one against the current one.
+    // By default: the version before the current one against the current one; a choice made for this agent
+    // stays while its versions are still kept.
+    const kept = (value) => list.versions.find((version) => String(version.version) === value)?.version;
     const older = list.versions.find((version) => version.version < list.current) ?? list.versions.at(-1);
-    this.fromSelect.replaceChildren(...options(older?.version));
-    this.toSelect.replaceChildren(...options(list.current));
+    this.fromSelect.replaceChildren(...options(kept(chosen?.from) ?? older?.version));
+    this.toSelect.replaceChildren(...options(kept(chosen?.to) ?? list.current));
     this.clearDiff();
     this.body.hidden = false;
   }

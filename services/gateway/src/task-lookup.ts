@@ -55,6 +55,10 @@ export async function ownedTaskStatus(
  * storing the terminal event, so a client that saw `done` on the stream and asks at once can find the
  * record still `running`: for a record not yet final, the task's last stored event is read, and a terminal
  * one is what the answer says. A failed read leaves the record as it is (the next read settles it).
+ *
+ * The record is read again once a terminal event is found: what led to that event (a cancel's
+ * `cancel_requested_at`, above all) was written to the record before it, possibly after the first read, and
+ * an answer saying `cancelled` without it would be a record no writer ever stored.
  */
 export async function settledTaskStatus(
   statuses: TaskStatusStore,
@@ -62,9 +66,12 @@ export async function settledTaskStatus(
   traceId: string,
   accountId: string,
 ): Promise<TaskStatusRecord | Rejection> {
-  const record = await ownedTaskStatus(statuses, traceId, accountId);
-  if (record instanceof Rejection || isFinalTaskStatus(record.status)) return record;
+  const first = await ownedTaskStatus(statuses, traceId, accountId);
+  if (first instanceof Rejection || isFinalTaskStatus(first.status)) return first;
   const last = await readLastTaskEvent(jsm, { accountId, traceId }).catch(() => undefined);
-  if (last === undefined || !isTerminalEvent(last)) return record;
+  if (last === undefined || !isTerminalEvent(last)) return first;
+  const again = await ownedTaskStatus(statuses, traceId, accountId);
+  const record = again instanceof Rejection ? first : again;
+  if (isFinalTaskStatus(record.status)) return record;
   return { ...record, ...finalStatusFields(last), attempt: Math.max(record.attempt, last.attempt) };
 }

@@ -12,6 +12,7 @@ import {
   decodeJson,
   ensureMeshStreams,
   openMeshBuckets,
+  requestTaskCancel,
   TaskEventWriter,
   TaskStatusStore,
 } from '@agentmesh/bus';
@@ -21,6 +22,7 @@ import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jet
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH } from './json-body.js';
+import { settledTaskStatus } from './task-lookup.js';
 import {
   bearer,
   call,
@@ -454,6 +456,44 @@ describe('task status and cancellation', () => {
     });
     // The record itself is the executor's to write; reading through it changes nothing.
     expect((await statuses.get('acme', traceId))?.status).toBe('running');
+  });
+  it('when a cancel and the terminal event it caused land between the read of the record and the read of the last event, the answer says cancelled with cancel_requested_at', async () => {
+    const submitted = await call(gw.url, 'POST', '/v1/tasks', {
+      body: submission(),
+      headers: bearer(ACME_KEY),
+    });
+    const traceId: string = submitted.body.trace_id;
+    const buckets = await openMeshBuckets(jetstream(client));
+    const statuses = new TaskStatusStore(buckets.tasks);
+    await statuses.update('acme', traceId, (current) => ({ ...current!, status: 'running', attempt: 1 }));
+    /** A store whose first read is followed, before the lookup goes on, by the cancel and the attempt's end. */
+    class CancelledAfterFirstRead extends TaskStatusStore {
+      #reads = 0;
+      override async get(accountId: string, id: string) {
+        const record = await super.get(accountId, id);
+        if (this.#reads++ === 0) {
+          await requestTaskCancel(client, statuses, { accountId, traceId: id });
+          const writer = await TaskEventWriter.open(jetstream(client), jsm, {
+            accountId,
+            traceId: id,
+            attempt: 1,
+          });
+          await writer.emit('error', {
+            code: 'CANCELLED',
+            message: 'the task was cancelled',
+            retryable: false,
+          });
+        }
+        return record;
+      }
+    }
+
+    const answer = await settledTaskStatus(new CancelledAfterFirstRead(buckets.tasks), jsm, traceId, 'acme');
+    expect(answer).toMatchObject({
+      status: 'cancelled',
+      cancel_requested_at: expect.any(String),
+      error: { code: 'CANCELLED' },
+    });
   });
 });
 

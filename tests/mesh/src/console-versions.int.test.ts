@@ -102,8 +102,19 @@ describe.skipIf(!HAVE_CHROMIUM)('the console versions panel in headless chromium
     expect(await page.locator('#versions-note').textContent()).toBe(`Agent ${AGENT} runs version 3.`);
 
     // The differences between versions 1 and 3, as the diff API lists them.
-    await page.getByLabel('From version', { exact: true }).selectOption('1');
+    const from = page.getByLabel('From version', { exact: true });
+    await from.selectOption('1');
     await page.getByLabel('To version', { exact: true }).selectOption('3');
+    // The page re-reads its agents now and then, and the panel its versions: a re-read keeps the choice.
+    await page.getByRole('button', { name: 'Reload versions' }).click();
+    await expect
+      .poll(
+        () =>
+          page.locator('#versions-table').evaluate((table) => table.parentElement?.getAttribute('aria-busy')),
+        POLL,
+      )
+      .toBeNull();
+    expect(await from.inputValue()).toBe('1');
     await page.getByRole('button', { name: 'Show differences' }).click();
     await expect
       .poll(() => page.locator('#diff-summary').textContent(), POLL)
