@@ -4,6 +4,7 @@
 import {
   cancelApprovals,
   decideApproval,
+  AccountUsageStore,
   openMeshBuckets,
   ParkedTaskStore,
   readTaskEventLog,
@@ -16,6 +17,7 @@ import {
   MODEL_API_KEY_VAULT_ENTRY,
   newTraceId,
   taskAssembledSubject,
+  utcDay,
   type ApprovalPolicy,
   type AssembledTask,
   type HttpTool,
@@ -155,10 +157,10 @@ const LARGE_AMOUNTS: ApprovalPolicy = {
   reason: 'large payments need a second pair of eyes',
 };
 
-async function submit(user: string, tool: HttpTool): Promise<AssembledTask> {
+async function submit(user: string, tool: HttpTool, account = ACCOUNT): Promise<AssembledTask> {
   const task = assembledTask({
     traceId: newTraceId(),
-    accountId: ACCOUNT,
+    accountId: account,
     modelBaseUrl: model.baseUrl,
     secrets: { PAY_KEY, [MODEL_API_KEY_VAULT_ENTRY]: MODEL_KEY },
     sealFor: vaultKeys,
@@ -166,14 +168,18 @@ async function submit(user: string, tool: HttpTool): Promise<AssembledTask> {
     tools: [tool],
     maxSteps: 10,
   });
-  await js.publish(taskAssembledSubject(ACCOUNT), JSON.stringify(task), {
+  await js.publish(taskAssembledSubject(account), JSON.stringify(task), {
     msgID: `${task.task_meta.trace_id}:assembled`,
   });
   return task;
 }
 
 const logOf = (task: AssembledTask) =>
-  readTaskEventLog(jsm, { accountId: ACCOUNT, traceId: task.task_meta.trace_id, throughSeq: 10_000 });
+  readTaskEventLog(jsm, {
+    accountId: task.task_meta.account_id,
+    traceId: task.task_meta.trace_id,
+    throughSeq: 10_000,
+  });
 
 async function eventsUntil(task: AssembledTask, type: TaskEvent['type'], timeoutMs = 15_000) {
   return waitFor(
@@ -188,7 +194,7 @@ async function eventsUntil(task: AssembledTask, type: TaskEvent['type'], timeout
 async function statusBecomes(task: AssembledTask, status: string) {
   return waitFor(
     async () => {
-      const record = await statuses.get(ACCOUNT, task.task_meta.trace_id);
+      const record = await statuses.get(task.task_meta.account_id, task.task_meta.trace_id);
       return record?.status === status && record;
     },
     { timeoutMs: 15_000, intervalMs: 100, description: `status ${status}` },
@@ -330,6 +336,39 @@ describe('a tool call that needs approval', () => {
     expect(message).toContain('1000 ms');
     expect(paymentsOf(20)).toEqual([]);
     await statusBecomes(task, 'error');
+  });
+
+  it("when a task that used the model times out waiting for approval, or is cancelled while parked, what it spent is added to its account's day", async () => {
+    await startInstance();
+    const account = 'acme-parked-spend';
+    const usage = new AccountUsageStore((await openMeshBuckets(js, { only: ['accountUsage'] })).accountUsage);
+    const timedOut = await submit(
+      'pay_spent 40 then wait',
+      payTool('pay_spent', { timeout_ms: 1000 }),
+      account,
+    );
+    const cancelled = await submit('pay_spent 50 then cancel', payTool('pay_spent', {}), account);
+    const cancelledId = cancelled.task_meta.trace_id;
+    await statusBecomes(cancelled, 'waiting_approval');
+    await parkedTasks.update(account, cancelledId, (parked) => cancelApprovals(parked, new Date()));
+    expect(await parkedTasks.resumeIfReady(js, account, cancelledId)).toBe(true);
+
+    const spent = await Promise.all(
+      [timedOut, cancelled].map(async (task) => {
+        const events = await eventsUntil(task, 'error');
+        const step = events.findLast((event) => event.type === 'step_finished');
+        return step?.type === 'step_finished' ? step.data.total_usage.total_tokens : 0;
+      }),
+    );
+    expect(spent.every((tokens) => tokens > 0)).toBe(true);
+    const day = await waitFor(
+      async () => {
+        const today = await usage.get(account, utcDay(new Date()));
+        return today.tasks >= 2 && today;
+      },
+      { timeoutMs: 10_000, description: "both tasks added to the account's day" },
+    );
+    expect(day).toMatchObject({ tasks: 2, total_tokens: spent[0]! + spent[1]! });
   });
 
   it('an executor started after the approval expired ends the task with APPROVAL_TIMEOUT', async () => {

@@ -557,8 +557,9 @@ export class TaskRunner {
 
   /**
    * Writes the terminal event (attempt/attempt-ending.ts); then ending → finished, dead-lettered, or
-   * superseded. What an ending counts depends on its cause: the task's spend is added to the account's day
-   * unless no vault key or the approvals ended it; an ending's sub-tasks are cancelled unless approvals
+   * superseded. Every ending adds the task's spend to the account's day, its earlier attempts' included (a
+   * task that spent and then timed out waiting for approval, or was cancelled while parked, spent all the
+   * same: left out, a daily cap could be walked around); an ending's sub-tasks are cancelled unless approvals
    * ended it; a MAX_DELIVER_EXCEEDED task is dead-lettered once its event is stored.
    */
   async #end(run: AttemptRun, { cause, outcome, afterStored }: Ending): Promise<Step> {
@@ -569,13 +570,12 @@ export class TaskRunner {
       ...(untrack === undefined ? {} : { untrack }),
       ...(subtaskCallIds === undefined || cause === EndingCause.APPROVALS ? {} : { subtaskCallIds }),
     };
-    const countsSpend = cause !== EndingCause.NO_VAULT_KEY && cause !== EndingCause.APPROVALS;
     const stored = await this.#ending.write(task, attempt, observed, {
       emit:
         cause === EndingCause.ANSWERED && sink !== undefined
           ? () => sink.finish(outcome)
           : () => writer.emit(outcome.type, outcome.data),
-      ...(countsSpend ? { spend: run.spend ?? this.#ending.spendOf(task, run.resume) } : {}),
+      spend: run.spend ?? this.#ending.spendOf(task, run.resume),
       status: run.status,
     });
     if (stored) {
