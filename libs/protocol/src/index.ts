@@ -349,7 +349,12 @@ export {
   AgentTool,
   A2aTool,
 } from './tools/canonical.js';
-export { A2aAuth, a2aMessageParameters, a2aToolCredentials } from './tools/a2a-tool.js';
+export {
+  A2A_CONTINUE_TASK_ARGUMENT,
+  A2aAuth,
+  a2aMessageParameters,
+  a2aToolCredentials,
+} from './tools/a2a-tool.js';
 export {
   McpServerName,
   McpTransportType,

@@ -36,6 +36,9 @@ let client: NatsConnection;
 let js: JetStreamClient;
 let model: ScriptedModel;
 let agent: A2aTestAgent;
+/** An agent that asks which day before it books: its task waits for input, then completes. */
+let asking: A2aTestAgent;
+const askingTurns: { taskId: string; text: string }[] = [];
 let executor: RunningService;
 let wire: { subject: string; text: string }[];
 const logLines: string[] = [];
@@ -57,8 +60,20 @@ beforeAll(async () => {
       turn.end('completed');
     },
   });
+  asking = await startA2aTestAgent({
+    requireHeader: { name: 'authorization', value: `Bearer ${CANARY}` },
+    script: async (turn) => {
+      askingTurns.push({ taskId: turn.taskId, text: turn.text });
+      if (!/day/i.test(turn.text)) return turn.end('input-required', 'Which day do you fly?');
+      turn.artifact('itinerary', [{ text: `Booked: Lisbon on ${turn.text}` }]);
+      turn.end('completed');
+    },
+  });
   model = await startScriptedModel({
     respond: (request: ChatCompletionRequest) => {
+      if (request.body.messages.some((m) => m.role === 'user' && m.content === ANSWERS_QUESTIONS)) {
+        return answerTheRemoteQuestion(request);
+      }
       offered.push(
         ((request.body.tools ?? []) as { function: { name: string; description: string } }[]).map((tool) => ({
           name: tool.function.name,
@@ -79,11 +94,31 @@ beforeAll(async () => {
 afterAll(async () => {
   await executor?.stop();
   await client?.drain();
-  await Promise.all([model?.stop(), agent?.stop()]);
+  await Promise.all([model?.stop(), agent?.stop(), asking?.stop()]);
   await nats?.stop();
 });
 
-async function runTask(user: string): Promise<TaskEvent[]> {
+const ANSWERS_QUESTIONS = 'book Lisbon, and answer what the travel agent asks';
+
+/** A model that calls the tool, answers the remote agent's question with `continue_task_id`, then answers. */
+function answerTheRemoteQuestion(request: ChatCompletionRequest) {
+  const results = request.body.messages.filter((m) => m.role === 'tool');
+  if (results.length === 0) {
+    return { toolCalls: [{ id: 'call_ask', name: 'ask_travel', arguments: { message: 'Lisbon' } }] };
+  }
+  const content = String(results.at(-1)?.content ?? '');
+  // A failure reaches the model as JSON ({error: {code, message, detail}}); an answer as its text.
+  const waiting = content.startsWith('{')
+    ? (JSON.parse(content) as { error?: { detail?: { task_id?: string } } }).error?.detail?.task_id
+    : undefined;
+  if (waiting !== undefined) {
+    const args = { message: 'Friday, the day after tomorrow', continue_task_id: waiting };
+    return { toolCalls: [{ id: `call_answer_${results.length}`, name: 'ask_travel', arguments: args }] };
+  }
+  return { content: `travel agent said: ${content}` };
+}
+
+async function runTask(user: string, cardUrl = agent.cardUrl): Promise<TaskEvent[]> {
   const traceId = newTraceId();
   const task = assembledTask({
     traceId,
@@ -96,7 +131,7 @@ async function runTask(user: string): Promise<TaskEvent[]> {
       ToolDefinition.parse({
         type: 'A2A',
         name: 'ask_travel',
-        card_url: agent.cardUrl,
+        card_url: cardUrl,
         skill: 'book-trip',
         auth: { credential: 'TRAVEL_KEY' },
       }),
@@ -159,5 +194,28 @@ describe('an agent calling a remote A2A agent as a tool', () => {
     );
     expect(logLines.length).toBeGreaterThan(0);
     expect(logLines.filter((line) => line.includes(CANARY))).toEqual([]);
+  });
+
+  it('when the remote agent asks for input, the model answers it with continue_task_id on the same remote task, which completes', async () => {
+    const events = await runTask(ANSWERS_QUESTIONS, asking.cardUrl);
+
+    const results = events.flatMap((event) => (event.type === 'tool_result' ? [event.data] : []));
+    expect(results).toHaveLength(2);
+    const [asked, answered] = results;
+    expect(asked).toMatchObject({
+      call_id: 'call_ask',
+      ok: false,
+      error: { message: expect.stringContaining('Which day do you fly?') },
+    });
+    const remoteTaskId = (asked as { error: { detail: { task_id: string } } }).error.detail.task_id;
+    expect(answered).toMatchObject({ ok: true, result: 'Booked: Lisbon on Friday, the day after tomorrow' });
+    expect(askingTurns).toEqual([
+      { taskId: remoteTaskId, text: 'Lisbon' },
+      { taskId: remoteTaskId, text: 'Friday, the day after tomorrow' },
+    ]);
+    expect(events.at(-1)).toMatchObject({
+      type: 'done',
+      data: { message: 'travel agent said: Booked: Lisbon on Friday, the day after tomorrow' },
+    });
   });
 });

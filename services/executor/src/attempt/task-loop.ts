@@ -37,7 +37,7 @@ import type { TaskAccount, TaskContextValues } from '../tools/index.js';
 import { toolExecutor } from '../tools/tool-dispatch.js';
 import { ToolCallError } from '../tools/tool-errors.js';
 import { SubtaskFanOut } from '../tools/sub-agent/index.js';
-import { describeA2aTools } from '../tools/a2a/index.js';
+import { describeA2aTools, RemoteInputRequests } from '../tools/a2a/index.js';
 import { XmlToolProtocolModel } from '../xml-protocol/index.js';
 import { failure } from './attempt-lifecycle.js';
 import type { TaskRunnerDependencies } from './runner-dependencies.js';
@@ -155,6 +155,7 @@ export class TaskLoop {
             context: toolContextOf(task),
             mcpServers,
             ...(resume === undefined ? {} : { remoteTasks: resume.remoteTaskIds }),
+            remoteInputs: new RemoteInputRequests(resume?.remoteInputs),
             subtasks: {
               meta: task.task_meta,
               ...(deadline === undefined ? {} : { deadline }),

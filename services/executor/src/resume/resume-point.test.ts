@@ -375,3 +375,61 @@ describe('resuming a task that parked for approval', () => {
     expect(point.lastAttempt).toBe(3);
   });
 });
+
+describe('remote A2A tasks waiting for input, from the log', () => {
+  const a2aStart = (id: string, args: Record<string, unknown>): [EventType, unknown] => [
+    'tool_start',
+    { call_id: id, tool: 'ask_travel', arguments: args },
+  ];
+  const askedInput = (id: string, taskId: string): [EventType, unknown] => [
+    'tool_result',
+    {
+      call_id: id,
+      tool: 'ask_travel',
+      ok: false,
+      error: {
+        code: 'TOOL_ERROR',
+        message: 'needs more input',
+        detail: { task_id: taskId, state: 'input-required', context_id: `ctx-${taskId}` },
+      },
+      duration_ms: 5,
+    },
+  ];
+  const answered = (id: string): [EventType, unknown] => [
+    'tool_result',
+    { call_id: id, tool: 'ask_travel', ok: true, result: 'booked', duration_ms: 5 },
+  ];
+
+  it('a task that asked for input waits until a call names it in continue_task_id and gets another answer; one that asked again still waits', () => {
+    const point = resumePointOf(
+      log(
+        a2aStart('c1', { message: 'Lisbon' }),
+        askedInput('c1', 'r1'),
+        a2aStart('c2', { message: 'Porto' }),
+        askedInput('c2', 'r2'),
+        { attempt: 2 },
+        a2aStart('c3', { message: 'Friday', continue_task_id: 'r1' }),
+        answered('c3'),
+        a2aStart('c4', { message: 'Saturday', continue_task_id: 'r2' }),
+        askedInput('c4', 'r2'),
+        // Another tool's failure with the same shape of detail is that tool's, not ask_travel's.
+        start('c5'),
+        [
+          'tool_result',
+          {
+            call_id: 'c5',
+            tool: 'search',
+            ok: false,
+            error: { code: 'TOOL_ERROR', message: 'x', detail: { task_id: 'r9', state: 'input-required' } },
+            duration_ms: 1,
+          },
+        ],
+      ),
+    );
+
+    expect([...point.remoteInputs]).toEqual([
+      ['r2', { tool: 'ask_travel', contextId: 'ctx-r2' }],
+      ['r9', { tool: 'search' }],
+    ]);
+  });
+});

@@ -30,6 +30,7 @@ import { dynamicToolEntries } from '../tools/task-tools.js';
 import { toolMessage } from '../tools/tool-call.js';
 import type { ToolOutcome } from '../tools/tool-outcome.js';
 import { deniedCallOutcome } from '../approval/denied-call.js';
+import { remoteInputRequestsOf, type AwaitingRemoteInput } from '../tools/a2a/index.js';
 
 /** A resolved call whose shown result carries `_dynamic_tools`: the tools it added must be added again. */
 export interface DynamicToolsLookup {
@@ -55,6 +56,8 @@ export interface ResumePoint {
   readonly subtaskCallIds: ReadonlySet<string>;
   /** Call id → the task it runs on another system (`tool_progress.remote_task_id`, the last one named). */
   readonly remoteTaskIds: ReadonlyMap<string, string>;
+  /** The remote A2A tasks the calls left waiting for input, by id: later calls may answer them. */
+  readonly remoteInputs: ReadonlyMap<string, AwaitingRemoteInput>;
   /** What the earlier attempts' model calls used (their `step_finished` events); none: nothing. */
   readonly spent?: EarlierSpend;
   /** The highest attempt number in the events (parked attempts included). */
@@ -238,6 +241,7 @@ function assemble(
           : [],
       ),
     ),
+    remoteInputs: remoteInputRequestsOf(events),
     spent: earlierSpendOf(events),
     ...lastModelIndexOf(events),
   };

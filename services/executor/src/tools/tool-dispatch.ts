@@ -28,7 +28,7 @@ import type { ToolExecutor } from '../agent-loop.js';
 import type { NativeToolRegistry, ScriptTools } from './native/index.js';
 import type { McpToolRunner } from './mcp/index.js';
 import type { SubAgentToolRunner, SubtaskCallerContext } from './sub-agent/index.js';
-import type { A2aToolRunner } from './a2a/index.js';
+import type { A2aToolRunner, RemoteInputRequests } from './a2a/index.js';
 import { SecretScrubber } from '../secrets/index.js';
 import {
   toolFailure,
@@ -70,6 +70,8 @@ export interface TaskToolContext {
   readonly subtasks?: SubtaskCallerContext;
   /** Call id → the remote task an earlier attempt's call runs (A2A tools follow it again). */
   readonly remoteTasks?: ReadonlyMap<string, string>;
+  /** The task's remote A2A tasks waiting for input; each A2A call's outcome updates it. None: none answerable. */
+  readonly remoteInputs?: RemoteInputRequests;
 }
 
 export function toolExecutor(runners: ToolRunners, task: TaskToolContext): ToolExecutor {
@@ -116,18 +118,22 @@ function runTool(runners: ToolRunners, task: TaskToolContext, secrets: SecretScr
       case 'AGENT':
         if (runners.subAgents === undefined || task.subtasks === undefined) return subAgentsUnavailable(tool);
         return runners.subAgents.run(tool, args, { callId, signal, task: task.subtasks });
-      case 'A2A':
+      case 'A2A': {
         if (runners.a2a === undefined) return a2aUnavailable(tool);
-        return runners.a2a.run(tool, args, {
+        const outcome = await runners.a2a.run(tool, args, {
           vault: task.vault,
           account: task.account.id,
           scrubber: secrets,
           callId,
           ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
           ...(task.remoteTasks?.has(callId) === true ? { remoteTaskId: task.remoteTasks.get(callId) } : {}),
+          ...(task.remoteInputs === undefined ? {} : { remoteInputs: task.remoteInputs }),
           signal,
           ...(onProgress === undefined ? {} : { onProgress }),
         });
+        task.remoteInputs?.note(tool.name, args, outcome);
+        return outcome;
+      }
     }
   };
 }

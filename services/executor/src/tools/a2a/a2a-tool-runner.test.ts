@@ -13,6 +13,7 @@ import { SecretScrubber } from '../../secrets/index.js';
 import { AbortCause, TaskAbortReason } from '../../task-abort.js';
 import { OutboundGuard } from '../http/outbound-guard.js';
 import { A2A_SKILL_METADATA, A2aToolRunner } from './a2a-tool-runner.js';
+import { RemoteInputRequests } from './remote-input-requests.js';
 
 const CANARY = `canary-a2a-${crypto.randomUUID()}`;
 const vault = { TRAVEL_KEY: CANARY };
@@ -59,6 +60,8 @@ interface Run {
   progress: { progress: number; message?: string; remote_task_id?: string }[];
   signal?: AbortSignal;
   onProgress?: (message: string | undefined) => void;
+  callId?: string;
+  remoteInputs?: RemoteInputRequests;
 }
 
 function call(
@@ -72,9 +75,10 @@ function call(
     vault: task.vault,
     account: task.account,
     scrubber: new SecretScrubber(Object.values(task.vault)),
-    callId: 'call_1',
-    idempotencyKey: 'trace-1:call_1',
+    callId: run.callId ?? 'call_1',
+    idempotencyKey: `trace-1:${run.callId ?? 'call_1'}`,
     signal: run.signal ?? new AbortController().signal,
+    ...(run.remoteInputs === undefined ? {} : { remoteInputs: run.remoteInputs }),
     onProgress: (progress) => {
       run.progress.push(progress);
       run.onProgress?.(progress.message);
@@ -276,6 +280,58 @@ describe('A2aToolRunner', () => {
     },
   );
 
+  it('when the remote task asks for input, a later call naming it in continue_task_id sends the answer to that same task, which completes', async () => {
+    const turns: { taskId: string; text: string }[] = [];
+    const remote = await start({
+      script: async (turn) => {
+        turns.push({ taskId: turn.taskId, text: turn.text });
+        if (turns.length === 1) return turn.end('input-required', 'Which day do you fly?');
+        turn.artifact('itinerary', [{ text: `Booked for ${turn.text}` }]);
+        turn.end('completed');
+      },
+    });
+    const tool = a2aTool(remote.cardUrl);
+    const remoteInputs = new RemoteInputRequests();
+    const args = { message: 'Lisbon, please' };
+
+    const asked = await call(tool, args, { progress: [], callId: 'call_1', remoteInputs });
+    if (asked.ok) throw new Error('the remote agent was expected to ask for input');
+    const detail = asked.error.detail as { task_id: string; state: string; context_id?: string };
+    expect(detail).toMatchObject({ state: 'input-required', context_id: expect.any(String) });
+    expect(asked.error.message).toContain('Which day do you fly?');
+    expect(asked.error.message).toContain(`continue_task_id "${detail.task_id}"`);
+    remoteInputs.note(tool.name, args, asked);
+
+    const answered = await call(
+      tool,
+      { message: 'Friday', continue_task_id: detail.task_id },
+      { progress: [], callId: 'call_2', remoteInputs },
+    );
+    expect(answered).toEqual({ ok: true, result: 'Booked for Friday' });
+    expect(turns).toEqual([
+      { taskId: detail.task_id, text: 'Lisbon, please' },
+      { taskId: detail.task_id, text: 'Friday' },
+    ]);
+  });
+
+  it('a continue_task_id that names no remote task of this tool waiting for input is refused before anything reaches the agent', async () => {
+    const remote = await start({ script: async (turn) => turn.end('completed') });
+    const tool = a2aTool(remote.cardUrl);
+    // Waiting for input, but from a call of another tool (another agent, another credential).
+    const remoteInputs = new RemoteInputRequests(new Map([['task-of-another-tool', { tool: 'ask_bank' }]]));
+
+    for (const named of ['task-of-another-tool', 'a-guessed-task-id', 42]) {
+      const outcome = await call(
+        tool,
+        { message: 'go on', continue_task_id: named },
+        { progress: [], remoteInputs },
+      );
+      expect(outcome).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST' } });
+    }
+    expect(remote.cardFetches).toEqual([]);
+    expect(remote.calls).toEqual([]);
+  });
+
   it('when the tool has a credential, it reaches the agent as a bearer token and never shows in progress or result', async () => {
     const remote = await start({
       requireHeader: { name: 'authorization', value: `Bearer ${CANARY}` },
@@ -414,7 +470,7 @@ describe('A2aToolRunner', () => {
     ]);
   });
 
-  it("describes the tool from the card: the named skill's description and examples, a message parameter", async () => {
+  it("describes the tool from the card: the named skill's description and examples, a message parameter, and continue_task_id to answer a remote task waiting for input", async () => {
     const remote = await start({ script: async (turn) => turn.end('completed') });
     const described = await runner().describe([a2aTool(remote.cardUrl, { skill: 'book-trip' })], {
       vault,
@@ -429,6 +485,10 @@ describe('A2aToolRunner', () => {
         required: ['message'],
         properties: {
           message: { type: 'string', description: expect.stringContaining('Fly me to Lisbon on Friday') },
+          continue_task_id: {
+            type: 'string',
+            description: expect.stringContaining('stopped to ask for more input'),
+          },
         },
       },
     });

@@ -11,7 +11,9 @@
  * (cancel, deadline) and the call's timeout send `CancelTask` to the remote task before the call returns; an
  * attempt that only hands its task on leaves it running, and the next attempt, given its id from the log,
  * follows it instead of sending the message again. Remote failed, rejected and canceled tasks, and ones
- * that stop for input or authentication, are tool errors that say so.
+ * that stop for input or authentication, are tool errors that say so. A task that stopped for input can be
+ * answered: a later call of the same tool names it in `continue_task_id` and its message goes to that remote
+ * task (remote-input-requests.ts says which ids a call may name).
  */
 import { Role, type AgentCard, type Message, type Part, type StreamResponse } from '@a2a-js/sdk';
 import { A2AError } from '@a2a-js/sdk/errors';
@@ -21,7 +23,13 @@ import {
   RestTransportFactory,
   type Client,
 } from '@a2a-js/sdk/client';
-import { ErrorCode, type A2aTool, type ClearVault, type ToolDefinition } from '@agentmesh/protocol';
+import {
+  A2A_CONTINUE_TASK_ARGUMENT,
+  ErrorCode,
+  type A2aTool,
+  type ClearVault,
+  type ToolDefinition,
+} from '@agentmesh/protocol';
 import type { Dispatcher } from 'undici';
 import type { SecretScrubber } from '../../secrets/index.js';
 import { TaskAbortReason } from '../../task-abort.js';
@@ -38,6 +46,7 @@ import {
 } from './a2a-errors.js';
 import { a2aFetch } from './a2a-fetch.js';
 import { AgentCards, describedA2aTool, type AgentCardsOptions } from './agent-cards.js';
+import type { AwaitingRemoteInput, RemoteInputRequests } from './remote-input-requests.js';
 import { RemoteOutcome, RemoteTask } from './remote-task.js';
 
 /** The message metadata key naming the skill a tool asks for. */
@@ -74,6 +83,8 @@ export interface A2aToolRunContext extends A2aTaskContext {
   readonly idempotencyKey?: string;
   /** The remote task an earlier attempt's run of this call started (its `tool_progress.remote_task_id`). */
   readonly remoteTaskId?: string;
+  /** The task's remote tasks waiting for input: the only ones `continue_task_id` may name. */
+  readonly remoteInputs?: Pick<RemoteInputRequests, 'waitingFor'>;
   readonly signal: AbortSignal;
   readonly onProgress?: (progress: { progress: number; message?: string; remote_task_id?: string }) => void;
 }
@@ -112,6 +123,17 @@ export class A2aToolRunner {
   }
 
   async run(tool: A2aTool, args: Record<string, unknown>, ctx: A2aToolRunContext): Promise<ToolOutcome> {
+    const { [A2A_CONTINUE_TASK_ARGUMENT]: continueTaskId, ...request } = args;
+    let answering: { taskId: string; waiting: AwaitingRemoteInput } | undefined;
+    if (continueTaskId !== undefined) {
+      const waiting =
+        typeof continueTaskId === 'string'
+          ? ctx.remoteInputs?.waitingFor(tool.name, continueTaskId)
+          : undefined;
+      if (typeof continueTaskId !== 'string' || waiting === undefined)
+        return notWaiting(tool, continueTaskId);
+      answering = { taskId: continueTaskId, waiting };
+    }
     const timeoutMs = tool.timeout_ms ?? this.options.defaultTimeoutMs;
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(), timeoutMs);
@@ -162,7 +184,8 @@ export class A2aToolRunner {
           if (signal.aborted || remote.taskId === undefined || !isBrokenStream(error)) throw error;
         }
       };
-      const send = () => follow(connected.sendMessageStream({ ...sendRequest(tool, args, ctx) }, { signal }));
+      const send = () =>
+        follow(connected.sendMessageStream({ ...sendRequest(tool, request, ctx, answering) }, { signal }));
       if (ctx.remoteTaskId === undefined) {
         await send();
       } else {
@@ -245,7 +268,7 @@ export class A2aToolRunner {
       case RemoteOutcome.INPUT_REQUIRED:
         return failed(
           new RemoteInputRequiredError(
-            `the remote agent of ${tool.name} needs more input${said}; call it again with a message that says everything it asks for`,
+            `the remote agent of ${tool.name} needs more input${said}; to answer it, call ${tool.name} again with ${A2A_CONTINUE_TASK_ARGUMENT} ${JSON.stringify(remote.taskId ?? '')} and a message that answers it (or without ${A2A_CONTINUE_TASK_ARGUMENT}, with a message that says everything, to start anew)`,
             { detail },
           ),
         );
@@ -307,7 +330,12 @@ async function clientFor(card: AgentCard, fetcher: typeof fetch): Promise<Client
   return factory.createFromAgentCard(card);
 }
 
-function sendRequest(tool: A2aTool, args: Record<string, unknown>, ctx: A2aToolRunContext) {
+function sendRequest(
+  tool: A2aTool,
+  args: Record<string, unknown>,
+  ctx: A2aToolRunContext,
+  answering: { taskId: string; waiting: AwaitingRemoteInput } | undefined,
+) {
   const { message: text, ...rest } = args;
   const parts: Part[] = [textPart(typeof text === 'string' ? text : JSON.stringify(text ?? ''))];
   if (Object.keys(rest).length > 0) parts.push(dataPart(rest));
@@ -317,8 +345,8 @@ function sendRequest(tool: A2aTool, args: Record<string, unknown>, ctx: A2aToolR
   };
   const message: Message = {
     messageId: ctx.idempotencyKey ?? crypto.randomUUID(),
-    contextId: '',
-    taskId: '',
+    contextId: answering?.waiting.contextId ?? '',
+    taskId: answering?.taskId ?? '',
     role: Role.ROLE_USER,
     parts,
     metadata: Object.keys(metadata).length === 0 ? undefined : metadata,
@@ -367,7 +395,20 @@ function answerOutcome(text: string, maxBytes: number): ToolOutcome {
 
 function remoteDetail(remote: RemoteTask): Record<string, string> | undefined {
   if (remote.taskId === undefined) return undefined;
-  return { task_id: remote.taskId, state: remote.outcome };
+  return {
+    task_id: remote.taskId,
+    state: remote.outcome,
+    ...(remote.contextId ? { context_id: remote.contextId } : {}),
+  };
+}
+
+/** A `continue_task_id` that names no remote task of this task and tool waiting for input: nothing is sent. */
+function notWaiting(tool: A2aTool, taskId: unknown): ToolOutcome {
+  return toolFailure(
+    ErrorCode.INVALID_REQUEST,
+    `${A2A_CONTINUE_TASK_ARGUMENT} ${JSON.stringify(taskId)} is not a remote task of ${tool.name} that waits for input in this task; call ${tool.name} without it to start a new one`,
+    { [A2A_CONTINUE_TASK_ARGUMENT]: typeof taskId === 'string' ? taskId : null },
+  );
 }
 
 function failed(error: ToolCallError): ToolOutcome {

@@ -5,7 +5,12 @@
 import { createHash } from 'node:crypto';
 import { DefaultAgentCardResolver } from '@a2a-js/sdk/client';
 import type { AgentCard } from '@a2a-js/sdk';
-import { a2aMessageParameters, type A2aTool } from '@agentmesh/protocol';
+import {
+  A2A_CONTINUE_TASK_ARGUMENT,
+  a2aMessageParameters,
+  type A2aTool,
+  type JsonSchemaObject,
+} from '@agentmesh/protocol';
 import { findDenial } from '../http/outbound-request.js';
 import { ToolCallError } from '../tool-errors.js';
 import { AgentCardError, RemoteAgentAuthError } from './a2a-errors.js';
@@ -143,7 +148,23 @@ export function describedA2aTool(tool: A2aTool, card: AgentCard): A2aTool {
   return {
     ...tool,
     description: tool.description.trim() !== '' ? tool.description : clip(about, 1024),
-    parameters: ownParameters ? tool.parameters : a2aMessageParameters(clip(message, 1024)),
+    parameters: withContinuation(ownParameters ? tool.parameters : a2aMessageParameters(clip(message, 1024))),
+  };
+}
+
+/** The parameters with `continue_task_id`, which answers a remote task that asked for more input. */
+function withContinuation(parameters: JsonSchemaObject): JsonSchemaObject {
+  if (parameters.properties?.[A2A_CONTINUE_TASK_ARGUMENT] !== undefined) return parameters;
+  return {
+    ...parameters,
+    properties: {
+      ...parameters.properties,
+      [A2A_CONTINUE_TASK_ARGUMENT]: {
+        type: 'string',
+        description:
+          'Only to answer a remote task that stopped to ask for more input: the task id that answer gave. Leave it out to start a new task.',
+      },
+    },
   };
 }
 

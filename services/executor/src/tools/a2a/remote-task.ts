@@ -50,6 +50,7 @@ export class RemoteTask {
       case 'statusUpdate': {
         const update = payload.value;
         this.taskId ||= update.taskId;
+        this.contextId ||= update.contextId;
         return this.#status(update.status?.state, update.status?.message);
       }
       case 'artifactUpdate': {
