@@ -46,7 +46,8 @@ export type A2aAuth = z.infer<typeof A2aAuth>;
 /**
  * The argument with which a call answers a remote task that stopped for more input (A2A `input-required`):
  * that task's id, as the earlier call's error gave it. The executor adds it to every A2A tool the model sees
- * and accepts only the id of a remote task of the same task and tool that waits for input.
+ * and accepts only the id of a remote task of the same task and tool that waits for input. The name is
+ * reserved: a stored tool's own parameter of that name is read as this one, never sent to the agent.
  */
 export const A2A_CONTINUE_TASK_ARGUMENT = 'continue_task_id';
 

@@ -26,8 +26,8 @@ export interface AttemptObservers {
 
 export interface TerminalWrite {
   emit: () => Promise<TerminalEvent>;
-  /** The task's spend, added to its account's day once the event is stored; none: not added. */
-  spend?: TaskSpend;
+  /** The task's spend (its earlier attempts' included), added to its account's day once the event is stored. */
+  spend: TaskSpend;
   /** The status this attempt stored last, so the final one is written without reading first. */
   status?: VersionedTaskStatus | undefined;
 }
@@ -45,7 +45,7 @@ export class AttemptEnding {
   }
 
   /**
-   * Publishes the terminal event, records the final status and, with a spend, adds it to the account's day
+   * Publishes the terminal event, records the final status and adds the spend to the account's day
    * (awaited before returning, so before the message is settled). False when another executor owns the
    * event stream; any other failure is thrown so the message is redelivered.
    */
@@ -55,7 +55,6 @@ export class AttemptEnding {
     observed: AttemptObservers,
     { emit, spend, status }: TerminalWrite,
   ): Promise<boolean> {
-    if (spend === undefined) return this.#finish(task, attempt, observed, emit, status);
     const usage = this.#addingUsage(task, spend, emit);
     const stored = await this.#finish(task, attempt, observed, usage.emit, status);
     await usage.added();
