@@ -1,4 +1,5 @@
 import {
+  AccountUsageStore,
   DeadLetterStore,
   ensureDeadLetterStream,
   ensureMeshStreams,
@@ -13,6 +14,7 @@ import {
   newTraceId,
   Streams,
   taskAssembledSubject,
+  utcDay,
   type AssembledTask,
 } from '@agentmesh/protocol';
 import { startNats, waitFor, type NatsServer } from '@agentmesh/testkit';
@@ -88,7 +90,10 @@ async function advise(streamSeq: number): Promise<void> {
   );
 }
 
-function startListener(owners: DeadLetterListenerOptions['owners']): DeadLetterListener {
+function startListener(
+  owners: DeadLetterListenerOptions['owners'],
+  accountUsage?: DeadLetterListenerOptions['accountUsage'],
+): DeadLetterListener {
   return DeadLetterListener.start({
     js,
     jsm,
@@ -96,6 +101,7 @@ function startListener(owners: DeadLetterListenerOptions['owners']): DeadLetterL
     recorder: new DeadLetterRecorder(letters, log),
     log,
     owners,
+    ...(accountUsage === undefined ? {} : { accountUsage }),
     sparedCheckMs: 50,
     retryMs: 50,
   });
@@ -149,6 +155,38 @@ describe('a task whose deliveries ran out while an attempt of it lived', () => {
     await waitFor(async () => (await advisoriesWaiting()) === 0 && !(await taskMessageKept(streamSeq)), {
       description: 'the advisory handled and the task message deleted',
     });
+    await listener.stop();
+  });
+
+  it("when the attempt that dies had used the model, what it spent is added to the account's day as the task ends", async () => {
+    const usage = new AccountUsageStore((await openMeshBuckets(js, { only: ['accountUsage'] })).accountUsage);
+    const listener = startListener({ runs: async () => false }, usage);
+    const { task, streamSeq } = await runningTask();
+    const traceId = task.task_meta.trace_id;
+    const account = task.task_meta.account_id;
+    const before = await usage.get(account, utcDay(new Date()));
+    // The attempt's one model call, as it wrote it before dying.
+    const writer = TaskEventWriter.first(js, { accountId: account, traceId, attempt: 2 });
+    const tokens = { prompt_tokens: 700, completion_tokens: 77, total_tokens: 777 };
+    await writer.emit('step_finished', {
+      step: 1,
+      usage: tokens,
+      cost_usd: 0.01,
+      total_usage: tokens,
+      total_cost_usd: 0.01,
+    });
+    await advise(streamSeq);
+
+    await waitFor(() => endedOutOfDeliveries(traceId), { description: 'the task ended' });
+    const day = await waitFor(
+      async () => {
+        const today = await usage.get(account, utcDay(new Date()));
+        return today.tasks > before.tasks && today;
+      },
+      { description: "the task added to its account's day" },
+    );
+    expect(day.total_tokens - before.total_tokens).toBe(777);
+    expect(day.cost_usd - before.cost_usd).toBeCloseTo(0.01, 10);
     await listener.stop();
   });
 

@@ -12,6 +12,10 @@
  * subscription would miss every advisory sent while no executor was connected (a NATS restart, a
  * partition, every executor down), and the task it names would then say `running` for ever.
  *
+ * The task's spend (its attempts' `step_finished` events) is added to its account's day when this listener
+ * writes its terminal event, as an attempt's ending does: a task whose last delivery always dies still
+ * counts toward the daily caps.
+ *
  * Every step is idempotent (the letter is added once per task, the event writer's sequence check refuses a
  * second terminal event, a deleted message is not found), so a repeat of the work is harmless.
  *
@@ -28,6 +32,7 @@ import {
   runDurableConsumer,
   type RunningConsumer,
   TaskEventWriter,
+  readTaskEventLog,
   type TaskStatusStore,
   type ThreadStore,
 } from '@agentmesh/bus';
@@ -40,6 +45,7 @@ import {
   isFinalTaskStatus,
   parseTaskSubject,
   Streams,
+  utcDay,
   type DeadLetterReason,
   type TaskStatusRecord,
 } from '@agentmesh/protocol';
@@ -53,7 +59,9 @@ import {
 import { z } from 'zod';
 import type { AttemptOwners } from './attempt-owners.js';
 import { runningInstance } from './attempt-status.js';
+import type { TaskRunnerDependencies } from './attempt/runner-dependencies.js';
 import { AttemptStatusWrites } from './attempt/status-writes.js';
+import { earlierSpendOf } from './budget/task-spend.js';
 
 /** `io.nats.jetstream.advisory.v1.max_deliver` (nats-server JSConsumerDeliveryExceededAdvisory). */
 const MaxDeliveriesAdvisory = z.object({
@@ -115,6 +123,8 @@ export interface DeadLetterListenerOptions {
   owners?: Pick<AttemptOwners, 'runs'>;
   /** The threads a task that ends here frees; none: tasks without threads only. */
   threads?: ThreadStore;
+  /** The accounts' days, which the spend of a task ended here is added to; none: not added. */
+  accountUsage?: TaskRunnerDependencies['accountUsage'];
   /** How long the advisory of a task left to a live attempt is put off before it is looked at again; 5 s by default. */
   sparedCheckMs?: number;
   /** How long an advisory that could not be handled (NATS trouble) is put off; 5 s by default. */
@@ -277,8 +287,30 @@ async function endOutOfDeliveries(
     const ended = await writer.emit(EventType.ERROR, { ...reason, retryable: false });
     await statusWrites.recordFinal(task, advisory.deliveries, ended);
     taskLog.warn({ deliveries: advisory.deliveries }, 'task ended: its last delivery was never settled');
+    await addSpendToDay(options, task, ended.seq);
   } catch (error) {
     // Someone else wrote the task's events in between: their terminal event stands.
     if (!(error instanceof EventStreamConflictError)) throw error;
+  }
+}
+
+/**
+ * Adds what the task's attempts spent (their `step_finished` events, priced when they ran) to its account's
+ * day, once this listener stored its terminal event. A failure is logged: the task has ended either way.
+ */
+async function addSpendToDay(
+  { jsm, accountUsage, log }: DeadLetterListenerOptions,
+  task: AssembledTask,
+  throughSeq: number,
+): Promise<void> {
+  if (accountUsage === undefined) return;
+  const { account_id: accountId, trace_id: traceId } = task.task_meta;
+  try {
+    const spent = earlierSpendOf(await readTaskEventLog(jsm, { accountId, traceId, throughSeq }));
+    const totalTokens = spent.usage.total_tokens;
+    if (totalTokens === 0 && spent.costUsd === 0) return;
+    await accountUsage.add(accountId, utcDay(new Date()), { totalTokens, costUsd: spent.costUsd });
+  } catch (error) {
+    log.error({ err: error, trace_id: traceId }, "could not add the task's usage to its account's day");
   }
 }

@@ -118,15 +118,6 @@ export async function startExecutor({
   const metrics = new ExecutorMetrics();
   const deadLetters = new DeadLetterRecorder(new DeadLetterStore(js, jsm), log);
   const threads = new ThreadStore(js, jsm, buckets.threads);
-  const deadLetterListener = DeadLetterListener.start({
-    threads,
-    js,
-    jsm,
-    statuses,
-    recorder: deadLetters,
-    log,
-    owners,
-  });
   const parkedTasks = new ParkedTaskStore(buckets.parkedTasks);
   const accountUsage = new AccountUsageBatcher({
     store: new AccountUsageStore(buckets.accountUsage),
@@ -136,6 +127,16 @@ export async function startExecutor({
         { err: error, account_id: batch.accountId },
         "could not add usage to the account's day; kept for the next try",
       ),
+  });
+  const deadLetterListener = DeadLetterListener.start({
+    threads,
+    js,
+    jsm,
+    statuses,
+    recorder: deadLetters,
+    log,
+    owners,
+    accountUsage,
   });
   const approvalTimeouts = await ApprovalTimeouts.start({
     store: parkedTasks,

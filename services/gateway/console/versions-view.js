@@ -137,6 +137,11 @@ export class VersionsView {
 
     this.fromSelect = element('select', { id: 'diff-from', name: 'diff-from' });
     this.toSelect = element('select', { id: 'diff-to', name: 'diff-to' });
+    // Which pickers the person set: only those keep their version when the list is read again (an untouched
+    // one follows the defaults, so a new current version shows up in "To").
+    this.picked = { from: false, to: false };
+    this.fromSelect.addEventListener('change', () => (this.picked.from = true));
+    this.toSelect.addEventListener('change', () => (this.picked.to = true));
     this.diffForm = element(
       'form',
       { id: 'diff-form', className: 'row' },
@@ -196,10 +201,12 @@ export class VersionsView {
     if (agent !== this.agent) this.closeConfirm();
     this.agent = agent;
     if (!agent) {
+      this.body.removeAttribute('aria-busy');
       this.showNote('Choose an agent to see its versions.');
       return;
     }
     if (!this.canManage()) {
+      this.body.removeAttribute('aria-busy');
       this.showNote(
         "Versions, differences and rollback are management calls: use an admin key acting for the account (an account's API key may not manage agents).",
       );
@@ -237,7 +244,11 @@ export class VersionsView {
     const shown = JSON.stringify([list.workflow_id, list.scope, list.current, list.versions]);
     if (shown === this.shown && !this.body.hidden) return;
     const sameAgent = this.list?.workflow_id === list.workflow_id;
-    const chosen = sameAgent ? { from: this.fromSelect.value, to: this.toSelect.value } : undefined;
+    if (!sameAgent) this.picked = { from: false, to: false };
+    const chosen = {
+      from: this.picked.from ? this.fromSelect.value : undefined,
+      to: this.picked.to ? this.toSelect.value : undefined,
+    };
     this.shown = shown;
     this.list = list;
     this.closeConfirm();
@@ -260,8 +271,8 @@ export class VersionsView {
     // stays while its versions are still kept.
     const kept = (value) => list.versions.find((version) => String(version.version) === value)?.version;
     const older = list.versions.find((version) => version.version < list.current) ?? list.versions.at(-1);
-    this.fromSelect.replaceChildren(...options(kept(chosen?.from) ?? older?.version));
-    this.toSelect.replaceChildren(...options(kept(chosen?.to) ?? list.current));
+    this.fromSelect.replaceChildren(...options(kept(chosen.from) ?? older?.version));
+    this.toSelect.replaceChildren(...options(kept(chosen.to) ?? list.current));
     this.clearDiff();
     this.body.hidden = false;
   }

@@ -268,7 +268,9 @@ export class A2aToolRunner {
       case RemoteOutcome.INPUT_REQUIRED:
         return failed(
           new RemoteInputRequiredError(
-            `the remote agent of ${tool.name} needs more input${said}; to answer it, call ${tool.name} again with ${A2A_CONTINUE_TASK_ARGUMENT} ${JSON.stringify(remote.taskId ?? '')} and a message that answers it (or without ${A2A_CONTINUE_TASK_ARGUMENT}, with a message that says everything, to start anew)`,
+            remote.taskId === undefined
+              ? `the remote agent of ${tool.name} needs more input${said}; call it again with a message that says everything it asks for`
+              : `the remote agent of ${tool.name} needs more input${said}; to answer it, call ${tool.name} again with ${A2A_CONTINUE_TASK_ARGUMENT} ${JSON.stringify(remote.taskId)} and a message that answers it (or without ${A2A_CONTINUE_TASK_ARGUMENT}, with a message that says everything, to start anew)`,
             { detail },
           ),
         );

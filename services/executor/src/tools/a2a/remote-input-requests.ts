@@ -29,12 +29,16 @@ export class RemoteInputRequests {
   }
 
   /**
-   * Takes in a call's outcome: a remote task that asks for input waits from now on; the task the call
-   * answered (its `continue_task_id`) waits no more unless it asked again.
+   * Takes in a call's outcome: a remote task that asks for input waits from now on; the task a call of its
+   * own tool answered (its `continue_task_id`) waits no more once the answer reached it (the outcome is the
+   * task's result, or names it), unless it asked again. A refused call, or one that never got through (an
+   * unreadable card, an unreachable agent), leaves it waiting.
    */
   note(tool: string, args: Record<string, unknown>, outcome: ToolOutcome): void {
     const continued = args[A2A_CONTINUE_TASK_ARGUMENT];
-    if (typeof continued === 'string') this.#waiting.delete(continued);
+    if (typeof continued === 'string' && this.waitingFor(tool, continued) !== undefined) {
+      if (outcome.ok || remoteTaskIdOf(outcome) === continued) this.#waiting.delete(continued);
+    }
     const asked = inputRequestOf(outcome);
     if (asked !== undefined) this.#waiting.set(asked.taskId, { tool, ...asked.context });
   }
@@ -66,14 +70,21 @@ export function remoteInputRequestsOf(
   return requests.waiting;
 }
 
+/** The remote task a failed call names in its detail (the call reached its agent), if any. */
+function remoteTaskIdOf(outcome: ToolOutcome): string | undefined {
+  if (outcome.ok || !isJsonObject(outcome.error.detail)) return undefined;
+  const taskId = outcome.error.detail['task_id'];
+  return typeof taskId === 'string' && taskId !== '' ? taskId : undefined;
+}
+
 function inputRequestOf(
   outcome: ToolOutcome,
 ): { taskId: string; context: { contextId?: string } } | undefined {
   if (outcome.ok) return undefined;
   const detail = outcome.error.detail;
   if (!isJsonObject(detail) || detail['state'] !== RemoteOutcome.INPUT_REQUIRED) return undefined;
-  const taskId = detail['task_id'];
-  if (typeof taskId !== 'string' || taskId === '') return undefined;
+  const taskId = remoteTaskIdOf(outcome);
+  if (taskId === undefined) return undefined;
   const contextId = detail['context_id'];
   return { taskId, context: typeof contextId === 'string' && contextId !== '' ? { contextId } : {} };
 }
