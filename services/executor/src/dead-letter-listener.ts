@@ -45,7 +45,6 @@ import {
   isFinalTaskStatus,
   parseTaskSubject,
   Streams,
-  utcDay,
   type DeadLetterReason,
   type TaskStatusRecord,
 } from '@agentmesh/protocol';
@@ -59,9 +58,9 @@ import {
 import { z } from 'zod';
 import type { AttemptOwners } from './attempt-owners.js';
 import { runningInstance } from './attempt-status.js';
-import type { TaskRunnerDependencies } from './attempt/runner-dependencies.js';
 import { AttemptStatusWrites } from './attempt/status-writes.js';
-import { earlierSpendOf } from './budget/task-spend.js';
+import { addSpendToAccountDay, type AccountDays } from './budget/account-day.js';
+import { earlierSpendOf, type EarlierSpend } from './budget/task-spend.js';
 
 /** `io.nats.jetstream.advisory.v1.max_deliver` (nats-server JSConsumerDeliveryExceededAdvisory). */
 const MaxDeliveriesAdvisory = z.object({
@@ -124,7 +123,7 @@ export interface DeadLetterListenerOptions {
   /** The threads a task that ends here frees; none: tasks without threads only. */
   threads?: ThreadStore;
   /** The accounts' days, which the spend of a task ended here is added to; none: not added. */
-  accountUsage?: TaskRunnerDependencies['accountUsage'];
+  accountUsage?: AccountDays;
   /** How long the advisory of a task left to a live attempt is put off before it is looked at again; 5 s by default. */
   sparedCheckMs?: number;
   /** How long an advisory that could not be handled (NATS trouble) is put off; 5 s by default. */
@@ -296,7 +295,7 @@ async function endOutOfDeliveries(
 
 /**
  * Adds what the task's attempts spent (their `step_finished` events, priced when they ran) to its account's
- * day, once this listener stored its terminal event. A failure is logged: the task has ended either way.
+ * day, once this listener stored its terminal event (budget/account-day.ts).
  */
 async function addSpendToDay(
   { jsm, accountUsage, log }: DeadLetterListenerOptions,
@@ -305,12 +304,13 @@ async function addSpendToDay(
 ): Promise<void> {
   if (accountUsage === undefined) return;
   const { account_id: accountId, trace_id: traceId } = task.task_meta;
+  let spent: EarlierSpend;
   try {
-    const spent = earlierSpendOf(await readTaskEventLog(jsm, { accountId, traceId, throughSeq }));
-    const totalTokens = spent.usage.total_tokens;
-    if (totalTokens === 0 && spent.costUsd === 0) return;
-    await accountUsage.add(accountId, utcDay(new Date()), { totalTokens, costUsd: spent.costUsd });
+    spent = earlierSpendOf(await readTaskEventLog(jsm, { accountId, traceId, throughSeq }));
   } catch (error) {
-    log.error({ err: error, trace_id: traceId }, "could not add the task's usage to its account's day");
+    log.error({ err: error }, "could not read the task's spend for its account's day");
+    return;
   }
+  const spend = { totalTokens: spent.usage.total_tokens, costUsd: spent.costUsd };
+  await addSpendToAccountDay(accountUsage, accountId, spend, { now: new Date(), log });
 }

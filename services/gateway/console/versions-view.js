@@ -201,12 +201,10 @@ export class VersionsView {
     if (agent !== this.agent) this.closeConfirm();
     this.agent = agent;
     if (!agent) {
-      this.body.removeAttribute('aria-busy');
       this.showNote('Choose an agent to see its versions.');
       return;
     }
     if (!this.canManage()) {
-      this.body.removeAttribute('aria-busy');
       this.showNote(
         "Versions, differences and rollback are management calls: use an admin key acting for the account (an account's API key may not manage agents).",
       );
@@ -230,8 +228,10 @@ export class VersionsView {
     return `/v1/admin/agents/${encodeURIComponent(agent)}`;
   }
 
+  /** Says why no versions are shown (nothing is being read any more). */
   showNote(text) {
     this.shown = undefined;
+    this.body.removeAttribute('aria-busy');
     this.note.textContent = text;
     this.body.hidden = true;
     this.rows.replaceChildren();

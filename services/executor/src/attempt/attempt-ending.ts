@@ -4,8 +4,9 @@
  * error cancelled, and the attempt's span and metrics closed. The one place a terminal event is written.
  */
 import { EventStreamConflictError, type VersionedTaskStatus } from '@agentmesh/bus';
-import { utcDay, type AssembledTask, type TerminalEvent } from '@agentmesh/protocol';
+import type { AssembledTask, TerminalEvent } from '@agentmesh/protocol';
 import type { Span } from '@opentelemetry/api';
+import { addSpendToAccountDay } from '../budget/account-day.js';
 import { pricesOf } from '../budget/model-prices.js';
 import { TaskSpend } from '../budget/task-spend.js';
 import type { TaskMetrics } from '../executor-metrics.js';
@@ -116,14 +117,12 @@ export class AttemptEnding {
   }
 
   async #addUsage(task: AssembledTask, spend: TaskSpend): Promise<void> {
-    const { total_tokens: totalTokens } = spend.usage;
-    const costUsd = spend.costUsd ?? 0;
     const store = this.deps.accountUsage;
-    if (store === undefined || (totalTokens === 0 && costUsd === 0)) return;
-    try {
-      await store.add(task.task_meta.account_id, utcDay(new Date(this.now())), { totalTokens, costUsd });
-    } catch (error) {
-      this.deps.log.error({ err: error }, "could not add the task's usage to its account's day");
-    }
+    if (store === undefined) return;
+    const usage = { totalTokens: spend.usage.total_tokens, costUsd: spend.costUsd ?? 0 };
+    await addSpendToAccountDay(store, task.task_meta.account_id, usage, {
+      now: new Date(this.now()),
+      log: this.deps.log,
+    });
   }
 }

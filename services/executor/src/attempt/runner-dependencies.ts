@@ -2,7 +2,8 @@
  * What a TaskRunner is given (the executor's stores, keys, tools, model factory and limits), and what it
  * is told of a delivery. Apart from task-runner.ts so the attempt's parts (attempt/) can name them.
  */
-import type { ParkedTaskStore, TaskStatusStore, TaskUsage, ThreadStore } from '@agentmesh/bus';
+import type { ParkedTaskStore, TaskStatusStore, ThreadStore } from '@agentmesh/bus';
+import type { AccountDays } from '../budget/account-day.js';
 import type { Logger } from '@agentmesh/runtime';
 import type { VaultKeyring } from '@agentmesh/vault';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
@@ -71,7 +72,7 @@ export interface TaskRunnerDependencies {
   /** Prices of models (MODEL_PRICES); none: no task has a cost. */
   prices?: ModelPriceTable;
   /** Where finished tasks' usage is added to their account's day (AccountUsageBatcher); none: not recorded. */
-  accountUsage?: { add(accountId: string, day: string, usage: TaskUsage): Promise<unknown> };
+  accountUsage?: AccountDays;
   log: Logger;
   /** By default the instruments of the global meter provider (so the runner is made after telemetry starts). */
   metrics?: ExecutorMetrics;
